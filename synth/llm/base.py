@@ -1,0 +1,142 @@
+"""The one interface every model has, and the callable model.
+
+An adapter (openai, anthropic, gemini, a Python callable) implements :meth:`LLM.arequest`: one
+request, one :class:`Completion`. Retry, cache, rate limits and usage counting are models that wrap
+another model (``synth.llm.wrappers``) and override ``arequest`` too. ``acomplete``/``complete`` are
+the same for everyone: they call ``arequest`` and, when a schema is given, parse strictly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from synth.llm.structured import parse_verdict
+
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model reply with what it cost."""
+
+    text: str
+    model: str = ""
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    finish_reason: str | None = None
+    cached: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class LLM(ABC):
+    """A model: ``complete(prompt, system=..., schema=...)`` and its async twin ``acomplete``."""
+
+    provider: str = ""
+    model: str = ""
+
+    def identity(self) -> dict[str, Any]:
+        """What identifies this model in a report or cache key: never an API key."""
+        return {"provider": self.provider, "model": self.model}
+
+    @abstractmethod
+    async def arequest(
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        schema: type[BaseModel] | None = None,
+        label: str | None = None,
+    ) -> Completion:
+        """Make one request and return the reply as received (schema is a hint to the provider)."""
+
+    async def acomplete(
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        schema: type[M] | None = None,
+        label: str | None = None,
+    ) -> Any:
+        """Return the reply text, or with ``schema`` the reply parsed strictly into it."""
+        completion = await self.arequest(prompt, system=system, schema=schema, label=label)
+        if schema is None:
+            return completion.text
+        return parse_verdict(completion.text, schema)
+
+    def complete(
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        schema: type[M] | None = None,
+        label: str | None = None,
+    ) -> Any:
+        """Sync twin of :meth:`acomplete`."""
+        return run_sync(self.acomplete(prompt, system=system, schema=schema, label=label))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.provider}:{self.model})"
+
+
+class FunctionModel(LLM):
+    """Any callable ``fn(prompt, system) -> str`` (sync or async) as a model."""
+
+    provider = "function"
+
+    def __init__(self, fn: Callable[[str, str | None], str | Awaitable[str]], name: str | None = None):
+        if not callable(fn):
+            from synth.errors import ConfigError
+
+            raise ConfigError(f"a function model needs a callable, got {type(fn).__name__}")
+        self.fn = fn
+        self.model = name or getattr(fn, "__qualname__", None) or type(fn).__name__
+
+    async def arequest(
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        schema: type[BaseModel] | None = None,
+        label: str | None = None,
+    ) -> Completion:
+        if inspect.iscoroutinefunction(self.fn):
+            text = await self.fn(prompt, system)  # type: ignore[misc]
+        else:
+            text = await asyncio.to_thread(self.fn, prompt, system)
+            if inspect.isawaitable(text):
+                text = await text
+        return Completion(text=str(text), model=self.model)
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from sync code, even when a loop is already running here."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    result: dict[str, Any] = {}
+
+    def runner() -> None:
+        try:
+            result["value"] = asyncio.run(coro)
+        except BaseException as exc:  # re-raised in the caller's thread
+            result["error"] = exc
+
+    thread = threading.Thread(target=runner)
+    thread.start()
+    thread.join()
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
+__all__ = ["LLM", "Completion", "FunctionModel", "run_sync"]

@@ -1,0 +1,67 @@
+"""Strict parsing of structured replies: one JSON object, exact types, nothing guessed from prose."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, TypeVar, overload
+
+from pydantic import BaseModel, ValidationError
+
+from synth.errors import OutputParseError
+
+M = TypeVar("M", bound=BaseModel)
+
+_FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n(.*?)\n?```$", re.DOTALL)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise ValueError(f"duplicate key {key!r}")
+        obj[key] = value
+    return obj
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+@overload
+def parse_verdict(text: str, schema: None = None) -> dict[str, Any]: ...
+@overload
+def parse_verdict(text: str, schema: type[M]) -> M: ...
+def parse_verdict(text: str, schema: type[M] | None = None) -> dict[str, Any] | M:
+    """Return the single JSON object in ``text``, validated against ``schema`` when given.
+
+    The reply must be one JSON object, optionally inside one fenced code block. Duplicate keys,
+    ``NaN`` and ``Infinity`` are refused; with a schema every field must have its exact JSON type
+    (pydantic strict mode: ``"true"`` is not a boolean, ``4.0`` is not an integer). Raises
+    :class:`~synth.errors.OutputParseError`, which keeps the raw text.
+    """
+    if not isinstance(text, str):
+        raise OutputParseError(f"expected a string reply, got {type(text).__name__}", raw=repr(text))
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    try:
+        obj = json.loads(body, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
+        raise OutputParseError(f"reply is not one JSON object: {exc}", raw=text) from None
+    if not isinstance(obj, dict):
+        raise OutputParseError(f"reply is JSON {type(obj).__name__}, not an object", raw=text)
+    if schema is None:
+        return obj
+    try:
+        return schema.model_validate(obj, strict=True)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "<root>"
+        raise OutputParseError(
+            f"reply does not match {schema.__name__}: {where}: {first['msg']}", raw=text
+        ) from None
+
+
+__all__ = ["parse_verdict"]

@@ -1,0 +1,57 @@
+"""Test-wide guards: no test reaches the internet or a real model.
+
+Any socket connection to an address other than loopback fails, API keys are removed from the
+environment, and hub downloads are switched off, so a test that would call a real provider fails
+loudly instead of passing by luck.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+
+import pytest
+
+for _key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_BASE_URL"):
+    os.environ.pop(_key, None)
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ["ANONYMIZED_TELEMETRY"] = "False"
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _is_local(address: object) -> bool:
+    if isinstance(address, tuple) and address:
+        host = address[0]
+        if host in ("localhost", ""):
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
+    return True  # unix sockets
+
+
+def _guarded_connect(self: socket.socket, address: object) -> None:
+    if not _is_local(address):
+        raise OSError(f"tests may not reach the network: connect to {address!r} refused")
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: object) -> int:
+    if not _is_local(address):
+        raise OSError(f"tests may not reach the network: connect to {address!r} refused")
+    return _real_connect_ex(self, address)
+
+
+socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cwd(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run every test in its own empty folder, so `.synth/` never lands in the repo."""
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
