@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class Page(BaseModel):
@@ -68,6 +68,14 @@ class Golden(BaseModel):
     context_ids: list[str] = Field(default_factory=list)
     source_files: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("input")
+    @classmethod
+    def _input_not_blank(cls, value: str) -> str:
+        # a golden without a question cannot be asked of any system
+        if not value.strip():
+            raise ValueError("input must not be empty or blank")
+        return value
 
 
 __all__ = ["Chunk", "Context", "Document", "Golden", "Page"]

@@ -55,3 +55,21 @@ socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
 def _isolated_cwd(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Run every test in its own empty folder, so `.synth/` never lands in the repo."""
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
+# ---- model layer (engineer D): the fake OpenAI-compatible server ---------------------------------
+import fake_openai as _fake_openai_module  # noqa: E402  (tests/ is on sys.path for conftest)
+
+
+@pytest.fixture
+def fake_openai() -> object:
+    """A started :class:`fake_openai.FakeOpenAI` on 127.0.0.1; script it per test, read its log."""
+    with _fake_openai_module.FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def fake_openai_smart() -> object:
+    """A fake server answering every request with :func:`fake_openai.smart_reply` (schema-shaped JSON)."""
+    with _fake_openai_module.FakeOpenAI(reply=_fake_openai_module.smart_reply) as server:
+        yield server

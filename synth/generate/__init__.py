@@ -1,0 +1,33 @@
+"""Generation stages, one module each, in pipeline order.
+
+``inputs`` (questions from a context, from scratch, or from example goldens), ``filter`` (critic
+score, rewrite, keep or drop), ``evolve``, ``style``, ``expected`` (grounded answers), ``dedup``.
+Each LLM stage has pure ``build_prompt``/``parse`` functions and an async ``run`` over
+:class:`Draft` records; prompts are versioned templates in ``prompts/`` (see :class:`PromptSet`).
+"""
+
+from synth.generate.config import (
+    Evolution,
+    EvolutionConfig,
+    FiltrationConfig,
+    GenerationConfig,
+    StylingConfig,
+)
+from synth.generate.dedup import DedupDecision, Deduplicator
+from synth.generate.draft import Draft
+from synth.generate.stats import StageStats
+from synth.generate.templates import PromptSet, default_prompts
+
+__all__ = [
+    "DedupDecision",
+    "Deduplicator",
+    "Draft",
+    "Evolution",
+    "EvolutionConfig",
+    "FiltrationConfig",
+    "GenerationConfig",
+    "PromptSet",
+    "StageStats",
+    "StylingConfig",
+    "default_prompts",
+]

@@ -1,0 +1,32 @@
+"""Ingest: read files into Documents (one reader per format) and cut them into Chunks."""
+
+from synth.ingest.chunking import (
+    ChunkingConfig,
+    chunk_documents,
+    iter_chunks,
+    make_chunking_config,
+)
+from synth.ingest.load import iter_load, load_documents
+from synth.ingest.registry import (
+    Loader,
+    register_loader,
+    registered_loaders,
+    unregister_loader,
+)
+from synth.ingest.report import FileStatus, LoadedFile, LoadReport
+
+__all__ = [
+    "ChunkingConfig",
+    "FileStatus",
+    "LoadReport",
+    "LoadedFile",
+    "Loader",
+    "chunk_documents",
+    "iter_chunks",
+    "iter_load",
+    "load_documents",
+    "make_chunking_config",
+    "register_loader",
+    "registered_loaders",
+    "unregister_loader",
+]

@@ -1,9 +1,10 @@
 """The one interface every model has, and the callable model.
 
 An adapter (openai, anthropic, gemini, a Python callable) implements :meth:`LLM.arequest`: one
-request, one :class:`Completion`. Retry, cache, rate limits and usage counting are models that wrap
-another model (``synth.llm.wrappers``) and override ``arequest`` too. ``acomplete``/``complete`` are
-the same for everyone: they call ``arequest`` and, when a schema is given, parse strictly.
+request, one :class:`Completion`. Retry, cache, rate limits, timeouts and usage counting are models
+that wrap another model (``synth.llm.retry``, ``cache``, ``limiter``, ``timeout``, ``usage``) and
+override ``arequest`` too. ``acomplete``/``complete`` are the same for everyone: they call
+``arequest``, refuse a reply that stopped early and, when a schema is given, parse strictly.
 """
 
 from __future__ import annotations
@@ -37,6 +38,24 @@ class Completion:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+#: normalized finish reasons of a reply that stopped early (adapters map their provider's names)
+INCOMPLETE_FINISH_REASONS = frozenset({"length", "content_filter"})
+
+
+def check_complete(completion: Completion) -> Completion:
+    """Return ``completion``, or raise :class:`IncompleteCompletionError` when it stopped early."""
+    if completion.finish_reason in INCOMPLETE_FINISH_REASONS:
+        from synth.errors import IncompleteCompletionError
+
+        why = "cut off at the token limit" if completion.finish_reason == "length" else "filtered"
+        raise IncompleteCompletionError(
+            f"the reply of {completion.model or 'the model'} was {why}",
+            finish_reason=completion.finish_reason,
+            text=completion.text,
+        )
+    return completion
+
+
 class LLM(ABC):
     """A model: ``complete(prompt, system=..., schema=...)`` and its async twin ``acomplete``."""
 
@@ -67,7 +86,9 @@ class LLM(ABC):
         label: str | None = None,
     ) -> Any:
         """Return the reply text, or with ``schema`` the reply parsed strictly into it."""
-        completion = await self.arequest(prompt, system=system, schema=schema, label=label)
+        completion = check_complete(
+            await self.arequest(prompt, system=system, schema=schema, label=label)
+        )
         if schema is None:
             return completion.text
         return parse_verdict(completion.text, schema)
@@ -83,6 +104,16 @@ class LLM(ABC):
         """Sync twin of :meth:`acomplete`."""
         return run_sync(self.acomplete(prompt, system=system, schema=schema, label=label))
 
+    def close(self) -> None:
+        """Release what the model holds (clients, threads); a no-op unless it made them itself."""
+        return None
+
+    def __enter__(self: T) -> T:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.provider}:{self.model})"
 
@@ -92,7 +123,9 @@ class FunctionModel(LLM):
 
     provider = "function"
 
-    def __init__(self, fn: Callable[[str, str | None], str | Awaitable[str]], name: str | None = None):
+    def __init__(
+        self, fn: Callable[[str, str | None], str | Awaitable[str]], name: str | None = None
+    ):
         if not callable(fn):
             from synth.errors import ConfigError
 
@@ -139,4 +172,11 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     return result["value"]
 
 
-__all__ = ["LLM", "Completion", "FunctionModel", "run_sync"]
+__all__ = [
+    "INCOMPLETE_FINISH_REASONS",
+    "LLM",
+    "Completion",
+    "FunctionModel",
+    "check_complete",
+    "run_sync",
+]

@@ -41,7 +41,9 @@ def parse_verdict(text: str, schema: type[M] | None = None) -> dict[str, Any] | 
     :class:`~synth.errors.OutputParseError`, which keeps the raw text.
     """
     if not isinstance(text, str):
-        raise OutputParseError(f"expected a string reply, got {type(text).__name__}", raw=repr(text))
+        raise OutputParseError(
+            f"expected a string reply, got {type(text).__name__}", raw=repr(text)
+        )
     body = text.strip()
     fenced = _FENCE.match(body)
     if fenced:
@@ -64,4 +66,66 @@ def parse_verdict(text: str, schema: type[M] | None = None) -> dict[str, Any] | 
         ) from None
 
 
-__all__ = ["parse_verdict"]
+def json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a pydantic model, as sent to providers and hashed into cache keys."""
+    return schema.model_json_schema()
+
+
+def strict_json_schema(schema: type[BaseModel]) -> dict[str, Any] | None:
+    """The schema in the form strict JSON-schema modes require, or ``None`` when it has no such form.
+
+    Strict modes (OpenAI ``strict: true``, Anthropic structured outputs) want every object closed
+    (``additionalProperties: false``) with every property required and no ``default``. A model with
+    free-form mappings (``dict[str, X]``) cannot be closed, so it gets ``None``.
+    """
+    converted = _strict(json_schema(schema))
+    return converted if isinstance(converted, dict) else None
+
+
+class _NotStrict(Exception):
+    pass
+
+
+def _strict(node: Any) -> Any:
+    try:
+        return _close(node)
+    except _NotStrict:
+        return None
+
+
+def _close(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_close(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _close(value) for key, value in node.items() if key != "default"}
+    if "properties" in node or node.get("type") == "object":
+        extra = node.get("additionalProperties")
+        if isinstance(extra, dict) or (extra is True and not node.get("properties")):
+            raise _NotStrict
+        out["additionalProperties"] = False
+        out["required"] = list(node.get("properties") or {})
+    return out
+
+
+def schema_name(schema: type[BaseModel]) -> str:
+    """The schema's name as providers accept it (letters, digits, ``_`` and ``-``, at most 64)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", schema.__name__)[:64] or "reply"
+
+
+def schema_instructions(schema: type[BaseModel]) -> str:
+    """The text appended to a prompt when the provider cannot be given the schema directly."""
+    body = json.dumps(json_schema(schema), indent=2, sort_keys=True)
+    return (
+        "Reply with one JSON object, and nothing else, that matches this JSON schema:\n"
+        f"```json\n{body}\n```"
+    )
+
+
+__all__ = [
+    "json_schema",
+    "parse_verdict",
+    "schema_instructions",
+    "schema_name",
+    "strict_json_schema",
+]

@@ -1,0 +1,136 @@
+"""The ``.csv`` dataset file: one golden per row, lossless.
+
+Columns are the golden's fields, in order, under a header row. Cells:
+
+- text fields (``input``, ``actual_output``, ``expected_output``) hold the text as is; an empty cell
+  is null, and the empty string is written ``""`` (the JSON for it). A text that itself starts and
+  ends with a double quote is written as JSON too, so it cannot be mistaken for one;
+- list fields hold a JSON list (``[]`` for an empty list, an empty cell for null);
+- ``metadata`` holds a JSON object (an empty cell reads as ``{}``).
+
+The dataset's metadata is in the ``<name>.meta.json`` sidecar. Errors name the row as a
+spreadsheet shows it: the header is row 1, the first golden row 2.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from synth._dataset_io import dumps, read_sidecar, read_text, write_sidecar, write_text
+from synth._dataset_records import (
+    FIELDS,
+    LIST_FIELDS,
+    STRING_FIELDS,
+    to_synth,
+    validate_golden,
+)
+from synth.data import Golden
+from synth.errors import DatasetError
+
+# contexts are long; the csv module's default cap (128 KiB per cell) is too small for some goldens
+_FIELD_SIZE_LIMIT = 1 << 30
+
+
+def write_csv(path: Path, goldens: Sequence[Golden], metadata: Mapping[str, Any]) -> None:
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer)
+    writer.writerow(FIELDS)
+    for index, golden in enumerate(goldens):
+        record = to_synth(golden)
+        writer.writerow([_cell(record, field, f"{path}: index {index}") for field in FIELDS])
+    write_text(path, buffer.getvalue())
+    write_sidecar(path, metadata)
+
+
+def _cell(record: Mapping[str, Any], field: str, where: str) -> str:
+    value = record[field]
+    if value is None:
+        return ""
+    if field in STRING_FIELDS and isinstance(value, str):
+        quoted = value[:1] == '"' and value[-1:] == '"'
+        return dumps(value) if value == "" or quoted else value
+    try:
+        return dumps(value)
+    except (TypeError, ValueError) as exc:
+        raise DatasetError(
+            f"cannot save {where}: field '{field}' cannot be written as JSON ({exc})"
+        ) from None
+
+
+def read_csv(path: Path) -> tuple[list[Golden], dict[str, Any]]:
+    if csv.field_size_limit() < _FIELD_SIZE_LIMIT:
+        csv.field_size_limit(_FIELD_SIZE_LIMIT)
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise DatasetError(f"{path}: empty file (expected a header row: {','.join(FIELDS)})")
+        columns = _check_header(header, path)
+        goldens = []
+        for row_number, row in enumerate(reader, start=2):
+            if not any(cell.strip() for cell in row):
+                continue
+            goldens.append(_golden(row, columns, f"{path}: row {row_number}"))
+    except csv.Error as exc:
+        raise DatasetError(f"{path}: line {reader.line_num}: unreadable CSV: {exc}") from None
+    return goldens, read_sidecar(path)
+
+
+def _check_header(header: list[str], path: Path) -> list[str]:
+    columns = [name.strip() for name in header]
+    for name in columns:
+        if name not in FIELDS:
+            raise DatasetError(
+                f"{path}: row 1: unknown column '{name}' (a golden has: {', '.join(FIELDS)})"
+            )
+    if len(set(columns)) != len(columns):
+        raise DatasetError(f"{path}: row 1: a column appears twice in the header")
+    if "input" not in columns:
+        raise DatasetError(f"{path}: row 1: missing column 'input'")
+    return columns
+
+
+def _golden(row: list[str], columns: list[str], where: str) -> Golden:
+    if len(row) > len(columns):
+        raise DatasetError(
+            f"{where}: has {len(row)} cells but the header has {len(columns)} columns"
+        )
+    data: dict[str, Any] = {}
+    for field, cell in zip(columns, row, strict=False):  # a short row leaves the rest empty
+        if cell == "":
+            if field in STRING_FIELDS or field in ("context", "retrieval_context"):
+                data[field] = None  # null; for input, validation reports it missing
+            continue  # context_ids, source_files, metadata take their defaults
+        data[field] = _text(cell) if field in STRING_FIELDS else _json_cell(cell, field, where)
+    if data.get("input", "") is None:
+        del data["input"]
+    return validate_golden(data, where)
+
+
+def _text(cell: str) -> str:
+    if len(cell) >= 2 and cell[0] == '"' and cell[-1] == '"':
+        try:
+            value = json.loads(cell)
+        except json.JSONDecodeError:
+            return cell  # typed by a person, not written by synth: keep it as is
+        if isinstance(value, str):
+            return value
+    return cell
+
+
+def _json_cell(cell: str, field: str, where: str) -> Any:
+    try:
+        return json.loads(cell)
+    except json.JSONDecodeError as exc:
+        shape = "a JSON list" if field in LIST_FIELDS else "a JSON object"
+        raise DatasetError(
+            f"{where}: field '{field}': expected {shape} in the cell, got invalid JSON ({exc.msg})"
+        ) from None
+
+
+__all__ = ["read_csv", "write_csv"]

@@ -1,0 +1,92 @@
+"""Writing goldens under the field names other evaluation tools read.
+
+- ``deepeval``: deepeval's goldens JSON, a list of ``Golden`` objects (``input``,
+  ``actual_output``, ``expected_output``, ``context``, ``retrieval_context``, ``source_file``,
+  ``additional_metadata``), as ``EvaluationDataset.add_goldens_from_json_file`` reads it; ``.json``
+  (or ``.jsonl``, one golden per line).
+- ``ragas``: ragas ``SingleTurnSample`` rows (``user_input``, ``response``, ``reference``,
+  ``reference_contexts``, ``retrieved_contexts``, ``reference_context_ids``), as
+  ``EvaluationDataset.from_jsonl`` reads them; ``.jsonl`` (or ``.json``, a list for ``from_list``).
+- ``judgeval``: ``{"examples": [...]}`` with judgeval ``Example`` fields, as
+  ``EvalDataset.add_from_json`` reads it; ``.json``.
+
+What the tools keep: deepeval and judgeval keep synth's ``metadata`` as ``additional_metadata``,
+with ``context_ids`` and ``source_files`` under its ``_synth`` key; ragas keeps ``context_ids`` as
+``reference_context_ids`` but has no field for ``source_files`` and ``metadata``, which ride in a
+``_synth`` field that ragas ignores when it loads rows (and drops if it saves them again).
+``Dataset.load`` reads all three back, goldens unchanged. The dataset's own metadata is not part of
+any of these formats and is lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from synth._dataset_json import write_json_value, write_jsonl_records
+from synth._dataset_records import to_deepeval, to_judgeval, to_ragas
+from synth.data import Golden
+from synth.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    """One tool's file layout: what it is called and which suffixes it can be written as."""
+
+    name: str
+    description: str
+    suffixes: tuple[str, ...]  # the first is the default
+    to_record: Callable[[Golden, str], dict[str, Any]]
+
+
+EXPORT_FORMATS: dict[str, ExportFormat] = {
+    "deepeval": ExportFormat("deepeval", "deepeval goldens", (".json", ".jsonl"), to_deepeval),
+    "judgeval": ExportFormat("judgeval", "judgeval examples", (".json",), to_judgeval),
+    "ragas": ExportFormat("ragas", "ragas single-turn samples", (".jsonl", ".json"), to_ragas),
+}
+
+
+def export_format(name: str) -> ExportFormat:
+    """The export format called ``name``; ConfigError naming the known ones otherwise."""
+    try:
+        return EXPORT_FORMATS[name]
+    except KeyError:
+        known = ", ".join(EXPORT_FORMATS)
+        raise ConfigError(f"unknown export format {name!r}; choose one of: {known}") from None
+
+
+def export_goldens(goldens: Sequence[Golden], path: Path, format: str) -> Path:
+    """Write ``goldens`` to ``path`` in another tool's format; return the path written."""
+    spec = export_format(format)
+    suffix = path.suffix.lower()
+    if suffix not in spec.suffixes:
+        allowed = " or ".join(spec.suffixes)
+        raise ConfigError(f"{path}: a {spec.name} export is written as {allowed}, not {suffix!r}")
+    records = [
+        spec.to_record(golden, f"cannot export {path}: index {i}")
+        for i, golden in enumerate(goldens)
+    ]
+    if spec.name == "judgeval":
+        write_json_value(path, {"examples": records}, records)
+    elif suffix == ".jsonl":
+        write_jsonl_records(path, records)
+    else:
+        write_json_value(path, records, records)
+    return path
+
+
+def default_export_path(source: Path, format: str) -> Path:
+    """Next to the dataset: ``goldens.json`` -> ``goldens.ragas.jsonl``."""
+    spec = export_format(format)
+    return source.with_name(f"{source.stem}.{spec.name}{spec.suffixes[0]}")
+
+
+__all__ = [
+    "EXPORT_FORMATS",
+    "ExportFormat",
+    "default_export_path",
+    "export_format",
+    "export_goldens",
+]

@@ -1,0 +1,282 @@
+"""Goldens to and from plain records (dicts), under synth's field names and under other tools'.
+
+A record is read by the first rule that fits:
+
+- it has ``user_input``: a ragas ``SingleTurnSample`` row (``response``, ``reference``,
+  ``reference_contexts``, ``retrieved_contexts``, ``reference_context_ids``);
+- it has a field only deepeval or judgeval use (``additional_metadata``, ``source_file``,
+  ``tools_called``, ``example_id``...): a deepeval ``Golden`` or judgeval ``Example``;
+- otherwise it is a synth golden, read strictly: an unknown field is an error.
+
+synth's own fields that another tool has no place for travel in a ``_synth`` object: inside
+``additional_metadata`` for deepeval and judgeval, at the top of the row for ragas (which ignores
+fields it does not know). Fields of another tool that synth has no place for (a judgeval
+``example_id``, a ragas ``synthesizer_name``) are kept in the golden's ``metadata`` when not null.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from synth.data import Golden
+from synth.errors import DatasetError
+
+FIELDS: tuple[str, ...] = tuple(Golden.model_fields)
+STRING_FIELDS = ("input", "actual_output", "expected_output")
+LIST_FIELDS = ("context", "retrieval_context", "context_ids", "source_files")
+NULLABLE_FIELDS = ("actual_output", "expected_output", "context", "retrieval_context")
+#: fields that are never null: a null read from a file means "not given"
+DEFAULTED_FIELDS = ("context_ids", "source_files", "metadata")
+
+#: the key that carries synth-only fields through another tool's format
+SYNTH_KEY = "_synth"
+
+_EXPECTED = {
+    "input": "a non-empty string",
+    "actual_output": "a string or null",
+    "expected_output": "a string or null",
+    "context": "a list of strings or null",
+    "retrieval_context": "a list of strings or null",
+    "context_ids": "a list of strings",
+    "source_files": "a list of strings",
+    "metadata": "an object",
+}
+
+_RAGAS_NAMES = {
+    "user_input": "input",
+    "response": "actual_output",
+    "reference": "expected_output",
+    "reference_contexts": "context",
+    "retrieved_contexts": "retrieval_context",
+    "reference_context_ids": "context_ids",
+}
+_DEEPEVAL_NAMES = ("input", "actual_output", "expected_output", "context", "retrieval_context")
+# fields that only a deepeval Golden or a judgeval Example has: their presence names the format
+_DEEPEVAL_MARKERS = frozenset(
+    {
+        "additional_metadata",
+        "source_file",
+        "tools_called",
+        "expected_tools",
+        "comments",
+        "name",
+        "example_id",
+        "example_index",
+        "timestamp",
+        "trace_id",
+    }
+)
+
+
+# ---- reading -------------------------------------------------------------------------------------
+def golden_from_record(record: object, where: str) -> Golden:
+    """Return the golden a record describes, in any known tool's field names.
+
+    ``where`` locates the record for error messages (``"goldens.jsonl: line 3"``).
+    """
+    if not isinstance(record, Mapping):
+        raise DatasetError(
+            f"{where}: expected an object with a golden's fields, got {kind(record)}"
+        )
+    if "user_input" in record:
+        data, names = _from_ragas(record, where)
+    elif _DEEPEVAL_MARKERS & record.keys():
+        data, names = _from_deepeval(record, where)
+    else:
+        data, names = dict(record), {}
+    for field in DEFAULTED_FIELDS:  # null where a list or object is due: take the default
+        if field in data and data[field] is None:
+            del data[field]
+    return validate_golden(data, where, names)
+
+
+def validate_golden(
+    data: Mapping[str, Any], where: str, names: Mapping[str, str] | None = None
+) -> Golden:
+    """Return ``Golden(**data)``, or raise DatasetError naming ``where`` and each bad field.
+
+    ``names`` maps a synth field to the name it had in the file, so the message says what the
+    user sees (``reference_contexts`` rather than ``context``).
+    """
+    try:
+        return Golden.model_validate(data)
+    except ValidationError as exc:
+        raise DatasetError(f"{where}: {describe_errors(exc, data, names or {})}") from None
+
+
+def describe_errors(exc: ValidationError, data: Mapping[str, Any], names: Mapping[str, str]) -> str:
+    """One phrase per bad field: ``field 'context': expected a list of strings, got a string``."""
+    parts: list[str] = []
+    seen: set[str] = set()
+    for error in exc.errors():
+        field = str(error["loc"][0]) if error["loc"] else ""
+        if field in seen:
+            continue
+        seen.add(field)
+        shown = names.get(field, field)
+        if error["type"] == "extra_forbidden":
+            parts.append(f"unknown field '{shown}' (a golden has: {', '.join(FIELDS)})")
+        elif error["type"] == "missing":
+            parts.append(f"field '{shown}': missing (every golden needs one)")
+        else:
+            expected = _EXPECTED.get(field, "a valid value")
+            parts.append(f"field '{shown}': expected {expected}, got {kind(data.get(field))}")
+    return "; ".join(parts)
+
+
+def kind(value: object) -> str:
+    """How a value looks, in words, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "an empty string" if not value.strip() else "a string"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        for position, item in enumerate(value):
+            if not isinstance(item, str):
+                return f"a list whose item {position} is {kind(item)}"
+        return "a list of strings"
+    return f"a {type(value).__name__}"
+
+
+def _synth_block(value: object, where: str, shown: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise DatasetError(f"{where}: field '{shown}': expected an object, got {kind(value)}")
+    return dict(value)
+
+
+def _keep_extras(data: dict[str, Any], extras: Mapping[str, Any]) -> None:
+    metadata = data.get("metadata")
+    if metadata is None:
+        metadata = {}
+    if isinstance(metadata, Mapping):  # otherwise validation reports the bad metadata
+        data["metadata"] = metadata = dict(metadata)  # a copy: never change the caller's dict
+        for key, value in extras.items():
+            if value is not None:
+                metadata.setdefault(key, value)
+
+
+def _from_ragas(record: Mapping[str, Any], where: str) -> tuple[dict[str, Any], dict[str, str]]:
+    if "input" in record:
+        raise DatasetError(f"{where}: has both 'input' and 'user_input'; keep one")
+    data: dict[str, Any] = {}
+    names: dict[str, str] = {}
+    extras: dict[str, Any] = {}
+    for key, value in record.items():
+        if key in _RAGAS_NAMES:
+            data[_RAGAS_NAMES[key]] = value
+            names[_RAGAS_NAMES[key]] = key
+        elif key != SYNTH_KEY:
+            extras[key] = value
+    synth = _synth_block(record.get(SYNTH_KEY), where, SYNTH_KEY)
+    for field in ("source_files", "metadata", "context_ids"):
+        if field in synth:
+            data[field] = synth[field]
+            names[field] = f"{SYNTH_KEY}.{field}"
+    _keep_extras(data, extras)
+    return data, names
+
+
+def _from_deepeval(record: Mapping[str, Any], where: str) -> tuple[dict[str, Any], dict[str, str]]:
+    data: dict[str, Any] = {name: record[name] for name in _DEEPEVAL_NAMES if name in record}
+    names: dict[str, str] = {"metadata": "additional_metadata"}
+    metadata = _synth_block(record.get("additional_metadata"), where, "additional_metadata")
+    synth = _synth_block(metadata.pop(SYNTH_KEY, None), where, f"additional_metadata.{SYNTH_KEY}")
+    source_file = record.get("source_file")
+    if source_file is not None and not isinstance(source_file, str):
+        raise DatasetError(
+            f"{where}: field 'source_file': expected a string or null, got {kind(source_file)}"
+        )
+    if source_file is not None:
+        data["source_files"] = [source_file]
+        names["source_files"] = "source_file"
+    for field in ("context_ids", "source_files"):
+        if field in synth:
+            data[field] = synth[field]
+            names[field] = f"additional_metadata.{SYNTH_KEY}.{field}"
+    data["metadata"] = metadata
+    known = {*_DEEPEVAL_NAMES, "additional_metadata", "source_file"}
+    _keep_extras(data, {k: v for k, v in record.items() if k not in known})
+    return data, names
+
+
+# ---- writing -------------------------------------------------------------------------------------
+def to_synth(golden: Golden) -> dict[str, Any]:
+    """The golden's fields under synth's names, every field present (null when unset)."""
+    return golden.model_dump()
+
+
+def _reserved_check(golden: Golden, where: str) -> None:
+    if SYNTH_KEY in golden.metadata:
+        raise DatasetError(
+            f"{where}: metadata key '{SYNTH_KEY}' is reserved for synth's own fields in exports"
+        )
+
+
+def to_deepeval(golden: Golden, where: str) -> dict[str, Any]:
+    """A deepeval ``Golden``: synth-only fields go in ``additional_metadata['_synth']``."""
+    _reserved_check(golden, where)
+    return {
+        "input": golden.input,
+        "actual_output": golden.actual_output,
+        "expected_output": golden.expected_output,
+        "context": golden.context,
+        "retrieval_context": golden.retrieval_context,
+        "source_file": golden.source_files[0] if golden.source_files else None,
+        "additional_metadata": {
+            **golden.metadata,
+            SYNTH_KEY: {"context_ids": golden.context_ids, "source_files": golden.source_files},
+        },
+    }
+
+
+def to_judgeval(golden: Golden, where: str) -> dict[str, Any]:
+    """A judgeval ``Example``: synth-only fields go in ``additional_metadata['_synth']``."""
+    record = to_deepeval(golden, where)
+    del record["source_file"]  # an Example has no source_file; the list is in _synth
+    return record
+
+
+def to_ragas(golden: Golden, where: str) -> dict[str, Any]:
+    """A ragas ``SingleTurnSample`` row (nulls left out, as ragas writes them) plus ``_synth``."""
+    row: dict[str, Any] = {
+        "user_input": golden.input,
+        "response": golden.actual_output,
+        "reference": golden.expected_output,
+        "reference_contexts": golden.context,
+        "retrieved_contexts": golden.retrieval_context,
+        "reference_context_ids": golden.context_ids or None,
+    }
+    row = {key: value for key, value in row.items() if value is not None}
+    row[SYNTH_KEY] = {"source_files": golden.source_files, "metadata": golden.metadata}
+    return row
+
+
+__all__ = [
+    "FIELDS",
+    "LIST_FIELDS",
+    "DEFAULTED_FIELDS",
+    "NULLABLE_FIELDS",
+    "STRING_FIELDS",
+    "SYNTH_KEY",
+    "describe_errors",
+    "golden_from_record",
+    "kind",
+    "to_deepeval",
+    "to_judgeval",
+    "to_ragas",
+    "to_synth",
+    "validate_golden",
+]

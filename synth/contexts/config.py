@@ -1,0 +1,50 @@
+"""ContextConstructionConfig: how contexts are chosen, scored and grouped (DeepEval's knob names)."""
+
+from __future__ import annotations
+
+from typing import Self
+
+from pydantic import Field, model_validator
+
+from synth.generate._config import StageConfig
+
+
+class ContextConstructionConfig(StageConfig):
+    """Select seed chunks, critic-score them, group each with its nearest neighbours.
+
+    - ``max_contexts_per_document`` / ``min_contexts_per_document``: contexts per file in a run
+      without a target count; the largest file gets the maximum, others in proportion to their size,
+      none under the minimum (a top-up to N goldens may go past the maximum, fairly across files).
+    - ``max_context_length`` / ``min_context_length``: chunks per context (the seed included).
+    - ``chunk_size`` / ``chunk_overlap``: tokens, passed to ingestion.
+    - ``context_quality_threshold``: a seed whose mean critic score is at or under it is rejected.
+    - ``context_similarity_threshold``: a neighbour's cosine similarity to the seed must reach it.
+    - ``max_retries``: replacement candidates tried for one rejected seed before the slot is dropped.
+    - ``allow_cross_file_contexts``: neighbours may come from other files.
+    - ``contexts_per_critic_call``: seeds scored in one critic request.
+    """
+
+    max_contexts_per_document: int = Field(default=3, ge=1)
+    min_contexts_per_document: int = Field(default=1, ge=0)
+    max_context_length: int = Field(default=3, ge=1)
+    min_context_length: int = Field(default=1, ge=1)
+    chunk_size: int = Field(default=1024, ge=1)
+    chunk_overlap: int = Field(default=0, ge=0)
+    context_quality_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    context_similarity_threshold: float = Field(default=0.5, ge=-1.0, le=1.0)
+    max_retries: int = Field(default=3, ge=0)
+    allow_cross_file_contexts: bool = False
+    contexts_per_critic_call: int = Field(default=4, ge=1, le=50)
+
+    @model_validator(mode="after")
+    def _check_ranges(self) -> Self:
+        if self.min_contexts_per_document > self.max_contexts_per_document:
+            raise ValueError("min_contexts_per_document must not exceed max_contexts_per_document")
+        if self.min_context_length > self.max_context_length:
+            raise ValueError("min_context_length must not exceed max_context_length")
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError("chunk_overlap must be smaller than chunk_size")
+        return self
+
+
+__all__ = ["ContextConstructionConfig"]

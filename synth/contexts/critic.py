@@ -1,0 +1,216 @@
+"""The context critic: scores seed chunks for clarity, depth, structure and relevance, several per call.
+
+``score_contexts`` scores candidates in batches of ``contexts_per_critic_call``; ``find_seeds`` is the
+whole stage: it draws seeds from a :class:`~synth.contexts.select.SeedSelector`, scores them, and
+replaces each rejected seed (mean at or under ``context_quality_threshold``) with a new candidate, up
+to ``max_retries`` times per wanted context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+
+from synth.contexts.config import ContextConstructionConfig
+from synth.contexts.select import SeedSelector
+from synth.data import Chunk
+from synth.errors import ModelError, OutputParseError
+from synth.generate._text import numbered
+from synth.generate.stats import StageStats, model_error_reason
+from synth.generate.templates import PromptSet, default_prompts
+from synth.llm.base import LLM
+from synth.llm.structured import parse_verdict
+
+LABEL = "critic"
+BELOW_THRESHOLD = "below_quality_threshold"
+
+
+class ContextScore(BaseModel):
+    """One candidate's scores, each 0..1; ``quality`` is their mean."""
+
+    clarity: float = Field(ge=0.0, le=1.0)
+    depth: float = Field(ge=0.0, le=1.0)
+    structure: float = Field(ge=0.0, le=1.0)
+    relevance: float = Field(ge=0.0, le=1.0)
+    reason: str = ""
+
+    @property
+    def quality(self) -> float:
+        return (self.clarity + self.depth + self.structure + self.relevance) / 4.0
+
+    def passes(self, config: ContextConstructionConfig) -> bool:
+        """Whether the mean is above ``context_quality_threshold`` (at the threshold fails)."""
+        return self.quality > config.context_quality_threshold
+
+
+class _Item(ContextScore):
+    index: int
+
+
+class CriticReply(BaseModel):
+    """The critic's reply schema: one entry per passage, in order."""
+
+    scores: list[_Item]
+
+
+def build_prompt(chunks: Sequence[Chunk | str], prompts: PromptSet | None = None) -> str:
+    """The critic prompt for one batch of candidate chunks (or their texts)."""
+    texts = [c.text if isinstance(c, Chunk) else c for c in chunks]
+    return (prompts or default_prompts()).render(
+        "context_critic", chunks=numbered(texts, "Passage"), count=len(texts)
+    )
+
+
+def check_reply(reply: CriticReply, n: int) -> list[ContextScore]:
+    """The ``n`` scores of a parsed reply, in passage order; OutputParseError if any is missing."""
+    indices = [item.index for item in reply.scores]
+    if sorted(indices) != list(range(1, n + 1)):
+        raise OutputParseError(
+            f"critic scored passages {indices}, expected 1..{n} once each",
+            raw=reply.model_dump_json(),
+        )
+    by_index = {item.index: item for item in reply.scores}
+    return [
+        ContextScore.model_validate(by_index[i].model_dump(exclude={"index"}))
+        for i in range(1, n + 1)
+    ]
+
+
+def parse(text: str, n: int) -> list[ContextScore]:
+    """Parse a critic reply for ``n`` passages; OutputParseError (with the raw text) otherwise."""
+    reply = parse_verdict(text, CriticReply)
+    try:
+        return check_reply(reply, n)
+    except OutputParseError as exc:
+        raise OutputParseError(str(exc), raw=text) from None
+
+
+async def _score_batch(
+    batch: Sequence[Chunk], llm: LLM, prompts: PromptSet | None, stats: StageStats | None
+) -> list[ContextScore]:
+    if stats is not None:
+        stats.requests += 1
+    reply = await llm.acomplete(build_prompt(batch, prompts), schema=CriticReply, label=LABEL)
+    return check_reply(reply, len(batch))
+
+
+async def score_contexts(
+    candidates: Sequence[Chunk],
+    llm: LLM,
+    config: ContextConstructionConfig,
+    *,
+    prompts: PromptSet | None = None,
+    stats: StageStats | None = None,
+) -> list[ContextScore | ModelError]:
+    """Score candidates, ``contexts_per_critic_call`` per request, batches concurrently.
+
+    Returns one entry per candidate, in order: its :class:`ContextScore`, or the
+    :class:`~synth.errors.ModelError` that failed its batch (never raised).
+    """
+    size = config.contexts_per_critic_call
+    batches = [list(candidates[i : i + size]) for i in range(0, len(candidates), size)]
+    results = await asyncio.gather(
+        *(_score_batch(b, llm, prompts, stats) for b in batches), return_exceptions=True
+    )
+    out: list[ContextScore | ModelError] = []
+    for batch, result in zip(batches, results, strict=True):
+        if isinstance(result, ModelError):
+            out.extend([result] * len(batch))
+        elif isinstance(result, BaseException):
+            raise result
+        else:
+            out.extend(result)
+    return out
+
+
+@dataclass
+class ScoredSeed:
+    """A seed chunk that passed the critic (``score`` is None when no critic was used)."""
+
+    chunk: Chunk
+    score: ContextScore | None = None
+    attempts: int = 1  # candidates tried for this slot, this one included
+
+
+@dataclass
+class SeedSearch:
+    """What ``find_seeds`` returns: accepted seeds in slot order, and the slots left unfilled."""
+
+    seeds: list[ScoredSeed]
+    unfilled: dict[str, int]  # reason -> slots
+
+
+async def find_seeds(
+    selector: SeedSelector,
+    critic: LLM | None,
+    config: ContextConstructionConfig,
+    n: int,
+    *,
+    prompts: PromptSet | None = None,
+    stats: StageStats | None = None,
+) -> SeedSearch:
+    """Find up to ``n`` seeds that pass the critic, drawing replacements for rejected ones.
+
+    Each of the ``n`` slots tries at most ``1 + max_retries`` candidates; a slot whose candidates all
+    fail (below the threshold, or a failed critic call) stays unfilled with the last reason, and so
+    does a slot for which the selector has no chunk left (``corpus_exhausted``). With ``critic=None``
+    every candidate is accepted unscored. Rejected chunks are released (they may still be
+    neighbours). ``stats`` counts candidates: in, accepted (out), and dropped by reason.
+    """
+    attempts = [0] * n
+    accepted: dict[int, ScoredSeed] = {}
+    unfilled: dict[str, int] = {}
+    pending = list(range(n))
+    while pending:
+        slots, candidates = [], []
+        for slot in pending:
+            chunk = selector.next()
+            if chunk is None:
+                unfilled["corpus_exhausted"] = unfilled.get("corpus_exhausted", 0) + 1
+                continue
+            attempts[slot] += 1
+            slots.append(slot)
+            candidates.append(chunk)
+        if stats is not None:
+            stats.items_in += len(candidates)
+        if critic is None:
+            scores: list[ContextScore | ModelError | None] = [None] * len(candidates)
+        else:
+            scores = list(
+                await score_contexts(candidates, critic, config, prompts=prompts, stats=stats)
+            )
+        pending = []
+        for slot, chunk, score in zip(slots, candidates, scores, strict=True):
+            if score is None or (isinstance(score, ContextScore) and score.passes(config)):
+                accepted[slot] = ScoredSeed(chunk, score, attempts[slot])
+                if stats is not None:
+                    stats.items_out += 1
+                continue
+            reason = model_error_reason(score) if isinstance(score, ModelError) else BELOW_THRESHOLD
+            selector.release(chunk.id)
+            if stats is not None:
+                stats.drop(reason)
+            if attempts[slot] <= config.max_retries:
+                pending.append(slot)
+                if stats is not None:
+                    stats.note("replaced")
+            else:
+                unfilled[reason] = unfilled.get(reason, 0) + 1
+    return SeedSearch([accepted[s] for s in sorted(accepted)], unfilled)
+
+
+__all__ = [
+    "BELOW_THRESHOLD",
+    "ContextScore",
+    "CriticReply",
+    "ScoredSeed",
+    "SeedSearch",
+    "build_prompt",
+    "check_reply",
+    "find_seeds",
+    "parse",
+    "score_contexts",
+]

@@ -1,0 +1,261 @@
+"""Grouping: each seed gathers its most similar chunks into a context.
+
+A seed takes up to ``max_context_length - 1`` neighbours whose cosine similarity to it, computed
+here from the stored embeddings (never read off a distance), is at least
+``context_similarity_threshold``; from its own file unless ``allow_cross_file_contexts``. Seeds are
+served in order and every chunk a context takes is claimed in ``used``, so no chunk sits in two
+contexts of a run; only with ``allow_reuse`` (the selector has started reusing chunks because the
+corpus is too small) may a neighbour already be claimed, and each such chunk is counted.
+
+The store is queried in batches: all seeds of one file (or all seeds, across files) per request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from synth.contexts.config import ContextConstructionConfig
+from synth.contexts.critic import ScoredSeed
+from synth.data import Chunk, Context
+from synth.generate.stats import StageStats
+
+TOO_FEW = "too_few_similar_chunks"
+
+
+class NeighbourStore(Protocol):
+    """What grouping needs from a store (``synth.store.ChunkStore`` has it)."""
+
+    def query(
+        self,
+        embeddings: Any,
+        n_results: int,
+        *,
+        source: str | None = None,
+        exclude_ids: Sequence[str] | None = None,
+    ) -> list[list[tuple[str, float]]]: ...
+
+    def get(self, ids: Sequence[str]) -> list[Chunk]: ...
+
+    def get_embeddings(self, ids: Sequence[str]) -> Any: ...
+
+
+def context_id(chunk_ids: Sequence[str]) -> str:
+    """A stable id for a context made of these chunks, in this order."""
+    return "ctx_" + hashlib.sha256("\x1f".join(chunk_ids).encode("utf-8")).hexdigest()[:16]
+
+
+def make_context(
+    chunks: Sequence[Chunk],
+    *,
+    quality: float | None = None,
+    similarities: Sequence[float] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Context:
+    """A Context from chunks (the seed first); ``similarities`` to the seed go in its metadata."""
+    ids = [c.id for c in chunks]
+    meta: dict[str, Any] = {"seed_chunk_id": ids[0] if ids else None}
+    if similarities is not None:
+        meta["similarities"] = [round(float(s), 6) for s in similarities]
+    meta.update(metadata or {})
+    return Context(
+        id=context_id(ids),
+        chunk_ids=ids,
+        texts=[c.text for c in chunks],
+        source_files=[c.source for c in chunks],
+        quality=quality,
+        metadata=meta,
+    )
+
+
+@dataclass
+class GroupResult:
+    """Contexts in seed order, the seeds that made none (``(chunk_id, reason)``), and reuse counts."""
+
+    contexts: list[Context] = field(default_factory=list)
+    dropped: list[tuple[str, str]] = field(default_factory=list)
+    shared_chunks: int = 0  # neighbours already in another context (only with allow_reuse)
+
+
+def _unit_rows(vectors: Any) -> np.ndarray:
+    array = np.asarray(vectors, dtype=np.float64)
+    if array.ndim == 1:
+        array = array.reshape(1, -1)
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    return np.divide(array, norms, out=np.zeros_like(array), where=norms > 0)
+
+
+def _embeddings(store: NeighbourStore, ids: Sequence[str]) -> dict[str, np.ndarray]:
+    if not ids:
+        return {}
+    raw = store.get_embeddings(list(ids))
+    if isinstance(raw, dict):
+        rows = _unit_rows([raw[i] for i in ids])
+    else:
+        rows = _unit_rows(raw)
+    return dict(zip(ids, rows, strict=True))
+
+
+def _seed_parts(seed: ScoredSeed | Chunk) -> tuple[Chunk, ScoredSeed | None]:
+    return (seed.chunk, seed) if isinstance(seed, ScoredSeed) else (seed, None)
+
+
+def group_contexts(
+    seeds: Sequence[ScoredSeed | Chunk],
+    store: NeighbourStore,
+    config: ContextConstructionConfig,
+    *,
+    used: set[str],
+    allow_reuse: bool = False,
+    batch_size: int = 32,
+    stats: StageStats | None = None,
+) -> GroupResult:
+    """Build one context per seed, in seed order; blocking (store calls).
+
+    ``used``: the run's claimed chunk ids (the selector's ``used``); seeds are expected to be in it
+    already, neighbours are added, and a seed that cannot reach ``min_context_length`` chunks is
+    released and reported in ``dropped``. Call it from one thread at a time: it claims chunks.
+    """
+    result = GroupResult()
+    parts = [_seed_parts(s) for s in seeds]
+    if stats is not None:
+        stats.items_in += len(parts)
+    wanted = config.max_context_length - 1
+    neighbours: list[list[tuple[str, float]]] = [[] for _ in parts]
+    if wanted > 0 and parts:
+        seed_vectors = _embeddings(store, [c.id for c, _ in parts])
+        neighbours = _find_neighbours(
+            parts, seed_vectors, store, config, used, allow_reuse, batch_size, result
+        )
+    found_ids = sorted({cid for row in neighbours for cid, _ in row})
+    fetched = {c.id: c for c in store.get(found_ids)} if found_ids else {}
+    for (seed, scored), row in zip(parts, neighbours, strict=True):
+        chunks = [seed] + [fetched[cid] for cid, _ in row]
+        if len(chunks) < config.min_context_length:
+            for cid, _ in row:
+                used.discard(cid)
+            used.discard(seed.id)
+            result.dropped.append((seed.id, TOO_FEW))
+            if stats is not None:
+                stats.drop(TOO_FEW)
+            continue
+        metadata: dict[str, Any] = {}
+        if scored is not None and scored.score is not None:
+            metadata["critic"] = scored.score.model_dump()
+            metadata["critic_attempts"] = scored.attempts
+        context = make_context(
+            chunks,
+            quality=scored.score.quality if scored is not None and scored.score else None,
+            similarities=[1.0] + [sim for _, sim in row],
+            metadata=metadata,
+        )
+        result.contexts.append(context)
+        if stats is not None:
+            stats.items_out += 1
+            stats.note("neighbours", len(row))
+    if stats is not None and result.shared_chunks:
+        stats.note("shared_chunks", result.shared_chunks)
+    return result
+
+
+def _find_neighbours(
+    parts: list[tuple[Chunk, ScoredSeed | None]],
+    seed_vectors: dict[str, np.ndarray],
+    store: NeighbourStore,
+    config: ContextConstructionConfig,
+    used: set[str],
+    allow_reuse: bool,
+    batch_size: int,
+    result: GroupResult,
+) -> list[list[tuple[str, float]]]:
+    """Neighbours per seed, claimed in seed order.
+
+    A seed whose whole candidate list was similar enough but already claimed asks again, excluding
+    the claimed chunks it saw, with a doubled list (the seeds after it wait and ask again too, so
+    claims follow the seed order); that repeats until it has its neighbours, meets a chunk under
+    the threshold, or its file runs out.
+    """
+    wanted = config.max_context_length - 1
+    threshold = config.context_similarity_threshold
+    chosen: list[list[tuple[str, float]]] = [[] for _ in parts]
+    seed_ids = {c.id for c, _ in parts}
+    seen_claimed: set[str] = set()
+    todo = list(range(len(parts)))
+    fetch = wanted * 2 + 2
+    while todo:
+        exclude = sorted(seen_claimed)
+        candidates = _query(parts, todo, seed_vectors, store, config, fetch, exclude, batch_size)
+        vectors = _embeddings(store, sorted({cid for row in candidates.values() for cid, _ in row}))
+        retry: list[int] = []
+        for position, i in enumerate(todo):
+            seed = parts[i][0]
+            # the similarity is recomputed from the vectors: the store's number only ranks
+            rows = sorted(
+                (
+                    (cid, float(np.dot(seed_vectors[seed.id], vectors[cid])))
+                    for cid, _ in candidates[i]
+                ),
+                key=lambda item: (-item[1], item[0]),
+            )
+            taken = {cid for cid, _ in chosen[i]}
+            for cid, sim in rows:
+                if len(chosen[i]) >= wanted or sim < threshold:
+                    break
+                if cid == seed.id or cid in taken:
+                    continue
+                if cid in seed_ids or (cid in used and not allow_reuse):
+                    seen_claimed.add(cid)
+                    continue
+                if cid in used:
+                    result.shared_chunks += 1
+                used.add(cid)
+                taken.add(cid)
+                chosen[i].append((cid, sim))
+            full = len(candidates[i]) >= fetch
+            if len(chosen[i]) < wanted and full and rows and rows[-1][1] >= threshold:
+                # later seeds wait, so that claims keep the seed order
+                retry = todo[position:]
+                break
+        todo = retry
+        fetch *= 2
+    return chosen
+
+
+def _query(
+    parts: list[tuple[Chunk, ScoredSeed | None]],
+    todo: list[int],
+    seed_vectors: dict[str, np.ndarray],
+    store: NeighbourStore,
+    config: ContextConstructionConfig,
+    fetch: int,
+    exclude: list[str],
+    batch_size: int,
+) -> dict[int, list[tuple[str, float]]]:
+    """One store query per batch of seeds sharing a scope (their file, or everything)."""
+    scopes: dict[str | None, list[int]] = {}
+    for i in todo:
+        scope = None if config.allow_cross_file_contexts else parts[i][0].source
+        scopes.setdefault(scope, []).append(i)
+    out: dict[int, list[tuple[str, float]]] = {}
+    for scope, members in scopes.items():
+        for start in range(0, len(members), batch_size):
+            batch = members[start : start + batch_size]
+            matrix = np.stack([seed_vectors[parts[i][0].id] for i in batch]).astype(np.float32)
+            rows = store.query(matrix, fetch, source=scope, exclude_ids=exclude or None)
+            for i, row in zip(batch, rows, strict=True):
+                out[i] = [(str(cid), float(sim)) for cid, sim in row]
+    return out
+
+
+__all__ = [
+    "TOO_FEW",
+    "GroupResult",
+    "NeighbourStore",
+    "context_id",
+    "group_contexts",
+    "make_context",
+]

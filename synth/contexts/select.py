@@ -1,0 +1,202 @@
+"""Seed selection: which chunks start a context, spread over files in proportion to their size.
+
+The selector yields seed chunks in a fixed, seeded order that is fair at every prefix:
+
+1. every file first gets ``min_contexts_per_document`` seeds, files taken in a seeded order;
+2. then each file up to its quota, the largest file's quota being ``max_contexts_per_document`` and
+   the others' in proportion to their size (in tokens), never under the minimum; seats go to the
+   file with the highest ``size / (taken + 1)`` (D'Hondt), so any prefix is proportional too;
+3. past the quotas (a top-up to N goldens needs more), the same rule without caps until every chunk
+   has been used;
+4. then, if allowed, further passes that reuse chunks (the corpus is too small), counted in
+   ``reused``.
+
+Chunks already claimed (``used``: seeds and neighbours grouped into contexts) are skipped, so no
+chunk is in two contexts of a run until the reuse passes.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from synth.contexts.config import ContextConstructionConfig
+from synth.data import Chunk
+from synth.errors import ConfigError
+
+
+def seed_quotas(
+    sizes: Mapping[str, int], available: Mapping[str, int], config: ContextConstructionConfig
+) -> dict[str, int]:
+    """Contexts per file for a run without a target count.
+
+    ``sizes``: each file's size (tokens); ``available``: its number of chunks. The largest file gets
+    ``max_contexts_per_document``, the others ``round(max * size / largest)`` clamped to
+    ``[min_contexts_per_document, max_contexts_per_document]``, and none more than it has chunks.
+    """
+    if not sizes:
+        return {}
+    largest = max(max(sizes.values()), 1)
+    quotas = {}
+    for source, size in sizes.items():
+        share = math.floor(config.max_contexts_per_document * max(size, 0) / largest + 0.5)
+        share = min(max(share, config.min_contexts_per_document), config.max_contexts_per_document)
+        quotas[source] = min(share, available.get(source, 0))
+    return quotas
+
+
+@dataclass
+class _File:
+    source: str
+    size: int
+    order: list[Chunk]  # seeded order of this file's chunks
+    quota: int
+    taken: int = 0
+    cursor: int = 0
+
+
+@dataclass
+class SeedSelector:
+    """Yields seed chunks fairly across files; deterministic given ``rng``.
+
+    ``next()`` returns the next seed (or None when none is left); it marks the seed ``used``.
+    ``release(chunk_id)`` frees a seed the critic rejected, so it can still be a neighbour (it is
+    not offered as a seed again in the same pass). ``used`` is the run's set of claimed chunk ids:
+    pass the same set to :func:`synth.contexts.group.group_contexts`.
+
+    ``default_count`` is the number of contexts a run without a target count makes (sum of the
+    quotas); ``max_passes`` bounds reuse: pass 1 uses each chunk at most once, later passes reuse
+    chunks and count them in ``reused``.
+    """
+
+    chunks: Iterable[Chunk]
+    config: ContextConstructionConfig
+    rng: random.Random
+    max_passes: int = 2
+    used: set[str] = field(default_factory=set)
+    reused: int = field(default=0, init=False)
+    passes: int = field(default=0, init=False)
+    yielded: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        if self.max_passes < 1:
+            raise ConfigError("max_passes must be at least 1")
+        by_source: dict[str, list[Chunk]] = {}
+        seen: set[str] = set()
+        for chunk in self.chunks:
+            if chunk.id in seen:
+                continue
+            seen.add(chunk.id)
+            by_source.setdefault(chunk.source, []).append(chunk)
+        self._by_source = {
+            s: sorted(cs, key=lambda c: (c.index, c.id)) for s, cs in sorted(by_source.items())
+        }
+        self.chunks = [c for cs in self._by_source.values() for c in cs]
+        self.sizes = {
+            s: sum(max(c.token_count, 1) for c in cs) for s, cs in self._by_source.items()
+        }
+        self.quotas = seed_quotas(
+            self.sizes, {s: len(cs) for s, cs in self._by_source.items()}, self.config
+        )
+        self._stream: Iterator[Chunk] = self._passes()
+
+    @property
+    def default_count(self) -> int:
+        """Contexts for a run without a target count (the sum of every file's quota)."""
+        return sum(self.quotas.values())
+
+    @property
+    def sources(self) -> list[str]:
+        return list(self._by_source)
+
+    def next(self) -> Chunk | None:
+        """The next seed chunk, marked used; None when every pass is exhausted."""
+        chunk = next(self._stream, None)
+        if chunk is not None:
+            self.yielded += 1
+            self.used.add(chunk.id)
+        return chunk
+
+    def take(self, n: int) -> list[Chunk]:
+        """Up to ``n`` further seeds (fewer when the selector runs out)."""
+        out = []
+        for _ in range(n):
+            chunk = self.next()
+            if chunk is None:
+                break
+            out.append(chunk)
+        return out
+
+    def __iter__(self) -> Iterator[Chunk]:
+        while (chunk := self.next()) is not None:
+            yield chunk
+
+    def release(self, chunk_id: str) -> None:
+        """Un-claim a seed that will not start a context (it may still join one as a neighbour)."""
+        self.used.discard(chunk_id)
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether the first pass has run out of unused chunks (later seeds reuse chunks)."""
+        return self.passes > 1
+
+    # ---- the order ----------------------------------------------------------------------------
+
+    def _passes(self) -> Iterator[Chunk]:
+        for number in range(1, self.max_passes + 1):
+            self.passes = number
+            offered: set[str] = set()
+            for chunk in self._one_pass(reuse=number > 1, offered=offered):
+                if number > 1:
+                    self.reused += 1
+                yield chunk
+
+    def _one_pass(self, *, reuse: bool, offered: set[str]) -> Iterator[Chunk]:
+        sources = list(self._by_source)
+        self.rng.shuffle(sources)  # the tie-break order between files
+        files = []
+        for source in sources:
+            order = list(self._by_source[source])
+            self.rng.shuffle(order)
+            quota = self.quotas[source] if not reuse else len(order)
+            files.append(_File(source, self.sizes[source], order, quota))
+
+        def draw(file: _File) -> Chunk | None:
+            while file.cursor < len(file.order):
+                chunk = file.order[file.cursor]
+                file.cursor += 1
+                if chunk.id in offered or (not reuse and chunk.id in self.used):
+                    continue
+                offered.add(chunk.id)
+                file.taken += 1
+                return chunk
+            return None
+
+        # 1. the minimum for every file, round by round
+        for _ in range(self.config.min_contexts_per_document):
+            for file in files:
+                if file.taken < min(self.config.min_contexts_per_document, file.quota):
+                    chunk = draw(file)
+                    if chunk is not None:
+                        yield chunk
+        # 2. up to the quotas, then 3. beyond them
+        for capped in (True, False):
+            while True:
+                best: _File | None = None
+                best_key = 0.0
+                for file in files:  # files are in the seeded order: the first wins a tie
+                    if file.cursor >= len(file.order) or (capped and file.taken >= file.quota):
+                        continue
+                    key = file.size / (file.taken + 1)
+                    if best is None or key > best_key:
+                        best, best_key = file, key
+                if best is None:
+                    break
+                chunk = draw(best)
+                if chunk is not None:
+                    yield chunk
+
+
+__all__ = ["SeedSelector", "seed_quotas"]

@@ -1,0 +1,192 @@
+"""Dataset: goldens with dataset-level metadata, saved, loaded and exported losslessly.
+
+The file format is chosen by the suffix:
+
+========== ==================================================================================
+``.json``  one object: ``{"format": "synth-dataset", "version": 1, "metadata": {...},
+           "goldens": [...]}``
+``.jsonl`` one golden per line, its fields at the top level; the dataset's metadata in the
+           sidecar ``<file name>.meta.json`` (``goldens.jsonl.meta.json``)
+``.csv``   one golden per row; list and ``metadata`` cells hold JSON; metadata in the sidecar
+``.parquet`` typed columns, metadata in the schema metadata (needs pyarrow)
+========== ==================================================================================
+
+Every field survives every format: null, the empty string and the empty list stay distinct.
+``Dataset.load`` also reads the files :meth:`Dataset.export` writes for deepeval, ragas and
+judgeval (see ``synth/_dataset_export.py`` for what each keeps). A malformed file raises
+:class:`~synth.errors.DatasetError` naming the file, where in it (``line`` for .jsonl, ``row`` for
+.csv with the header as row 1, ``index`` for .json and .parquet) and the field.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+from synth._dataset_csv import read_csv, write_csv
+from synth._dataset_export import export_goldens
+from synth._dataset_io import check_metadata
+from synth._dataset_json import read_json, read_jsonl, write_json, write_jsonl
+from synth._dataset_pandas import ATTRS_KEY, goldens_from_frame, to_frame
+from synth._dataset_parquet import read_parquet, write_parquet
+from synth._dataset_records import golden_from_record, kind
+from synth.data import Golden
+from synth.errors import ConfigError, DatasetError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+ExportFormatName = Literal["deepeval", "ragas", "judgeval"]
+
+_Reader = Callable[[Path], tuple[list[Golden], dict[str, Any]]]
+_Writer = Callable[[Path, Sequence[Golden], Mapping[str, Any]], None]
+_FORMATS: dict[str, tuple[_Reader, _Writer]] = {
+    ".json": (read_json, write_json),
+    ".jsonl": (read_jsonl, write_jsonl),
+    ".csv": (read_csv, write_csv),
+    ".parquet": (read_parquet, write_parquet),
+}
+SUFFIXES: tuple[str, ...] = tuple(_FORMATS)
+
+
+def _format(path: Path) -> tuple[_Reader, _Writer]:
+    try:
+        return _FORMATS[path.suffix.lower()]
+    except KeyError:
+        raise ConfigError(
+            f"{path}: unsupported dataset suffix {path.suffix or '(none)'!r}; "
+            f"use one of {', '.join(SUFFIXES)}"
+        ) from None
+
+
+class Dataset:
+    """An ordered list of goldens plus dataset-level metadata (generation settings, seed...).
+
+    Iterable, sized and indexable (a slice is a new Dataset with the same metadata); two datasets
+    are equal when their goldens and metadata are.
+    """
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __init__(
+        self,
+        goldens: Iterable[Golden | Mapping[str, Any]] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise ConfigError(f"Dataset metadata must be a dict, got {kind(metadata)}")
+        self.goldens: list[Golden] = []
+        self.metadata: dict[str, Any] = dict(metadata or {})
+        self.extend(goldens)
+
+    # ---- the list of goldens ---------------------------------------------------------------------
+    def append(self, golden: Golden | Mapping[str, Any]) -> None:
+        """Add one golden (a dict is validated into one)."""
+        self.goldens.append(_as_golden(golden, f"index {len(self.goldens)}"))
+
+    def extend(self, goldens: Iterable[Golden | Mapping[str, Any]]) -> None:
+        """Add goldens in order (dicts are validated into goldens)."""
+        if isinstance(goldens, str | bytes | Mapping | Golden):
+            raise ConfigError(f"expected an iterable of goldens, got {kind(goldens)}")
+        for golden in goldens:
+            self.append(golden)
+
+    def __len__(self) -> int:
+        return len(self.goldens)
+
+    def __iter__(self) -> Iterator[Golden]:
+        return iter(self.goldens)
+
+    @overload
+    def __getitem__(self, index: int) -> Golden: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Dataset: ...
+
+    def __getitem__(self, index: int | slice) -> Golden | Dataset:
+        if isinstance(index, slice):
+            return Dataset(self.goldens[index], self.metadata)
+        return self.goldens[index]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Dataset):
+            return NotImplemented
+        return self.goldens == other.goldens and self.metadata == other.metadata
+
+    def __repr__(self) -> str:
+        keys = ", ".join(sorted(self.metadata)[:5])
+        return f"Dataset({len(self.goldens)} goldens, metadata keys: [{keys}])"
+
+    # ---- files -----------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the dataset to ``path`` in the format its suffix names; return the path.
+
+        ``.jsonl`` and ``.csv`` also write the metadata sidecar ``<file name>.meta.json``. The
+        write is atomic: a failed save leaves any previous file untouched.
+        """
+        target = Path(path)
+        _, write = _format(target)
+        check_metadata(self.metadata, target)
+        write(target, self.goldens, self.metadata)
+        return target
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Dataset:
+        """Read a dataset saved by :meth:`save` or exported by :meth:`export` (format by suffix)."""
+        source = Path(path)
+        read, _ = _format(source)
+        goldens, metadata = read(source)
+        return cls(goldens, metadata)
+
+    def export(self, path: str | os.PathLike[str], format: ExportFormatName) -> Path:
+        """Write the goldens for another tool: ``"deepeval"``, ``"ragas"`` or ``"judgeval"``.
+
+        deepeval and judgeval take ``.json`` (deepeval also ``.jsonl``), ragas ``.jsonl`` or
+        ``.json``. Synth-only fields ride along where the tool keeps them; the dataset's metadata
+        is not exported. Return the path written.
+        """
+        return export_goldens(self.goldens, Path(path), format)
+
+    # ---- pandas ----------------------------------------------------------------------------------
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per golden, one ``object`` column per field; metadata in ``df.attrs``."""
+        return to_frame(self.goldens, self.metadata)
+
+    @classmethod
+    def from_pandas(cls, frame: pd.DataFrame, metadata: Mapping[str, Any] | None = None) -> Dataset:
+        """The dataset a DataFrame holds (from :meth:`to_pandas`, a file, or another tool).
+
+        ``metadata`` defaults to ``frame.attrs["synth_metadata"]`` when present.
+        """
+        if metadata is None:
+            metadata = frame.attrs.get(ATTRS_KEY) or {}
+        return cls(goldens_from_frame(frame), metadata)
+
+    # ---- for functions that take "a dataset" -----------------------------------------------------
+    @classmethod
+    def coerce(
+        cls, obj: Dataset | Iterable[Golden | Mapping[str, Any]] | str | os.PathLike[str]
+    ) -> Dataset:
+        """A Dataset from a Dataset (returned as is), a list of goldens or dicts, or a file path."""
+        if isinstance(obj, Dataset):
+            return obj
+        if isinstance(obj, str | os.PathLike):
+            return cls.load(obj)
+        if isinstance(obj, Golden):
+            raise ConfigError("expected a Dataset, a list of goldens or a path; got one Golden")
+        if isinstance(obj, Iterable) and not isinstance(obj, bytes | Mapping):
+            return cls(obj)
+        raise ConfigError(f"expected a Dataset, a list of goldens or a path; got {kind(obj)}")
+
+
+def _as_golden(value: object, where: str) -> Golden:
+    if isinstance(value, Golden):
+        return value
+    if isinstance(value, Mapping):
+        return golden_from_record(value, where)
+    raise DatasetError(f"{where}: expected a Golden or a dict, got {kind(value)}")
+
+
+__all__ = ["SUFFIXES", "Dataset", "ExportFormatName"]

@@ -1,0 +1,94 @@
+"""Running evaluations: user code on threads, at most ``n_jobs`` calls at once, results in order.
+
+The evaluators are written once, async; the public functions run them with :func:`run_jobs`, which
+gives the event loop a thread pool of ``n_jobs`` workers for the user's sync functions (systems,
+retrievers, callable judges) and a semaphore that bounds every call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from synth.errors import ConfigError
+from synth.evaluate.contexts import context_texts
+from synth.llm.base import run_sync
+
+T = TypeVar("T")
+
+
+def check_n_jobs(n_jobs: int) -> int:
+    """Return ``n_jobs`` when it is a positive integer."""
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
+        raise ConfigError(f"n_jobs must be a positive integer, got {n_jobs!r}")
+    return n_jobs
+
+
+def check_on_error(on_error: str) -> str:
+    """Return ``on_error`` when it is ``"raise"`` or ``"record"``."""
+    if on_error not in ("raise", "record"):
+        raise ConfigError(f"on_error must be 'raise' or 'record', got {on_error!r}")
+    return on_error
+
+
+def run_jobs(n_jobs: int, main: Callable[[asyncio.Semaphore], Coroutine[Any, Any, T]]) -> T:
+    """Run ``main(limiter)`` to completion with ``n_jobs`` worker threads and an n_jobs semaphore."""
+    check_n_jobs(n_jobs)
+
+    async def runner() -> T:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="synth-eval"))
+        return await main(asyncio.Semaphore(n_jobs))
+
+    return run_sync(runner())
+
+
+async def call_user(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call a user's function: awaited when async, on a worker thread when sync."""
+    if inspect.iscoroutinefunction(fn):
+        return await fn(*args, **kwargs)
+    result = await asyncio.to_thread(fn, *args, **kwargs)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+async def limited(limiter: asyncio.Semaphore, awaitable: Awaitable[T]) -> T:
+    """Await ``awaitable`` while holding one of the limiter's slots."""
+    async with limiter:
+        return await awaitable
+
+
+def system_output(output: Any) -> tuple[str, list[str] | None]:
+    """Return ``(answer, contexts or None)`` from what a system returned.
+
+    A system returns a string, a mapping with ``"answer"`` (and optionally the ``"contexts"`` it
+    retrieved, which then replace the dataset's), or an object with ``.answer`` (and ``.contexts``).
+    """
+    if isinstance(output, str):
+        return output, None
+    if isinstance(output, Mapping):
+        if not isinstance(output.get("answer"), str):
+            raise TypeError(f"the system returned a mapping without an 'answer' string: {sorted(output)}")
+        contexts = output.get("contexts")
+        return output["answer"], (context_texts(contexts) if contexts is not None else None)
+    answer = getattr(output, "answer", None)
+    if isinstance(answer, str):
+        contexts = getattr(output, "contexts", None)
+        return answer, (context_texts(contexts) if contexts is not None else None)
+    raise TypeError(
+        f"the system returned {type(output).__name__}; return a string, a mapping with 'answer' "
+        "or an object with .answer"
+    )
+
+
+def describe(exc: BaseException) -> str:
+    """Return ``"Kind: message"`` for an error recorded in a report."""
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+__all__ = ["call_user", "check_n_jobs", "check_on_error", "describe", "limited", "run_jobs", "system_output"]

@@ -1,0 +1,161 @@
+"""What a judge must reply (strict schemas) and the fixed formula that turns a verdict into a score.
+
+Each ``score_*`` function is pure: it takes the parsed verdict (and what it must match, such as the
+number of contexts) and returns a :class:`Scored`. A verdict that parses but breaks a rule the
+schema cannot express (a rating out of range, a verdict per context missing) raises
+:class:`~synth.errors.OutputParseError` with the raw reply.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from synth.errors import OutputParseError
+
+
+class Claim(BaseModel):
+    claim: str
+    supported: bool
+
+
+class FaithfulnessVerdict(BaseModel):
+    claims: list[Claim]
+
+
+class RatingVerdict(BaseModel):
+    score: int
+    reason: str = ""
+
+
+class ContextVerdict(BaseModel):
+    index: int
+    relevant: bool
+
+
+class ContextPrecisionVerdict(BaseModel):
+    verdicts: list[ContextVerdict]
+
+
+class Statement(BaseModel):
+    statement: str
+    attributable: bool
+
+
+class ContextRecallVerdict(BaseModel):
+    statements: list[Statement]
+
+
+class CorrectnessVerdict(BaseModel):
+    true_positives: list[str]
+    false_positives: list[str]
+    false_negatives: list[str]
+
+
+class PreferenceVerdict(BaseModel):
+    winner: Literal["answer_a", "answer_b", "tie"]
+    reason: str = ""
+
+
+@dataclass
+class Scored:
+    """A score (NaN when undefined) with the counts it was computed from."""
+
+    score: float
+    details: dict[str, Any] = field(default_factory=dict)
+    undefined: bool = False
+
+
+def score_faithfulness(verdict: FaithfulnessVerdict) -> Scored:
+    """Supported claims / claims made; an answer with no claim has no faithfulness."""
+    n_claims = len(verdict.claims)
+    n_supported = sum(claim.supported for claim in verdict.claims)
+    details = {"n_claims": n_claims, "n_supported": n_supported}
+    if n_claims == 0:
+        return Scored(math.nan, details, undefined=True)
+    return Scored(n_supported / n_claims, details)
+
+
+def score_rating(verdict: RatingVerdict, scale: int, raw: str) -> Scored:
+    """``(rating - 1) / (scale - 1)`` for an integer rating from 1 to ``scale``."""
+    if not 1 <= verdict.score <= scale:
+        raise OutputParseError(f"rating {verdict.score} is outside 1..{scale}", raw=raw)
+    return Scored((verdict.score - 1) / (scale - 1), {"rating": verdict.score, "scale": scale})
+
+
+def score_context_precision(verdict: ContextPrecisionVerdict, n_contexts: int, raw: str) -> Scored:
+    """Average precision of the relevance verdicts in retrieval order (0 when none is relevant)."""
+    indexes = [v.index for v in verdict.verdicts]
+    if indexes != list(range(1, n_contexts + 1)):
+        raise OutputParseError(
+            f"expected one verdict per context, indexes 1..{n_contexts} in order, got {indexes}",
+            raw=raw,
+        )
+    relevant = [v.relevant for v in verdict.verdicts]
+    hits = 0
+    total = 0.0
+    for rank, is_relevant in enumerate(relevant, start=1):
+        if is_relevant:
+            hits += 1
+            total += hits / rank
+    details = {"n_contexts": n_contexts, "n_relevant": hits}
+    return Scored(total / hits if hits else 0.0, details)
+
+
+def score_context_recall(verdict: ContextRecallVerdict) -> Scored:
+    """Reference statements attributable to the contexts / reference statements."""
+    n = len(verdict.statements)
+    n_attributable = sum(s.attributable for s in verdict.statements)
+    details = {"n_statements": n, "n_attributable": n_attributable}
+    if n == 0:
+        return Scored(math.nan, details, undefined=True)
+    return Scored(n_attributable / n, details)
+
+
+def score_answer_correctness(verdict: CorrectnessVerdict) -> Scored:
+    """``TP / (TP + (FP + FN) / 2)`` over statements."""
+    tp = len(verdict.true_positives)
+    fp = len(verdict.false_positives)
+    fn = len(verdict.false_negatives)
+    details = {"tp": tp, "fp": fp, "fn": fn}
+    if tp + fp + fn == 0:
+        return Scored(math.nan, details, undefined=True)
+    return Scored(tp / (tp + (fp + fn) / 2), details)
+
+
+def preference_side(winner: str, a_first: bool) -> str:
+    """Return ``"a"``, ``"b"`` or ``"tie"``: the verdict's winner in the caller's naming."""
+    if winner == "tie":
+        return "tie"
+    shown_first = winner == "answer_a"
+    return "a" if shown_first == a_first else "b"
+
+
+def score_preference(a_first: str, b_first: str) -> Scored:
+    """1 for answer a, 0 for answer b, 0.5 for a tie; a verdict that flips with the order is a tie."""
+    consistent = a_first == b_first
+    winner = a_first if consistent else "tie"
+    score = {"a": 1.0, "b": 0.0, "tie": 0.5}[winner]
+    details = {"a_first": a_first, "b_first": b_first, "consistent": consistent, "winner": winner}
+    return Scored(score, details)
+
+
+__all__ = [
+    "ContextPrecisionVerdict",
+    "ContextRecallVerdict",
+    "CorrectnessVerdict",
+    "FaithfulnessVerdict",
+    "PreferenceVerdict",
+    "RatingVerdict",
+    "Scored",
+    "preference_side",
+    "score_answer_correctness",
+    "score_context_precision",
+    "score_context_recall",
+    "score_faithfulness",
+    "score_preference",
+    "score_rating",
+]

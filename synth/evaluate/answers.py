@@ -1,0 +1,315 @@
+"""Evaluate a system's answers: text metrics against the references, and each judge's verdicts.
+
+:func:`evaluate_answers` asks the system every question (or takes the stored answers), scores each
+answer with the deterministic text metrics and with every judge, and returns an
+:class:`AnswerEvaluation`: per-item scores, means with bootstrap intervals, coverage, the judges'
+identities and usage, failures, and the judges' agreement.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import math
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from synth.errors import ConfigError
+from synth.evaluate._calls import callable_name
+from synth.evaluate._items import EvalItem, as_items
+from synth.evaluate._run import (
+    call_user,
+    check_n_jobs,
+    check_on_error,
+    describe,
+    limited,
+    run_jobs,
+    system_output,
+)
+from synth.evaluate.agreement import krippendorff_alpha
+from synth.evaluate.judge import JUDGE_METRICS, JudgeResult, LLMJudge, as_judge
+from synth.evaluate.report import Evaluation, ItemResult, Score, summarize
+from synth.evaluate.stats import mean_score
+from synth.evaluate.text import TEXT_METRICS
+from synth.llm.base import LLM
+
+DEFAULT_JUDGE_METRICS = ("faithfulness", "answer_relevance")
+DEFAULT_TEXT_METRICS = ("exact_match", "token_f1")
+
+TextMetric = Callable[[str, Sequence[str]], float]
+
+
+class AnswerEvaluation(Evaluation):
+    """Scores of a system's answers: text metrics, ``<metric>/<judge>`` and the panel's ``<metric>``.
+
+    ``judges`` records each judge's identity, ``usage`` its responses, cached responses and tokens,
+    ``errors`` the failures by source (``"system"`` and each judge), and ``agreement`` Krippendorff's
+    alpha (interval level) between the judges for each judge metric when there are several.
+    """
+
+    kind: ClassVar[str] = "answers"
+
+    judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    usage: dict[str, dict[str, int]] = Field(default_factory=dict)
+    errors: dict[str, int] = Field(default_factory=dict)
+    agreement: dict[str, Score] = Field(default_factory=dict)
+
+
+def _suggest(name: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def judge_name(model: Any) -> str:
+    """Return the name a judge gets when the caller did not name it."""
+    if isinstance(model, LLMJudge):
+        return model.name
+    if isinstance(model, str):
+        return model
+    if isinstance(model, LLM):
+        return model.model or model.provider or "judge"
+    return getattr(model, "__name__", None) or type(model).__name__
+
+
+def make_judges(
+    judges: Any, *, on_error: str, cache: MutableMapping[str, Any] | None
+) -> dict[str, LLMJudge]:
+    """Return ``{name: LLMJudge}`` from a mapping, a list of models, or one model."""
+    if judges is None:
+        return {}
+    if isinstance(judges, Mapping):
+        named = dict(judges)
+    elif isinstance(judges, list | tuple):
+        named = {}
+        for model in judges:
+            base = judge_name(model)
+            name, n = base, 1
+            while name in named:
+                n += 1
+                name = f"{base}-{n}"
+            named[name] = model
+    else:
+        named = {judge_name(judges): judges}
+    made = {}
+    for name, model in named.items():
+        if not isinstance(name, str) or not name or "/" in name or name == "system":
+            raise ConfigError(f"a judge name is a non-empty string without '/', not 'system': {name!r}")
+        made[name] = as_judge(model, name=name, on_error=on_error, cache=cache)  # type: ignore[arg-type]
+    return made
+
+
+def judge_metric_names(
+    metrics: Sequence[str] | None, criteria: Mapping[str, str] | None, has_judges: bool
+) -> list[str]:
+    """Return the judge metrics to run: ``metrics`` (validated) then the ``criteria`` names."""
+    names = list(DEFAULT_JUDGE_METRICS if metrics is None and has_judges else metrics or [])
+    for name in names:
+        if name not in JUDGE_METRICS:
+            raise ConfigError(f"unknown judge metric {name!r}{_suggest(name, JUDGE_METRICS)}")
+    for name, text in (criteria or {}).items():
+        if name in JUDGE_METRICS or name in TEXT_METRICS or "/" in name or not name:
+            raise ConfigError(f"criteria name {name!r} clashes with a metric name or holds '/'")
+        if not isinstance(text, str) or not text.strip():
+            raise ConfigError(f"criteria {name!r} needs its rubric as a non-empty string")
+        names.append(name)
+    if len(set(names)) != len(names):
+        raise ConfigError(f"judge metrics repeat: {names}")
+    if names and not has_judges:
+        raise ConfigError(f"judge metrics {names} need judges=; pass judges or metrics=[]")
+    return names
+
+
+def text_metric_functions(text_metrics: Sequence[str] | Mapping[str, TextMetric]) -> dict[str, TextMetric]:
+    """Return ``{name: fn(prediction, references)}`` from names or a mapping of functions."""
+    if isinstance(text_metrics, Mapping):
+        bad = [name for name, fn in text_metrics.items() if not callable(fn)]
+        if bad:
+            raise ConfigError(f"text metrics must be callables fn(prediction, references): {bad}")
+        return dict(text_metrics)
+    if isinstance(text_metrics, str):
+        text_metrics = [text_metrics]
+    functions = {}
+    for name in text_metrics:
+        if name not in TEXT_METRICS:
+            raise ConfigError(f"unknown text metric {name!r}{_suggest(name, list(TEXT_METRICS))}")
+        functions[name] = TEXT_METRICS[name]
+    return functions
+
+
+def _judge_call(
+    judge: LLMJudge,
+    metric: str,
+    item: EvalItem,
+    answer: str | None,
+    contexts: list[str],
+    criteria: Mapping[str, str],
+) -> Awaitable[JudgeResult] | None:
+    """The judge's call for one metric, or None when the item lacks an input (no call, NaN)."""
+    # a judge sees a reference only when there is exactly one; several go to the text metrics only
+    reference = item.references[0] if len(item.references) == 1 else None
+    question = item.question
+    if metric in criteria:
+        if answer is None:
+            return None
+        return judge.acriteria_score(
+            question, answer, criteria[metric], contexts=contexts, reference=reference, metric=metric
+        )
+    if metric == "faithfulness":
+        return judge.afaithfulness(question, answer, contexts) if answer is not None and contexts else None
+    if metric == "answer_relevance":
+        return judge.aanswer_relevance(question, answer) if answer is not None else None
+    if metric == "context_precision":
+        return judge.acontext_precision(question, contexts, reference) if contexts else None
+    if metric == "context_recall":
+        if not contexts or reference is None:
+            return None
+        return judge.acontext_recall(question, contexts, reference)
+    if metric == "answer_correctness":
+        if answer is None or reference is None:
+            return None
+        return judge.aanswer_correctness(question, answer, reference)
+    raise ConfigError(f"unknown judge metric {metric!r}")  # pragma: no cover - validated before
+
+
+async def _score_item(
+    item: EvalItem,
+    system: Callable[[str], Any] | None,
+    judges: Mapping[str, LLMJudge],
+    metric_names: Sequence[str],
+    text_fns: Mapping[str, TextMetric],
+    criteria: Mapping[str, str],
+    limiter: asyncio.Semaphore,
+    on_error: str,
+    keep_verdicts: bool,
+) -> ItemResult:
+    row = ItemResult(id=item.id, question=item.question, references=list(item.references))
+    answer, contexts = item.answer, list(item.contexts)
+    if system is not None:
+        answer = None
+        try:
+            output = await limited(limiter, call_user(system, item.question))
+            answer, returned = system_output(output)
+            if returned is not None:
+                contexts = returned
+        except Exception as exc:  # the user's system may raise anything; it is recorded, not fatal
+            if on_error == "raise":
+                raise
+            row.errors["system"] = describe(exc)
+    row.answer = answer
+    for name, fn in text_fns.items():
+        if answer is None or not item.references:
+            row.scores[name] = math.nan
+        else:
+            row.scores[name] = float(fn(answer, item.references))
+    calls: list[tuple[str, str, Awaitable[JudgeResult]]] = []
+    for metric in metric_names:
+        for judge_name_, judge in judges.items():
+            call = _judge_call(judge, metric, item, answer, contexts, criteria)
+            if call is not None:
+                calls.append((metric, judge_name_, call))
+    results = await asyncio.gather(*(limited(limiter, call) for _, _, call in calls))
+    by_key = {(metric, name): result for (metric, name, _), result in zip(calls, results, strict=True)}
+    for metric in metric_names:
+        panel = []
+        for name in judges:
+            key = f"{metric}/{name}"
+            result = by_key.get((metric, name))
+            score = result.score if result is not None else math.nan
+            row.scores[key] = score
+            panel.append(score)
+            if result is not None and result.error is not None:
+                row.errors[key] = f"{result.error_kind}: {result.error}"
+            if result is not None and keep_verdicts and result.verdict is not None:
+                row.verdicts[key] = result.verdict
+        row.scores[metric] = mean_score(panel)
+    return row
+
+
+def panel_agreement(
+    items: Sequence[ItemResult], metric_names: Sequence[str], judge_names: Sequence[str]
+) -> dict[str, float]:
+    """Krippendorff's alpha (interval) between the judges, per metric; empty with one judge."""
+    if len(judge_names) < 2:
+        return {}
+    agreement = {}
+    for metric in metric_names:
+        ratings = [
+            [item.scores.get(f"{metric}/{name}", math.nan) for item in items] for name in judge_names
+        ]
+        agreement[metric] = krippendorff_alpha(ratings, level="interval") if items else math.nan
+    return agreement
+
+
+def evaluate_answers(
+    system: Callable[[str], Any] | None,
+    dataset: Any,
+    *,
+    judges: Any = None,
+    metrics: Sequence[str] | None = None,
+    text_metrics: Sequence[str] | Mapping[str, TextMetric] = DEFAULT_TEXT_METRICS,
+    criteria: Mapping[str, str] | None = None,
+    on_error: str = "record",
+    n_jobs: int = 1,
+    keep_verdicts: bool = False,
+    cache: MutableMapping[str, Any] | None = None,
+    seed: int = 0,
+) -> AnswerEvaluation:
+    """Ask ``system`` every question of ``dataset`` and score every answer.
+
+    ``system(question)`` returns a string, a mapping with ``"answer"`` (and the ``"contexts"`` it
+    retrieved, which replace the dataset's) or an object with ``.answer``; ``None`` evaluates each
+    item's stored answer. ``judges`` is ``{name: model}`` (a callable, an LLM, a ``provider:model``
+    spec or an :class:`LLMJudge`); ``metrics`` the judge metrics (default faithfulness and
+    answer_relevance); ``criteria`` extra rubric metrics ``{name: rubric}``. A metric whose input an
+    item lacks is NaN and costs no call. ``on_error="record"`` keeps going past failures and counts
+    them; ``n_jobs`` runs calls on threads, results in dataset order; ``cache`` reuses judge replies.
+    """
+    check_on_error(on_error)
+    check_n_jobs(n_jobs)
+    if system is not None and not callable(system):
+        raise ConfigError(f"system must be a callable fn(question) or None, got {type(system).__name__}")
+    items = as_items(dataset)
+    judge_map = make_judges(judges, on_error=on_error, cache=cache)
+    criteria = dict(criteria or {})
+    metric_names = judge_metric_names(metrics, criteria, bool(judge_map))
+    text_fns = text_metric_functions(text_metrics)
+
+    async def main(limiter: asyncio.Semaphore) -> list[ItemResult]:
+        rows = [
+            _score_item(
+                item, system, judge_map, metric_names, text_fns, criteria, limiter, on_error, keep_verdicts
+            )
+            for item in items
+        ]
+        return list(await asyncio.gather(*rows))
+
+    rows = run_jobs(n_jobs, main)
+    config: dict[str, Any] = {
+        "system": callable_name(system) if system is not None else "stored answers",
+        "metrics": list(metric_names),
+        "text_metrics": list(text_fns),
+        "criteria": criteria,
+        "judges": list(judge_map),
+        "n_items": len(items),
+        "seed": seed,
+    }
+    report = AnswerEvaluation(items=rows, config=config)
+    order = list(text_fns)
+    for metric in metric_names:
+        order.extend(f"{metric}/{name}" for name in judge_map)
+        order.append(metric)
+    summarize(report, order, seed)
+    report.judges = {name: judge.identity() for name, judge in judge_map.items()}
+    report.usage = {name: judge.usage.as_dict() for name, judge in judge_map.items()}
+    report.errors = {"system": sum("system" in row.errors for row in rows)}
+    for name in judge_map:
+        report.errors[name] = sum(
+            f"{metric}/{name}" in row.errors for row in rows for metric in metric_names
+        )
+    report.agreement = panel_agreement(rows, metric_names, list(judge_map))
+    return report
+
+
+__all__ = ["AnswerEvaluation", "evaluate_answers"]

@@ -1,0 +1,197 @@
+"""Several systems on the same items, the same judges and one cache: a leaderboard and comparisons.
+
+:func:`benchmark` evaluates every system with :func:`~synth.evaluate.answers.evaluate_answers` on
+the same items. Every judge call goes through one cache (an in-memory one unless ``cache=`` is
+given), so a judge asked the same thing twice, for two systems that gave the same answer or in a
+rerun with a persistent cache, is paid once. The result ranks the systems by one metric with
+bootstrap intervals, and compares every pair with the paired sign-flip test.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from synth.errors import ConfigError
+from synth.evaluate import _io
+from synth.evaluate._items import as_items
+from synth.evaluate.answers import (
+    DEFAULT_TEXT_METRICS,
+    AnswerEvaluation,
+    TextMetric,
+    evaluate_answers,
+    make_judges,
+)
+from synth.evaluate.compare import Comparison
+from synth.evaluate.report import Score, canonical
+
+
+class LeaderboardRow(BaseModel):
+    """One system's place, with the mean, interval and coverage of every metric."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rank: int
+    system: str
+    metrics: dict[str, Score]
+    intervals: dict[str, tuple[Score, Score]]
+    coverage: dict[str, int]
+    errors: int  # failures of the system and of its judges
+
+
+class PairComparison(BaseModel):
+    """System ``b`` compared with system ``a`` (deltas are b - a)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    a: str
+    b: str
+    comparison: Comparison
+
+
+class BenchmarkResult(BaseModel):
+    """The leaderboard (best first by ``rank_by``), every pairwise comparison, and each report."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rank_by: str
+    leaderboard: list[LeaderboardRow] = Field(default_factory=list)
+    comparisons: list[PairComparison] = Field(default_factory=list)
+    reports: dict[str, AnswerEvaluation] = Field(default_factory=dict)
+    usage: dict[str, dict[str, int]] = Field(default_factory=dict)  # per judge, over all systems
+
+    def comparison(self, a: str, b: str) -> Comparison:
+        """Return the comparison of system ``b`` with system ``a`` (either order was computed)."""
+        for pair in self.comparisons:
+            if (pair.a, pair.b) == (a, b):
+                return pair.comparison
+            if (pair.a, pair.b) == (b, a):
+                return pair.comparison.model_copy(
+                    update={"metrics": [_flip(m) for m in pair.comparison.metrics]}
+                )
+        raise KeyError((a, b))
+
+    def write(self, path: str | Path, *, format: str | None = None) -> Path:
+        """Write the result as JSON, YAML or TOML (by suffix or ``format``)."""
+        fmt = _io.format_of(path, format)
+        if fmt == "jsonl":
+            raise ConfigError("a benchmark is one document: write it as .json, .yaml or .toml")
+        return _io.write_text(path, _io.dumps(self.model_dump(), fmt))
+
+    @classmethod
+    def read(cls, path: str | Path, *, format: str | None = None) -> BenchmarkResult:
+        """Read a result written by :meth:`write`."""
+        fmt = _io.format_of(path, format)
+        return cls.model_validate(_io.loads(_io.read_text(path), fmt, source=str(path)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BenchmarkResult):
+            return NotImplemented
+        return canonical(self.model_dump()) == canonical(other.model_dump())
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _flip(row: Any) -> Any:
+    return row.model_copy(
+        update={
+            "a": row.b,
+            "b": row.a,
+            "delta": -row.delta,
+            "ci_low": -row.ci_high,
+            "ci_high": -row.ci_low,
+        }
+    )
+
+
+def _sort_key(value: float) -> tuple[int, float]:
+    return (1, 0.0) if math.isnan(value) else (0, -value)
+
+
+def benchmark(
+    systems: Mapping[str, Callable[[str], Any]],
+    dataset: Any,
+    *,
+    judges: Any = None,
+    metrics: Sequence[str] | None = None,
+    text_metrics: Sequence[str] | Mapping[str, TextMetric] = DEFAULT_TEXT_METRICS,
+    criteria: Mapping[str, str] | None = None,
+    rank_by: str | None = None,
+    cache: MutableMapping[str, Any] | None = None,
+    on_error: str = "record",
+    n_jobs: int = 1,
+    keep_verdicts: bool = False,
+    seed: int = 0,
+) -> BenchmarkResult:
+    """Run every system on the same items with the same judges; rank them and compare each pair.
+
+    ``systems`` is ``{name: fn(question)}`` (what :func:`evaluate_answers` takes as a system).
+    ``rank_by`` names the ranking metric: by default the panel score of the first judge metric,
+    else the first text metric. Every judge call is cached in ``cache`` (a new dict by default).
+    """
+    if not isinstance(systems, Mapping) or not systems:
+        raise ConfigError("systems must be a non-empty mapping {name: fn(question)}")
+    for name, system in systems.items():
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"a system name must be a non-empty string, got {name!r}")
+        if not callable(system):
+            raise ConfigError(f"system {name!r} is not callable")
+    items = as_items(dataset)  # once, so every system sees the same items
+    shared_cache: MutableMapping[str, Any] = {} if cache is None else cache
+    # models are made once; each system's run gets fresh usage counts over the shared cache
+    judge_map = make_judges(judges, on_error=on_error, cache=shared_cache)
+    reports = {
+        name: evaluate_answers(
+            system,
+            items,
+            judges=judge_map or None,
+            metrics=metrics,
+            text_metrics=text_metrics,
+            criteria=criteria,
+            on_error=on_error,
+            n_jobs=n_jobs,
+            keep_verdicts=keep_verdicts,
+            cache=shared_cache,
+            seed=seed,
+        )
+        for name, system in systems.items()
+    }
+    first = next(iter(reports.values()))
+    judge_metrics = [*first.config["metrics"]]
+    ranking = rank_by or (judge_metrics[0] if judge_metrics else next(iter(first.metrics), None))
+    if ranking is None or ranking not in first.metrics:
+        raise ConfigError(f"cannot rank by {ranking!r}; the reports have {', '.join(first.metrics) or 'no metric'}")
+    order = sorted(reports, key=lambda name: _sort_key(reports[name].metrics[ranking]))
+    leaderboard = [
+        LeaderboardRow(
+            rank=rank,
+            system=name,
+            metrics=dict(reports[name].metrics),
+            intervals=dict(reports[name].intervals),
+            coverage=dict(reports[name].coverage),
+            errors=sum(reports[name].errors.values()),
+        )
+        for rank, name in enumerate(order, start=1)
+    ]
+    names = list(systems)
+    comparisons = [
+        PairComparison(a=a, b=b, comparison=reports[a].compare(reports[b], seed=seed))
+        for i, a in enumerate(names)
+        for b in names[i + 1 :]
+    ]
+    usage: dict[str, dict[str, int]] = {}
+    for report in reports.values():
+        for judge, counts in report.usage.items():
+            total = usage.setdefault(judge, dict.fromkeys(counts, 0))
+            for key, value in counts.items():
+                total[key] = total.get(key, 0) + value
+    return BenchmarkResult(
+        rank_by=ranking, leaderboard=leaderboard, comparisons=comparisons, reports=reports, usage=usage
+    )
+
+
+__all__ = ["BenchmarkResult", "LeaderboardRow", "PairComparison", "benchmark"]

@@ -1,0 +1,180 @@
+"""The report family: one row of scores per item, the means with intervals, and how to store them.
+
+Every evaluation (answers, retrieval, preference) returns a subclass of :class:`Evaluation`. Each
+is written and read as JSON, JSON Lines (a header line, then one line per item), YAML or TOML, and a
+report read back compares equal to the one written. ``compare`` pairs two reports item by item.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from synth.errors import ConfigError
+from synth.evaluate import _io
+from synth.evaluate.stats import bootstrap_interval, mean_score
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from synth.evaluate.compare import Comparison
+
+
+def _none_to_nan(value: Any) -> Any:
+    return math.nan if value is None else value
+
+
+#: a score: a float, NaN when undefined (JSON stores NaN as null, so null reads back as NaN)
+Score = Annotated[float, BeforeValidator(_none_to_nan)]
+
+
+def canonical(value: Any) -> Any:
+    """Return ``value`` with NaN replaced by a marker, so that equal reports compare equal."""
+    if isinstance(value, float) and math.isnan(value):
+        return "<nan>"
+    if isinstance(value, dict):
+        return {k: canonical(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [canonical(v) for v in value]
+    return value
+
+
+class ItemResult(BaseModel):
+    """The scores of one dataset item, with what the metrics saw and why any score is missing."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    question: str | None = None
+    answer: str | None = None
+    references: list[str] = Field(default_factory=list)
+    retrieved: list[str] = Field(default_factory=list)  # ranked context ids (retrieval)
+    relevant: list[str] = Field(default_factory=list)  # the item's context ids (retrieval)
+    scores: dict[str, Score] = Field(default_factory=dict)
+    errors: dict[str, str] = Field(default_factory=dict)  # source ("system", "<metric>/<judge>") -> message
+    verdicts: dict[str, dict[str, Any]] = Field(default_factory=dict)  # kept with keep_verdicts=True
+
+
+class Evaluation(BaseModel):
+    """Scores per item and their summary; the base of every report."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: ClassVar[str] = "evaluation"
+
+    metrics: dict[str, Score] = Field(default_factory=dict)  # mean of the defined item scores
+    intervals: dict[str, tuple[Score, Score]] = Field(default_factory=dict)  # bootstrap 95% interval
+    coverage: dict[str, int] = Field(default_factory=dict)  # items with a defined score
+    config: dict[str, Any] = Field(default_factory=dict)  # what was asked for (metrics, k, seed, ...)
+    items: list[ItemResult] = Field(default_factory=list)
+
+    # ---- reading the scores ------------------------------------------------------------------
+    def scores(self, metric: str) -> dict[str, float]:
+        """Return ``{item id: score}`` for ``metric`` (NaN where undefined)."""
+        if metric not in self.metrics:
+            raise ConfigError(f"no metric {metric!r} in this report; it has {', '.join(self.metrics)}")
+        return {item.id: item.scores.get(metric, math.nan) for item in self.items}
+
+    def to_pandas(self) -> pd.DataFrame:
+        """Return one row per item: its id, question, answer and one column per metric."""
+        import pandas as pd
+
+        rows = [
+            {"id": item.id, "question": item.question, "answer": item.answer, **item.scores}
+            for item in self.items
+        ]
+        return pd.DataFrame(rows, columns=["id", "question", "answer", *self.metrics])
+
+    def compare(
+        self, other: Evaluation, *, seed: int = 0, n_resamples: int = 10000, exact_max: int = 20
+    ) -> Comparison:
+        """Return the paired comparison of ``other`` against this report (delta = other - this)."""
+        from synth.evaluate.compare import compare_reports
+
+        return compare_reports(self, other, seed=seed, n_resamples=n_resamples, exact_max=exact_max)
+
+    # ---- storage -----------------------------------------------------------------------------
+    def to_document(self) -> dict[str, Any]:
+        """Return the report as a JSON-like mapping, with its ``kind``."""
+        return {"kind": self.kind, **self.model_dump(mode="python")}
+
+    def write(self, path: str | Path, *, format: str | None = None) -> Path:
+        """Write the report to ``path`` as JSON, JSON Lines, YAML or TOML (by suffix or ``format``)."""
+        fmt = _io.format_of(path, format)
+        document = self.to_document()
+        if fmt == "jsonl":
+            items = document.pop("items")
+            return _io.write_text(path, _io.dumps_lines(document, items))
+        return _io.write_text(path, _io.dumps(document, fmt))
+
+    @classmethod
+    def read(cls, path: str | Path, *, format: str | None = None) -> Evaluation:
+        """Read a report written by :meth:`write`; on the base class, any kind of report."""
+        fmt = _io.format_of(path, format)
+        text = _io.read_text(path)
+        if fmt == "jsonl":
+            header, rows = _io.loads_lines(text, source=str(path))
+            document = {**header, "items": rows}
+        else:
+            document = _io.loads(text, fmt, source=str(path))
+        return cls.from_document(document, source=str(path))
+
+    @classmethod
+    def from_document(cls, document: dict[str, Any], *, source: str = "<document>") -> Evaluation:
+        """Return the report held in ``document`` (as made by :meth:`to_document`)."""
+        from pydantic import ValidationError
+
+        data = dict(document)
+        kind = data.pop("kind", None)
+        target = _report_class(kind, source)
+        if cls is not Evaluation and not issubclass(target, cls):
+            raise ConfigError(f"{source}: holds a {kind!r} report, not a {cls.kind!r} one")
+        try:
+            return target.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(f"{source}: invalid report at {where}: {first['msg']}") from None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Evaluation) or type(other) is not type(self):
+            return NotImplemented
+        return canonical(self.model_dump()) == canonical(other.model_dump())
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def summarize(
+    report: Evaluation, metric_order: Sequence[str], seed: int, n_resamples: int = 2000
+) -> None:
+    """Fill ``metrics``, ``intervals`` and ``coverage`` of ``report`` from its items' scores."""
+    for metric in metric_order:
+        values = [item.scores.get(metric, math.nan) for item in report.items]
+        report.metrics[metric] = mean_score(values)
+        report.intervals[metric] = bootstrap_interval(values, seed=seed, n_resamples=n_resamples)
+        report.coverage[metric] = sum(not math.isnan(v) for v in values)
+
+
+def _report_class(kind: Any, source: str) -> type[Evaluation]:
+    from synth.evaluate.answers import AnswerEvaluation
+    from synth.evaluate.preference import PreferenceEvaluation
+    from synth.evaluate.retrieval import RetrievalEvaluation
+
+    classes: dict[str, type[Evaluation]] = {
+        c.kind: c for c in (AnswerEvaluation, RetrievalEvaluation, PreferenceEvaluation)
+    }
+    if kind not in classes:
+        raise ConfigError(f"{source}: not a synth report (kind {kind!r}; expected one of {sorted(classes)})")
+    return classes[kind]
+
+
+def read_report(path: str | Path, *, format: str | None = None) -> Evaluation:
+    """Read any report written by ``write``: answers, retrieval or preference."""
+    return Evaluation.read(path, format=format)
+
+
+__all__ = ["Evaluation", "ItemResult", "Score", "read_report", "summarize"]

@@ -1,0 +1,49 @@
+"""The base of every stage config: a frozen pydantic model whose validation errors are ConfigErrors."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from synth.errors import ConfigError
+
+
+def _describe(exc: ValidationError, name: str) -> str:
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"]) or "<root>"
+        parts.append(f"{where}: {error['msg']}")
+    return f"invalid {name}: " + "; ".join(parts)
+
+
+class StageConfig(BaseModel):
+    """A validated, immutable stage config; any invalid value raises :class:`ConfigError`.
+
+    Change one with ``config.replace(field=value)``, which validates again (``model_copy`` would not).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise ConfigError(_describe(exc, type(self).__name__)) from None
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:  # type: ignore[override]
+        """Validate a mapping (e.g. a pipeline file's table); errors are ConfigErrors."""
+        if isinstance(obj, cls):
+            return obj
+        if isinstance(obj, Mapping) and not args and not kwargs:
+            return cls(**obj)
+        try:
+            return super().model_validate(obj, *args, **kwargs)
+        except ValidationError as exc:
+            raise ConfigError(_describe(exc, cls.__name__)) from None
+
+    def replace(self, **changes: Any) -> Self:
+        """Return a copy with ``changes`` applied and validated."""
+        return type(self)(**{**self.model_dump(), **changes})

@@ -1,0 +1,122 @@
+"""The generation stages' configs: generation, filtration, evolution and styling (DeepEval's names)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field, field_validator
+
+from synth.errors import ConfigError
+from synth.generate._config import StageConfig
+
+
+class Evolution(StrEnum):
+    """The seven ways to make an input harder; values are the names used in files and metadata."""
+
+    REASONING = "reasoning"
+    MULTICONTEXT = "multicontext"
+    CONCRETIZING = "concretizing"
+    CONSTRAINED = "constrained"
+    COMPARATIVE = "comparative"
+    HYPOTHETICAL = "hypothetical"
+    IN_BREADTH = "in_breadth"
+
+
+#: evolutions that need a context of at least two chunks
+MULTI_CHUNK_EVOLUTIONS = frozenset({Evolution.MULTICONTEXT, Evolution.COMPARATIVE})
+
+
+class GenerationConfig(StageConfig):
+    """Input generation, expected outputs and deduplication.
+
+    - ``max_goldens_per_context``: inputs asked for per context (one request gives all of them).
+    - ``include_expected_output``: write a grounded expected output for each input.
+    - ``dedup_threshold``: inputs whose embeddings' cosine similarity reaches it are duplicates;
+      ``None`` switches deduplication off.
+    """
+
+    max_goldens_per_context: int = Field(default=2, ge=1, le=20)
+    include_expected_output: bool = True
+    dedup_threshold: float | None = Field(default=0.9, ge=0.0, le=1.0)
+
+
+class FiltrationConfig(StageConfig):
+    """The input critic: a score below ``synthetic_input_quality_threshold`` triggers a rewrite with
+    the critic's feedback, up to ``max_quality_retries`` times; the best version is kept, and an input
+    that never reaches the threshold is dropped.
+    """
+
+    synthetic_input_quality_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    max_quality_retries: int = Field(default=3, ge=0)
+
+
+def _uniform() -> dict[Evolution, float]:
+    return {evolution: 1.0 for evolution in Evolution}
+
+
+class EvolutionConfig(StageConfig):
+    """``num_evolutions`` rounds per input, each choosing one evolution by ``evolutions`` weights.
+
+    Weights are relative (they need not sum to 1); keys may be given as enum members or their string
+    values. An evolution that needs two chunks (multicontext, comparative) is left out for a one-chunk
+    context and the remaining weights are used; ``num_evolutions=0`` switches the stage off.
+    """
+
+    num_evolutions: int = Field(default=1, ge=0, le=10)
+    evolutions: dict[Evolution, float] = Field(default_factory=_uniform)
+
+    @field_validator("evolutions")
+    @classmethod
+    def _check_weights(cls, value: dict[Evolution, float]) -> dict[Evolution, float]:
+        if not value:
+            raise ValueError("evolutions must name at least one evolution")
+        for evolution, weight in value.items():
+            if weight < 0:
+                raise ValueError(f"the weight of {evolution.value} is negative")
+        if sum(value.values()) <= 0:
+            raise ValueError("evolution weights must have a positive sum")
+        return {evolution: float(value[evolution]) for evolution in Evolution if evolution in value}
+
+
+class StylingConfig(StageConfig):
+    """How inputs and expected outputs should read.
+
+    ``scenario`` (who asks and why), ``task`` (what the system under test does), ``input_format`` and
+    ``expected_output_format`` (free text), and ``personas``: user descriptions, one chosen per input
+    with the run's seed. Generation from scratch needs ``scenario``, ``task`` and ``input_format``.
+    """
+
+    scenario: str | None = None
+    task: str | None = None
+    input_format: str | None = None
+    expected_output_format: str | None = None
+    personas: list[str] = Field(default_factory=list)
+
+    @field_validator("personas")
+    @classmethod
+    def _check_personas(cls, value: list[str]) -> list[str]:
+        cleaned = [p.strip() for p in value]
+        if any(not p for p in cleaned):
+            raise ValueError("a persona must not be empty")
+        return cleaned
+
+    @property
+    def rewrites_inputs(self) -> bool:
+        """Whether the style stage has anything to do (a rewrite per input)."""
+        return bool(self.scenario or self.task or self.input_format or self.personas)
+
+    def require_scratch(self) -> None:
+        """Raise ConfigError unless scenario, task and input_format are all set."""
+        missing = [n for n in ("scenario", "task", "input_format") if not getattr(self, n)]
+        if missing:
+            raise ConfigError("generating from scratch needs StylingConfig " + ", ".join(missing))
+
+
+__all__ = [
+    "MULTI_CHUNK_EVOLUTIONS",
+    "EvolutionConfig",
+    "Evolution",
+    "FiltrationConfig",
+    "GenerationConfig",
+    "StylingConfig",
+]

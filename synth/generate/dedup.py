@@ -1,0 +1,130 @@
+"""Deduplication: near-duplicate inputs (cosine of their embeddings at or above a threshold).
+
+Incremental: drafts are offered one at a time (or in batches) as they are finished. A draft that
+duplicates a kept one is dropped, unless it scores better, in which case it takes the kept one's
+place and the kept one is dropped (``replaced``). Better means a higher input quality, then a higher
+context quality; on a tie the draft offered first stays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+from synth.errors import ConfigError
+from synth.generate.draft import Draft
+from synth.generate.stats import StageStats
+
+LABEL = "dedup"
+DUPLICATE = "near_duplicate"
+
+
+class TextEmbedder(Protocol):
+    """What deduplication needs from an embedder (``synth.store`` embedders have it)."""
+
+    def embed(self, texts: Sequence[str]) -> Any: ...
+
+
+@dataclass
+class DedupDecision:
+    """The outcome of offering one draft.
+
+    ``kept``: it is new; ``replaced``: it duplicates ``other`` but scores better, and ``other`` is now
+    dropped; ``dropped``: it duplicates ``other``, which stays. ``similarity`` is to ``other``.
+    """
+
+    action: Literal["kept", "replaced", "dropped"]
+    draft: Draft
+    other: Draft | None = None
+    similarity: float | None = None
+
+
+def _rank(draft: Draft) -> tuple[float, float]:
+    quality = draft.input_quality if draft.input_quality is not None else -1.0
+    context = draft.context.quality if draft.context and draft.context.quality is not None else -1.0
+    return (quality, context)
+
+
+def _unit(vector: Any) -> np.ndarray:
+    array = np.asarray(vector, dtype=np.float64).reshape(-1)
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm > 0 else array
+
+
+class Deduplicator:
+    """Keeps one draft of every group of near-duplicate inputs, the best-scored one.
+
+    ``offer(draft)`` embeds the input (or takes ``embedding``) and returns a :class:`DedupDecision`;
+    ``offer_many`` embeds a batch in one call. ``kept`` lists the drafts kept so far (a replacement
+    takes its predecessor's position). Dropped drafts are marked with ``near_duplicate`` and, in
+    their metadata, ``duplicate_of`` (the other draft's id) and ``duplicate_similarity``.
+    """
+
+    def __init__(
+        self,
+        embedder: TextEmbedder | None,
+        threshold: float = 0.9,
+        *,
+        stats: StageStats | None = None,
+    ):
+        if not 0.0 <= threshold <= 1.0:
+            raise ConfigError(f"dedup threshold must be in [0, 1], got {threshold!r}")
+        self.embedder = embedder
+        self.threshold = threshold
+        self.stats = stats if stats is not None else StageStats(stage=LABEL)
+        self._kept: list[Draft] = []
+        self._vectors: list[np.ndarray] = []
+
+    @property
+    def kept(self) -> list[Draft]:
+        return list(self._kept)
+
+    def _embed(self, texts: list[str]) -> list[np.ndarray]:
+        if self.embedder is None:
+            raise ConfigError("this Deduplicator has no embedder: pass embeddings to offer()")
+        return [_unit(v) for v in self.embedder.embed(texts)]
+
+    def offer(self, draft: Draft, embedding: Any = None) -> DedupDecision:
+        """Offer one finished draft; returns what happened to it."""
+        vector = _unit(embedding) if embedding is not None else self._embed([draft.input])[0]
+        return self._offer(draft, vector)
+
+    def offer_many(self, drafts: Sequence[Draft]) -> list[DedupDecision]:
+        """Offer drafts in order, embedding their inputs in one call."""
+        drafts = list(drafts)
+        vectors = self._embed([d.input for d in drafts]) if drafts else []
+        return [self._offer(d, v) for d, v in zip(drafts, vectors, strict=True)]
+
+    def _offer(self, draft: Draft, vector: np.ndarray) -> DedupDecision:
+        self.stats.items_in += 1
+        best_index, best_sim = -1, -2.0
+        if self._vectors:
+            sims = np.stack(self._vectors) @ vector
+            best_index = int(np.argmax(sims))
+            best_sim = float(sims[best_index])
+        if best_index < 0 or best_sim < self.threshold:
+            self._kept.append(draft)
+            self._vectors.append(vector)
+            self.stats.items_out += 1
+            return DedupDecision("kept", draft)
+        incumbent = self._kept[best_index]
+        self.stats.drop(DUPLICATE)
+        if _rank(draft) > _rank(incumbent):
+            self._mark(incumbent, draft, best_sim)
+            self._kept[best_index] = draft
+            self._vectors[best_index] = vector
+            return DedupDecision("replaced", draft, incumbent, best_sim)
+        self._mark(draft, incumbent, best_sim)
+        return DedupDecision("dropped", draft, incumbent, best_sim)
+
+    @staticmethod
+    def _mark(loser: Draft, winner: Draft, similarity: float) -> None:
+        loser.drop(LABEL, DUPLICATE)
+        loser.metadata["duplicate_of"] = winner.id
+        loser.metadata["duplicate_similarity"] = round(similarity, 6)
+
+
+__all__ = ["DUPLICATE", "DedupDecision", "Deduplicator"]

@@ -1,0 +1,95 @@
+"""Draft: one input on its way to becoming a Golden, with everything done to it so far."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from synth.data import Context, Golden
+
+
+def draft_id(*parts: object) -> str:
+    """A stable id from the parts that identify a draft (e.g. context id and position)."""
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).hexdigest()
+    return "d_" + digest[:16]
+
+
+class Draft(BaseModel):
+    """An input in flight. Stages update it in place; a dropped draft keeps its reason and stage.
+
+    ``input_quality`` is the filter's score of the current ``input`` (None when unfiltered);
+    ``evolutions`` lists the evolutions applied, in order; ``history`` keeps each earlier version of
+    the input as ``{"stage": ..., "input": ..., ...}``.
+    """
+
+    id: str
+    input: str
+    context: Context | None = None
+    input_quality: float | None = None
+    feedback: str | None = None
+    evolutions: list[str] = Field(default_factory=list)
+    styling: dict[str, Any] | None = None
+    persona: str | None = None
+    expected_output: str | None = None
+    drop_reason: str | None = None
+    dropped_at: str | None = None
+    history: list[dict[str, Any]] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def kept(self) -> bool:
+        return self.drop_reason is None
+
+    def drop(self, stage: str, reason: str) -> None:
+        """Mark the draft dropped by ``stage`` for ``reason``."""
+        self.drop_reason = reason
+        self.dropped_at = stage
+
+    def revise(self, stage: str, new_input: str, **extra: Any) -> None:
+        """Replace the input, keeping the old one in ``history``."""
+        self.history.append({"stage": stage, "input": self.input, **extra})
+        self.input = new_input
+
+    def to_golden(
+        self,
+        *,
+        models: dict[str, Any] | None = None,
+        prompt_version: str | None = None,
+        seed: int | None = None,
+        run_id: str | None = None,
+    ) -> Golden:
+        """The Golden for this draft; the run-level provenance is passed in by the pipeline."""
+        context = self.context
+        metadata: dict[str, Any] = {
+            "context_quality": context.quality if context is not None else None,
+            "input_quality": self.input_quality,
+            "evolutions": list(self.evolutions),
+            "styling": self.styling,
+            "persona": self.persona,
+            "models": models or {},
+            "prompt_version": prompt_version,
+            "seed": seed,
+            "run_id": run_id,
+            "draft_id": self.id,
+        }
+        if context is not None:
+            metadata["context_id"] = context.id
+        metadata.update(self.metadata)
+        return Golden(
+            input=self.input,
+            expected_output=self.expected_output,
+            context=list(context.texts) if context is not None else None,
+            context_ids=list(context.chunk_ids) if context is not None else [],
+            source_files=list(dict.fromkeys(context.source_files)) if context is not None else [],
+            metadata=metadata,
+        )
+
+
+def live(drafts: list[Draft]) -> list[Draft]:
+    """The drafts not dropped yet."""
+    return [d for d in drafts if d.kept]
+
+
+__all__ = ["Draft", "draft_id", "live"]

@@ -1,0 +1,153 @@
+"""Evolution: ``num_evolutions`` rounds per input, each rewriting it one of seven ways.
+
+Each round picks an evolution by the configured weights with a random generator derived from the
+run's seed and the draft's id, so the choice does not depend on the order in which drafts arrive.
+Multicontext and comparative need a context of at least two chunks: for a smaller context they are
+left out and the remaining weights used (recorded as ``evolution_reweighted``); if no evolution is
+left, the round is skipped (recorded as ``evolution_skipped``). One request per input per round.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from synth.data import Context
+from synth.errors import ModelError, OutputParseError
+from synth.generate._call import ask
+from synth.generate._text import context_text
+from synth.generate.config import MULTI_CHUNK_EVOLUTIONS, Evolution, EvolutionConfig
+from synth.generate.draft import Draft, live
+from synth.generate.stats import StageStats, model_error_reason
+from synth.generate.templates import PromptSet, default_prompts
+from synth.llm.base import LLM
+from synth.llm.structured import parse_verdict
+
+LABEL = "evolve"
+
+
+class EvolveReply(BaseModel):
+    """The reply schema: the evolved input."""
+
+    input: str
+
+
+def draft_rng(seed: int | None, draft_id: str, stage: str) -> random.Random:
+    """The random generator for one draft in one stage, derived from the run's seed."""
+    return random.Random(f"{seed}:{stage}:{draft_id}")
+
+
+def applicable_evolutions(config: EvolutionConfig, n_chunks: int) -> dict[Evolution, float]:
+    """The evolutions with positive weight that a context of ``n_chunks`` chunks supports."""
+    return {
+        evolution: weight
+        for evolution, weight in config.evolutions.items()
+        if weight > 0 and (n_chunks >= 2 or evolution not in MULTI_CHUNK_EVOLUTIONS)
+    }
+
+
+def choose_evolution(
+    rng: random.Random, config: EvolutionConfig, n_chunks: int
+) -> Evolution | None:
+    """One evolution drawn by weight among the applicable ones; None when none applies."""
+    options = applicable_evolutions(config, n_chunks)
+    if not options:
+        return None
+    names = list(options)
+    return rng.choices(names, weights=[options[n] for n in names], k=1)[0]
+
+
+def build_prompt(
+    text: str, evolution: Evolution, context: Context | None, prompts: PromptSet | None = None
+) -> str:
+    """The prompt evolving ``text`` by ``evolution``, bounded by ``context``."""
+    prompts = prompts or default_prompts()
+    return prompts.render(
+        "evolve",
+        input=text.strip(),
+        instruction=prompts.instruction(evolution),
+        context=context_text(context),
+    )
+
+
+def check_reply(reply: EvolveReply, raw: str = "") -> str:
+    """The evolved input; OutputParseError when blank."""
+    text = reply.input.strip()
+    if not text:
+        raise OutputParseError("the evolved input is blank", raw=raw or reply.model_dump_json())
+    return text
+
+
+def parse(text: str) -> str:
+    """Parse a reply into the evolved input; OutputParseError (with the raw text) otherwise."""
+    return check_reply(parse_verdict(text, EvolveReply), raw=text)
+
+
+async def _evolve_one(
+    draft: Draft,
+    llm: LLM,
+    config: EvolutionConfig,
+    seed: int | None,
+    prompts: PromptSet | None,
+    stats: StageStats | None,
+) -> None:
+    rng = draft_rng(seed, draft.id, LABEL)
+    n_chunks = len(draft.context.texts) if draft.context is not None else 0
+    if len(applicable_evolutions(config, n_chunks)) < sum(
+        1 for w in config.evolutions.values() if w > 0
+    ):
+        draft.metadata["evolution_reweighted"] = True
+        if stats is not None:
+            stats.note("reweighted")
+    for _round in range(config.num_evolutions):
+        evolution = choose_evolution(rng, config, n_chunks)
+        if evolution is None:
+            draft.metadata["evolution_skipped"] = "no applicable evolution for a one-chunk context"
+            if stats is not None:
+                stats.note("skipped")
+            return
+        prompt = build_prompt(draft.input, evolution, draft.context, prompts)
+        try:
+            evolved = check_reply(await ask(llm, prompt, EvolveReply, LABEL, stats))
+        except ModelError as exc:
+            draft.drop(LABEL, model_error_reason(exc))
+            return
+        draft.revise(LABEL, evolved, evolution=evolution.value)
+        draft.evolutions.append(evolution.value)
+
+
+async def run(
+    drafts: Sequence[Draft],
+    llm: LLM,
+    config: EvolutionConfig,
+    *,
+    seed: int | None,
+    prompts: PromptSet | None = None,
+    stats: StageStats | None = None,
+) -> list[Draft]:
+    """Evolve every live draft ``num_evolutions`` times; returns all drafts, dropped ones marked.
+
+    An evolved input replaces the old one (kept in ``history``) and its name is appended to
+    ``evolutions``; a model failure drops the draft with ``model_error:<kind>``.
+    """
+    todo = live(list(drafts))
+    if config.num_evolutions > 0:
+        await asyncio.gather(*(_evolve_one(d, llm, config, seed, prompts, stats) for d in todo))
+    if stats is not None:
+        stats.tally(todo)
+    return list(drafts)
+
+
+__all__ = [
+    "EvolveReply",
+    "applicable_evolutions",
+    "build_prompt",
+    "check_reply",
+    "choose_evolution",
+    "draft_rng",
+    "parse",
+    "run",
+]

@@ -1,0 +1,115 @@
+"""Expected outputs: grounded answers from the context, for all inputs of one context in one request."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from synth.data import Context
+from synth.errors import ModelError, OutputParseError
+from synth.generate._call import ask
+from synth.generate._text import context_text, numbered
+from synth.generate.config import StylingConfig
+from synth.generate.draft import Draft, live
+from synth.generate.stats import StageStats, model_error_reason
+from synth.generate.templates import PromptSet, default_prompts
+from synth.llm.base import LLM
+from synth.llm.structured import parse_verdict
+
+LABEL = "expected"
+#: inputs answered in one request at most
+MAX_BATCH = 10
+
+
+class _Output(BaseModel):
+    index: int
+    expected_output: str
+
+
+class ExpectedReply(BaseModel):
+    """The reply schema: one answer per input, in order."""
+
+    outputs: list[_Output]
+
+
+def build_prompt(
+    inputs: Sequence[str],
+    context: Context | None,
+    output_format: str | None = None,
+    prompts: PromptSet | None = None,
+) -> str:
+    """The prompt answering ``inputs`` from ``context`` (in ``output_format`` when given)."""
+    fmt = f"\nWrite each answer in this format: {output_format}\n" if output_format else ""
+    return (prompts or default_prompts()).render(
+        "expected",
+        inputs=numbered(list(inputs)),
+        context=context_text(context),
+        count=len(inputs),
+        output_format=fmt,
+    )
+
+
+def check_reply(reply: ExpectedReply, n: int, raw: str = "") -> list[str]:
+    """The ``n`` answers in input order; OutputParseError if one is missing, repeated or blank."""
+    raw = raw or reply.model_dump_json()
+    indices = [o.index for o in reply.outputs]
+    if sorted(indices) != list(range(1, n + 1)):
+        raise OutputParseError(
+            f"the reply answers items {indices}, expected 1..{n} once each", raw=raw
+        )
+    by_index = {o.index: o.expected_output.strip() for o in reply.outputs}
+    if any(not by_index[i] for i in range(1, n + 1)):
+        raise OutputParseError("the reply holds a blank answer", raw=raw)
+    return [by_index[i] for i in range(1, n + 1)]
+
+
+def parse(text: str, n: int) -> list[str]:
+    """Parse a reply for ``n`` inputs; OutputParseError (with the raw text) otherwise."""
+    return check_reply(parse_verdict(text, ExpectedReply), n, raw=text)
+
+
+async def _answer_group(
+    drafts: list[Draft],
+    llm: LLM,
+    output_format: str | None,
+    prompts: PromptSet | None,
+    stats: StageStats | None,
+) -> None:
+    prompt = build_prompt([d.input for d in drafts], drafts[0].context, output_format, prompts)
+    try:
+        answers = check_reply(await ask(llm, prompt, ExpectedReply, LABEL, stats), len(drafts))
+    except ModelError as exc:
+        for draft in drafts:
+            draft.drop(LABEL, model_error_reason(exc))
+        return
+    for draft, answer in zip(drafts, answers, strict=True):
+        draft.expected_output = answer
+
+
+async def run(
+    drafts: Sequence[Draft],
+    llm: LLM,
+    *,
+    styling: StylingConfig | None = None,
+    prompts: PromptSet | None = None,
+    stats: StageStats | None = None,
+) -> list[Draft]:
+    """Answer every live draft, one request per context; returns all drafts, dropped ones marked.
+
+    A model failure drops the drafts of that request with ``model_error:<kind>``.
+    """
+    todo = live(list(drafts))
+    output_format = styling.expected_output_format if styling is not None else None
+    groups: dict[str | None, list[Draft]] = {}
+    for draft in todo:
+        groups.setdefault(draft.context.id if draft.context else None, []).append(draft)
+    batches = [g[i : i + MAX_BATCH] for g in groups.values() for i in range(0, len(g), MAX_BATCH)]
+    await asyncio.gather(*(_answer_group(b, llm, output_format, prompts, stats) for b in batches))
+    if stats is not None:
+        stats.tally(todo)
+    return list(drafts)
+
+
+__all__ = ["ExpectedReply", "build_prompt", "check_reply", "parse", "run"]

@@ -1,0 +1,235 @@
+"""The input filter: a critic scores inputs for self-containment and a clear objective.
+
+All live inputs of one context are scored in one request. Those below
+``synthetic_input_quality_threshold`` are rewritten with the critic's feedback (one request for all
+of them) and scored again (one request), up to ``max_quality_retries`` rounds. Each draft keeps its
+best-scoring version with that version's own score; one that never reaches the threshold is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+
+from synth.data import Context
+from synth.errors import ModelError, OutputParseError
+from synth.generate._call import ask
+from synth.generate._text import context_text, numbered
+from synth.generate.config import FiltrationConfig
+from synth.generate.draft import Draft, live
+from synth.generate.stats import StageStats, model_error_reason
+from synth.generate.templates import PromptSet, default_prompts
+from synth.llm.base import LLM
+from synth.llm.structured import parse_verdict
+
+LABEL = "filter"
+REWRITE_LABEL = "filter_rewrite"
+BELOW_THRESHOLD = "below_input_quality_threshold"
+#: inputs scored in one request at most (a context has max_goldens_per_context of them)
+MAX_BATCH = 10
+
+
+class InputScore(BaseModel):
+    """The critic's verdict on one input."""
+
+    score: float = Field(ge=0.0, le=1.0)
+    feedback: str = ""
+
+
+class _ScoreItem(InputScore):
+    index: int
+
+
+class FilterReply(BaseModel):
+    """The scoring reply schema: one entry per input, in order."""
+
+    scores: list[_ScoreItem]
+
+
+class _RewriteItem(BaseModel):
+    index: int
+    input: str
+
+
+class RewriteReply(BaseModel):
+    """The rewrite reply schema: one entry per input, in order."""
+
+    inputs: list[_RewriteItem]
+
+
+def _check_indices(indices: list[int], n: int, what: str, raw: str) -> None:
+    if sorted(indices) != list(range(1, n + 1)):
+        raise OutputParseError(f"{what} covers items {indices}, expected 1..{n} once each", raw=raw)
+
+
+def build_prompt(
+    inputs: Sequence[str], context: Context | None, prompts: PromptSet | None = None
+) -> str:
+    """The scoring prompt for the inputs of one context."""
+    return (prompts or default_prompts()).render(
+        "filter", inputs=numbered(list(inputs)), context=context_text(context), count=len(inputs)
+    )
+
+
+def check_reply(reply: FilterReply, n: int, raw: str = "") -> list[InputScore]:
+    """The ``n`` scores in input order; OutputParseError if an index is missing or repeated."""
+    _check_indices(
+        [s.index for s in reply.scores], n, "the filter reply", raw or reply.model_dump_json()
+    )
+    by_index = {s.index: s for s in reply.scores}
+    return [
+        InputScore(score=by_index[i].score, feedback=by_index[i].feedback) for i in range(1, n + 1)
+    ]
+
+
+def parse(text: str, n: int) -> list[InputScore]:
+    """Parse a scoring reply for ``n`` inputs; OutputParseError (with the raw text) otherwise."""
+    return check_reply(parse_verdict(text, FilterReply), n, raw=text)
+
+
+def build_rewrite_prompt(
+    items: Sequence[tuple[str, str]], context: Context | None, prompts: PromptSet | None = None
+) -> str:
+    """The rewrite prompt for ``(input, feedback)`` pairs of one context."""
+    blocks = [
+        f"Input: {text.strip()}\nFeedback: {feedback.strip() or '(none)'}"
+        for text, feedback in items
+    ]
+    return (prompts or default_prompts()).render(
+        "rewrite", items=numbered(blocks), context=context_text(context), count=len(items)
+    )
+
+
+def check_rewrite_reply(reply: RewriteReply, n: int, raw: str = "") -> list[str]:
+    """The ``n`` rewritten inputs in order; OutputParseError if one is missing, repeated or blank."""
+    raw = raw or reply.model_dump_json()
+    _check_indices([r.index for r in reply.inputs], n, "the rewrite reply", raw)
+    by_index = {r.index: r.input.strip() for r in reply.inputs}
+    if any(not by_index[i] for i in range(1, n + 1)):
+        raise OutputParseError("the rewrite reply holds a blank input", raw=raw)
+    return [by_index[i] for i in range(1, n + 1)]
+
+
+def parse_rewrite(text: str, n: int) -> list[str]:
+    """Parse a rewrite reply for ``n`` inputs; OutputParseError (with the raw text) otherwise."""
+    return check_rewrite_reply(parse_verdict(text, RewriteReply), n, raw=text)
+
+
+@dataclass
+class _Best:
+    input: str
+    score: float
+    feedback: str
+
+
+async def _filter_group(
+    drafts: list[Draft],
+    llm: LLM,
+    config: FiltrationConfig,
+    prompts: PromptSet | None,
+    stats: StageStats | None,
+) -> None:
+    context = drafts[0].context
+    threshold = config.synthetic_input_quality_threshold
+    try:
+        reply = await ask(
+            llm,
+            build_prompt([d.input for d in drafts], context, prompts),
+            FilterReply,
+            LABEL,
+            stats,
+        )
+        scores = check_reply(reply, len(drafts))
+    except ModelError as exc:
+        for draft in drafts:
+            draft.drop(LABEL, model_error_reason(exc))
+        return
+    best = {d.id: _Best(d.input, s.score, s.feedback) for d, s in zip(drafts, scores, strict=True)}
+    current = {d.id: (d.input, s) for d, s in zip(drafts, scores, strict=True)}
+    failure: str | None = None
+    for attempt in range(1, config.max_quality_retries + 1):
+        failing = [d for d in drafts if current[d.id][1].score < threshold]
+        if not failing:
+            break
+        try:
+            prompt = build_rewrite_prompt(
+                [(current[d.id][0], current[d.id][1].feedback) for d in failing], context, prompts
+            )
+            rewritten = check_rewrite_reply(
+                await ask(llm, prompt, RewriteReply, REWRITE_LABEL, stats), len(failing)
+            )
+            rescored = check_reply(
+                await ask(
+                    llm, build_prompt(rewritten, context, prompts), FilterReply, LABEL, stats
+                ),
+                len(failing),
+            )
+        except ModelError as exc:
+            failure = model_error_reason(exc)
+            break
+        for draft, text, score in zip(failing, rewritten, rescored, strict=True):
+            draft.history.append(
+                {
+                    "stage": LABEL,
+                    "input": current[draft.id][0],
+                    "score": current[draft.id][1].score,
+                    "feedback": current[draft.id][1].feedback,
+                    "attempt": attempt,
+                }
+            )
+            current[draft.id] = (text, score)
+            if stats is not None:
+                stats.note("rewritten")
+            if score.score > best[draft.id].score:
+                best[draft.id] = _Best(text, score.score, score.feedback)
+    for draft in drafts:
+        chosen = best[draft.id]
+        if chosen.input != draft.input:
+            draft.input = chosen.input
+        draft.input_quality = chosen.score
+        draft.feedback = chosen.feedback or None
+        if chosen.score < threshold:
+            draft.drop(LABEL, failure or BELOW_THRESHOLD)
+
+
+async def run(
+    drafts: Sequence[Draft],
+    llm: LLM,
+    config: FiltrationConfig,
+    *,
+    prompts: PromptSet | None = None,
+    stats: StageStats | None = None,
+) -> list[Draft]:
+    """Score, rewrite and keep-or-drop the live drafts; returns all drafts, dropped ones marked.
+
+    Drafts are batched by context (one scoring request per context per round). ``history`` keeps the
+    versions tried; ``input_quality`` is the kept version's own score; drop reasons are
+    ``below_input_quality_threshold`` or ``model_error:<kind>``.
+    """
+    todo = live(list(drafts))
+    groups: dict[str | None, list[Draft]] = {}
+    for draft in todo:
+        groups.setdefault(draft.context.id if draft.context else None, []).append(draft)
+    batches = [g[i : i + MAX_BATCH] for g in groups.values() for i in range(0, len(g), MAX_BATCH)]
+    await asyncio.gather(*(_filter_group(b, llm, config, prompts, stats) for b in batches))
+    if stats is not None:
+        stats.tally(todo)
+    return list(drafts)
+
+
+__all__ = [
+    "BELOW_THRESHOLD",
+    "FilterReply",
+    "InputScore",
+    "RewriteReply",
+    "build_prompt",
+    "build_rewrite_prompt",
+    "check_reply",
+    "check_rewrite_reply",
+    "parse",
+    "parse_rewrite",
+    "run",
+]

@@ -1,0 +1,196 @@
+"""Input generation: all inputs of one context in one request (or from scratch, or from examples).
+
+Every input must be answerable from its context alone; from scratch there is no context and the
+styling's scenario, task and input format describe what to write; from goldens the given inputs are
+style examples (and the context, when given, still bounds the content).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from synth.data import Context
+from synth.errors import ModelError, OutputParseError
+from synth.generate._call import ask
+from synth.generate._text import context_text, numbered, styling_block
+from synth.generate.config import GenerationConfig, StylingConfig
+from synth.generate.draft import Draft, draft_id
+from synth.generate.stats import StageStats, model_error_reason
+from synth.generate.templates import PromptSet, default_prompts
+from synth.llm.base import LLM
+from synth.llm.structured import parse_verdict
+
+LABEL = "inputs"
+NO_INPUTS = "no_inputs"
+
+
+class InputsReply(BaseModel):
+    """The reply schema: the new inputs."""
+
+    inputs: list[str]
+
+
+def _styling(styling: StylingConfig | None) -> str:
+    if styling is None:
+        return ""
+    return styling_block(styling.scenario, styling.task, styling.input_format)
+
+
+def build_prompt(
+    context: Context,
+    n: int,
+    *,
+    styling: StylingConfig | None = None,
+    prompts: PromptSet | None = None,
+) -> str:
+    """The prompt asking for ``n`` inputs answerable from ``context``."""
+    return (prompts or default_prompts()).render(
+        "inputs", context=context_text(context), count=n, styling=_styling(styling)
+    )
+
+
+def build_scratch_prompt(n: int, styling: StylingConfig, prompts: PromptSet | None = None) -> str:
+    """The prompt asking for ``n`` inputs from scenario, task and input format alone."""
+    styling.require_scratch()
+    return (prompts or default_prompts()).render(
+        "inputs_from_scratch",
+        scenario=styling.scenario,
+        task=styling.task,
+        input_format=styling.input_format,
+        count=n,
+    )
+
+
+def build_examples_prompt(
+    examples: Sequence[str],
+    n: int,
+    *,
+    context: Context | None = None,
+    styling: StylingConfig | None = None,
+    prompts: PromptSet | None = None,
+) -> str:
+    """The prompt asking for ``n`` new inputs in the style of ``examples``."""
+    return (prompts or default_prompts()).render(
+        "inputs_from_goldens",
+        examples=numbered(list(examples), "Example"),
+        context=context_text(context),
+        count=n,
+        styling=_styling(styling),
+    )
+
+
+def check_reply(reply: InputsReply, n: int, raw: str = "") -> list[str]:
+    """At most ``n`` distinct non-blank inputs; OutputParseError when there is none."""
+    out: list[str] = []
+    for text in reply.inputs:
+        text = text.strip()
+        if text and text not in out:
+            out.append(text)
+    if not out:
+        raise OutputParseError("the reply holds no input", raw=raw or reply.model_dump_json())
+    return out[:n]
+
+
+def parse(text: str, n: int) -> list[str]:
+    """Parse a reply into at most ``n`` inputs; OutputParseError (with the raw text) otherwise."""
+    return check_reply(parse_verdict(text, InputsReply), n, raw=text)
+
+
+async def _generate(
+    prompt: str,
+    n: int,
+    llm: LLM,
+    key: str,
+    context: Context | None,
+    stats: StageStats | None,
+) -> list[Draft]:
+    if stats is not None:
+        stats.items_in += 1
+    try:
+        reply = await ask(llm, prompt, InputsReply, LABEL, stats)
+        texts = check_reply(reply, n)
+    except ModelError as exc:
+        reason = model_error_reason(exc)
+        if stats is not None:
+            stats.drop(reason)
+        failed = Draft(id=draft_id(key, "failed"), input="", context=context)
+        failed.drop(LABEL, reason)
+        return [failed]
+    if stats is not None:
+        stats.items_out += len(texts)
+        if len(texts) < n:
+            stats.note("fewer_than_asked", n - len(texts))
+    return [Draft(id=draft_id(key, i), input=t, context=context) for i, t in enumerate(texts)]
+
+
+async def run(
+    context: Context,
+    llm: LLM,
+    config: GenerationConfig,
+    *,
+    styling: StylingConfig | None = None,
+    key: str | None = None,
+    prompts: PromptSet | None = None,
+    stats: StageStats | None = None,
+) -> list[Draft]:
+    """Up to ``max_goldens_per_context`` drafts for one context, from one request.
+
+    Draft ids derive from ``key`` (default: the context id; pass something unique when the same
+    context may be used twice in a run).
+
+    On a model failure it returns a single dropped draft (empty input, the context, the reason), so
+    the failure lands in the rejects like any other drop. ``stats``: items in = contexts, items out =
+    inputs made, dropped = contexts that gave none, by reason.
+    """
+    prompt = build_prompt(context, config.max_goldens_per_context, styling=styling, prompts=prompts)
+    n = config.max_goldens_per_context
+    return await _generate(prompt, n, llm, key or context.id, context, stats)
+
+
+async def run_from_scratch(
+    n: int,
+    llm: LLM,
+    styling: StylingConfig,
+    *,
+    key: str = "scratch",
+    prompts: PromptSet | None = None,
+    stats: StageStats | None = None,
+) -> list[Draft]:
+    """Up to ``n`` context-free drafts from one request; ``key`` makes their ids (e.g. a batch number).
+
+    Raises ConfigError unless ``styling`` has scenario, task and input_format.
+    """
+    prompt = build_scratch_prompt(n, styling, prompts)
+    return await _generate(prompt, n, llm, f"scratch:{key}", None, stats)
+
+
+async def run_from_examples(
+    examples: Sequence[str],
+    n: int,
+    llm: LLM,
+    *,
+    context: Context | None = None,
+    styling: StylingConfig | None = None,
+    key: str = "examples",
+    prompts: PromptSet | None = None,
+    stats: StageStats | None = None,
+) -> list[Draft]:
+    """Up to ``n`` drafts written like ``examples`` (and answerable from ``context`` when given)."""
+    prompt = build_examples_prompt(examples, n, context=context, styling=styling, prompts=prompts)
+    base = context.id if context is not None else "none"
+    return await _generate(prompt, n, llm, f"examples:{key}:{base}", context, stats)
+
+
+__all__ = [
+    "InputsReply",
+    "build_examples_prompt",
+    "build_prompt",
+    "build_scratch_prompt",
+    "check_reply",
+    "parse",
+    "run",
+    "run_from_examples",
+    "run_from_scratch",
+]

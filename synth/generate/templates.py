@@ -1,0 +1,136 @@
+"""The prompt templates: versioned files under ``prompts/``, overridable per stage.
+
+Templates use ``string.Template`` syntax (``$name``), so JSON examples need no escaping; a literal
+dollar sign is ``$$``. Evolution instructions live in ``prompts/evolutions.toml`` and are overridden
+as ``"evolution.<name>"`` (plain text, no variables). The version hash covers every template text,
+so a golden records exactly which prompts produced it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from string import Template
+
+from synth.errors import ConfigError
+from synth.generate.config import Evolution
+
+
+@dataclass(frozen=True)
+class _Slot:
+    required: frozenset[str]
+    optional: frozenset[str] = frozenset()
+
+
+#: every template and the variables it must use (required) or may use (optional)
+SLOTS: dict[str, _Slot] = {
+    "context_critic": _Slot(frozenset({"chunks"}), frozenset({"count"})),
+    "inputs": _Slot(frozenset({"context", "count"}), frozenset({"styling"})),
+    "inputs_from_scratch": _Slot(frozenset({"scenario", "task", "input_format", "count"})),
+    "inputs_from_goldens": _Slot(
+        frozenset({"examples", "count"}), frozenset({"context", "styling"})
+    ),
+    "filter": _Slot(frozenset({"inputs"}), frozenset({"context", "count"})),
+    "rewrite": _Slot(frozenset({"items"}), frozenset({"context", "count"})),
+    "evolve": _Slot(frozenset({"input", "instruction"}), frozenset({"context"})),
+    "style": _Slot(frozenset({"input", "styling"}), frozenset({"context"})),
+    "expected": _Slot(frozenset({"inputs"}), frozenset({"context", "count", "output_format"})),
+}
+for _evolution in Evolution:
+    SLOTS[f"evolution.{_evolution.value}"] = _Slot(frozenset())
+
+
+@cache
+def _default_texts() -> dict[str, str]:
+    folder = resources.files("synth.generate") / "prompts"
+    texts = {}
+    for name in SLOTS:
+        if not name.startswith("evolution."):
+            texts[name] = (folder / f"{name}.txt").read_text(encoding="utf-8")
+    instructions = tomllib.loads((folder / "evolutions.toml").read_text(encoding="utf-8"))
+    for evolution in Evolution:
+        texts[f"evolution.{evolution.value}"] = instructions[evolution.value]
+    return texts
+
+
+def check_template(name: str, text: str) -> Template:
+    """Return ``text`` as a Template for stage ``name``; ConfigError if it cannot render there."""
+    if name not in SLOTS:
+        raise ConfigError(f"unknown prompt {name!r}; known: {', '.join(sorted(SLOTS))}")
+    if not isinstance(text, str) or not text.strip():
+        raise ConfigError(f"prompt {name!r} must be a non-empty string")
+    template = Template(text)
+    if not template.is_valid():
+        raise ConfigError(f"prompt {name!r} has an invalid placeholder (write a literal $ as $$)")
+    slot = SLOTS[name]
+    used = set(template.get_identifiers())
+    unknown = used - slot.required - slot.optional
+    if unknown:
+        allowed = sorted(slot.required | slot.optional) or ["none"]
+        raise ConfigError(
+            f"prompt {name!r} uses unknown variable(s) {', '.join(sorted(unknown))}; "
+            f"allowed: {', '.join(allowed)}"
+        )
+    missing = slot.required - used
+    if missing:
+        raise ConfigError(f"prompt {name!r} must use ${', $'.join(sorted(missing))}")
+    return template
+
+
+class PromptSet:
+    """The templates for one run: the packaged defaults with any per-stage overrides.
+
+    ``PromptSet({"filter": "...$inputs..."})`` checks each override's variables at once;
+    ``render(name, **values)`` fills one in; ``version`` is a short hash over all texts.
+    """
+
+    def __init__(self, overrides: Mapping[str, str] | None = None) -> None:
+        texts = dict(_default_texts())
+        for name, text in (overrides or {}).items():
+            check_template(name, text)
+            texts[name] = text
+        self._texts = texts
+        self._templates = {name: Template(text) for name, text in texts.items()}
+        self.overridden = frozenset(overrides or {})
+        digest = hashlib.sha256()
+        for name in sorted(texts):
+            digest.update(name.encode("utf-8") + b"\0" + texts[name].encode("utf-8") + b"\0")
+        self.version = digest.hexdigest()[:12]
+
+    def text(self, name: str) -> str:
+        """The raw template text for ``name``."""
+        try:
+            return self._texts[name]
+        except KeyError:
+            raise ConfigError(f"unknown prompt {name!r}") from None
+
+    def render(self, name: str, **values: object) -> str:
+        """Fill in template ``name``; every variable it uses must be given."""
+        template = self._templates.get(name)
+        if template is None:
+            raise ConfigError(f"unknown prompt {name!r}")
+        return template.substitute({k: str(v) for k, v in values.items()})
+
+    def instruction(self, evolution: Evolution) -> str:
+        """The instruction text for one evolution."""
+        return self._texts[f"evolution.{Evolution(evolution).value}"].strip()
+
+    def __repr__(self) -> str:
+        return f"PromptSet(version={self.version!r}, overridden={sorted(self.overridden)})"
+
+
+def default_prompts() -> PromptSet:
+    """The packaged templates, without overrides."""
+    return _default_set()
+
+
+@cache
+def _default_set() -> PromptSet:
+    return PromptSet()
+
+
+__all__ = ["SLOTS", "PromptSet", "check_template", "default_prompts"]

@@ -1,0 +1,179 @@
+"""Cut documents into token-bounded chunks with stable ids.
+
+Splitting is langchain-text-splitters' recursive splitter (paragraphs, then lines, then words, then
+characters) measuring length in tokens of our tiktoken encoding, so chunks end at natural breaks.
+No chunk is longer than ``chunk_size`` tokens. Each chunk knows its character span in the document
+(``metadata["start"]``/``["end"]``) and, for PDFs, the pages it covers.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import tiktoken
+from langchain_text_splitters import RecursiveCharacterTextSplitter
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from synth._tokens import DEFAULT_ENCODING, encode, get_encoding
+from synth.data import Chunk, Document
+from synth.errors import ConfigError
+from synth.ingest._ids import chunk_id
+
+logger = logging.getLogger("synth.ingest")
+
+# Bump when the splitting algorithm changes, so chunk ids made by the old one are not reused.
+SPLITTER_VERSION = 1
+
+
+class ChunkingConfig(BaseModel):
+    """How documents are cut: sizes in tokens of ``encoding``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    chunk_size: int = Field(default=1024, ge=1, description="most tokens in one chunk")
+    chunk_overlap: int = Field(default=0, ge=0, description="tokens shared by consecutive chunks")
+    encoding: str = Field(default=DEFAULT_ENCODING, description="tiktoken encoding name")
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_encoding(cls, value: str) -> str:
+        if value not in tiktoken.list_encoding_names():
+            known = ", ".join(sorted(tiktoken.list_encoding_names()))
+            raise ValueError(f"unknown tiktoken encoding {value!r}; known: {known}")
+        return value
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkingConfig:
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError(
+                f"chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size "
+                f"({self.chunk_size})"
+            )
+        return self
+
+    def key(self) -> str:
+        """A short name for these parameters, usable in file and collection names."""
+        return f"{self.encoding}-s{self.chunk_size}-o{self.chunk_overlap}-v{SPLITTER_VERSION}"
+
+
+def make_chunking_config(config: ChunkingConfig | None = None, **overrides: Any) -> ChunkingConfig:
+    """``config`` (or the defaults) with ``overrides`` applied; ConfigError when invalid."""
+    base = config.model_dump() if config is not None else {}
+    try:
+        return ChunkingConfig.model_validate({**base, **overrides})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'config'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ConfigError(f"invalid chunking config: {problems}") from exc
+
+
+def chunk_documents(
+    documents: Iterable[Document], config: ChunkingConfig | None = None, **overrides: Any
+) -> list[Chunk]:
+    """All chunks of ``documents``, in order; ``overrides`` (e.g. ``chunk_size=512``) beat ``config``."""
+    return list(iter_chunks(documents, config, **overrides))
+
+
+def iter_chunks(
+    documents: Iterable[Document], config: ChunkingConfig | None = None, **overrides: Any
+) -> Iterator[Chunk]:
+    """The streaming form of ``chunk_documents``: one document is split at a time."""
+    cfg = make_chunking_config(config, **overrides)
+    get_encoding(cfg.encoding)  # fail (or notice the offline fallback) before the first document
+    splitter = RecursiveCharacterTextSplitter(
+        chunk_size=cfg.chunk_size,
+        chunk_overlap=cfg.chunk_overlap,
+        length_function=lambda text: len(encode(text, cfg.encoding)),
+        keep_separator="start",
+        strip_whitespace=True,
+    )
+    documents_in = chunks_out = 0
+    empty = 0
+    for document in documents:
+        documents_in += 1
+        produced = 0
+        for chunk in _chunk_document(document, cfg, splitter):
+            produced += 1
+            yield chunk
+        chunks_out += produced
+        empty += produced == 0
+    logger.info(
+        "chunked %d documents into %d chunks (%d documents had no text)",
+        documents_in,
+        chunks_out,
+        empty,
+    )
+
+
+def _chunk_document(
+    document: Document, cfg: ChunkingConfig, splitter: RecursiveCharacterTextSplitter
+) -> Iterator[Chunk]:
+    params = cfg.key()
+    page_starts = [page.start for page in document.pages]
+    texts = [
+        piece for text in splitter.split_text(document.text) for piece in _within_limit(text, cfg)
+    ]
+    search_from = 0
+    for index, text in enumerate(texts):
+        start = document.text.find(text, search_from)
+        if start < 0:  # not expected: the splitter returns substrings in order
+            start = document.text.find(text)
+        end = start + len(text) if start >= 0 else -1
+        if start >= 0:
+            search_from = end if cfg.chunk_overlap == 0 else start + 1
+        page_start = page_end = None
+        if page_starts and start >= 0:
+            page_start = document.pages[bisect.bisect_right(page_starts, start) - 1].number
+            page_end = document.pages[bisect.bisect_right(page_starts, end - 1) - 1].number
+        yield Chunk(
+            id=chunk_id(document.id, params, index),
+            document_id=document.id,
+            source=document.path,
+            index=index,
+            text=text,
+            token_count=len(encode(text, cfg.encoding)),
+            page_start=page_start,
+            page_end=page_end,
+            metadata={"start": start, "end": end},
+        )
+
+
+def _within_limit(text: str, cfg: ChunkingConfig) -> list[str]:
+    """``text`` as is when it fits ``chunk_size`` tokens, else cut at token boundaries.
+
+    The splitter adds up the token counts of the pieces it joins, and a joined text can tokenize
+    to a few more tokens than its pieces did; this keeps the limit exact. Cuts fall between
+    characters, so every piece is still a substring of the document.
+    """
+    tokens = encode(text, cfg.encoding)
+    if len(tokens) <= cfg.chunk_size:
+        return [text]
+    _, offsets = get_encoding(cfg.encoding).decode_with_offsets(tokens)
+    offsets.append(len(text))
+    pieces = []
+    begin = 0
+    while begin < len(tokens):
+        stop = min(begin + cfg.chunk_size, len(tokens))
+        piece = text[offsets[begin] : offsets[stop]]
+        while stop > begin + 1 and len(encode(piece, cfg.encoding)) > cfg.chunk_size:
+            stop -= 1
+            piece = text[offsets[begin] : offsets[stop]]
+        pieces.append(piece.strip())
+        if stop == len(tokens):
+            break
+        begin = max(begin + 1, stop - cfg.chunk_overlap)
+    return [piece for piece in pieces if piece]
+
+
+__all__ = [
+    "SPLITTER_VERSION",
+    "ChunkingConfig",
+    "chunk_documents",
+    "iter_chunks",
+    "make_chunking_config",
+]

@@ -1,0 +1,183 @@
+"""Load documents from files and folders: one status per file met, the readable ones as Documents.
+
+``iter_load`` streams one ``LoadedFile`` per file, so a large corpus never sits in memory at once;
+``load_documents`` collects them into a ``LoadReport``. A file that cannot be read becomes an
+``"error"`` with a one-line reason and the others go on; hidden files and unsupported types are
+``"skipped"`` and listed, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+from synth.data import Document
+from synth.errors import ConfigError, IngestError
+from synth.ingest._ids import document_id
+from synth.ingest._util import one_line
+from synth.ingest._walk import Candidate, walk
+from synth.ingest.registry import Loader, resolve_loaders
+from synth.ingest.report import FileStatus, LoadedFile, LoadReport
+
+logger = logging.getLogger("synth.ingest")
+
+PathsArg = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
+
+
+def load_documents(
+    paths: PathsArg,
+    *,
+    loaders: Mapping[str, Loader] | None = None,
+    password: str | None = None,
+) -> LoadReport:
+    """Read every supported file under ``paths`` (files or folders, walked recursively).
+
+    ``loaders`` maps extra suffixes to loaders for this call only (see ``register_loader``);
+    ``password`` opens encrypted PDFs. Never raises for a bad file: see ``LoadReport.files``.
+    """
+    report = LoadReport()
+    for status, document in iter_load(paths, loaders=loaders, password=password):
+        report.files.append(status)
+        if document is not None:
+            report.documents.append(document)
+    logger.info("loaded %s", report.summary())
+    return report
+
+
+def iter_load(
+    paths: PathsArg,
+    *,
+    loaders: Mapping[str, Loader] | None = None,
+    password: str | None = None,
+) -> Iterator[LoadedFile]:
+    """One ``LoadedFile`` per file met, in walk order; the streaming form of ``load_documents``."""
+    table = resolve_loaders(loaders, password)
+    seen_files: dict[Path, str] = {}
+    seen_names: set[str] = set()
+    for candidate in walk(_as_path_list(paths)):
+        if candidate.status is not None:
+            yield _status_only(candidate, candidate.status, candidate.reason)
+            continue
+        suffix, loader = _find_loader(candidate.file.name, table)
+        if loader is None:
+            reason = f"unsupported type {suffix}" if suffix else "unsupported type (no extension)"
+            yield _status_only(candidate, "skipped", reason)
+            continue
+        real = candidate.file.resolve()
+        if real in seen_files:
+            yield _status_only(candidate, "skipped", f"already loaded as {seen_files[real]}")
+            continue
+        display = _unique_name(candidate, seen_names)
+        seen_files[real] = display
+        yield _load_one(candidate.file, display, suffix, loader)
+
+
+def _load_one(file: Path, display: str, suffix: str, loader: Loader) -> LoadedFile:
+    base = FileStatus(path=display, status="error", suffix=suffix, file=os.path.abspath(file))
+    try:
+        output = loader(file)
+    except IngestError as exc:
+        return _failed(base, str(exc))
+    except OSError as exc:
+        return _failed(base, f"cannot read file: {exc.strerror or one_line(exc)}")
+    except ValueError as exc:  # ConfigError is a ValueError too, but a user loader may raise it
+        return _failed(base, one_line(exc))
+    document = _as_document(output, suffix)
+    if not document.text.strip():
+        return _failed(base, "no text")
+    metadata = {**document.metadata, "suffix": suffix, "size_bytes": file.stat().st_size}
+    document = document.model_copy(
+        update={
+            "id": document_id(display, document.text),
+            "path": display,
+            "metadata": metadata,
+        }
+    )
+    status = base.model_copy(
+        update={
+            "status": "ok",
+            "reason": _note(metadata),
+            "document_id": document.id,
+            "pages": len(document.pages) or None,
+            "chars": len(document.text),
+            "warnings": int(metadata.get("warnings", 0)),
+        }
+    )
+    return LoadedFile(status, document)
+
+
+def _as_document(output: object, suffix: str) -> Document:
+    if isinstance(output, Document):
+        return output
+    if isinstance(output, str):
+        return Document(id="", path="", text=output)
+    raise ConfigError(
+        f"the loader for {suffix} returned {type(output).__name__}; expected str or Document"
+    )
+
+
+def _note(metadata: Mapping[str, object]) -> str:
+    """A one-line remark on a file that loaded but not completely."""
+    notes = []
+    empty = metadata.get("pages_without_text")
+    if empty:
+        notes.append(f"{empty} of {metadata.get('page_count')} pages have no text")
+    failed = metadata.get("pages_failed")
+    if failed:
+        notes.append(f"text extraction failed on {failed} pages")
+    return "; ".join(notes)
+
+
+def _failed(base: FileStatus, reason: str) -> LoadedFile:
+    reason = " ".join(reason.split()) or "unreadable"
+    logger.debug("cannot load %s: %s", base.path, reason)
+    return LoadedFile(base.model_copy(update={"reason": reason}), None)
+
+
+def _status_only(candidate: Candidate, status: str, reason: str) -> LoadedFile:
+    suffix = "" if candidate.is_folder else candidate.file.suffix.lower()
+    file_status = FileStatus(
+        path=candidate.display,
+        status=status,  # type: ignore[arg-type]
+        reason=reason,
+        suffix=suffix,
+        file=os.path.abspath(candidate.file),
+    )
+    return LoadedFile(file_status, None)
+
+
+def _find_loader(name: str, table: Mapping[str, Loader]) -> tuple[str, Loader | None]:
+    """The longest registered suffix the name ends with (so ``.tar.gz`` can beat ``.gz``)."""
+    lowered = name.lower()
+    matches = [
+        suffix for suffix in table if lowered.endswith(suffix) and len(lowered) > len(suffix)
+    ]
+    if not matches:
+        return Path(lowered).suffix, None
+    best = max(matches, key=len)
+    return best, table[best]
+
+
+def _unique_name(candidate: Candidate, seen: set[str]) -> str:
+    """The display path, made unique within this run when two files would share it."""
+    for name in (candidate.display, candidate.fallback):
+        if name not in seen:
+            seen.add(name)
+            return name
+    number = 2
+    while f"{candidate.fallback} ({number})" in seen:
+        number += 1
+    name = f"{candidate.fallback} ({number})"
+    seen.add(name)
+    return name
+
+
+def _as_path_list(paths: PathsArg) -> list[str | os.PathLike[str]]:
+    if isinstance(paths, str | os.PathLike):
+        return [paths]
+    return list(paths)
+
+
+__all__ = ["iter_load", "load_documents"]

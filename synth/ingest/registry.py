@@ -1,0 +1,87 @@
+"""Which reader handles which file suffix; users can add their own.
+
+A loader is any callable taking a ``pathlib.Path`` and returning the file's text (``str``) or a
+``Document`` (its ``text``, ``pages`` and ``metadata`` are kept; ``id`` and ``path`` are set by
+``load_documents``). To report a file as unreadable it raises ``IngestError`` (``OSError`` and
+``ValueError`` are reported too); anything else is a bug and propagates.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from synth.data import Document
+from synth.errors import ConfigError
+from synth.ingest.docx import read_docx
+from synth.ingest.pdf import read_pdf
+from synth.ingest.text import read_text
+
+Loader = Callable[[Path], "Document | str"]
+
+_BUILTIN: dict[str, Loader] = {
+    ".txt": read_text,
+    ".md": read_text,
+    ".markdown": read_text,
+    ".docx": read_docx,
+    ".pdf": read_pdf,
+}
+_registry: dict[str, Loader] = dict(_BUILTIN)
+
+
+def register_loader(suffix: str, loader: Loader) -> None:
+    """Use ``loader`` for files ending in ``suffix`` (e.g. ``".html"``), replacing any previous one."""
+    if not callable(loader):
+        raise ConfigError(f"loader for {suffix!r} must be callable, got {type(loader).__name__}")
+    _registry[normalize_suffix(suffix)] = loader
+
+
+def unregister_loader(suffix: str) -> None:
+    """Stop handling ``suffix``; a built-in suffix goes back to its built-in reader."""
+    key = normalize_suffix(suffix)
+    if key in _BUILTIN:
+        _registry[key] = _BUILTIN[key]
+    else:
+        _registry.pop(key, None)
+
+
+def registered_loaders() -> dict[str, Loader]:
+    """A copy of the suffix -> loader table used when ``load_documents`` is given no ``loaders``."""
+    return dict(_registry)
+
+
+def normalize_suffix(suffix: str) -> str:
+    """``"PDF"``, ``".pdf"`` and ``"*.pdf"`` all become ``".pdf"``."""
+    text = suffix.strip().lstrip("*").lower()
+    if not text.startswith("."):
+        text = "." + text
+    if text == "." or any(c in text for c in "/\\ "):
+        raise ConfigError(f"invalid file suffix {suffix!r}; expected something like '.html'")
+    return text
+
+
+def resolve_loaders(
+    loaders: Mapping[str, Loader] | None, password: str | None
+) -> dict[str, Loader]:
+    """The registry with ``loaders`` laid over it, and the PDF password bound to the PDF reader."""
+    table = registered_loaders()
+    for suffix, loader in (loaders or {}).items():
+        if not callable(loader):
+            raise ConfigError(f"loader for {suffix!r} must be callable")
+        table[normalize_suffix(suffix)] = loader
+    if password is not None:
+        for suffix, loader in table.items():
+            if loader is read_pdf:
+                table[suffix] = functools.partial(read_pdf, password=password)
+    return table
+
+
+__all__ = [
+    "Loader",
+    "normalize_suffix",
+    "register_loader",
+    "registered_loaders",
+    "resolve_loaders",
+    "unregister_loader",
+]

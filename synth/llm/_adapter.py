@@ -1,0 +1,128 @@
+"""What the provider adapters share: SDK calls off the event loop, argument checks, identity."""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from synth.errors import ConfigError
+from synth.llm._redact import redact_options, redact_url
+from synth.llm.base import LLM
+
+STRUCTURED_MODES = ("auto", "json_schema", "json_object", "prompt")
+
+
+def import_sdk(module: str, package: str, provider: str) -> Any:
+    """Import an optional SDK, or say which package to install."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ConfigError(
+            f"the {provider} provider needs the {package!r} package: pip install {package}"
+        ) from exc
+
+
+def accepted_arguments(fn: Callable[..., Any]) -> set[str] | None:
+    """The keyword arguments ``fn`` takes, or ``None`` when it takes any (``**kwargs``)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    return {p.name for p in params if p.kind is not inspect.Parameter.POSITIONAL_ONLY}
+
+
+def refuse_unknown(names: Iterable[str], accepted: set[str] | None, where: str) -> None:
+    """Raise :class:`ConfigError` for every name ``accepted`` does not contain."""
+    if accepted is None:
+        return
+    unknown = sorted(set(names) - accepted)
+    if unknown:
+        hints = []
+        for name in unknown:
+            close = difflib.get_close_matches(name, sorted(accepted), n=1)
+            hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise ConfigError(f"{where} does not take {', '.join(hints)}")
+
+
+class SDKModel(LLM):
+    """Base of the provider adapters. Subclasses set ``provider`` and implement ``arequest``."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        options: Mapping[str, Any] | None = None,
+        max_tokens: int | None = None,
+        structured: str = "auto",
+        base_url: str | None = None,
+        timeout: float | None = None,
+        max_workers: int = 32,
+    ) -> None:
+        if not model or not isinstance(model, str):
+            raise ConfigError(f"the {self.provider} provider needs a model name")
+        if structured not in STRUCTURED_MODES:
+            raise ConfigError(
+                f"structured must be one of {', '.join(STRUCTURED_MODES)}, got {structured!r}"
+            )
+        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
+            raise ConfigError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        self.model = model
+        self.options = dict(options or {})
+        self.max_tokens = max_tokens
+        self.structured = structured
+        self.base_url = base_url
+        self.timeout = timeout
+        self._max_workers = max_workers
+        self._executor: ThreadPoolExecutor | None = None
+        self._owned_client: Any = None
+
+    async def call(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
+        """Call an SDK method: awaited when async, else on this model's threads (never the loop's)."""
+        if inspect.iscoroutinefunction(fn):
+            return await fn(**kwargs)
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(
+                max_workers=self._max_workers, thread_name_prefix=f"synth-{self.provider}"
+            )
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, functools.partial(fn, **kwargs))
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "base_url": redact_url(self.base_url),
+            "options": redact_options(self.options),
+            "max_tokens": self.max_tokens,
+            "structured": self.structured,
+        }
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+        client, self._owned_client = self._owned_client, None
+        if client is not None and hasattr(client, "close"):
+            client.close()
+
+    def __repr__(self) -> str:
+        parts = [f"{self.provider}:{self.model}"]
+        if self.base_url:
+            parts.append(f"base_url={redact_url(self.base_url)!r}")
+        if self.options:
+            parts.append(f"options={redact_options(self.options)!r}")
+        if self.max_tokens is not None:
+            parts.append(f"max_tokens={self.max_tokens}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+
+__all__ = ["STRUCTURED_MODES", "SDKModel", "accepted_arguments", "import_sdk", "refuse_unknown"]

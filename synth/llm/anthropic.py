@@ -1,0 +1,167 @@
+"""The Anthropic adapter: the Messages API through the ``anthropic`` SDK (imported when a model is made).
+
+The Messages API requires ``max_tokens``; without one, 4096 is sent (and shows in the identity).
+Structured calls use structured outputs (``output_config`` with a JSON schema) on models that have
+them, else the schema goes into the prompt. SDK errors become synth errors here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from synth.errors import (
+    AuthenticationError,
+    ConfigError,
+    ModelConnectionError,
+    ModelError,
+    ModelTimeoutError,
+)
+from synth.llm._adapter import SDKModel, accepted_arguments, import_sdk, refuse_unknown
+from synth.llm._http import error_for_status
+from synth.llm.base import Completion
+from synth.llm.structured import schema_instructions, strict_json_schema
+
+DEFAULT_MAX_TOKENS = 4096
+RESERVED = ("model", "messages", "max_tokens", "system", "stream")
+#: models with structured outputs (JSON schema in ``output_config``)
+_STRUCTURED = re.compile(r"^claude-(opus|sonnet|haiku)-(4-[1-9]|[5-9])")
+_FINISH = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+}
+
+
+class AnthropicModel(SDKModel):
+    """A Claude model through the Anthropic Messages API."""
+
+    provider = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: Any = None,
+        options: Mapping[str, Any] | None = None,
+        max_tokens: int | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float | None = 120.0,
+        structured: str = "auto",
+        max_workers: int = 32,
+    ) -> None:
+        if client is not None and (base_url or api_key):
+            raise ConfigError("give base_url and api_key to your client, or pass no client")
+        super().__init__(
+            model,
+            options=options,
+            max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
+            structured=structured,
+            timeout=timeout,
+            max_workers=max_workers,
+        )
+        self._sdk = import_sdk("anthropic", "anthropic", "anthropic")
+        if client is None:
+            kwargs: dict[str, Any] = {"timeout": timeout, "max_retries": 0}
+            if base_url:
+                kwargs["base_url"] = base_url
+            if api_key:
+                kwargs["api_key"] = api_key
+            elif not (
+                os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+            ):
+                raise AuthenticationError(
+                    "no Anthropic API key: set ANTHROPIC_API_KEY or pass client="
+                )
+            client = self._sdk.Anthropic(**kwargs)
+            self._owned_client = client
+        self.base_url = str(getattr(client, "base_url", "") or "") or None
+        self._create = client.messages.create
+        accepted = accepted_arguments(self._create)
+        bad = sorted(set(self.options) & set(RESERVED))
+        if bad:
+            raise ConfigError(f"options may not set {', '.join(bad)}: synth sets them")
+        refuse_unknown(self.options, accepted, f"{type(client).__name__}.messages.create")
+        self._sends_timeout = timeout is not None and (accepted is None or "timeout" in accepted)
+        takes_format = accepted is None or "output_config" in accepted
+        if self.structured == "auto":
+            self._mode = "json_schema" if takes_format and _STRUCTURED.match(model) else "prompt"
+        elif self.structured == "json_schema" and takes_format:
+            self._mode = "json_schema"
+        else:
+            self._mode = "prompt"  # Anthropic has no JSON mode without a schema
+
+    def request_arguments(
+        self, prompt: str, system: str | None, schema: type[BaseModel] | None
+    ) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` for one request."""
+        strict = (
+            strict_json_schema(schema)
+            if schema is not None and self._mode == "json_schema"
+            else None
+        )
+        if schema is not None and strict is None:
+            prompt = f"{prompt}\n\n{schema_instructions(schema)}"
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": [{"role": "user", "content": prompt}],
+            **self.options,
+        }
+        if system:
+            kwargs["system"] = system
+        if strict is not None:
+            config = dict(kwargs.get("output_config") or {})
+            config["format"] = {"type": "json_schema", "schema": strict}
+            kwargs["output_config"] = config
+        if self._sends_timeout:
+            kwargs["timeout"] = self.timeout
+        return kwargs
+
+    async def arequest(
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        schema: type[BaseModel] | None = None,
+        label: str | None = None,
+    ) -> Completion:
+        sdk = self._sdk
+        try:
+            message = await self.call(
+                self._create, **self.request_arguments(prompt, system, schema)
+            )
+        except sdk.APITimeoutError as exc:
+            raise ModelTimeoutError(f"{self.model}: the request timed out") from exc
+        except sdk.APIConnectionError as exc:
+            raise ModelConnectionError(f"{self.model}: connection failed: {exc}") from exc
+        except sdk.APIStatusError as exc:
+            raise error_for_status(
+                exc.status_code, f"{self.model}: {exc}", getattr(exc.response, "headers", None)
+            ) from exc
+        except sdk.APIError as exc:
+            raise ModelError(f"{self.model}: {type(exc).__name__}: {exc}") from exc
+        text = "".join(
+            getattr(block, "text", "")
+            for block in message.content
+            if getattr(block, "type", "") == "text"
+        )
+        usage = getattr(message, "usage", None)
+        raw = getattr(message, "stop_reason", None)
+        return Completion(
+            text=text,
+            model=getattr(message, "model", None) or self.model,
+            input_tokens=getattr(usage, "input_tokens", None),
+            output_tokens=getattr(usage, "output_tokens", None),
+            finish_reason=_FINISH.get(raw or "", raw),
+        )
+
+
+__all__ = ["AnthropicModel"]

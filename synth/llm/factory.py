@@ -1,0 +1,197 @@
+"""``make_llm``: one call that turns a provider name, a ``provider:model`` spec or a callable into a model.
+
+The model it returns is the provider's adapter wrapped, inside out, by: usage metering, a timeout,
+the rate limiter, retries, the cache (when given) and usage counting::
+
+    UsageModel(CacheModel(RetryModel(LimitedModel(TimeoutModel(MeterModel(adapter))))))
+
+so a cache hit takes no slot and is never retried, a retry waits outside the limiter, and every
+attempt is timed out on its own.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+import random
+from collections.abc import Callable, Mapping, MutableMapping
+from typing import Any
+
+from synth.errors import ConfigError
+from synth.llm.base import LLM, FunctionModel
+from synth.llm.cache import CacheModel
+from synth.llm.limiter import LimitedModel, RateLimiter
+from synth.llm.retry import RetryConfig, RetryModel
+from synth.llm.sqlite_cache import SQLiteCache
+from synth.llm.timeout import TimeoutModel
+from synth.llm.usage import MeterModel, Usage, UsageModel
+
+#: provider name -> "module:class" of its adapter (imported only when that provider is used)
+PROVIDERS: dict[str, str] = {
+    "openai": "synth.llm.openai:OpenAIModel",
+    "anthropic": "synth.llm.anthropic:AnthropicModel",
+    "gemini": "synth.llm.gemini:GeminiModel",
+}
+
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_MAX_CONCURRENT = 16
+
+
+def parse_model_spec(spec: str) -> tuple[str, str | None]:
+    """Split ``"provider:model"`` into its parts (the model may itself contain colons: ``llama3:8b``)."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigError(f"a model spec is 'provider:model', got {spec!r}")
+    provider, sep, model = spec.strip().partition(":")
+    return provider.strip().lower(), (model.strip() or None) if sep else None
+
+
+def provider_class(provider: str) -> type[LLM]:
+    """The adapter class of ``provider``; an unknown name raises with a "did you mean"."""
+    target = PROVIDERS.get(provider)
+    if target is None:
+        close = difflib.get_close_matches(provider, list(PROVIDERS), n=1, cutoff=0.5)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(
+            f"unknown model provider {provider!r}{hint} (known: {', '.join(PROVIDERS)}, "
+            f"or pass any callable fn(prompt, system) -> str)"
+        )
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def wrap_llm(
+    llm: LLM,
+    *,
+    cache: MutableMapping[str, str] | str | os.PathLike[str] | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    max_retries: int | None = None,
+    max_reasks: int | None = None,
+    retry: RetryConfig | None = None,
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+    rpm: float | None = None,
+    tpm: float | None = None,
+    limiter: RateLimiter | None = None,
+    usage: Usage | None = None,
+    max_tokens: int | None = None,
+    seed: int | None = None,
+) -> UsageModel:
+    """Wrap a bare model with metering, timeout, limits, retries, cache and usage (see module doc)."""
+    usage = usage if usage is not None else Usage()
+    retry = retry or RetryConfig()
+    overrides = {
+        k: v for k, v in (("max_retries", max_retries), ("max_reasks", max_reasks)) if v is not None
+    }
+    if overrides:
+        retry = retry.model_copy(update=overrides)
+    if limiter is None:
+        limiter = RateLimiter(max_concurrent, rpm=rpm, tpm=tpm)
+    elif rpm is not None or tpm is not None:
+        raise ConfigError("pass rpm/tpm to the RateLimiter you share, not next to it")
+    model: LLM = MeterModel(llm, usage)
+    if timeout is not None:
+        model = TimeoutModel(model, timeout)
+    model = LimitedModel(model, limiter, max_tokens=max_tokens)
+    model = RetryModel(model, retry, usage=usage, rng=random.Random(seed))
+    if cache is not None:
+        if isinstance(cache, (str, os.PathLike)):
+            cache = SQLiteCache(cache)
+        model = CacheModel(model, cache)
+    return UsageModel(model, usage)
+
+
+def make_llm(
+    provider: str | LLM | Callable[..., Any],
+    model: str | None = None,
+    *,
+    client: Any = None,
+    options: Mapping[str, Any] | None = None,
+    max_tokens: int | None = None,
+    cache: MutableMapping[str, str] | str | os.PathLike[str] | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    structured: str = "auto",
+    timeout: float | None = DEFAULT_TIMEOUT,
+    max_retries: int | None = None,
+    max_reasks: int | None = None,
+    retry: RetryConfig | None = None,
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+    rpm: float | None = None,
+    tpm: float | None = None,
+    limiter: RateLimiter | None = None,
+    usage: Usage | None = None,
+    seed: int | None = None,
+) -> LLM:
+    """A model ready to call: ``make_llm("openai", "gpt-4.1-mini")``, ``make_llm("openai:gpt-4.1-mini")``,
+    or ``make_llm(fn)`` for any callable ``fn(prompt, system) -> str``.
+
+    The provider's SDK is imported here, never when ``synth`` is; with no ``client`` its default
+    client reads the API key from the environment. ``options`` are sent as given, nothing else is
+    added; ``max_tokens`` is mapped per provider. ``cache`` is a mutable mapping or a path for a
+    :class:`SQLiteCache`. The result counts its usage in ``.usage`` (pass ``usage=`` to share one).
+
+    A model made by ``make_llm`` is returned unchanged; another :class:`LLM` is wrapped.
+    """
+    wrapping = dict(
+        cache=cache,
+        timeout=timeout,
+        max_retries=max_retries,
+        max_reasks=max_reasks,
+        retry=retry,
+        max_concurrent=max_concurrent,
+        rpm=rpm,
+        tpm=tpm,
+        limiter=limiter,
+        usage=usage,
+        max_tokens=max_tokens,
+        seed=seed,
+    )
+    if isinstance(provider, UsageModel):
+        given = [
+            k
+            for k in ("cache", "limiter", "usage", "rpm", "tpm", "retry")
+            if wrapping[k] is not None
+        ]
+        if model is not None or client is not None or options or given:
+            raise ConfigError(
+                f"{provider!r} is already a made model; its settings are fixed (got {', '.join(given) or 'model/client/options'})"
+            )
+        return provider
+    if isinstance(provider, LLM):
+        if model is not None or client is not None or options:
+            raise ConfigError("model, client and options are for a provider name, not an LLM")
+        return wrap_llm(provider, **wrapping)
+    if not isinstance(provider, str):
+        if callable(provider):
+            if model is not None or client is not None or options:
+                raise ConfigError(
+                    "model, client and options are for a provider name, not a callable"
+                )
+            return wrap_llm(FunctionModel(provider), **wrapping)
+        raise ConfigError(
+            f"a model is a provider name, a 'provider:model' spec, an LLM or a callable; got {type(provider).__name__}"
+        )
+    name, spec_model = parse_model_spec(provider)
+    if spec_model is not None and model is not None and spec_model != model:
+        raise ConfigError(
+            f"the spec {provider!r} names model {spec_model!r}, and model={model!r} another"
+        )
+    model = model or spec_model
+    cls = provider_class(name)
+    if not model:
+        raise ConfigError(f"the {name} provider needs a model: make_llm('{name}:<model>')")
+    adapter = cls(  # type: ignore[call-arg]
+        model,
+        client=client,
+        options=options,
+        max_tokens=max_tokens,
+        base_url=base_url,
+        api_key=api_key,
+        timeout=timeout,
+        structured=structured,
+        max_workers=max(max_concurrent, limiter.max_concurrent if limiter else 0),
+    )
+    return wrap_llm(adapter, **wrapping)
+
+
+__all__ = ["PROVIDERS", "make_llm", "parse_model_spec", "provider_class", "wrap_llm"]

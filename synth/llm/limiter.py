@@ -1,0 +1,205 @@
+"""Pacing: at most N requests in flight, and optional requests- and tokens-per-minute budgets.
+
+A :class:`RateLimiter` works across threads and event loops (a sync ``complete`` runs its own loop,
+and evaluators call it from several threads), so it is built on a thread lock and hands freed slots
+to waiting coroutines on their own loop. Budgets are sliding windows: no more than ``rpm`` requests
+start, and no more than ``tpm`` tokens are spent, within any ``window`` seconds. A request's tokens
+are estimated before it is sent (prompt tokens plus ``max_tokens``) and corrected by the reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import deque
+
+from pydantic import BaseModel
+
+from synth.errors import ConfigError
+from synth.llm.base import LLM, Completion
+from synth.llm.wrapper import WrapperModel
+
+
+class _Slots:
+    """A counting semaphore usable from any thread and any event loop."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._free = size
+        self._lock = threading.Lock()
+        self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
+        self.in_use_peak = 0
+
+    @property
+    def in_use(self) -> int:
+        return self.size - self._free
+
+    async def acquire(self) -> None:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self._free > 0 and not self._waiters:
+                self._take()
+                return
+            future: asyncio.Future[None] = loop.create_future()
+            waiter = (loop, future)
+            self._waiters.append(waiter)
+        try:
+            await future
+        except asyncio.CancelledError:
+            with self._lock:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+                    granted = False
+                else:  # a slot was handed over (or is on its way and will be passed on)
+                    granted = future.done() and not future.cancelled()
+            if granted:
+                self.release()
+            raise
+
+    def _take(self) -> None:
+        self._free -= 1
+        self.in_use_peak = max(self.in_use_peak, self.size - self._free)
+
+    def release(self) -> None:
+        with self._lock:
+            while self._waiters:
+                loop, future = self._waiters.popleft()
+                try:
+                    loop.call_soon_threadsafe(self._grant, future)
+                except RuntimeError:  # that loop is closed; try the next waiter
+                    continue
+                return  # the slot moves to the waiter without being freed
+            self._free += 1
+
+    def _grant(self, future: asyncio.Future[None]) -> None:
+        if future.done():  # cancelled meanwhile: pass the slot on
+            self.release()
+        else:
+            with self._lock:
+                self.in_use_peak = max(self.in_use_peak, self.size - self._free)
+            future.set_result(None)
+
+
+class _Window:
+    """At most ``limit`` units spent within any ``window`` seconds (a sliding log)."""
+
+    def __init__(self, limit: float, window: float) -> None:
+        self.limit = limit
+        self.window = window
+        self._lock = threading.Lock()
+        self._log: deque[list[float]] = deque()  # [start time, amount]
+        self._used = 0.0
+
+    def _expire(self, now: float) -> None:
+        while self._log and now - self._log[0][0] >= self.window:
+            self._used -= self._log.popleft()[1]
+
+    async def acquire(self, amount: float) -> list[float]:
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                self._expire(now)
+                if self._used + amount <= self.limit or not self._log:
+                    entry = [now, amount]
+                    self._log.append(entry)
+                    self._used += amount
+                    return entry
+                freed, wait = 0.0, self.window
+                for start, spent in self._log:
+                    freed += spent
+                    if self._used - freed + amount <= self.limit:
+                        wait = start + self.window - now
+                        break
+            await asyncio.sleep(max(wait, 0.001))
+
+    def adjust(self, entry: list[float], amount: float) -> None:
+        """Correct what a request really spent, once its reply is in."""
+        with self._lock:
+            if entry in self._log:
+                self._used += amount - entry[1]
+            entry[1] = amount
+
+
+class RateLimiter:
+    """Concurrency, requests-per-minute and tokens-per-minute limits; share one across models to
+    share the budget (for example several stages calling the same deployment)."""
+
+    def __init__(
+        self,
+        max_concurrent: int = 16,
+        *,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        window: float = 60.0,
+    ) -> None:
+        if max_concurrent < 1:
+            raise ConfigError(f"max_concurrent must be at least 1, got {max_concurrent}")
+        for name, value in (("rpm", rpm), ("tpm", tpm)):
+            if value is not None and value <= 0:
+                raise ConfigError(f"{name} must be positive, got {value}")
+        if window <= 0:
+            raise ConfigError(f"window must be positive, got {window}")
+        self.max_concurrent = max_concurrent
+        self.rpm, self.tpm, self.window = rpm, tpm, window
+        self._slots = _Slots(max_concurrent)
+        self._requests = _Window(rpm, window) if rpm else None
+        self._tokens = _Window(tpm, window) if tpm else None
+
+    @property
+    def in_flight(self) -> int:
+        return self._slots.in_use
+
+    @property
+    def peak_in_flight(self) -> int:
+        return self._slots.in_use_peak
+
+    def __repr__(self) -> str:
+        return f"RateLimiter(max_concurrent={self.max_concurrent}, rpm={self.rpm}, tpm={self.tpm})"
+
+
+class LimitedModel(WrapperModel):
+    """Holds a slot of ``limiter`` (and its budgets) for each request to ``inner``."""
+
+    def __init__(self, inner: LLM, limiter: RateLimiter, *, max_tokens: int | None = None) -> None:
+        super().__init__(inner)
+        self.limiter = limiter
+        self.max_tokens = max_tokens
+
+    def _estimate(self, prompt: str, system: str | None) -> int:
+        from synth.llm.pricing import estimate_tokens
+
+        return estimate_tokens(prompt, system=system) + (self.max_tokens or 0)
+
+    async def arequest(
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        schema: type[BaseModel] | None = None,
+        label: str | None = None,
+    ) -> Completion:
+        limiter = self.limiter
+        await limiter._slots.acquire()
+        try:
+            if limiter._requests is not None:
+                await limiter._requests.acquire(1)
+            spent = None
+            if limiter._tokens is not None:
+                spent = await limiter._tokens.acquire(self._estimate(prompt, system))
+            completion = await self.inner.arequest(
+                prompt, system=system, schema=schema, label=label
+            )
+            if spent is not None and completion.input_tokens is not None:
+                limiter._tokens.adjust(
+                    spent, completion.input_tokens + (completion.output_tokens or 0)
+                )  # type: ignore[union-attr]
+            return completion
+        finally:
+            limiter._slots.release()
+
+    def __repr__(self) -> str:
+        return f"LimitedModel({self.inner!r}, {self.limiter!r})"
+
+
+__all__ = ["LimitedModel", "RateLimiter"]

@@ -1,0 +1,207 @@
+"""The OpenAI adapter: chat completions through the ``openai`` SDK, for OpenAI and any compatible server.
+
+Structured calls use ``response_format`` ``json_schema`` (strict when the schema allows) for models
+that support it, else ``json_object``, else plain prompting with the schema in the prompt; a server
+that refuses a response format is asked again with the next simpler one, once, and the model
+remembers. ``max_tokens`` is sent as ``max_completion_tokens``. SDK errors become synth errors here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from synth.errors import (
+    AuthenticationError,
+    BadRequestError,
+    ConfigError,
+    ModelConnectionError,
+    ModelError,
+    ModelTimeoutError,
+    ServerError,
+)
+from synth.llm._adapter import SDKModel, accepted_arguments, import_sdk, refuse_unknown
+from synth.llm._http import error_for_status
+from synth.llm.base import Completion
+from synth.llm.structured import schema_instructions, schema_name, strict_json_schema
+
+#: arguments synth sets itself; they cannot come from ``options``
+RESERVED = ("model", "messages", "stream", "n")
+#: older models that know ``json_object`` but not ``json_schema``
+_JSON_OBJECT_ONLY = re.compile(r"^(gpt-3\.5|gpt-4-|gpt-4$|gpt-4-turbo)")
+_NEXT_MODE = {"json_schema": "json_object", "json_object": "prompt"}
+_FINISH = {"stop": "stop", "length": "length", "content_filter": "content_filter"}
+
+
+class OpenAIModel(SDKModel):
+    """A chat model behind the OpenAI API or any OpenAI-compatible server (vLLM, Ollama, a gateway)."""
+
+    provider = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: Any = None,
+        options: Mapping[str, Any] | None = None,
+        max_tokens: int | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float | None = 120.0,
+        structured: str = "auto",
+        max_workers: int = 32,
+    ) -> None:
+        if client is not None and (base_url or api_key):
+            raise ConfigError("give base_url and api_key to your client, or pass no client")
+        super().__init__(
+            model,
+            options=options,
+            max_tokens=max_tokens,
+            structured=structured,
+            timeout=timeout,
+            max_workers=max_workers,
+        )
+        self._sdk = import_sdk("openai", "openai", "openai")
+        if client is None:
+            client = self._default_client(base_url, api_key, timeout)
+            self._owned_client = client
+        self.base_url = str(getattr(client, "base_url", "") or "") or None
+        self._client = client
+        self._create = client.chat.completions.create
+        accepted = accepted_arguments(self._create)
+        where = f"{type(client).__name__}.chat.completions.create"
+        bad = sorted(set(self.options) & set(RESERVED))
+        if bad:
+            raise ConfigError(f"options may not set {', '.join(bad)}: synth sets them")
+        refuse_unknown(self.options, accepted, where)
+        if max_tokens is not None:
+            if accepted is not None and "max_completion_tokens" not in accepted:
+                raise ConfigError(
+                    f"{where} does not take max_completion_tokens (openai>=1.45 does); "
+                    f"pass options={{'max_tokens': {max_tokens}}} instead"
+                )
+            if "max_tokens" in self.options:
+                raise ConfigError("pass max_tokens or options['max_tokens'], not both")
+        self._sends_timeout = timeout is not None and (accepted is None or "timeout" in accepted)
+        self._mode = self._initial_mode(accepted)
+
+    def _default_client(
+        self, base_url: str | None, api_key: str | None, timeout: float | None
+    ) -> Any:
+        openai = self._sdk
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key and base_url:
+            key = "unused"  # a local OpenAI-compatible server usually needs no key
+        if not key:
+            raise AuthenticationError(
+                "no OpenAI API key: set OPENAI_API_KEY, or pass base_url= for a local server"
+            )
+        return openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
+
+    def _initial_mode(self, accepted: set[str] | None) -> str:
+        if accepted is not None and "response_format" not in accepted:
+            return "prompt"
+        if "response_format" in self.options:
+            return "options"  # the user chose the response format for every call
+        if self.structured != "auto":
+            return self.structured
+        return "json_object" if _JSON_OBJECT_ONLY.match(self.model) else "json_schema"
+
+    def request_arguments(
+        self, prompt: str, system: str | None, schema: type[BaseModel] | None, mode: str
+    ) -> dict[str, Any]:
+        """The keyword arguments of ``chat.completions.create`` for one request."""
+        if schema is not None and mode in ("json_object", "prompt"):
+            prompt = f"{prompt}\n\n{schema_instructions(schema)}"
+        messages = [{"role": "system", "content": system}] if system else []
+        messages.append({"role": "user", "content": prompt})
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, **self.options}
+        if self.max_tokens is not None:
+            kwargs["max_completion_tokens"] = self.max_tokens
+        if schema is not None and mode == "json_schema":
+            strict = strict_json_schema(schema)
+            body = strict if strict is not None else schema.model_json_schema()
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": schema_name(schema),
+                    "schema": body,
+                    "strict": strict is not None,
+                },
+            }
+        elif schema is not None and mode == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
+        if self._sends_timeout:
+            kwargs["timeout"] = self.timeout
+        return kwargs
+
+    async def arequest(
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        schema: type[BaseModel] | None = None,
+        label: str | None = None,
+    ) -> Completion:
+        while True:
+            mode = self._mode
+            try:
+                response = await self.call(
+                    self._create, **self.request_arguments(prompt, system, schema, mode)
+                )
+            except BadRequestError as exc:
+                refused = "response_format" in str(exc) or "json_schema" in str(exc)
+                if schema is not None and refused and mode in _NEXT_MODE:
+                    self._mode = _NEXT_MODE[mode]  # remember: this server does not take it
+                    continue
+                raise
+            return self._completion(response)
+
+    async def call(self, fn: Any, **kwargs: Any) -> Any:
+        openai = self._sdk
+        try:
+            return await super().call(fn, **kwargs)
+        except openai.APITimeoutError as exc:
+            raise ModelTimeoutError(f"{self.model}: the request timed out") from exc
+        except openai.APIConnectionError as exc:
+            raise ModelConnectionError(f"{self.model}: connection failed: {exc}") from exc
+        except openai.APIStatusError as exc:
+            code = getattr(exc, "code", None)
+            raise error_for_status(
+                exc.status_code, f"{self.model}: {exc}", exc.response.headers, code
+            ) from exc
+        except openai.APIResponseValidationError as exc:
+            raise ServerError(f"{self.model}: the server's reply is malformed: {exc}") from exc
+        except openai.OpenAIError as exc:
+            raise ModelError(f"{self.model}: {type(exc).__name__}: {exc}") from exc
+
+    def _completion(self, response: Any) -> Completion:
+        choices = getattr(response, "choices", None) or []
+        if not choices:
+            raise ServerError(f"{self.model}: the reply has no choices")
+        choice = choices[0]
+        message = choice.message
+        text = message.content or ""
+        raw_finish = choice.finish_reason
+        finish = _FINISH.get(raw_finish or "", raw_finish)
+        extra: dict[str, Any] = {}
+        refusal = getattr(message, "refusal", None)
+        if refusal:
+            finish, extra["refusal"] = "content_filter", refusal
+        usage = getattr(response, "usage", None)
+        return Completion(
+            text=text,
+            model=getattr(response, "model", None) or self.model,
+            input_tokens=getattr(usage, "prompt_tokens", None),
+            output_tokens=getattr(usage, "completion_tokens", None),
+            finish_reason=finish,
+            extra=extra,
+        )
+
+
+__all__ = ["OpenAIModel"]

@@ -1,0 +1,157 @@
+"""What calls cost: a small dated price table, cost estimates from usage, and token estimates.
+
+Prices are list prices in US dollars per million tokens (input, output) for common models, as of
+:data:`PRICES_AS_OF`; they change, so pass your own (``estimate_cost(usage, prices={...})``) when it
+matters. A model is found by its exact name, else by the longest listed name it extends with a dated
+or ``-latest`` suffix (``gpt-4o-2024-08-06`` is priced as ``gpt-4o``). A model not in the table has
+its tokens reported and no price: the estimate says which models it could not price.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+PRICES_AS_OF = "2025-12-01"
+
+
+class Price(NamedTuple):
+    """US dollars per million input and output tokens."""
+
+    input: float
+    output: float
+
+
+PRICES: dict[str, Price] = {
+    # OpenAI
+    "gpt-5": Price(1.25, 10.00),
+    "gpt-5-mini": Price(0.25, 2.00),
+    "gpt-5-nano": Price(0.05, 0.40),
+    "gpt-4.1": Price(2.00, 8.00),
+    "gpt-4.1-mini": Price(0.40, 1.60),
+    "gpt-4.1-nano": Price(0.10, 0.40),
+    "gpt-4o": Price(2.50, 10.00),
+    "gpt-4o-mini": Price(0.15, 0.60),
+    "o3": Price(2.00, 8.00),
+    "o3-mini": Price(1.10, 4.40),
+    "o4-mini": Price(1.10, 4.40),
+    "gpt-3.5-turbo": Price(0.50, 1.50),
+    "text-embedding-3-small": Price(0.02, 0.0),
+    "text-embedding-3-large": Price(0.13, 0.0),
+    # Anthropic
+    "claude-opus-4-5": Price(5.00, 25.00),
+    "claude-sonnet-4-5": Price(3.00, 15.00),
+    "claude-haiku-4-5": Price(1.00, 5.00),
+    "claude-opus-4-1": Price(15.00, 75.00),
+    "claude-opus-4": Price(15.00, 75.00),
+    "claude-sonnet-4": Price(3.00, 15.00),
+    "claude-3-7-sonnet": Price(3.00, 15.00),
+    "claude-3-5-sonnet": Price(3.00, 15.00),
+    "claude-3-5-haiku": Price(0.80, 4.00),
+    "claude-3-haiku": Price(0.25, 1.25),
+    # Google Gemini (prompts up to 200k tokens)
+    "gemini-2.5-pro": Price(1.25, 10.00),
+    "gemini-2.5-flash": Price(0.30, 2.50),
+    "gemini-2.5-flash-lite": Price(0.10, 0.40),
+    "gemini-2.0-flash": Price(0.10, 0.40),
+    "gemini-2.0-flash-lite": Price(0.075, 0.30),
+}
+
+_PROVIDERS = ("openai", "anthropic", "gemini", "function")
+_SUFFIX = re.compile(r"^(-\d[\d.-]*|-latest|@\d+)$")
+
+
+def price_for(
+    model: str, prices: Mapping[str, Price | tuple[float, float]] | None = None
+) -> Price | None:
+    """The price of ``model`` (``"provider:model"`` or a bare name), or ``None`` when not listed."""
+    table = {**PRICES, **{k: Price(*v) for k, v in (prices or {}).items()}}
+    if model in table:
+        return table[model]
+    name = (
+        model.split(":", 1)[1] if ":" in model and model.split(":", 1)[0] in _PROVIDERS else model
+    )
+    name = name.rsplit("/", 1)[-1]  # "models/gemini-2.5-flash", "openai/gpt-4o"
+    if name in table:
+        return table[name]
+    best = None
+    for listed in table:
+        if name.startswith(listed) and _SUFFIX.match(name[len(listed) :]):
+            if best is None or len(listed) > len(best):
+                best = listed
+    return table[best] if best else None
+
+
+@dataclass
+class CostEstimate:
+    """An estimated cost in US dollars; ``None`` parts are models without a price."""
+
+    total_usd: float
+    by_model: dict[str, float | None] = field(default_factory=dict)
+    by_label: dict[str, float] = field(default_factory=dict)
+    unpriced_models: list[str] = field(default_factory=list)
+    prices_as_of: str = PRICES_AS_OF
+
+    @property
+    def complete(self) -> bool:
+        """Whether every model used had a price (else ``total_usd`` is a lower bound)."""
+        return not self.unpriced_models
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "total_usd": round(self.total_usd, 6),
+            "by_model": {k: None if v is None else round(v, 6) for k, v in self.by_model.items()},
+            "by_label": {k: round(v, 6) for k, v in self.by_label.items()},
+            "unpriced_models": list(self.unpriced_models),
+            "prices_as_of": self.prices_as_of,
+        }
+
+
+def estimate_cost(
+    usage: Any, prices: Mapping[str, Price | tuple[float, float]] | None = None
+) -> CostEstimate:
+    """The cost of a :class:`~synth.llm.usage.Usage` (tokens actually received, cached ones free)."""
+    by_model: dict[str, float | None] = {}
+    by_label: dict[str, float] = {}
+    unpriced: set[str] = set()
+    for (model, label), counts in usage.pairs().items():
+        price = price_for(model, prices)
+        if price is None:
+            if counts.input_tokens or counts.output_tokens:
+                unpriced.add(model)
+            by_model.setdefault(model, None)
+            continue
+        usd = (counts.input_tokens * price.input + counts.output_tokens * price.output) / 1e6
+        by_model[model] = (by_model.get(model) or 0.0) + usd
+        by_label[label] = by_label.get(label, 0.0) + usd
+    total = sum(v for v in by_model.values() if v is not None)
+    return CostEstimate(
+        total, dict(sorted(by_model.items())), dict(sorted(by_label.items())), sorted(unpriced)
+    )
+
+
+def estimate_tokens(
+    prompt: str, *, system: str | None = None, encoding: str = "cl100k_base"
+) -> int:
+    """About how many input tokens a request with this prompt (and system prompt) will use."""
+    from synth._tokens import count_tokens
+
+    overhead = 4 if system is None else 8  # per-message framing of chat formats
+    return (
+        count_tokens(prompt, encoding)
+        + (count_tokens(system, encoding) if system else 0)
+        + overhead
+    )
+
+
+__all__ = [
+    "PRICES",
+    "PRICES_AS_OF",
+    "CostEstimate",
+    "Price",
+    "estimate_cost",
+    "estimate_tokens",
+    "price_for",
+]

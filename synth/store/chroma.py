@@ -1,0 +1,418 @@
+"""``ChunkStore``: chunks and their vectors in Chroma. The only module that imports chromadb.
+
+Embedded by default (a PersistentClient under ``.synth/chroma`` in the working folder), or a Chroma
+server when given ``url="http://host:port"``. One collection per embedder and chunking setup, in
+cosine space, always fed our own vectors (Chroma's default embedding function would download a
+model). Chunks already stored are never embedded again. Chroma's errors become StoreError here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+from pydantic import BaseModel
+
+from synth.data import Chunk
+from synth.errors import ConfigError, StoreError
+from synth.ingest import ChunkingConfig, make_chunking_config
+from synth.store._naming import check_collection_name, collection_name
+from synth.store._records import from_record, to_metadata
+from synth.store.embedder import Embedder
+from synth.store.embedders import make_embedder
+
+logger = logging.getLogger("synth.store")
+
+DEFAULT_STORE_PATH = ".synth/chroma"
+#: records per page when reading a whole collection
+_PAGE = 1000
+
+
+class AddResult(BaseModel):
+    """What one :meth:`ChunkStore.add` did."""
+
+    embedded: int = 0  # chunks embedded and stored now
+    reused: int = 0  # chunks already stored (or repeated in the same call): not embedded again
+
+    def __add__(self, other: AddResult) -> AddResult:
+        return AddResult(embedded=self.embedded + other.embedded, reused=self.reused + other.reused)
+
+
+class SourceStats(BaseModel):
+    """How much of one source file is stored."""
+
+    chunks: int = 0
+    tokens: int = 0
+
+
+class ChunkStore:
+    """Chunks of documents with their embeddings, in one Chroma collection.
+
+    ``embedder`` is an :class:`Embedder` or a spec string (``None`` picks the default);
+    ``chunking`` is the :class:`~synth.ingest.ChunkingConfig` the chunks were cut with (or its
+    parameters as a dict). Both name the collection unless ``collection`` is given.
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder | str | None = None,
+        *,
+        path: str | Path = DEFAULT_STORE_PATH,
+        url: str | None = None,
+        chunking: ChunkingConfig | Mapping[str, Any] | None = None,
+        collection: str | None = None,
+    ) -> None:
+        self.embedder = make_embedder(embedder)
+        self.chunking = _chunking_config(chunking)
+        self.url = url
+        self.path = None if url else Path(path)
+        self.collection_name = (
+            check_collection_name(collection)
+            if collection is not None
+            else collection_name(self.embedder, self.chunking)
+        )
+        self._client = _connect(self.path, url)
+        try:
+            with _chroma_errors("open the collection"):
+                self._max_batch = max(1, int(self._client.get_max_batch_size()))
+                self._collection = self._client.get_or_create_collection(
+                    self.collection_name,
+                    configuration={"hnsw": {"space": "cosine"}},
+                    metadata=self._collection_metadata(),
+                    embedding_function=None,
+                )
+            self._check_collection()
+        except StoreError:
+            self.close()
+            raise
+
+    # ---- writing ---------------------------------------------------------------------------------
+    def add(self, chunks: Iterable[Chunk]) -> AddResult:
+        """Store ``chunks``, embedding only those whose ids are not stored yet."""
+        unique: dict[str, Chunk] = {}
+        repeated = 0
+        for chunk in chunks:
+            if chunk.id in unique:
+                repeated += 1
+            else:
+                unique[chunk.id] = chunk
+        if not unique:
+            return AddResult(reused=repeated)
+        stored = self._existing_ids(list(unique))
+        new = [chunk for chunk_id, chunk in unique.items() if chunk_id not in stored]
+        step = min(self._max_batch, max(self.embedder.batch_size, 1) * 8)
+        for start in range(0, len(new), step):
+            batch = new[start : start + step]
+            vectors = self.embedder.embed_array([chunk.text for chunk in batch])
+            with _chroma_errors("add chunks"):
+                self._collection.add(
+                    ids=[chunk.id for chunk in batch],
+                    embeddings=vectors,
+                    documents=[chunk.text for chunk in batch],
+                    metadatas=[to_metadata(chunk) for chunk in batch],
+                )
+        return AddResult(embedded=len(new), reused=len(stored) + repeated)
+
+    # ---- reading ---------------------------------------------------------------------------------
+    def count(self) -> int:
+        """How many chunks are stored."""
+        with _chroma_errors("count chunks"):
+            return int(self._collection.count())
+
+    def get(self, ids: Sequence[str]) -> list[Chunk]:
+        """The stored chunks with these ids, in the order asked; StoreError names missing ids."""
+        records = self._get_by_ids(list(ids), include=["documents", "metadatas"])
+        return [from_record(i, records[i]["document"], records[i]["metadata"]) for i in ids]
+
+    def get_embeddings(self, ids: Sequence[str]) -> np.ndarray:
+        """The stored vectors of these chunks, one unit row per id in the order asked (float32)."""
+        ids = list(ids)
+        if not ids:
+            return np.zeros((0, self.embedder.dimension), dtype=np.float32)
+        records = self._get_by_ids(ids, include=["embeddings"])
+        return np.asarray([records[i]["embedding"] for i in ids], dtype=np.float32)
+
+    def chunks(self, source: str | None = None) -> list[Chunk]:
+        """Every stored chunk (or those of one source file), ordered by source then index."""
+        where = {"source": source} if source is not None else None
+        found = [
+            from_record(chunk_id, document, metadata)
+            for chunk_id, document, metadata in self._scan(where, ["documents", "metadatas"])
+        ]
+        return sorted(found, key=lambda chunk: (chunk.source, chunk.index, chunk.id))
+
+    def ids(self, source: str | None = None) -> list[str]:
+        """The ids of every stored chunk (or those of one source file), in no particular order."""
+        where = {"source": source} if source is not None else None
+        return [chunk_id for chunk_id, _, _ in self._scan(where, [])]
+
+    def sources(self) -> dict[str, SourceStats]:
+        """Each stored source file with its number of chunks and tokens, sorted by path."""
+        stats: dict[str, SourceStats] = {}
+        for _, _, metadata in self._scan(None, ["metadatas"]):
+            source = str((metadata or {}).get("source", ""))
+            entry = stats.setdefault(source, SourceStats())
+            entry.chunks += 1
+            entry.tokens += int((metadata or {}).get("token_count", 0))
+        return dict(sorted(stats.items()))
+
+    def query(
+        self,
+        embeddings: np.ndarray | Sequence[Sequence[float]],
+        n_results: int = 10,
+        *,
+        source: str | Sequence[str] | None = None,
+        exclude_ids: Iterable[str] | None = None,
+    ) -> list[list[tuple[str, float]]]:
+        """The nearest stored chunks to each query vector, as ``(chunk_id, cosine_similarity)``.
+
+        One list per query vector, most similar first, at most ``n_results`` long. ``source``
+        keeps chunks of that file (or those files); ``exclude_ids`` are never returned.
+        Similarity is the true cosine, ``1 - cosine distance``, in [-1, 1].
+        """
+        queries = np.asarray(embeddings, dtype=np.float32)
+        if queries.ndim == 1:
+            queries = queries[None, :]
+        if queries.ndim != 2:
+            raise ConfigError(f"query embeddings must be a 2-d array, got shape {queries.shape}")
+        if n_results < 1:
+            raise ConfigError(f"n_results must be at least 1, got {n_results}")
+        excluded = set(exclude_ids or ())
+        total = self.count()
+        if total == 0 or len(queries) == 0:
+            return [[] for _ in range(len(queries))]
+        fetch = min(n_results + len(excluded), total)
+        where = _source_filter(source)
+        results: list[list[tuple[str, float]]] = []
+        for start in range(0, len(queries), self._max_batch):
+            batch = queries[start : start + self._max_batch]
+            with _chroma_errors("query"):
+                answer = self._collection.query(
+                    query_embeddings=batch,
+                    n_results=fetch,
+                    where=where,
+                    include=["distances"],
+                )
+            for ids, distances in zip(answer["ids"], answer["distances"] or [], strict=True):
+                hits = [
+                    (chunk_id, 1.0 - float(distance))
+                    for chunk_id, distance in zip(ids, distances, strict=True)
+                    if chunk_id not in excluded
+                ]
+                results.append(hits[:n_results])
+        return results
+
+    def search(
+        self,
+        texts: Sequence[str],
+        n_results: int = 10,
+        *,
+        source: str | Sequence[str] | None = None,
+        exclude_ids: Iterable[str] | None = None,
+    ) -> list[list[tuple[str, float]]]:
+        """Embed ``texts`` with this store's embedder and :meth:`query` with them."""
+        return self.query(
+            self.embedder.embed_array(texts), n_results, source=source, exclude_ids=exclude_ids
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """Where the chunks live and what made them (for reports; never a key)."""
+        return {
+            "collection": self.collection_name,
+            "location": self.url or str(self.path),
+            "embedder": self.embedder.name,
+            "chunking": self.chunking.model_dump(mode="json"),
+        }
+
+    def close(self) -> None:
+        """Release the Chroma client (its files, or its HTTP connections); safe to call twice."""
+        close_client(self._client)
+
+    def __enter__(self) -> ChunkStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = self.url or str(self.path)
+        return f"ChunkStore({self.collection_name!r} at {where!r})"
+
+    # ---- internals ---------------------------------------------------------------------------------
+    def _collection_metadata(self) -> dict[str, str | int]:
+        params = self.chunking.model_dump(mode="json")
+        meta: dict[str, str | int] = {"synth_embedder": self.embedder.name}
+        for key, value in params.items():
+            if isinstance(value, str | int | float | bool):
+                meta[f"synth_{key}"] = value
+        return meta
+
+    def _check_collection(self) -> None:
+        """Refuse a collection that is not in cosine space or holds another embedder's vectors."""
+        with warnings.catch_warnings():
+            # reading the configuration of a collection made without an embedding function warns
+            warnings.simplefilter("ignore", DeprecationWarning)
+            with _chroma_errors("read the collection configuration"):
+                config = self._collection.configuration or {}
+        hnsw = config.get("hnsw") or {}
+        space = hnsw.get("space") if isinstance(hnsw, Mapping) else None
+        if space is not None and space != "cosine":
+            raise StoreError(
+                f"collection {self.collection_name!r} uses {space!r} distance, not cosine; "
+                "choose another collection name"
+            )
+        owner = (self._collection.metadata or {}).get("synth_embedder")
+        if owner is not None and owner != self.embedder.name:
+            raise StoreError(
+                f"collection {self.collection_name!r} holds vectors from {owner}, "
+                f"not {self.embedder.name}; choose another collection name"
+            )
+
+    def _existing_ids(self, ids: list[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(ids), self._max_batch):
+            with _chroma_errors("look up stored chunks"):
+                answer = self._collection.get(ids=ids[start : start + self._max_batch], include=[])
+            found.update(answer["ids"])
+        return found
+
+    def _get_by_ids(self, ids: list[str], include: list[str]) -> dict[str, dict[str, Any]]:
+        records: dict[str, dict[str, Any]] = {}
+        unique = list(dict.fromkeys(ids))
+        for start in range(0, len(unique), self._max_batch):
+            with _chroma_errors("get chunks"):
+                answer = self._collection.get(
+                    ids=unique[start : start + self._max_batch], include=include
+                )
+            for row, chunk_id in enumerate(answer["ids"]):
+                records[chunk_id] = {
+                    "document": _column(answer, "documents", row),
+                    "metadata": _column(answer, "metadatas", row),
+                    "embedding": _column(answer, "embeddings", row),
+                }
+        missing = [chunk_id for chunk_id in unique if chunk_id not in records]
+        if missing:
+            shown = ", ".join(repr(m) for m in missing[:5])
+            more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+            raise StoreError(
+                f"{len(missing)} chunk id(s) not in collection {self.collection_name!r}: "
+                f"{shown}{more}"
+            )
+        return records
+
+    def _scan(
+        self, where: dict[str, Any] | None, include: list[str]
+    ) -> Iterator[tuple[str, str | None, Mapping[str, Any] | None]]:
+        offset = 0
+        while True:
+            with _chroma_errors("read chunks"):
+                answer = self._collection.get(
+                    where=where, include=include, limit=_PAGE, offset=offset
+                )
+            ids = answer["ids"]
+            for row, chunk_id in enumerate(ids):
+                yield (
+                    chunk_id,
+                    _column(answer, "documents", row),
+                    _column(answer, "metadatas", row),
+                )
+            if len(ids) < _PAGE:
+                return
+            offset += len(ids)
+
+
+def _column(answer: Mapping[str, Any], key: str, row: int) -> Any:
+    values = answer.get(key)
+    return None if values is None else values[row]
+
+
+def _source_filter(source: str | Sequence[str] | None) -> dict[str, Any] | None:
+    if source is None:
+        return None
+    if isinstance(source, str):
+        return {"source": source}
+    sources = list(source)
+    if not sources:
+        raise ConfigError("source filter is an empty list")
+    return {"source": sources[0]} if len(sources) == 1 else {"source": {"$in": sources}}
+
+
+def _chunking_config(chunking: ChunkingConfig | Mapping[str, Any] | None) -> ChunkingConfig:
+    if chunking is None:
+        return ChunkingConfig()
+    if isinstance(chunking, ChunkingConfig):
+        return chunking
+    if isinstance(chunking, Mapping):
+        return make_chunking_config(**chunking)
+    raise ConfigError(f"chunking must be a ChunkingConfig or a dict, got {type(chunking).__name__}")
+
+
+def _connect(path: Path | None, url: str | None) -> Any:
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False)
+    if url is None:
+        assert path is not None
+        with _chroma_errors(f"open the store at {path}"):
+            path.mkdir(parents=True, exist_ok=True)
+            return chromadb.PersistentClient(path=str(path), settings=settings)
+    host, port, ssl = _parse_url(url)
+    with _chroma_errors(f"connect to the Chroma server at {url}"):
+        return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings)
+
+
+def close_client(client: Any) -> None:
+    """Close a chromadb client, and for a server client its HTTP connection pools too.
+
+    chromadb's ``close()`` releases the client's system but leaves the HTTP sessions (the
+    client's and its admin client's) open until garbage collection. Every HttpClient has systems
+    of its own, so closing those sessions touches no other client.
+    """
+    sessions = [
+        getattr(getattr(owner, "_server", None), "_session", None)
+        for owner in (client, getattr(client, "_admin_client", None))
+    ]
+    with _chroma_errors("close the store"):
+        client.close()
+    for session in sessions:
+        if session is not None and hasattr(session, "close"):
+            session.close()
+
+
+def _parse_url(url: str) -> tuple[str, int, bool]:
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"store URL must look like http://host:port, got {url!r}")
+    if parts.path not in ("", "/") or parts.query:
+        raise ConfigError(f"store URL must be http://host:port without a path, got {url!r}")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ConfigError(f"store URL has an invalid port: {url!r}") from None
+    ssl = parts.scheme == "https"
+    return parts.hostname, port or (443 if ssl else 8000), ssl
+
+
+@contextlib.contextmanager
+def _chroma_errors(action: str) -> Iterator[None]:
+    """Turn what chromadb (and its HTTP client) raises into StoreError."""
+    import httpx
+    from chromadb.errors import ChromaError
+
+    try:
+        yield
+    except (ChromaError, ValueError, httpx.HTTPError, OSError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        raise StoreError(f"cannot {action}: {message}") from exc
+
+
+__all__ = ["DEFAULT_STORE_PATH", "AddResult", "ChunkStore", "SourceStats"]

@@ -1,0 +1,101 @@
+"""The one interface every embedder has: texts in, L2-normalised vectors out, in batches."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from synth.errors import ConfigError
+
+
+class Embedder(ABC):
+    """Turns texts into unit-length vectors; ``embed`` batches, subclasses embed one batch.
+
+    ``name`` is the spec that makes this embedder again (``hash:384``, ``openai:<model>``, ...);
+    ``identity()`` is what a stored vector depends on and names the store's collection. Neither
+    ever holds an API key.
+    """
+
+    #: spec string, e.g. ``hash:384``; set by subclasses
+    name: str = ""
+    #: texts sent per request; subclasses choose a default
+    default_batch_size: int = 64
+
+    def __init__(self, *, batch_size: int | None = None) -> None:
+        size = self.default_batch_size if batch_size is None else batch_size
+        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+            raise ConfigError(f"embedding batch_size must be a positive integer, got {size!r}")
+        self.batch_size = size
+        #: set by make_embedder when it chose this embedder because none was named
+        self.notice: str | None = None
+        #: how many batches were sent (for reports and tests)
+        self.batches_embedded = 0
+        #: how many texts were embedded
+        self.texts_embedded = 0
+
+    @property
+    @abstractmethod
+    def dimension(self) -> int:
+        """Length of every vector this embedder returns."""
+
+    @abstractmethod
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        """Embed at most ``batch_size`` texts; return a (len(texts), dimension) array."""
+
+    def identity(self) -> dict[str, Any]:
+        """What the vectors depend on: used to name collections, never holds a key."""
+        return {"embedder": self.name, "dimension": self.dimension}
+
+    def identity_hash(self) -> str:
+        """A short stable digest of :meth:`identity`."""
+        blob = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
+
+    def embed_array(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` in batches; return a float32 (n, dimension) array of unit rows."""
+        if isinstance(texts, str):
+            raise ConfigError("embed() takes a list of texts, not one string")
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        parts = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start : start + self.batch_size]
+            vectors = np.asarray(self._embed_batch(batch), dtype=np.float32)
+            if vectors.shape[0] != len(batch):
+                raise ValueError(
+                    f"{self.name} returned {vectors.shape[0]} vectors for {len(batch)} texts"
+                )
+            parts.append(normalize(vectors))
+            self.batches_embedded += 1
+            self.texts_embedded += len(batch)
+        return np.concatenate(parts, axis=0)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed ``texts`` in batches; return one L2-normalised vector per text."""
+        return self.embed_array(texts).tolist()
+
+    async def aembed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Async twin of :meth:`embed` (runs it in a worker thread)."""
+        return await asyncio.to_thread(self.embed, texts)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name}, batch_size={self.batch_size})"
+
+
+def normalize(vectors: np.ndarray) -> np.ndarray:
+    """Scale each row to unit length; an all-zero row stays zero."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim != 2:
+        raise ValueError(f"expected a 2-d array of vectors, got shape {vectors.shape}")
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+
+
+__all__ = ["Embedder", "normalize"]

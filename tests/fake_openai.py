@@ -1,0 +1,761 @@
+"""A fake OpenAI-compatible HTTP server on 127.0.0.1, for tests and benches.
+
+The real ``openai`` SDK talks to it over HTTP. It serves ``POST /v1/chat/completions`` (with and
+without ``response_format``), ``POST /v1/embeddings`` (deterministic unit vectors, float or base64)
+and ``GET /v1/models``, and it can be scripted per test::
+
+    with FakeOpenAI(latency=0.01, faults={"server_error": 0.05}, seed=1) as server:
+        client = openai.OpenAI(base_url=server.url, api_key="sk-test", max_retries=0)
+        ...
+        assert server.request_count("chat") == 3
+        assert not server.duplicates()
+
+What a chat request is answered with (first match wins):
+
+1. a fault taken from ``sequence`` (one entry per chat request, ``None`` = no fault), else a fault
+   drawn at random from ``faults`` (``{kind: probability}``), else a 429 when more than ``rpm``
+   requests arrived within ``rpm_window`` seconds;
+2. ``reply``: a string (the content), a dict (sent as its JSON), a :class:`Reply` (full control), or a
+   callable ``(request_json) -> str | dict | Reply``; the default is :func:`smart_reply`, which
+   answers a JSON-schema request (``response_format`` or a schema in the prompt) with a plausible
+   object that matches it, and anything else with a sentence.
+
+Fault kinds (:data:`FAULTS`): ``rate_limit`` (429 with ``retry-after-ms`` and ``Retry-After``),
+``server_error`` (500), ``overloaded`` (503), ``bad_request`` (400), ``auth`` (401), ``hang`` (never
+answers until the server closes), ``disconnect`` (drops the connection), ``cutoff`` (half the reply,
+``finish_reason`` ``"length"``), ``content_filter`` (``finish_reason`` ``"content_filter"``),
+``invalid_json`` (a broken JSON object), ``prose`` (the reply wrapped in prose).
+
+Every request is logged (:attr:`FakeOpenAI.requests`): its body, headers, outcome and status, with
+the peak number of requests in flight. ``log_path=`` also appends one JSON line per request to a
+file (without the ``Authorization`` header).
+
+Standalone, for subprocess tests and benches (prints the base URL on its first line of stdout)::
+
+    python tests/fake_openai.py --port 0 --latency 0.05 --fault server_error=0.05 --rpm 600 \\
+        --log requests.jsonl --replies mypackage.replies:reply
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import importlib
+import json
+import math
+import random
+import re
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+FAULTS = (
+    "rate_limit",
+    "server_error",
+    "overloaded",
+    "bad_request",
+    "auth",
+    "hang",
+    "disconnect",
+    "cutoff",
+    "content_filter",
+    "invalid_json",
+    "prose",
+)
+#: faults that are about the HTTP exchange and so also apply to embeddings
+HTTP_FAULTS = (
+    "rate_limit",
+    "server_error",
+    "overloaded",
+    "bad_request",
+    "auth",
+    "hang",
+    "disconnect",
+)
+
+ReplyFn = Callable[[dict[str, Any]], "str | dict[str, Any] | Reply"]
+
+
+@dataclass
+class Reply:
+    """A scripted answer: content and finish reason, or a whole status/body/headers."""
+
+    content: str | None = None
+    finish_reason: str = "stop"
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: dict[str, Any] | None = None  # sent as is instead of a chat completion
+    usage: dict[str, int] | None = None
+
+
+@dataclass
+class LoggedRequest:
+    """One request as the server saw it."""
+
+    index: int
+    path: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+    started: float
+    finished: float | None = None
+    status: int | None = None
+    outcome: str = "pending"  # "ok", a fault kind, "rpm_limit", "closed"
+
+    @property
+    def kind(self) -> str:
+        return "embeddings" if self.path.endswith("/embeddings") else "chat"
+
+    @property
+    def prompt(self) -> str:
+        """All message contents of a chat request, joined by newlines."""
+        return "\n".join(_message_texts(self.body))
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(json.dumps(self.body, sort_keys=True).encode()).hexdigest()
+
+
+# ---- the smart default reply ---------------------------------------------------------------------
+
+
+def _message_texts(body: dict[str, Any]) -> list[str]:
+    texts = []
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts.extend(p.get("text", "") for p in content if isinstance(p, dict))
+    return texts
+
+
+_FENCED_JSON = re.compile(r"```(?:json)?\s*\n(\{.*?\})\s*\n```", re.DOTALL)
+
+
+def schema_in_prompt(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema a request asks for: ``response_format`` first, else the last one in a prompt."""
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        return (fmt.get("json_schema") or {}).get("schema") or {}
+    found = None
+    for text in _message_texts(body):
+        for match in _FENCED_JSON.finditer(text):
+            try:
+                obj = json.loads(match.group(1))
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and ("properties" in obj or obj.get("type") == "object"):
+                found = obj
+    return found
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
+_STOP = set(
+    "the and for with that this from are was were you your have has not but all any can its into "
+    "json schema reply object field fields answer question return only must one text given".split()
+)
+
+
+def _topic(prompt: str, rng: random.Random, n: int = 3) -> str:
+    words = [w for w in _WORD.findall(prompt[-4000:]) if w.lower() not in _STOP]
+    if not words:
+        return "the document"
+    start = rng.randrange(len(words))
+    return " ".join(words[start : start + n])
+
+
+def _sentence(prompt: str, rng: random.Random) -> str:
+    candidates = [
+        s.strip()
+        for s in re.split(r"(?<=[.!?])\s+|\n+", prompt[-6000:])
+        if 6 <= len(s.split()) <= 40 and "{" not in s and "`" not in s
+    ]
+    if candidates:
+        return rng.choice(candidates).rstrip(".!?") + "."
+    return f"The document discusses {_topic(prompt, rng)}."
+
+
+def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        name = schema["$ref"].split("/")[-1]
+        schema = (root.get("$defs") or root.get("definitions") or {}).get(name, {})
+    return schema
+
+
+def example_for_schema(
+    schema: dict[str, Any], prompt: str = "", *, rng: random.Random | None = None
+) -> Any:
+    """A plausible value matching ``schema`` (the JSON-schema subset pydantic emits)."""
+    rng = rng or random.Random(hashlib.sha256(prompt.encode()).hexdigest())
+    return _example(schema, schema, prompt, rng, name="")
+
+
+def _example(
+    schema: dict[str, Any], root: dict[str, Any], prompt: str, rng: random.Random, name: str
+) -> Any:
+    schema = _resolve(schema, root)
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            options = [o for o in schema[key] if _resolve(o, root).get("type") != "null"] or schema[
+                key
+            ]
+            return _example(options[0], root, prompt, rng, name)
+    if "allOf" in schema:
+        return _example(schema["allOf"][0], root, prompt, rng, name)
+    kind = schema.get("type", "object" if "properties" in schema else "string")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {key: _example(sub, root, prompt, rng, key) for key, sub in props.items()}
+    if kind == "array":
+        low = schema.get("minItems", 2 if "items" in schema else 0)
+        high = schema.get("maxItems", max(low, 2))
+        count = max(low, min(high, 2))
+        item = schema.get("items") or {"type": "string"}
+        return [_example(item, root, prompt, rng, name) for _ in range(count)]
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        high = schema.get("maximum", schema.get("exclusiveMaximum", max(low, 5)))
+        value = low + (high - low) * 0.75
+        return int(math.floor(value)) if kind == "integer" else round(float(value), 2)
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    text = _string_for(name, prompt, rng)
+    if "maxLength" in schema:
+        text = text[: schema["maxLength"]]
+    if len(text) < schema.get("minLength", 0):
+        text = text.ljust(schema["minLength"], ".")
+    return text
+
+
+def _string_for(name: str, prompt: str, rng: random.Random) -> str:
+    lowered = name.lower()
+    if "question" in lowered or "query" in lowered or lowered == "input":
+        return f"What does the document say about {_topic(prompt, rng)}?"
+    if "reason" in lowered or "explanation" in lowered or "rationale" in lowered:
+        return f"The context states this directly: {_sentence(prompt, rng)}"
+    if "claim" in lowered or "statement" in lowered or "answer" in lowered or "output" in lowered:
+        return _sentence(prompt, rng)
+    if "title" in lowered or "topic" in lowered or "name" in lowered:
+        return _topic(prompt, rng).title()
+    return _sentence(prompt, rng)
+
+
+def smart_reply(request: dict[str, Any]) -> str:
+    """The default reply: a schema-shaped JSON object when one is asked for, else a sentence."""
+    prompt = "\n".join(_message_texts(request))
+    rng = random.Random(hashlib.sha256(prompt.encode()).hexdigest())
+    schema = schema_in_prompt(request)
+    if schema is not None:
+        return json.dumps(example_for_schema(schema, prompt, rng=rng))
+    if (request.get("response_format") or {}).get("type") == "json_object":
+        return json.dumps({"answer": _sentence(prompt, rng)})
+    return _sentence(prompt, rng)
+
+
+def _word_count(text: str) -> int:
+    return len(text.split())
+
+
+def _embedding(text: str, dim: int) -> list[float]:
+    values: list[float] = []
+    counter = 0
+    while len(values) < dim:
+        digest = hashlib.sha256(f"{counter}:{text}".encode()).digest()
+        values.extend((b - 127.5) / 127.5 for b in digest)
+        counter += 1
+    values = values[:dim]
+    norm = math.sqrt(sum(v * v for v in values)) or 1.0
+    return [v / norm for v in values]
+
+
+# ---- the server ----------------------------------------------------------------------------------
+
+
+class FakeOpenAI:
+    """A scriptable OpenAI-compatible server on 127.0.0.1; a context manager.
+
+    Parameters may be changed between requests (``server.reply = ...``, ``server.faults = {...}``).
+    """
+
+    def __init__(
+        self,
+        *,
+        reply: str | dict[str, Any] | Reply | ReplyFn | None = None,
+        latency: float | tuple[float, float] = 0.0,
+        faults: dict[str, float] | None = None,
+        sequence: Iterable[str | None] = (),
+        fault_endpoints: Iterable[str] = ("chat",),
+        rpm: int | None = None,
+        rpm_window: float = 60.0,
+        retry_after: float | None = 0.01,
+        embedding_dim: int = 64,
+        seed: int = 0,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        log_path: str | None = None,
+    ) -> None:
+        self.reply = reply
+        self.latency = latency
+        self.faults = dict(faults or {})
+        self.sequence: deque[str | None] = deque(sequence)
+        self.fault_endpoints = set(fault_endpoints)
+        self.rpm = rpm
+        self.rpm_window = rpm_window
+        self.retry_after = retry_after
+        self.embedding_dim = embedding_dim
+        self.log_path = log_path
+        self._check_faults()
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._log: list[LoggedRequest] = []
+        self._accepted: deque[float] = deque()
+        self._in_flight = 0
+        self.peak_in_flight = 0
+        self._host, self._port = host, port
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle
+    def start(self) -> FakeOpenAI:
+        handler = type("Handler", (_Handler,), {"fake": self})
+        server_class = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 256})
+        self._server = server_class((self._host, self._port), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="fake-openai", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving; hung requests are released (their connections are dropped)."""
+        self._closing.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "the server is not started"
+        return self._server.server_address[1]
+
+    @property
+    def url(self) -> str:
+        """The base URL to give a client, ending in ``/v1``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def base_url(self) -> str:
+        """Same as :attr:`url` (the name ``OPENAI_BASE_URL`` uses)."""
+        return self.url
+
+    def client(self, *, api_key: str = "sk-fake-test-key", **kwargs: Any) -> Any:
+        """An ``openai.OpenAI`` client pointed here (SDK retries off unless asked)."""
+        import openai
+
+        kwargs.setdefault("max_retries", 0)
+        return openai.OpenAI(base_url=self.url, api_key=api_key, **kwargs)
+
+    def async_client(self, *, api_key: str = "sk-fake-test-key", **kwargs: Any) -> Any:
+        import openai
+
+        kwargs.setdefault("max_retries", 0)
+        return openai.AsyncOpenAI(base_url=self.url, api_key=api_key, **kwargs)
+
+    # -- scripting
+    def queue_faults(self, *kinds: str | None) -> None:
+        """Answer the next chat requests with these faults, in order (``None`` = answer normally)."""
+        for kind in kinds:
+            if kind is not None and kind not in FAULTS:
+                raise ValueError(f"unknown fault {kind!r}; known: {', '.join(FAULTS)}")
+        self.sequence.extend(kinds)
+
+    def _check_faults(self) -> None:
+        for kind, rate in self.faults.items():
+            if kind not in FAULTS:
+                raise ValueError(f"unknown fault {kind!r}; known: {', '.join(FAULTS)}")
+            if not 0 <= rate <= 1:
+                raise ValueError(f"fault rate for {kind!r} must be in [0, 1], got {rate}")
+        if sum(self.faults.values()) > 1:
+            raise ValueError("fault rates add up to more than 1")
+
+    # -- the log
+    @property
+    def requests(self) -> list[LoggedRequest]:
+        with self._lock:
+            return list(self._log)
+
+    def requests_to(self, kind: str) -> list[LoggedRequest]:
+        """Logged requests to ``"chat"`` or ``"embeddings"``."""
+        return [r for r in self.requests if r.kind == kind]
+
+    def request_count(self, kind: str | None = None) -> int:
+        return len(self.requests if kind is None else self.requests_to(kind))
+
+    def outcomes(self) -> dict[str, int]:
+        """How many requests ended each way: ``{"ok": 480, "server_error": 25, ...}``."""
+        counts: dict[str, int] = {}
+        for r in self.requests:
+            counts[r.outcome] = counts.get(r.outcome, 0) + 1
+        return counts
+
+    def duplicates(self, *, outcome: str | None = "ok") -> list[dict[str, Any]]:
+        """Request bodies answered (``outcome``) more than once: a cache or resume should make none."""
+        seen: dict[str, int] = {}
+        bodies: dict[str, dict[str, Any]] = {}
+        for r in self.requests:
+            if outcome is not None and r.outcome != outcome:
+                continue
+            key = r.fingerprint()
+            seen[key] = seen.get(key, 0) + 1
+            bodies[key] = r.body
+        return [bodies[k] for k, n in seen.items() if n > 1]
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    def reset(self) -> None:
+        """Forget the log, the peak and the rpm window (the script stays)."""
+        with self._lock:
+            self._log.clear()
+            self._accepted.clear()
+            self.peak_in_flight = self._in_flight
+
+    # -- decisions (called by the handler)
+    def _begin(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> LoggedRequest:
+        with self._lock:
+            entry = LoggedRequest(len(self._log), path, body, headers, time.monotonic())
+            self._log.append(entry)
+            self._in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+            return entry
+
+    def _end(self, entry: LoggedRequest, status: int | None, outcome: str) -> None:
+        with self._lock:
+            entry.finished = time.monotonic()
+            entry.status = status
+            entry.outcome = outcome
+            self._in_flight -= 1
+            if self.log_path:
+                row = asdict(entry)
+                row["headers"] = {k: v for k, v in entry.headers.items() if k != "authorization"}
+                with open(self.log_path, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(row) + "\n")
+
+    def _choose_fault(self, kind: str) -> tuple[str | None, float | None]:
+        """The fault for the next request, or ``("rpm_limit", wait)``, or ``(None, None)``."""
+        with self._lock:
+            fault: str | None = None
+            if kind in self.fault_endpoints:
+                if self.sequence:
+                    fault = self.sequence.popleft()
+                elif self.faults:
+                    draw = self._rng.random()
+                    for name, rate in self.faults.items():
+                        if draw < rate:
+                            fault = name
+                            break
+                        draw -= rate
+            if kind == "embeddings" and fault not in HTTP_FAULTS:
+                fault = None
+            if fault is not None:
+                return fault, None
+            if self.rpm is not None:
+                now = time.monotonic()
+                while self._accepted and now - self._accepted[0] >= self.rpm_window:
+                    self._accepted.popleft()
+                if len(self._accepted) >= self.rpm:
+                    return "rpm_limit", self._accepted[0] + self.rpm_window - now
+                self._accepted.append(now)
+            return None, None
+
+    def _latency(self) -> float:
+        if isinstance(self.latency, tuple):
+            with self._lock:
+                return self._rng.uniform(*self.latency)
+        return float(self.latency)
+
+    def _answer(self, body: dict[str, Any]) -> Reply:
+        script = self.reply if self.reply is not None else smart_reply
+        value = script(body) if callable(script) else script
+        if isinstance(value, Reply):
+            return value
+        if isinstance(value, dict):
+            return Reply(content=json.dumps(value))
+        return Reply(content=str(value))
+
+
+def _retry_headers(seconds: float | None) -> dict[str, str]:
+    if seconds is None:
+        return {}
+    seconds = max(seconds, 0.0)
+    return {"retry-after-ms": str(int(math.ceil(seconds * 1000))), "retry-after": f"{seconds:.3f}"}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeOpenAI
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
+        pass
+
+    # -- plumbing
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _error(
+        self, status: int, message: str, kind: str, headers: dict[str, str] | None = None
+    ) -> None:
+        body = {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+        self._send_json(status, body, headers)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._send_json(
+                200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]}
+            )
+        else:
+            self._error(404, f"no route {self.path}", "not_found")
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._error(400, "request body is not JSON", "invalid_request_error")
+            return
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if not (path.endswith("/chat/completions") or path.endswith("/embeddings")):
+            self._error(404, f"no route {self.path}", "not_found")
+            return
+        fake = self.fake
+        entry = fake._begin(path, body, {k.lower(): v for k, v in self.headers.items()})
+        status: int | None = None
+        outcome = "closed"
+        try:
+            status, outcome = self._serve(entry, body)
+        except (BrokenPipeError, ConnectionResetError):
+            outcome = "client_gone"
+        finally:
+            fake._end(entry, status, outcome)
+
+    def _serve(self, entry: LoggedRequest, body: dict[str, Any]) -> tuple[int | None, str]:
+        fake = self.fake
+        fault, wait = fake._choose_fault(entry.kind)
+        if fault == "hang":
+            fake._closing.wait()
+            self.close_connection = True
+            return None, "hang"
+        if fault == "disconnect":
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return None, "disconnect"
+        delay = fake._latency()
+        if delay > 0 and fake._closing.wait(delay):
+            self.close_connection = True
+            return None, "closed"
+        if fault == "rpm_limit":
+            self._error(
+                429, "requests per minute exceeded", "rate_limit_exceeded", _retry_headers(wait)
+            )
+            return 429, fault
+        if fault == "rate_limit":
+            headers = _retry_headers(fake.retry_after)
+            self._error(429, "rate limit reached", "rate_limit_exceeded", headers)
+            return 429, fault
+        if fault == "server_error":
+            self._error(500, "the server had an error", "server_error")
+            return 500, fault
+        if fault == "overloaded":
+            self._error(503, "the engine is overloaded", "server_error")
+            return 503, fault
+        if fault == "bad_request":
+            self._error(400, "invalid request", "invalid_request_error")
+            return 400, fault
+        if fault == "auth":
+            self._error(401, "incorrect API key provided", "invalid_api_key")
+            return 401, fault
+        if entry.kind == "embeddings":
+            self._send_json(200, self._embeddings(body))
+            return 200, "ok"
+        reply = fake._answer(body)
+        if reply.body is not None or reply.status != 200:
+            payload = reply.body if reply.body is not None else {"error": {"message": "scripted"}}
+            self._send_json(reply.status, payload, reply.headers)
+            return reply.status, "ok" if reply.status == 200 else f"status_{reply.status}"
+        content, finish = reply.content or "", reply.finish_reason
+        if fault == "cutoff":
+            content, finish = content[: max(1, len(content) // 2)], "length"
+        elif fault == "content_filter":
+            content, finish = "", "content_filter"
+        elif fault == "invalid_json":
+            if content.lstrip().startswith("{"):
+                content = content.rstrip().rstrip("}") + ', "broken": }'
+            else:
+                content = '{"answer": "' + content
+        elif fault == "prose":
+            content = (
+                f"Sure! Here is the JSON you asked for:\n{content}\nLet me know if you need more."
+            )
+        self._send_json(200, self._completion(body, content, finish, reply.usage), reply.headers)
+        return 200, fault or "ok"
+
+    def _completion(
+        self, body: dict[str, Any], content: str, finish: str, usage: dict[str, int] | None
+    ) -> dict[str, Any]:
+        prompt_tokens = sum(_word_count(t) + 4 for t in _message_texts(body))
+        completion_tokens = max(1, _word_count(content))
+        return {
+            "id": f"chatcmpl-{hashlib.sha256(content.encode()).hexdigest()[:12]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "fake-model"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "logprobs": None,
+                    "finish_reason": finish,
+                }
+            ],
+            "usage": usage
+            or {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+    def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
+        inputs = body.get("input", "")
+        if isinstance(inputs, str) or (inputs and isinstance(inputs[0], int)):
+            inputs = [inputs]
+        dim = int(body.get("dimensions") or self.fake.embedding_dim)
+        data = []
+        for i, item in enumerate(inputs):
+            text = item if isinstance(item, str) else json.dumps(item)
+            vector: Any = _embedding(text, dim)
+            if body.get("encoding_format") == "base64":
+                vector = base64.b64encode(struct.pack(f"<{dim}f", *vector)).decode()
+            data.append({"object": "embedding", "index": i, "embedding": vector})
+        tokens = sum(_word_count(t) if isinstance(t, str) else len(t) for t in inputs)
+        return {
+            "object": "list",
+            "data": data,
+            "model": body.get("model", "fake-embedding"),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+
+
+# ---- standalone ----------------------------------------------------------------------------------
+
+
+def load_reply(spec: str) -> ReplyFn:
+    """Import ``module:function`` (the current folder is importable)."""
+    module_name, _, attr = spec.partition(":")
+    if not attr:
+        raise SystemExit(f"--replies takes module:function, got {spec!r}")
+    if "" not in sys.path:
+        sys.path.insert(0, "")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def _parse_fault(text: str) -> tuple[str, float]:
+    kind, _, rate = text.partition("=")
+    return kind, float(rate or 1.0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="A fake OpenAI-compatible server on 127.0.0.1.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    parser.add_argument("--latency-max", type=float, help="with --latency: a uniform range")
+    parser.add_argument(
+        "--fault", action="append", default=[], metavar="KIND=RATE", help=", ".join(FAULTS)
+    )
+    parser.add_argument(
+        "--sequence", default="", help="comma-separated faults for the first requests ('-' = none)"
+    )
+    parser.add_argument("--rpm", type=int, help="requests per window above which 429 is returned")
+    parser.add_argument("--rpm-window", type=float, default=60.0)
+    parser.add_argument("--retry-after", type=float, default=0.01)
+    parser.add_argument("--replies", help="module:function taking the request JSON")
+    parser.add_argument("--reply-text", help="a fixed reply content")
+    parser.add_argument("--embedding-dim", type=int, default=64)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--log", help="append one JSON line per request to this file")
+    args = parser.parse_args(argv)
+
+    reply: Any = load_reply(args.replies) if args.replies else args.reply_text
+    latency: float | tuple[float, float] = args.latency
+    if args.latency_max is not None:
+        latency = (args.latency, args.latency_max)
+    sequence = (
+        [None if s in ("-", "") else s for s in args.sequence.split(",")] if args.sequence else []
+    )
+    server = FakeOpenAI(
+        reply=reply,
+        latency=latency,
+        faults=dict(_parse_fault(f) for f in args.fault),
+        sequence=sequence,
+        rpm=args.rpm,
+        rpm_window=args.rpm_window,
+        retry_after=args.retry_after,
+        embedding_dim=args.embedding_dim,
+        seed=args.seed,
+        host=args.host,
+        port=args.port,
+        log_path=args.log,
+    )
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    with server:
+        print(server.url, flush=True)
+        stop.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""`synth export` through synth.cli.main."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from synth import Dataset, Golden
+from synth.cli import main
+
+
+def _save(name: str = "goldens.json") -> Dataset:
+    dataset = Dataset(
+        [
+            Golden(
+                input="What is P-4?",
+                expected_output="A pump.",
+                context=["P-4 is a pump."],
+                context_ids=["c1"],
+            ),
+            Golden(input="When?", source_files=["a.md"], metadata={"k": [1, 2]}),
+        ],
+        {"seed": 3},
+    )
+    dataset.save(name)
+    return dataset
+
+
+@pytest.mark.parametrize(
+    ("tool", "output", "description"),
+    [
+        ("deepeval", "out/deepeval.json", "deepeval goldens"),
+        ("ragas", "out/ragas.jsonl", "ragas single-turn samples"),
+        ("judgeval", "out/judgeval.json", "judgeval examples"),
+    ],
+)
+def test_export_writes_the_file_and_says_so(
+    tool: str, output: str, description: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset = _save()
+    assert main(["export", "goldens.json", "--format", tool, "-o", output]) == 0
+    out = capsys.readouterr().out
+    assert out == f"wrote 2 goldens to {output} ({description})\n"
+    assert Dataset.load(output).goldens == dataset.goldens
+
+
+def test_export_default_output_is_next_to_the_dataset(capsys: pytest.CaptureFixture[str]) -> None:
+    Path("data").mkdir()
+    _save("data/goldens.csv")
+    assert main(["export", "data/goldens.csv", "-f", "ragas"]) == 0
+    assert (
+        capsys.readouterr().out
+        == "wrote 2 goldens to data/goldens.ragas.jsonl (ragas single-turn samples)\n"
+    )
+    rows = [json.loads(line) for line in Path("data/goldens.ragas.jsonl").read_text().splitlines()]
+    assert rows[0]["user_input"] == "What is P-4?"
+
+
+def test_export_refuses_to_overwrite_its_input(capsys: pytest.CaptureFixture[str]) -> None:
+    _save()
+    before = Path("goldens.json").read_bytes()
+    assert main(["export", "goldens.json", "-f", "deepeval", "-o", "./goldens.json"]) == 2
+    assert "is the dataset being exported" in capsys.readouterr().err
+    assert Path("goldens.json").read_bytes() == before
+
+
+def test_export_of_a_malformed_dataset_is_one_error_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    Path("bad.jsonl").write_text('{"input": "q"}\n{"input": "q", "context": 5}\n')
+    assert main(["export", "bad.jsonl", "-f", "judgeval", "-o", "out.json"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "synth: error: bad.jsonl: line 2: field 'context': expected a list of strings or null, got an integer\n"
+    )
+    assert not Path("out.json").exists()
+
+
+def test_export_wrong_suffix_and_unknown_format(capsys: pytest.CaptureFixture[str]) -> None:
+    _save()
+    assert main(["export", "goldens.json", "-f", "judgeval", "-o", "out.csv"]) == 2
+    assert "a judgeval export is written as .json" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main(["export", "goldens.json", "-f", "promptfoo"])
+    assert info.value.code == 2
+    assert "invalid choice: 'promptfoo'" in capsys.readouterr().err
+
+
+def test_export_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["export", "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert "--format" in out and "deepeval" in out and "-o OUTPUT" in out

@@ -1,0 +1,131 @@
+"""Evolution: weighted seeded choice, two-chunk evolutions only where they apply, drops on failure."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import Counter
+
+import pytest
+
+from synth.data import Context
+from synth.errors import ModelTimeoutError, OutputParseError
+from synth.generate import evolve
+from synth.generate.config import Evolution, EvolutionConfig
+from synth.generate.draft import Draft
+from synth.generate.stats import StageStats
+from synth.generate.templates import default_prompts
+from synth.llm.base import FunctionModel, run_sync
+
+ONE = Context(id="ctx_1", chunk_ids=["a#0"], texts=["Rooks move in straight lines."], source_files=["chess.txt"])
+TWO = Context(
+    id="ctx_2",
+    chunk_ids=["a#0", "a#1"],
+    texts=["Rooks move in straight lines.", "Bishops move diagonally."],
+    source_files=["chess.txt", "chess.txt"],
+)
+
+
+def evolver(prompt: str, system: str | None) -> str:
+    """Appends the evolution's first instruction word to the input, so the order is visible."""
+    current = re.search(r"\nInput:\n(.*?)\n\nRewrite it as follows: (\w+)", prompt, re.DOTALL)
+    assert current is not None
+    return json.dumps({"input": f"{current.group(1)} +{current.group(2)}"})
+
+
+def test_prompt_keeps_the_context_and_the_rule() -> None:
+    prompt = evolve.build_prompt("How do rooks move?", Evolution.IN_BREADTH, TWO)
+    assert "[Passage 2]\nBishops move diagonally." in prompt
+    assert default_prompts().instruction(Evolution.IN_BREADTH) in prompt
+    assert "must still be answerable from the context above alone" in prompt
+
+
+def test_parse() -> None:
+    assert evolve.parse('{"input": " Harder? "}') == "Harder?"
+    for bad in ['{"input": ""}', '{"question": "x"}', "Harder?"]:
+        with pytest.raises(OutputParseError):
+            evolve.parse(bad)
+
+
+def test_weights_drive_the_choice() -> None:
+    config = EvolutionConfig(evolutions={"reasoning": 3, "hypothetical": 1, "comparative": 0})
+    rng = random.Random(0)
+    counts = Counter(evolve.choose_evolution(rng, config, 2) for _ in range(4000))
+    assert set(counts) == {Evolution.REASONING, Evolution.HYPOTHETICAL}
+    assert 0.72 < counts[Evolution.REASONING] / 4000 < 0.78
+
+
+def test_uniform_default_reaches_all_seven() -> None:
+    rng = random.Random(1)
+    counts = Counter(evolve.choose_evolution(rng, EvolutionConfig(), 3) for _ in range(7000))
+    assert set(counts) == set(Evolution)
+    assert all(800 < c < 1200 for c in counts.values())
+
+
+def test_two_chunk_evolutions_need_two_chunks() -> None:
+    config = EvolutionConfig()
+    assert Evolution.MULTICONTEXT not in evolve.applicable_evolutions(config, 1)
+    assert Evolution.COMPARATIVE not in evolve.applicable_evolutions(config, 1)
+    assert len(evolve.applicable_evolutions(config, 2)) == 7
+    only = EvolutionConfig(evolutions={"comparative": 1})
+    assert evolve.choose_evolution(random.Random(0), only, 1) is None
+
+
+def test_run_records_evolutions_in_order_and_is_seeded() -> None:
+    config = EvolutionConfig(num_evolutions=3)
+
+    def go(seed: int) -> list[Draft]:
+        drafts = [Draft(id=f"d{i}", input=f"Q{i}?", context=TWO) for i in range(4)]
+        return run_sync(evolve.run(drafts, FunctionModel(evolver), config, seed=seed))
+
+    first, again, other = go(7), go(7), go(8)
+    for draft in first:
+        assert len(draft.evolutions) == 3
+        words = [default_prompts().instruction(Evolution(e)).split()[0].strip(":,") for e in draft.evolutions]
+        assert draft.input == draft.history[0]["input"] + "".join(f" +{w}" for w in words)
+        assert [h["evolution"] for h in draft.history] == draft.evolutions
+    assert [d.evolutions for d in first] == [d.evolutions for d in again]
+    assert [d.evolutions for d in first] != [d.evolutions for d in other]
+
+
+def test_choice_does_not_depend_on_batch_order() -> None:
+    config = EvolutionConfig()
+    forward = [Draft(id=f"d{i}", input="Q?", context=TWO) for i in range(6)]
+    backward = [Draft(id=f"d{i}", input="Q?", context=TWO) for i in reversed(range(6))]
+    run_sync(evolve.run(forward, FunctionModel(evolver), config, seed=1))
+    run_sync(evolve.run(backward, FunctionModel(evolver), config, seed=1))
+    assert {d.id: d.evolutions for d in forward} == {d.id: d.evolutions for d in backward}
+
+
+def test_one_chunk_context_is_reweighted_or_skipped() -> None:
+    stats = StageStats(stage="evolve")
+    drafts = [Draft(id=f"d{i}", input="Q?", context=ONE) for i in range(30)]
+    run_sync(evolve.run(drafts, FunctionModel(evolver), EvolutionConfig(), seed=0, stats=stats))
+    used = {e for d in drafts for e in d.evolutions}
+    assert used and not used & {"multicontext", "comparative"}
+    assert all(d.metadata["evolution_reweighted"] for d in drafts) and stats.notes["reweighted"] == 30
+
+    only = [Draft(id="x", input="Q?", context=ONE)]
+    calls: list[str] = []
+    run_sync(evolve.run(only, FunctionModel(lambda p, s: calls.append(p) or ""), EvolutionConfig(evolutions={"multicontext": 1}), seed=0))
+    assert calls == [] and only[0].kept and only[0].evolutions == []
+    assert "evolution_skipped" in only[0].metadata
+
+
+def test_model_failure_drops_the_draft() -> None:
+    def broken(prompt: str, system: str | None) -> str:
+        raise ModelTimeoutError("timed out")
+
+    stats = StageStats(stage="evolve")
+    drafts = [Draft(id="d", input="Q?", context=TWO)]
+    run_sync(evolve.run(drafts, FunctionModel(broken), EvolutionConfig(), seed=0, stats=stats))
+    assert drafts[0].drop_reason == "model_error:timeout" and drafts[0].dropped_at == "evolve"
+    assert stats.dropped == {"model_error:timeout": 1} and stats.requests == 1
+
+
+def test_zero_rounds_is_a_pass_through() -> None:
+    drafts = [Draft(id="d", input="Q?", context=TWO)]
+    stats = StageStats(stage="evolve")
+    run_sync(evolve.run(drafts, FunctionModel(evolver), EvolutionConfig(num_evolutions=0), seed=0, stats=stats))
+    assert drafts[0].input == "Q?" and stats.requests == 0 and stats.items_out == 1

@@ -1,0 +1,150 @@
+"""All stages in the default order, with a scripted model: provenance, accounting, requests per golden."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+
+import pytest
+
+from synth.contexts.config import ContextConstructionConfig
+from synth.contexts.critic import find_seeds
+from synth.contexts.group import group_contexts
+from synth.contexts.select import SeedSelector
+from synth.data import Chunk
+from synth.generate import evolve, expected, inputs
+from synth.generate import filter as input_filter
+from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig
+from synth.generate.dedup import Deduplicator
+from synth.generate.stats import StageStats
+from synth.generate.templates import default_prompts
+from synth.llm.base import FunctionModel
+from synth.store import ChunkStore, HashEmbedder
+
+TOPICS = [
+    "photovoltaic cells inverter rooftop sunlight panels",
+    "sourdough starter yeast flour oven crust",
+    "castling gambit bishop endgame rook",
+    "glacier moraine crevasse ice sheet melt",
+]
+WORDS = (
+    "amber basalt cobalt dune ember fjord garnet harbor iris jasper kelp lagoon meadow nectar onyx "
+    "prairie quartz reef sierra tundra umber valley willow xenon yarrow zephyr"
+).split()
+PASSAGE = re.compile(r"\[Passage (\d+)\]\n")
+ITEM = re.compile(r"\[(\d+)\]\n(.*?)(?=\n\n\[\d+\]\n|\n\n(?:Score each|Rewrite each|Answer each))", re.DOTALL)
+
+
+class World:
+    """Answers every stage's prompt; counts requests by kind."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, prompt: str, system: str | None) -> str:
+        kind, reply = self.answer(prompt)
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        return reply
+
+    def answer(self, prompt: str) -> tuple[str, str]:
+        if prompt.startswith("You are judging passages"):
+            n = len(PASSAGE.findall(prompt))
+            scores = [{"index": i, "clarity": 0.8, "depth": 0.7, "structure": 0.9, "relevance": 0.8} for i in range(1, n + 1)]
+            return "critic", json.dumps({"scores": scores})
+        if prompt.startswith("You write questions"):
+            where = re.search(r"file (\d) part (\d)", prompt)
+            assert where is not None
+            # distinct vocabulary per context and per question, so dedup keeps them all
+            rng = random.Random(where.group(0))
+            return "inputs", json.dumps(
+                {"inputs": [f"{' '.join(rng.sample(WORDS, 4))} #{k}?" for k in (1, 2)]}
+            )
+        if prompt.startswith("You review"):
+            items = ITEM.findall(prompt)
+            # the first version of every "#2" question is vague, the rewrite passes
+            return "filter", json.dumps(
+                {"scores": [{"index": int(i), "score": 0.3 if t.endswith("#2?") else 0.9, "feedback": "be specific"} for i, t in items]}
+            )
+        if prompt.startswith("You improve"):
+            items = ITEM.findall(prompt)
+            return "rewrite", json.dumps(
+                {"inputs": [{"index": int(i), "input": b.split("\n")[0].removeprefix("Input: ") + " (specific)"} for i, b in items]}
+            )
+        if "to make it more demanding" in prompt:
+            text = prompt.split("\nInput:\n", 1)[1].split("\n\nRewrite it", 1)[0]
+            return "evolve", json.dumps({"input": text + " Explain why."})
+        if prompt.startswith("You write the ideal answers"):
+            items = ITEM.findall(prompt)
+            return "expected", json.dumps({"outputs": [{"index": int(i), "expected_output": f"Answer: {q}"} for i, q in items]})
+        raise AssertionError(f"unexpected prompt: {prompt[:80]}")
+
+
+def corpus() -> list[Chunk]:
+    chunks = []
+    for f in range(3):
+        for i in range(8):
+            text = f"{TOPICS[(i + f) % 4]} file {f} part {i}"
+            chunks.append(Chunk(id=f"f{f}#{i}", document_id=f"f{f}", source=f"f{f}.txt", index=i, text=text, token_count=30))
+    return chunks
+
+
+async def pipeline(store: ChunkStore, world: World, seed: int) -> tuple[list, dict[str, StageStats]]:
+    llm = FunctionModel(world)
+    config = ContextConstructionConfig(max_context_length=2, context_similarity_threshold=0.3)
+    stats = {name: StageStats(stage=name) for name in ["critic", "group", "inputs", "filter", "evolve", "expected"]}
+    selector = SeedSelector(corpus(), config, random.Random(seed))
+    found = await find_seeds(selector, llm, config, selector.default_count, stats=stats["critic"])
+    grouped = group_contexts(found.seeds, store, config, used=selector.used, stats=stats["group"])
+    dedup = Deduplicator(store.embedder, 0.9, stats=StageStats(stage="dedup"))
+    stats["dedup"] = dedup.stats
+
+    async def one(context):  # type: ignore[no-untyped-def]
+        drafts = await inputs.run(context, llm, GenerationConfig(), stats=stats["inputs"])
+        drafts = await input_filter.run(drafts, llm, FiltrationConfig(), stats=stats["filter"])
+        drafts = await evolve.run(drafts, llm, EvolutionConfig(), seed=seed, stats=stats["evolve"])
+        return await expected.run(drafts, llm, stats=stats["expected"])
+
+    results = await asyncio.gather(*(one(c) for c in grouped.contexts))
+    finished = [d for drafts in results for d in drafts if d.kept]
+    dedup.offer_many(finished)
+    goldens = [
+        d.to_golden(models={"generator": llm.identity()}, prompt_version=default_prompts().version, seed=seed, run_id="r")
+        for d in dedup.kept
+    ]
+    return goldens, stats
+
+
+@pytest.fixture()
+def store(tmp_path) -> ChunkStore:  # type: ignore[no-untyped-def]
+    chunk_store = ChunkStore(HashEmbedder(256), path=tmp_path / "chroma", collection="flow_test")
+    chunk_store.add(corpus())
+    return chunk_store
+
+
+def test_default_flow_accounting_and_request_budget(store: ChunkStore) -> None:
+    world = World()
+    goldens, stats = asyncio.run(pipeline(store, world, seed=3))
+    assert len(goldens) == 18  # 3 files x 3 contexts x 2 inputs, nothing lost
+    requests = sum(world.counts.values())
+    assert requests == sum(s.requests for s in stats.values())
+    # critic 3 (4 seeds a call) + inputs 9 + filter 9x2 + rewrite 9 + evolve 18 + expected 9
+    assert world.counts == {"critic": 3, "inputs": 9, "filter": 18, "rewrite": 9, "evolve": 18, "expected": 9}
+    assert requests / len(goldens) <= 3.7
+    for name in ("critic", "group", "filter", "evolve", "expected", "dedup"):
+        s = stats[name]
+        assert s.items_in == s.items_out + s.dropped_total, name
+    for golden in goldens:
+        meta = golden.metadata
+        assert golden.expected_output.startswith("Answer: ") and golden.context and golden.context_ids
+        assert meta["context_quality"] == pytest.approx(0.8) and meta["input_quality"] == 0.9
+        assert len(meta["evolutions"]) == 1 and meta["seed"] == 3 and meta["prompt_version"]
+    ids = [cid for g in goldens for cid in g.context_ids]
+    assert len(set(ids)) * 2 == len(ids)  # each context's chunks appear in its two goldens only
+
+
+def test_same_seed_same_goldens(store: ChunkStore) -> None:
+    first, _ = asyncio.run(pipeline(store, World(), seed=5))
+    second, _ = asyncio.run(pipeline(store, World(), seed=5))
+    assert [g.model_dump() for g in first] == [g.model_dump() for g in second]
