@@ -86,15 +86,40 @@ from synth.generate import (
 )
 
 # ---- pipeline ------------------------------------------------------------------------------------
+from synth.pipeline import PipelineConfig, Synthesizer, load_pipeline
 
 # ---- dataset -------------------------------------------------------------------------------------
 from synth.dataset import Dataset
 
 # ---- evaluate ------------------------------------------------------------------------------------
+from synth.evaluate.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
+from synth.evaluate.answers import AnswerEvaluation, evaluate_answers
+from synth.evaluate.benchmark import BenchmarkResult, LeaderboardRow, PairComparison, benchmark
+from synth.evaluate.compare import Comparison, MetricComparison, compare_reports
+from synth.evaluate.contexts import context_ids, context_texts
+from synth.evaluate.judge import JudgeResult, LLMJudge
+from synth.evaluate.preference import PreferenceEvaluation, PreferenceSummary, evaluate_preference
+from synth.evaluate.report import Evaluation, ItemResult, read_report
+from synth.evaluate.retrieval import (
+    RetrievalEvaluation,
+    average_precision,
+    evaluate_retrieval,
+    hit_rate_at_k,
+    ndcg_at_k,
+    precision_at_k,
+    recall_at_k,
+    reciprocal_rank,
+)
+from synth.evaluate.stats import bootstrap_interval, sign_flip_test
+from synth.evaluate.text import exact_match, normalize_answer, token_f1
 
 __version__ = "0.1.0"
 
 __all__ = [
+    # pipeline
+    "PipelineConfig",
+    "Synthesizer",
+    "load_pipeline",
     # llm
     "PRICES",
     "CostEstimate",
@@ -109,6 +134,42 @@ __all__ = [
     "make_llm",
     "parse_model_spec",
     "wrap_llm",
+    # evaluate
+    "AnswerEvaluation",
+    "BenchmarkResult",
+    "Comparison",
+    "Evaluation",
+    "ItemResult",
+    "JudgeResult",
+    "LLMJudge",
+    "LeaderboardRow",
+    "MetricComparison",
+    "PairComparison",
+    "PreferenceEvaluation",
+    "PreferenceSummary",
+    "RetrievalEvaluation",
+    "average_precision",
+    "benchmark",
+    "bootstrap_interval",
+    "cohen_kappa",
+    "compare_reports",
+    "context_ids",
+    "context_texts",
+    "evaluate_answers",
+    "evaluate_preference",
+    "evaluate_retrieval",
+    "exact_match",
+    "fleiss_kappa",
+    "hit_rate_at_k",
+    "krippendorff_alpha",
+    "ndcg_at_k",
+    "normalize_answer",
+    "precision_at_k",
+    "read_report",
+    "recall_at_k",
+    "reciprocal_rank",
+    "sign_flip_test",
+    "token_f1",
     # store
     "AddResult",
     "ChunkStore",

@@ -117,9 +117,215 @@ def _run_export(args: argparse.Namespace) -> int:
 
 
 # ---- generate (pipeline issue) -------------------------------------------------------------------
+def _add_generate(sub: argparse._SubParsersAction) -> None:
+    from synth._run_cli import add_arguments
+
+    p = sub.add_parser(
+        "generate",
+        help="generate goldens from documents",
+        description="Run the generation pipeline (ingest, select, critic, group, inputs, filter, "
+        "evolve, style, expected, dedup) over documents and write the goldens; print the "
+        "per-stage table. Killed or interrupted, the same command resumes the run.",
+    )
+    add_arguments(p)
+    p.set_defaults(func=_run_generate)
+
+
+def _run_generate(args: argparse.Namespace) -> int:
+    from synth._run_cli import run
+
+    return run(args)
 
 
 # ---- evaluate, compare, benchmark (evaluator issue) ----------------------------------------------
+def _judging_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--judge",
+        action="append",
+        default=[],
+        metavar="[NAME=]SPEC",
+        help="a judge: provider:model (openai, anthropic, gemini) or module:function "
+        "fn(prompt, system) -> str; repeat for a panel",
+    )
+    p.add_argument(
+        "--metric",
+        action="append",
+        metavar="NAME",
+        help="judge metric: faithfulness, answer_relevance, context_precision, context_recall, "
+        "answer_correctness (default with judges: faithfulness and answer_relevance); repeatable",
+    )
+    p.add_argument(
+        "--text-metric",
+        action="append",
+        metavar="NAME",
+        help="exact_match or token_f1 (default: both); 'none' for neither",
+    )
+    p.add_argument(
+        "--criteria",
+        action="append",
+        default=[],
+        metavar="NAME=RUBRIC",
+        help="an extra judge metric: the answer rated 1-5 against RUBRIC; repeatable",
+    )
+    p.add_argument("--base-url", help="OpenAI-compatible server for openai:<model> judges")
+    p.add_argument("--n-jobs", type=int, default=4, metavar="N", help="calls at once (4)")
+    p.add_argument("--keep-verdicts", action="store_true", help="keep every verdict in the report")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and tests (0)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON, not tables")
+
+
+def _judging_kwargs(args: argparse.Namespace) -> dict:
+    from synth.errors import ConfigError
+    from synth.evaluate._specs import judge_models, split_name
+
+    criteria = {}
+    for raw in args.criteria:
+        name, rubric = split_name(raw)
+        if name is None:
+            raise ConfigError(f"--criteria takes NAME=RUBRIC, got {raw!r}")
+        criteria[name] = rubric
+    text = args.text_metric
+    if text is not None and [t.lower() for t in text] == ["none"]:
+        text = []
+    kwargs: dict = {
+        "judges": judge_models(args.judge, base_url=args.base_url) or None,
+        "metrics": args.metric,
+        "criteria": criteria or None,
+        "n_jobs": args.n_jobs,
+        "keep_verdicts": args.keep_verdicts,
+        "seed": args.seed,
+    }
+    if text is not None:
+        kwargs["text_metrics"] = text
+    return kwargs
+
+
+def _add_evaluate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "evaluate",
+        help="score a system's answers (or retrieval) on a dataset",
+        description="Ask a system every question of DATASET and score its answers with the text "
+        "metrics (exact match, token F1) and each judge; or, with --retriever, score the ranked "
+        "context ids against each item's context_ids. Without --system the stored answers "
+        "(actual_output) are scored. Prints tables; -o writes the report (.json, .jsonl, .yaml, "
+        ".toml).",
+    )
+    p.add_argument("dataset", help="a saved dataset (.json, .jsonl, .csv, .parquet)")
+    p.add_argument("--system", metavar="MODULE:FUNCTION", help="fn(question) -> answer")
+    p.add_argument(
+        "--retriever", metavar="MODULE:FUNCTION", help="fn(question) -> ranked ids or hits"
+    )
+    p.add_argument(
+        "-k", action="append", type=int, metavar="K", help="retrieval cut-off; repeatable (10)"
+    )
+    p.add_argument("-o", "--output", metavar="REPORT", help="write the report here")
+    _judging_arguments(p)
+    p.set_defaults(func=_run_evaluate)
+
+
+def _run_evaluate(args: argparse.Namespace) -> int:
+    from synth.errors import ConfigError
+    from synth.evaluate import _io, _tables
+    from synth.evaluate._specs import load_callable
+    from synth.evaluate.answers import evaluate_answers
+    from synth.evaluate.retrieval import evaluate_retrieval
+
+    if args.retriever:
+        if args.system or args.judge:
+            raise ConfigError("--retriever scores retrieval alone; drop --system and --judge")
+        report = evaluate_retrieval(
+            load_callable(args.retriever),
+            args.dataset,
+            k=args.k or 10,
+            n_jobs=args.n_jobs,
+            seed=args.seed,
+        )
+    else:
+        system = load_callable(args.system) if args.system else None
+        report = evaluate_answers(system, args.dataset, **_judging_kwargs(args))
+    if args.output:
+        report.write(args.output)
+    if args.json:
+        print(_io.dumps(report.to_document(), "json"), end="")
+    else:
+        _tables.show(_tables.evaluation_tables(report))
+        if args.output:
+            print(f"wrote {args.output}")
+    return 0
+
+
+def _add_compare(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="compare two reports item by item",
+        description="Pair two reports by item id and show, per metric, both means, the delta "
+        "(B - A) with its bootstrap 95%% interval and the paired sign-flip p-value (exact for "
+        "few items, Monte Carlo with --seed otherwise).",
+    )
+    p.add_argument("a", metavar="A", help="the baseline report")
+    p.add_argument("b", metavar="B", help="the report compared with it")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and tests (0)")
+    p.add_argument(
+        "-o", "--output", metavar="FILE", help="write the comparison (.json/.yaml/.toml)"
+    )
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.set_defaults(func=_run_compare)
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from synth.evaluate import _io, _tables
+    from synth.evaluate.report import read_report
+
+    comparison = read_report(args.a).compare(read_report(args.b), seed=args.seed)
+    if args.output:
+        comparison.write(args.output)
+    if args.json:
+        print(_io.dumps(comparison.model_dump(), "json"), end="")
+    else:
+        _tables.show(_tables.comparison_table(comparison, Path(args.a).stem, Path(args.b).stem))
+    return 0
+
+
+def _add_benchmark(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "benchmark",
+        help="run several systems on one dataset: a leaderboard and pairwise comparisons",
+        description="Run every system on the same items with the same judges (every judge call "
+        "cached), rank them with bootstrap intervals and compare every pair.",
+    )
+    p.add_argument("dataset", help="a saved dataset (.json, .jsonl, .csv, .parquet)")
+    p.add_argument(
+        "--system",
+        action="append",
+        required=True,
+        metavar="NAME=MODULE:FUNCTION",
+        help="a system fn(question) -> answer; repeat for each system",
+    )
+    p.add_argument("--rank-by", metavar="METRIC", help="the ranking metric")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the result (.json/.yaml/.toml)")
+    _judging_arguments(p)
+    p.set_defaults(func=_run_benchmark)
+
+
+def _run_benchmark(args: argparse.Namespace) -> int:
+    from synth.evaluate import _io, _tables
+    from synth.evaluate._specs import systems
+    from synth.evaluate.benchmark import benchmark
+
+    result = benchmark(
+        systems(args.system), args.dataset, rank_by=args.rank_by, **_judging_kwargs(args)
+    )
+    if args.output:
+        result.write(args.output)
+    if args.json:
+        print(_io.dumps(result.model_dump(), "json"), end="")
+    else:
+        _tables.show(_tables.benchmark_tables(result))
+        if args.output:
+            print(f"wrote {args.output}")
+    return 0
 
 
 # --------------------------------------------------------------------------------------------------

@@ -164,23 +164,62 @@ _STOP = set(
 )
 
 
-def _topic(prompt: str, rng: random.Random, n: int = 3) -> str:
-    words = [w for w in _WORD.findall(prompt[-4000:]) if w.lower() not in _STOP]
-    if not words:
-        return "the document"
-    start = rng.randrange(len(words))
-    return " ".join(words[start : start + n])
+_MARKER = re.compile(r"^\s*\[(?:[A-Za-z]+ )?(\d+)\]", re.MULTILINE)
+_COUNT = re.compile(r"\b(\d+) (?:in all|distinct|items|inputs|questions|statements|claims)\b")
 
 
-def _sentence(prompt: str, rng: random.Random) -> str:
-    candidates = [
-        s.strip()
-        for s in re.split(r"(?<=[.!?])\s+|\n+", prompt[-6000:])
-        if 6 <= len(s.split()) <= 40 and "{" not in s and "`" not in s
-    ]
-    if candidates:
-        return rng.choice(candidates).rstrip(".!?") + "."
-    return f"The document discusses {_topic(prompt, rng)}."
+class _Writer:
+    """Makes plausible values from a prompt: its sentences, its words, its numbered items."""
+
+    def __init__(self, prompt: str, rng: random.Random) -> None:
+        self.prompt, self.rng = prompt, rng
+        tail = prompt[-6000:]
+        self.sentences = [
+            s.strip().rstrip(".!?") + "."
+            for s in re.split(r"(?<=[.!?])\s+|\n+", tail)
+            if 6 <= len(s.split()) <= 40
+            and "{" not in s
+            and "`" not in s
+            and not s.strip().startswith("[")
+        ]
+        # topic words come from the longest paragraph: usually the document, not the instructions
+        paragraphs = [p for p in re.split(r"\n\s*\n", tail) if "{" not in p] or [tail]
+        body = max(paragraphs, key=len)
+        self.words = [w for w in _WORD.findall(body) if w.lower() not in _STOP]
+        self.markers = sorted({int(m) for m in _MARKER.findall(prompt)})
+        counted = _COUNT.search(prompt)
+        self.count = int(counted.group(1)) if counted else len(self.markers) or 2
+        self._unused = list(self.sentences)
+        rng.shuffle(self._unused)
+
+    def topic(self, n: int = 3) -> str:
+        if not self.words:
+            return "the document"
+        start = self.rng.randrange(len(self.words))
+        return " ".join(self.words[start : start + n])
+
+    def sentence(self) -> str:
+        if not self._unused:
+            self._unused = list(self.sentences)
+            self.rng.shuffle(self._unused)
+        if self._unused:
+            return self._unused.pop()
+        return f"The document discusses {self.topic()}."
+
+    def text_for(self, name: str) -> str:
+        lowered = name.lower()
+        if "question" in lowered or "query" in lowered or "input" in lowered:
+            return f"What does the document say about {self.topic()}?"
+        if (
+            "reason" in lowered
+            or "explanation" in lowered
+            or "rationale" in lowered
+            or "feedback" in lowered
+        ):
+            return f"The context states this directly: {self.sentence()}"
+        if "title" in lowered or "topic" in lowered or "name" in lowered:
+            return self.topic().title()
+        return self.sentence()
 
 
 def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
@@ -193,13 +232,18 @@ def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
 def example_for_schema(
     schema: dict[str, Any], prompt: str = "", *, rng: random.Random | None = None
 ) -> Any:
-    """A plausible value matching ``schema`` (the JSON-schema subset pydantic emits)."""
+    """A plausible value matching ``schema`` (the JSON-schema subset pydantic emits).
+
+    Strings come from the prompt (its sentences; questions about its words), arrays have as many
+    items as the prompt numbers (``[1]``, ``[2]``, ... or "3 in all"), and an integer field called
+    ``index`` in the n-th item is the n-th number the prompt uses.
+    """
     rng = rng or random.Random(hashlib.sha256(prompt.encode()).hexdigest())
-    return _example(schema, schema, prompt, rng, name="")
+    return _example(schema, schema, _Writer(prompt, rng), name="", position=None)
 
 
 def _example(
-    schema: dict[str, Any], root: dict[str, Any], prompt: str, rng: random.Random, name: str
+    schema: dict[str, Any], root: dict[str, Any], writer: _Writer, name: str, position: int | None
 ) -> Any:
     schema = _resolve(schema, root)
     if "const" in schema:
@@ -208,52 +252,40 @@ def _example(
         return schema["enum"][0]
     for key in ("anyOf", "oneOf"):
         if key in schema:
-            options = [o for o in schema[key] if _resolve(o, root).get("type") != "null"] or schema[
-                key
-            ]
-            return _example(options[0], root, prompt, rng, name)
+            options = [o for o in schema[key] if _resolve(o, root).get("type") != "null"]
+            return _example((options or schema[key])[0], root, writer, name, position)
     if "allOf" in schema:
-        return _example(schema["allOf"][0], root, prompt, rng, name)
+        return _example(schema["allOf"][0], root, writer, name, position)
     kind = schema.get("type", "object" if "properties" in schema else "string")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
     if kind == "object":
         props = schema.get("properties") or {}
-        return {key: _example(sub, root, prompt, rng, key) for key, sub in props.items()}
+        return {key: _example(sub, root, writer, key, position) for key, sub in props.items()}
     if kind == "array":
-        low = schema.get("minItems", 2 if "items" in schema else 0)
-        high = schema.get("maxItems", max(low, 2))
-        count = max(low, min(high, 2))
+        low = schema.get("minItems", 0)
+        high = schema.get("maxItems", max(low, writer.count))
+        count = max(low, min(high, writer.count))
         item = schema.get("items") or {"type": "string"}
-        return [_example(item, root, prompt, rng, name) for _ in range(count)]
+        return [_example(item, root, writer, name, i) for i in range(count)]
     if kind in ("integer", "number"):
         low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
         high = schema.get("maximum", schema.get("exclusiveMaximum", max(low, 5)))
+        if kind == "integer" and name.lower() in ("index", "id", "number") and position is not None:
+            value = writer.markers[position] if position < len(writer.markers) else position + 1
+            return int(min(max(value, low), high))
         value = low + (high - low) * 0.75
         return int(math.floor(value)) if kind == "integer" else round(float(value), 2)
     if kind == "boolean":
         return True
     if kind == "null":
         return None
-    text = _string_for(name, prompt, rng)
+    text = writer.text_for(name)
     if "maxLength" in schema:
         text = text[: schema["maxLength"]]
     if len(text) < schema.get("minLength", 0):
         text = text.ljust(schema["minLength"], ".")
     return text
-
-
-def _string_for(name: str, prompt: str, rng: random.Random) -> str:
-    lowered = name.lower()
-    if "question" in lowered or "query" in lowered or lowered == "input":
-        return f"What does the document say about {_topic(prompt, rng)}?"
-    if "reason" in lowered or "explanation" in lowered or "rationale" in lowered:
-        return f"The context states this directly: {_sentence(prompt, rng)}"
-    if "claim" in lowered or "statement" in lowered or "answer" in lowered or "output" in lowered:
-        return _sentence(prompt, rng)
-    if "title" in lowered or "topic" in lowered or "name" in lowered:
-        return _topic(prompt, rng).title()
-    return _sentence(prompt, rng)
 
 
 def smart_reply(request: dict[str, Any]) -> str:
@@ -264,8 +296,8 @@ def smart_reply(request: dict[str, Any]) -> str:
     if schema is not None:
         return json.dumps(example_for_schema(schema, prompt, rng=rng))
     if (request.get("response_format") or {}).get("type") == "json_object":
-        return json.dumps({"answer": _sentence(prompt, rng)})
-    return _sentence(prompt, rng)
+        return json.dumps({"answer": _Writer(prompt, rng).sentence()})
+    return _Writer(prompt, rng).sentence()
 
 
 def _word_count(text: str) -> int:
@@ -339,7 +371,10 @@ class FakeOpenAI:
         self._server = server_class((self._host, self._port), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="fake-openai", daemon=True
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-openai",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -523,6 +558,8 @@ def _retry_headers(seconds: float | None) -> dict[str, str]:
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeOpenAI
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out at once, no delayed-ACK stalls
+    wbufsize = -1
 
     def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
         pass

@@ -102,7 +102,10 @@ WARRANTY_POLICY: list[Block] = [
         "warranty is limited to 5 years; all other terms stay the same.",
     ),
     ("h", "4. What the warranty does not cover"),
-    ("bullet", "Systems installed, moved, opened or repaired by anyone other than a certified installer."),
+    (
+        "bullet",
+        "Systems installed, moved, opened or repaired by anyone other than a certified installer.",
+    ),
     ("bullet", "Damage from flooding, fire, lightning, pests, or a power surge from the grid."),
     (
         "bullet",
@@ -322,7 +325,10 @@ OWNER_MANUAL: list[list[Block]] = [
             "each code is listed in the Troubleshooting FAQ.",
         ),
         ("h", "The status ring"),
-        ("p", "The ring of light on the front of the gateway shows the state of the system at a glance:"),
+        (
+            "p",
+            "The ring of light on the front of the gateway shows the state of the system at a glance:",
+        ),
         (
             "table",
             [
@@ -541,5 +547,8 @@ PDF_FILES: dict[str, list[list[Block]]] = {
 
 def pdf_footer(name: str, number: int, total: int) -> str:
     """The line printed at the foot of each PDF page."""
-    title = {"owner_manual.pdf": "Owner's Manual", "technical_specifications.pdf": "Technical Specifications"}
+    title = {
+        "owner_manual.pdf": "Owner's Manual",
+        "technical_specifications.pdf": "Technical Specifications",
+    }
     return f"Veltrana Hearth {title[name]} - page {number} of {total}"

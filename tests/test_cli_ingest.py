@@ -142,6 +142,10 @@ def test_cli_table_lists_every_file_and_the_totals(
     for word in ("ok", "error", "skipped", "embedded now", "reused", "chunks", "tokens"):
         assert word in out
     assert Path("store").is_dir()
+    assert main(["ingest", str(docs), "--embedder", "hash:32", "--store-path", "store"]) == 0
+    again = capsys.readouterr().out
+    assert "7 files (3 ok, 2 errors, 2 skipped)" in again
+    assert ", 0 embedded now, " in again
 
 
 def test_cli_exits_nonzero_only_when_nothing_could_be_read(

@@ -20,7 +20,9 @@ PASSAGE = re.compile(r"\[Passage (\d+)\]\n(.*?)(?=\n\n\[Passage |\n\nReply with)
 
 
 def chunk(source: str, i: int, text: str) -> Chunk:
-    return Chunk(id=f"{source}#{i}", document_id=source, source=source, index=i, text=text, token_count=50)
+    return Chunk(
+        id=f"{source}#{i}", document_id=source, source=source, index=i, text=text, token_count=50
+    )
 
 
 def critic_reply(prompt: str) -> str:
@@ -29,8 +31,14 @@ def critic_reply(prompt: str) -> str:
     for index, text in PASSAGE.findall(prompt):
         value = 0.1 if "junk" in text else 0.9
         scores.append(
-            {"index": int(index), "clarity": value, "depth": value, "structure": value,
-             "relevance": value, "reason": "scripted"}
+            {
+                "index": int(index),
+                "clarity": value,
+                "depth": value,
+                "structure": value,
+                "relevance": value,
+                "reason": "scripted",
+            }
         )
     return json.dumps({"scores": scores})
 
@@ -58,10 +66,19 @@ def test_build_prompt_numbers_every_passage() -> None:
 
 def test_parse_good_reply_out_of_order() -> None:
     text = json.dumps(
-        {"scores": [
-            {"index": 2, "clarity": 1, "depth": 0.5, "structure": 0.5, "relevance": 0.0},
-            {"index": 1, "clarity": 0.2, "depth": 0.4, "structure": 0.6, "relevance": 0.8, "reason": "ok"},
-        ]}
+        {
+            "scores": [
+                {"index": 2, "clarity": 1, "depth": 0.5, "structure": 0.5, "relevance": 0.0},
+                {
+                    "index": 1,
+                    "clarity": 0.2,
+                    "depth": 0.4,
+                    "structure": 0.6,
+                    "relevance": 0.8,
+                    "reason": "ok",
+                },
+            ]
+        }
     )
     scores = parse(text, 2)
     assert scores[0].quality == pytest.approx(0.5) and scores[0].reason == "ok"
@@ -73,15 +90,44 @@ def test_parse_good_reply_out_of_order() -> None:
     [
         "not json",
         json.dumps({"scores": [{"index": 1, "clarity": 0.5, "depth": 0.5, "structure": 0.5}]}),
-        json.dumps({"scores": [{"index": 1, "clarity": 1.5, "depth": 0.5, "structure": 0.5, "relevance": 0.5}]}),
-        json.dumps({"scores": [{"index": 1, "clarity": "0.5", "depth": 0.5, "structure": 0.5, "relevance": 0.5}]}),
-        json.dumps({"scores": [{"index": 1, "clarity": 0.5, "depth": 0.5, "structure": 0.5, "relevance": 0.5}]}),
-        json.dumps({"scores": [
-            {"index": 1, "clarity": 0.5, "depth": 0.5, "structure": 0.5, "relevance": 0.5},
-            {"index": 1, "clarity": 0.5, "depth": 0.5, "structure": 0.5, "relevance": 0.5},
-        ]}),
+        json.dumps(
+            {
+                "scores": [
+                    {"index": 1, "clarity": 1.5, "depth": 0.5, "structure": 0.5, "relevance": 0.5}
+                ]
+            }
+        ),
+        json.dumps(
+            {
+                "scores": [
+                    {"index": 1, "clarity": "0.5", "depth": 0.5, "structure": 0.5, "relevance": 0.5}
+                ]
+            }
+        ),
+        json.dumps(
+            {
+                "scores": [
+                    {"index": 1, "clarity": 0.5, "depth": 0.5, "structure": 0.5, "relevance": 0.5}
+                ]
+            }
+        ),
+        json.dumps(
+            {
+                "scores": [
+                    {"index": 1, "clarity": 0.5, "depth": 0.5, "structure": 0.5, "relevance": 0.5},
+                    {"index": 1, "clarity": 0.5, "depth": 0.5, "structure": 0.5, "relevance": 0.5},
+                ]
+            }
+        ),
     ],
-    ids=["prose", "missing-field", "out-of-range", "string-number", "one-missing", "duplicate-index"],
+    ids=[
+        "prose",
+        "missing-field",
+        "out-of-range",
+        "string-number",
+        "one-missing",
+        "duplicate-index",
+    ],
 )
 def test_parse_malformed_reply_keeps_raw(text: str) -> None:
     with pytest.raises(OutputParseError) as info:
@@ -139,7 +185,9 @@ def test_find_seeds_model_failure_is_a_recorded_drop() -> None:
     selector = SeedSelector(chunks, ContextConstructionConfig(), random.Random(0), max_passes=1)
     config = ContextConstructionConfig(max_retries=0)
     stats = StageStats(stage="critic")
-    found = run_sync(find_seeds(selector, FunctionModel(Critic(fail_on="Passage")), config, 2, stats=stats))
+    found = run_sync(
+        find_seeds(selector, FunctionModel(Critic(fail_on="Passage")), config, 2, stats=stats)
+    )
     assert found.seeds == []
     assert found.unfilled == {"model_error:server": 2}
     assert stats.dropped == {"model_error:server": 2}

@@ -30,10 +30,19 @@ def corpus() -> list[Chunk]:
     for f, source in enumerate(["one.txt", "two.txt", "three.txt"]):
         for i in range(14):
             topic = list(TOPICS)[(i + f) % 3]
-            extra = " ".join(rng.choice(["alpha", "beta", "gamma", "delta", "omega"]) for _ in range(3))
+            extra = " ".join(
+                rng.choice(["alpha", "beta", "gamma", "delta", "omega"]) for _ in range(3)
+            )
             text = f"{TOPICS[topic]} {extra} note {i}"
             chunks.append(
-                Chunk(id=f"{source}#{i}", document_id=source, source=source, index=i, text=text, token_count=20)
+                Chunk(
+                    id=f"{source}#{i}",
+                    document_id=source,
+                    source=source,
+                    index=i,
+                    text=text,
+                    token_count=20,
+                )
             )
     return chunks
 
@@ -161,6 +170,7 @@ def test_reuse_is_counted_when_allowed(store: ChunkStore) -> None:
     assert blocked.contexts[0].chunk_ids == [seed.id] and blocked.shared_chunks == 0
     allowed = group_contexts([seed], store, config, used=set(used), allow_reuse=True)
     assert len(allowed.contexts[0].chunk_ids) == 3 and allowed.shared_chunks == 2
+    assert allowed.contexts[0].metadata["shared_chunk_ids"] == allowed.contexts[0].chunk_ids[1:]
 
 
 def test_context_carries_seed_quality(store: ChunkStore) -> None:

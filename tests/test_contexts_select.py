@@ -83,7 +83,9 @@ def test_same_seed_same_order_and_different_seed_differs() -> None:
     chunks = make_chunks({"a.txt": 20, "b.txt": 10})
     config = ContextConstructionConfig()
     one = [c.id for c in SeedSelector(chunks, config, random.Random(7), max_passes=1)]
-    two = [c.id for c in SeedSelector(list(reversed(chunks)), config, random.Random(7), max_passes=1)]
+    two = [
+        c.id for c in SeedSelector(list(reversed(chunks)), config, random.Random(7), max_passes=1)
+    ]
     other = [c.id for c in SeedSelector(chunks, config, random.Random(8), max_passes=1)]
     assert one == two
     assert one != other

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -222,7 +223,9 @@ needs_local = pytest.mark.skipif(
 
 @needs_local
 @pytest.mark.slow
-def test_local_embedder_works_offline(capfd: pytest.CaptureFixture[str]) -> None:
+def test_local_embedder_works_offline(
+    capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
     assert os.environ.get("HF_HUB_OFFLINE") == "1"  # set by conftest: any hub access would fail
     embedder = make_embedder("local:all-MiniLM-L6-v2", batch_size=2)
     vectors = embedder.embed_array(TEXTS[:3])
@@ -230,4 +233,9 @@ def test_local_embedder_works_offline(capfd: pytest.CaptureFixture[str]) -> None
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert float(vectors[0] @ vectors[1]) > float(vectors[0] @ vectors[2]) + 0.2
     assert embedder.batches_embedded == 2
+    assert embedder.truncated_texts == 0
     assert "Loading weights" not in capfd.readouterr().err
+    with caplog.at_level(logging.WARNING, logger="synth.store"):
+        embedder.embed(["tide " * 400, "short", "lamp " * 400])
+    assert embedder.truncated_texts == 2
+    assert len([r for r in caplog.records if "word pieces" in r.getMessage()]) == 1

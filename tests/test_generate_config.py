@@ -35,7 +35,13 @@ def test_defaults() -> None:
 
 def test_evolution_values() -> None:
     assert [e.value for e in Evolution] == [
-        "reasoning", "multicontext", "concretizing", "constrained", "comparative", "hypothetical", "in_breadth",
+        "reasoning",
+        "multicontext",
+        "concretizing",
+        "constrained",
+        "comparative",
+        "hypothetical",
+        "in_breadth",
     ]
 
 
@@ -43,8 +49,11 @@ def test_evolution_values() -> None:
     ("cls", "kwargs"),
     [
         (ContextConstructionConfig, {"context_quality_threshold": 1.5}),
-        (ContextConstructionConfig, {"context_similarity_threshold": -2}),
-        (ContextConstructionConfig, {"min_contexts_per_document": 4, "max_contexts_per_document": 3}),
+        (ContextConstructionConfig, {"context_similarity_threshold": -0.1}),
+        (
+            ContextConstructionConfig,
+            {"min_contexts_per_document": 4, "max_contexts_per_document": 3},
+        ),
         (ContextConstructionConfig, {"min_context_length": 4}),
         (ContextConstructionConfig, {"chunk_overlap": 1024}),
         (ContextConstructionConfig, {"max_retries": -1}),
@@ -83,13 +92,28 @@ def test_scratch_needs_scenario_task_and_format() -> None:
 
 def test_draft_to_golden_carries_provenance() -> None:
     context = Context(
-        id="ctx_1", chunk_ids=["a#0", "a#1"], texts=["alpha", "beta"], source_files=["a.txt", "a.txt"], quality=0.8
+        id="ctx_1",
+        chunk_ids=["a#0", "a#1"],
+        texts=["alpha", "beta"],
+        source_files=["a.txt", "a.txt"],
+        quality=0.8,
     )
     draft = Draft(
-        id="d_1", input="What is alpha?", context=context, input_quality=0.7,
-        evolutions=["reasoning"], styling={"scenario": "s"}, persona="a nurse", expected_output="Alpha is first.",
+        id="d_1",
+        input="What is alpha?",
+        context=context,
+        input_quality=0.7,
+        evolutions=["reasoning"],
+        styling={"scenario": "s"},
+        persona="a nurse",
+        expected_output="Alpha is first.",
     )
-    golden = draft.to_golden(models={"generator": {"provider": "function", "model": "m"}}, prompt_version="abc", seed=3, run_id="r1")
+    golden = draft.to_golden(
+        models={"generator": {"provider": "function", "model": "m"}},
+        prompt_version="abc",
+        seed=3,
+        run_id="r1",
+    )
     assert golden.input == "What is alpha?" and golden.expected_output == "Alpha is first."
     assert golden.context == ["alpha", "beta"] and golden.context_ids == ["a#0", "a#1"]
     assert golden.source_files == ["a.txt"]
@@ -97,4 +121,6 @@ def test_draft_to_golden_carries_provenance() -> None:
     assert meta["context_quality"] == 0.8 and meta["input_quality"] == 0.7
     assert meta["evolutions"] == ["reasoning"] and meta["persona"] == "a nurse"
     assert meta["styling"] == {"scenario": "s"} and meta["prompt_version"] == "abc"
-    assert meta["seed"] == 3 and meta["run_id"] == "r1" and meta["models"]["generator"]["model"] == "m"
+    assert (
+        meta["seed"] == 3 and meta["run_id"] == "r1" and meta["models"]["generator"]["model"] == "m"
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 
@@ -13,7 +15,9 @@ from synth.store import HashEmbedder
 
 
 def draft(i: str, text: str, quality: float | None, context_quality: float | None = None) -> Draft:
-    context = Context(id="c", chunk_ids=["x"], texts=["t"], source_files=["f"], quality=context_quality)
+    context = Context(
+        id="c", chunk_ids=["x"], texts=["t"], source_files=["f"], quality=context_quality
+    )
     return Draft(id=i, input=text, input_quality=quality, context=context)
 
 
@@ -28,7 +32,9 @@ def test_near_duplicates_keep_the_better_scored_one() -> None:
     assert decisions[1].other is a and decisions[3].other is b
     assert decisions[1].similarity >= 0.9
     assert dedup.kept == [b, c]
-    assert a.drop_reason == DUPLICATE and a.dropped_at == "dedup" and a.metadata["duplicate_of"] == "b"
+    assert (
+        a.drop_reason == DUPLICATE and a.dropped_at == "dedup" and a.metadata["duplicate_of"] == "b"
+    )
     assert d.drop_reason == DUPLICATE and d.metadata["duplicate_of"] == "b"
     stats = dedup.stats
     assert (stats.items_in, stats.items_out, stats.dropped[DUPLICATE]) == (4, 2, 2)
@@ -38,7 +44,9 @@ def test_threshold_is_inclusive_and_checked_against_numpy() -> None:
     embedder = HashEmbedder(64)
     texts = ["alpha beta gamma", "alpha beta delta"]
     vectors = embedder.embed_array(texts).astype(np.float64)
-    cosine = float(vectors[0] @ vectors[1] / np.linalg.norm(vectors[0]) / np.linalg.norm(vectors[1]))
+    cosine = float(
+        vectors[0] @ vectors[1] / np.linalg.norm(vectors[0]) / np.linalg.norm(vectors[1])
+    )
     at = Deduplicator(embedder, threshold=cosine - 1e-9)
     at.offer(draft("1", texts[0], 0.5))
     decision = at.offer(draft("2", texts[1], 0.4))
@@ -62,10 +70,24 @@ def test_ties_keep_the_first_and_context_quality_breaks_ties() -> None:
 def test_offer_many_embeds_once() -> None:
     embedder = HashEmbedder(128)
     dedup = Deduplicator(embedder, threshold=0.95)
-    items = [draft(str(i), text, 0.5) for i, text in enumerate(["one fish", "two fish", "one fish", "red fish"])]
+    items = [
+        draft(str(i), text, 0.5)
+        for i, text in enumerate(["one fish", "two fish", "one fish", "red fish"])
+    ]
     decisions = dedup.offer_many(items)
     assert [d.action for d in decisions] == ["kept", "kept", "dropped", "kept"]
     assert embedder.batches_embedded == 1
+
+
+def test_async_offer_many_matches_sync() -> None:
+    texts = ["one fish", "two fish", "one fish", "red fish"]
+    sync = Deduplicator(HashEmbedder(128), threshold=0.95)
+    expected = [
+        d.action for d in sync.offer_many([draft(str(i), t, 0.5) for i, t in enumerate(texts)])
+    ]
+    dedup = Deduplicator(HashEmbedder(128), threshold=0.95)
+    decisions = asyncio.run(dedup.aoffer_many([draft(str(i), t, 0.5) for i, t in enumerate(texts)]))
+    assert [d.action for d in decisions] == expected == ["kept", "kept", "dropped", "kept"]
 
 
 def test_bad_threshold_and_missing_embedder() -> None:

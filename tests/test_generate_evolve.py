@@ -18,7 +18,12 @@ from synth.generate.stats import StageStats
 from synth.generate.templates import default_prompts
 from synth.llm.base import FunctionModel, run_sync
 
-ONE = Context(id="ctx_1", chunk_ids=["a#0"], texts=["Rooks move in straight lines."], source_files=["chess.txt"])
+ONE = Context(
+    id="ctx_1",
+    chunk_ids=["a#0"],
+    texts=["Rooks move in straight lines."],
+    source_files=["chess.txt"],
+)
 TWO = Context(
     id="ctx_2",
     chunk_ids=["a#0", "a#1"],
@@ -82,7 +87,10 @@ def test_run_records_evolutions_in_order_and_is_seeded() -> None:
     first, again, other = go(7), go(7), go(8)
     for draft in first:
         assert len(draft.evolutions) == 3
-        words = [default_prompts().instruction(Evolution(e)).split()[0].strip(":,") for e in draft.evolutions]
+        words = [
+            default_prompts().instruction(Evolution(e)).split()[0].strip(":,")
+            for e in draft.evolutions
+        ]
         assert draft.input == draft.history[0]["input"] + "".join(f" +{w}" for w in words)
         assert [h["evolution"] for h in draft.history] == draft.evolutions
     assert [d.evolutions for d in first] == [d.evolutions for d in again]
@@ -104,11 +112,20 @@ def test_one_chunk_context_is_reweighted_or_skipped() -> None:
     run_sync(evolve.run(drafts, FunctionModel(evolver), EvolutionConfig(), seed=0, stats=stats))
     used = {e for d in drafts for e in d.evolutions}
     assert used and not used & {"multicontext", "comparative"}
-    assert all(d.metadata["evolution_reweighted"] for d in drafts) and stats.notes["reweighted"] == 30
+    assert (
+        all(d.metadata["evolution_reweighted"] for d in drafts) and stats.notes["reweighted"] == 30
+    )
 
     only = [Draft(id="x", input="Q?", context=ONE)]
     calls: list[str] = []
-    run_sync(evolve.run(only, FunctionModel(lambda p, s: calls.append(p) or ""), EvolutionConfig(evolutions={"multicontext": 1}), seed=0))
+    run_sync(
+        evolve.run(
+            only,
+            FunctionModel(lambda p, s: calls.append(p) or ""),
+            EvolutionConfig(evolutions={"multicontext": 1}),
+            seed=0,
+        )
+    )
     assert calls == [] and only[0].kept and only[0].evolutions == []
     assert "evolution_skipped" in only[0].metadata
 
@@ -127,5 +144,9 @@ def test_model_failure_drops_the_draft() -> None:
 def test_zero_rounds_is_a_pass_through() -> None:
     drafts = [Draft(id="d", input="Q?", context=TWO)]
     stats = StageStats(stage="evolve")
-    run_sync(evolve.run(drafts, FunctionModel(evolver), EvolutionConfig(num_evolutions=0), seed=0, stats=stats))
+    run_sync(
+        evolve.run(
+            drafts, FunctionModel(evolver), EvolutionConfig(num_evolutions=0), seed=0, stats=stats
+        )
+    )
     assert drafts[0].input == "Q?" and stats.requests == 0 and stats.items_out == 1

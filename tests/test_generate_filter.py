@@ -15,26 +15,43 @@ from synth.generate.draft import Draft
 from synth.generate.stats import StageStats
 from synth.llm.base import FunctionModel, run_sync
 
-CONTEXT = Context(id="ctx_b", chunk_ids=["b#0"], texts=["Bread needs yeast, flour and water."], source_files=["bread.txt"])
+CONTEXT = Context(
+    id="ctx_b",
+    chunk_ids=["b#0"],
+    texts=["Bread needs yeast, flour and water."],
+    source_files=["bread.txt"],
+)
 ITEM = re.compile(r"\[(\d+)\]\n(.*?)(?=\n\n\[\d+\]\n|\n\n(?:Score each|Rewrite each))", re.DOTALL)
 
 
 class Critic:
     """Scores inputs from a table and rewrites them along a chain; records every request."""
 
-    def __init__(self, scores: dict[str, float], rewrites: dict[str, str], fail_rewrite: bool = False):
+    def __init__(
+        self,
+        scores: dict[str, float],
+        rewrites: dict[str, str],
+        fail_rewrite: bool = False,
+        inline: bool = False,
+    ):
         self.scores = scores
         self.rewrites = rewrites
         self.fail_rewrite = fail_rewrite
+        self.inline = inline  # propose the rewrite inside the scoring reply
         self.calls: list[str] = []
 
     def __call__(self, prompt: str, system: str | None) -> str:
         items = ITEM.findall(prompt)
         if prompt.startswith("You review"):
             self.calls.append("score")
-            return json.dumps(
-                {"scores": [{"index": int(i), "score": self.scores[t], "feedback": f"fix {t}"} for i, t in items]}
-            )
+            assert "below 0.5, also give" in prompt
+            verdicts = []
+            for i, t in items:
+                verdict = {"index": int(i), "score": self.scores[t], "feedback": f"fix {t}"}
+                if self.inline and self.scores[t] < 0.5:
+                    verdict["rewrite"] = self.rewrites[t]
+                verdicts.append(verdict)
+            return json.dumps({"scores": verdicts})
         assert prompt.startswith("You improve")
         self.calls.append("rewrite")
         if self.fail_rewrite:
@@ -57,9 +74,13 @@ def test_prompts_and_parse() -> None:
     assert "self-containment" in prompt and "Bread needs yeast" in prompt
     rewrite = input_filter.build_rewrite_prompt([("Why?", "say what about")], CONTEXT)
     assert "Input: Why?\nFeedback: say what about" in rewrite
-    scores = input_filter.parse(json.dumps({"scores": [{"index": 1, "score": 0.25, "feedback": "vague"}]}), 1)
+    scores = input_filter.parse(
+        json.dumps({"scores": [{"index": 1, "score": 0.25, "feedback": "vague"}]}), 1
+    )
     assert scores[0].score == 0.25 and scores[0].feedback == "vague"
-    assert input_filter.parse_rewrite(json.dumps({"inputs": [{"index": 1, "input": " Better? "}]}), 1) == ["Better?"]
+    assert input_filter.parse_rewrite(
+        json.dumps({"inputs": [{"index": 1, "input": " Better? "}]}), 1
+    ) == ["Better?"]
 
 
 @pytest.mark.parametrize(
@@ -85,7 +106,14 @@ def test_parse_rewrite_malformed() -> None:
 def test_passing_inputs_cost_one_request_per_context() -> None:
     critic = Critic({"What is in bread?": 0.9, "What does yeast do in bread?": 0.8}, {})
     stats = StageStats(stage="filter")
-    out = run_sync(input_filter.run(drafts("What is in bread?", "What does yeast do in bread?"), FunctionModel(critic), FiltrationConfig(), stats=stats))
+    out = run_sync(
+        input_filter.run(
+            drafts("What is in bread?", "What does yeast do in bread?"),
+            FunctionModel(critic),
+            FiltrationConfig(),
+            stats=stats,
+        )
+    )
     assert critic.calls == ["score"] and stats.requests == 1
     assert [d.input_quality for d in out] == [0.9, 0.8] and all(d.kept for d in out)
     assert (stats.items_in, stats.items_out) == (2, 2)
@@ -93,16 +121,67 @@ def test_passing_inputs_cost_one_request_per_context() -> None:
 
 def test_rewrite_loop_only_rewrites_failing_inputs_until_they_pass() -> None:
     critic = Critic(
-        {"Good question about flour?": 0.9, "Why?": 0.1, "Why is it?": 0.3, "Why does bread need yeast?": 0.8},
+        {
+            "Good question about flour?": 0.9,
+            "Why?": 0.1,
+            "Why is it?": 0.3,
+            "Why does bread need yeast?": 0.8,
+        },
         {"Why?": "Why is it?", "Why is it?": "Why does bread need yeast?"},
     )
     stats = StageStats(stage="filter")
-    out = run_sync(input_filter.run(drafts("Good question about flour?", "Why?"), FunctionModel(critic), FiltrationConfig(), stats=stats))
+    out = run_sync(
+        input_filter.run(
+            drafts("Good question about flour?", "Why?"),
+            FunctionModel(critic),
+            FiltrationConfig(),
+            stats=stats,
+        )
+    )
     assert critic.calls == ["score", "rewrite", "score", "rewrite", "score"]
     assert out[0].input == "Good question about flour?" and out[0].history == []
-    assert out[1].input == "Why does bread need yeast?" and out[1].input_quality == 0.8 and out[1].kept
+    assert (
+        out[1].input == "Why does bread need yeast?" and out[1].input_quality == 0.8 and out[1].kept
+    )
     assert [h["input"] for h in out[1].history] == ["Why?", "Why is it?"]
     assert stats.notes["rewritten"] == 2 and stats.requests == 5
+
+
+def test_rewrites_proposed_with_the_score_save_the_rewrite_request() -> None:
+    critic = Critic(
+        {
+            "Good question about flour?": 0.9,
+            "Why?": 0.1,
+            "Why is it?": 0.3,
+            "Why does bread need yeast?": 0.8,
+        },
+        {"Why?": "Why is it?", "Why is it?": "Why does bread need yeast?"},
+        inline=True,
+    )
+    stats = StageStats(stage="filter")
+    out = run_sync(
+        input_filter.run(
+            drafts("Good question about flour?", "Why?"),
+            FunctionModel(critic),
+            FiltrationConfig(),
+            stats=stats,
+        )
+    )
+    assert critic.calls == ["score", "score", "score"] and stats.requests == 3
+    assert (
+        out[1].input == "Why does bread need yeast?" and out[1].input_quality == 0.8 and out[1].kept
+    )
+
+
+def test_parse_keeps_an_inline_rewrite() -> None:
+    text = json.dumps(
+        {
+            "scores": [
+                {"index": 1, "score": 0.2, "feedback": "vague", "rewrite": " Why does dough rise? "}
+            ]
+        }
+    )
+    assert input_filter.parse(text, 1)[0].rewrite == "Why does dough rise?"
 
 
 def test_never_passing_keeps_best_version_and_drops_with_reason() -> None:
@@ -111,17 +190,34 @@ def test_never_passing_keeps_best_version_and_drops_with_reason() -> None:
         {"Why?": "Why so?", "Why so?": "Why so, then?", "Why so, then?": "Why so, then, really?"},
     )
     stats = StageStats(stage="filter")
-    out = run_sync(input_filter.run(drafts("Why?"), FunctionModel(critic), FiltrationConfig(max_quality_retries=3), stats=stats))
+    out = run_sync(
+        input_filter.run(
+            drafts("Why?"),
+            FunctionModel(critic),
+            FiltrationConfig(max_quality_retries=3),
+            stats=stats,
+        )
+    )
     draft = out[0]
-    assert not draft.kept and draft.drop_reason == "below_input_quality_threshold" and draft.dropped_at == "filter"
-    assert draft.input == "Why so?" and draft.input_quality == 0.45 and draft.feedback == "fix Why so?"
+    assert (
+        not draft.kept
+        and draft.drop_reason == "below_input_quality_threshold"
+        and draft.dropped_at == "filter"
+    )
+    assert (
+        draft.input == "Why so?" and draft.input_quality == 0.45 and draft.feedback == "fix Why so?"
+    )
     assert critic.calls.count("rewrite") == 3
     assert stats.dropped == {"below_input_quality_threshold": 1} and stats.items_out == 0
 
 
 def test_zero_retries_drops_at_once() -> None:
     critic = Critic({"Why?": 0.2}, {})
-    out = run_sync(input_filter.run(drafts("Why?"), FunctionModel(critic), FiltrationConfig(max_quality_retries=0)))
+    out = run_sync(
+        input_filter.run(
+            drafts("Why?"), FunctionModel(critic), FiltrationConfig(max_quality_retries=0)
+        )
+    )
     assert critic.calls == ["score"] and out[0].drop_reason == "below_input_quality_threshold"
 
 
@@ -130,14 +226,20 @@ def test_model_failure_while_scoring_drops_the_batch() -> None:
         raise ServerError("500")
 
     stats = StageStats(stage="filter")
-    out = run_sync(input_filter.run(drafts("a?", "b?"), FunctionModel(broken), FiltrationConfig(), stats=stats))
+    out = run_sync(
+        input_filter.run(drafts("a?", "b?"), FunctionModel(broken), FiltrationConfig(), stats=stats)
+    )
     assert [d.drop_reason for d in out] == ["model_error:server"] * 2
     assert stats.dropped == {"model_error:server": 2}
 
 
 def test_model_failure_while_rewriting_keeps_passing_inputs() -> None:
     critic = Critic({"Fine question about dough?": 0.9, "Why?": 0.1}, {}, fail_rewrite=True)
-    out = run_sync(input_filter.run(drafts("Fine question about dough?", "Why?"), FunctionModel(critic), FiltrationConfig()))
+    out = run_sync(
+        input_filter.run(
+            drafts("Fine question about dough?", "Why?"), FunctionModel(critic), FiltrationConfig()
+        )
+    )
     assert out[0].kept and out[1].drop_reason == "model_error:server"
 
 

@@ -18,6 +18,7 @@ from synth.generate import evolve, expected, inputs
 from synth.generate import filter as input_filter
 from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig
 from synth.generate.dedup import Deduplicator
+from synth.generate.plan import plan_requests
 from synth.generate.stats import StageStats
 from synth.generate.templates import default_prompts
 from synth.llm.base import FunctionModel
@@ -34,14 +35,17 @@ WORDS = (
     "prairie quartz reef sierra tundra umber valley willow xenon yarrow zephyr"
 ).split()
 PASSAGE = re.compile(r"\[Passage (\d+)\]\n")
-ITEM = re.compile(r"\[(\d+)\]\n(.*?)(?=\n\n\[\d+\]\n|\n\n(?:Score each|Rewrite each|Answer each))", re.DOTALL)
+ITEM = re.compile(
+    r"\[(\d+)\]\n(.*?)(?=\n\n\[\d+\]\n|\n\n(?:Score each|Rewrite each|Answer each))", re.DOTALL
+)
 
 
 class World:
     """Answers every stage's prompt; counts requests by kind."""
 
-    def __init__(self) -> None:
+    def __init__(self, vague: bool = True) -> None:
         self.counts: dict[str, int] = {}
+        self.vague = vague  # the first version of every second question scores low
 
     def __call__(self, prompt: str, system: str | None) -> str:
         kind, reply = self.answer(prompt)
@@ -51,7 +55,10 @@ class World:
     def answer(self, prompt: str) -> tuple[str, str]:
         if prompt.startswith("You are judging passages"):
             n = len(PASSAGE.findall(prompt))
-            scores = [{"index": i, "clarity": 0.8, "depth": 0.7, "structure": 0.9, "relevance": 0.8} for i in range(1, n + 1)]
+            scores = [
+                {"index": i, "clarity": 0.8, "depth": 0.7, "structure": 0.9, "relevance": 0.8}
+                for i in range(1, n + 1)
+            ]
             return "critic", json.dumps({"scores": scores})
         if prompt.startswith("You write questions"):
             where = re.search(r"file (\d) part (\d)", prompt)
@@ -64,20 +71,45 @@ class World:
         if prompt.startswith("You review"):
             items = ITEM.findall(prompt)
             # the first version of every "#2" question is vague, the rewrite passes
-            return "filter", json.dumps(
-                {"scores": [{"index": int(i), "score": 0.3 if t.endswith("#2?") else 0.9, "feedback": "be specific"} for i, t in items]}
-            )
+            verdicts = []
+            for i, t in items:
+                if self.vague and t.endswith("#2?"):
+                    verdicts.append(
+                        {
+                            "index": int(i),
+                            "score": 0.3,
+                            "feedback": "be specific",
+                            "rewrite": t + " (specific)",
+                        }
+                    )
+                else:
+                    verdicts.append({"index": int(i), "score": 0.9, "feedback": ""})
+            return "filter", json.dumps({"scores": verdicts})
         if prompt.startswith("You improve"):
             items = ITEM.findall(prompt)
             return "rewrite", json.dumps(
-                {"inputs": [{"index": int(i), "input": b.split("\n")[0].removeprefix("Input: ") + " (specific)"} for i, b in items]}
+                {
+                    "inputs": [
+                        {
+                            "index": int(i),
+                            "input": b.split("\n")[0].removeprefix("Input: ") + " (specific)",
+                        }
+                        for i, b in items
+                    ]
+                }
             )
         if "to make it more demanding" in prompt:
             text = prompt.split("\nInput:\n", 1)[1].split("\n\nRewrite it", 1)[0]
             return "evolve", json.dumps({"input": text + " Explain why."})
         if prompt.startswith("You write the ideal answers"):
             items = ITEM.findall(prompt)
-            return "expected", json.dumps({"outputs": [{"index": int(i), "expected_output": f"Answer: {q}"} for i, q in items]})
+            return "expected", json.dumps(
+                {
+                    "outputs": [
+                        {"index": int(i), "expected_output": f"Answer: {q}"} for i, q in items
+                    ]
+                }
+            )
         raise AssertionError(f"unexpected prompt: {prompt[:80]}")
 
 
@@ -86,14 +118,28 @@ def corpus() -> list[Chunk]:
     for f in range(3):
         for i in range(8):
             text = f"{TOPICS[(i + f) % 4]} file {f} part {i}"
-            chunks.append(Chunk(id=f"f{f}#{i}", document_id=f"f{f}", source=f"f{f}.txt", index=i, text=text, token_count=30))
+            chunks.append(
+                Chunk(
+                    id=f"f{f}#{i}",
+                    document_id=f"f{f}",
+                    source=f"f{f}.txt",
+                    index=i,
+                    text=text,
+                    token_count=30,
+                )
+            )
     return chunks
 
 
-async def pipeline(store: ChunkStore, world: World, seed: int) -> tuple[list, dict[str, StageStats]]:
+async def pipeline(
+    store: ChunkStore, world: World, seed: int
+) -> tuple[list, dict[str, StageStats]]:
     llm = FunctionModel(world)
     config = ContextConstructionConfig(max_context_length=2, context_similarity_threshold=0.3)
-    stats = {name: StageStats(stage=name) for name in ["critic", "group", "inputs", "filter", "evolve", "expected"]}
+    stats = {
+        name: StageStats(stage=name)
+        for name in ["critic", "group", "inputs", "filter", "evolve", "expected"]
+    }
     selector = SeedSelector(corpus(), config, random.Random(seed))
     found = await find_seeds(selector, llm, config, selector.default_count, stats=stats["critic"])
     grouped = group_contexts(found.seeds, store, config, used=selector.used, stats=stats["group"])
@@ -110,7 +156,12 @@ async def pipeline(store: ChunkStore, world: World, seed: int) -> tuple[list, di
     finished = [d for drafts in results for d in drafts if d.kept]
     dedup.offer_many(finished)
     goldens = [
-        d.to_golden(models={"generator": llm.identity()}, prompt_version=default_prompts().version, seed=seed, run_id="r")
+        d.to_golden(
+            models={"generator": llm.identity()},
+            prompt_version=default_prompts().version,
+            seed=seed,
+            run_id="r",
+        )
         for d in dedup.kept
     ]
     return goldens, stats
@@ -129,22 +180,59 @@ def test_default_flow_accounting_and_request_budget(store: ChunkStore) -> None:
     assert len(goldens) == 18  # 3 files x 3 contexts x 2 inputs, nothing lost
     requests = sum(world.counts.values())
     assert requests == sum(s.requests for s in stats.values())
-    # critic 3 (4 seeds a call) + inputs 9 + filter 9x2 + rewrite 9 + evolve 18 + expected 9
-    assert world.counts == {"critic": 3, "inputs": 9, "filter": 18, "rewrite": 9, "evolve": 18, "expected": 9}
-    assert requests / len(goldens) <= 3.7
+    # critic 3 (4 seeds a call) + inputs 9 + filter 9 + rescoring 9 (the rewrite comes with the
+    # score) + evolve 18 + expected 9
+    assert world.counts == {"critic": 3, "inputs": 9, "filter": 18, "evolve": 18, "expected": 9}
+    assert stats["filter"].notes["rewritten"] == 9
+    assert requests / len(goldens) < 3.2
     for name in ("critic", "group", "filter", "evolve", "expected", "dedup"):
         s = stats[name]
         assert s.items_in == s.items_out + s.dropped_total, name
     for golden in goldens:
         meta = golden.metadata
-        assert golden.expected_output.startswith("Answer: ") and golden.context and golden.context_ids
+        assert (
+            golden.expected_output.startswith("Answer: ") and golden.context and golden.context_ids
+        )
         assert meta["context_quality"] == pytest.approx(0.8) and meta["input_quality"] == 0.9
         assert len(meta["evolutions"]) == 1 and meta["seed"] == 3 and meta["prompt_version"]
     ids = [cid for g in goldens for cid in g.context_ids]
     assert len(set(ids)) * 2 == len(ids)  # each context's chunks appear in its two goldens only
 
 
+def test_requests_per_golden_without_rewrites_match_the_plan(store: ChunkStore) -> None:
+    world = World(vague=False)
+    goldens, stats = asyncio.run(pipeline(store, world, seed=3))
+    assert len(goldens) == 18
+    assert sum(world.counts.values()) / len(goldens) <= 3.0
+    plan = plan_requests([20] * 9)
+    assert {p.stage: p.requests for p in plan} == {k: v for k, v in world.counts.items()}
+    assert all(p.input_tokens > 0 for p in plan)
+
+
 def test_same_seed_same_goldens(store: ChunkStore) -> None:
     first, _ = asyncio.run(pipeline(store, World(), seed=5))
     second, _ = asyncio.run(pipeline(store, World(), seed=5))
     assert [g.model_dump() for g in first] == [g.model_dump() for g in second]
+
+
+def test_plan_leaves_out_switched_off_stages_and_adds_styling() -> None:
+    from synth.generate.config import StylingConfig
+
+    quick = plan_requests(
+        [100] * 4, evolution=EvolutionConfig(num_evolutions=0), use_critic=False, use_filter=False
+    )
+    assert [(p.stage, p.requests) for p in quick] == [("inputs", 4), ("expected", 4)]
+    styled = plan_requests(
+        [100] * 4,
+        generation=GenerationConfig(max_goldens_per_context=3),
+        evolution=EvolutionConfig(num_evolutions=2),
+        styling=StylingConfig(personas=["a nurse"]),
+    )
+    assert {p.stage: p.requests for p in styled} == {
+        "critic": 1,
+        "inputs": 4,
+        "filter": 4,
+        "evolve": 24,
+        "style": 12,
+        "expected": 4,
+    }

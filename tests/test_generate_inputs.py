@@ -22,33 +22,65 @@ CONTEXT = Context(
 
 
 def test_build_prompt_shows_context_count_and_styling() -> None:
-    styling = StylingConfig(scenario="homeowners asking an installer", input_format="short question")
+    styling = StylingConfig(
+        scenario="homeowners asking an installer", input_format="short question"
+    )
     prompt = inputs.build_prompt(CONTEXT, 3, styling=styling)
-    assert "[Passage 1]\nSolar panels convert sunlight" in prompt and "[Passage 2]\nAn inverter" in prompt
+    assert (
+        "[Passage 1]\nSolar panels convert sunlight" in prompt
+        and "[Passage 2]\nAn inverter" in prompt
+    )
     assert "Write 3 distinct inputs" in prompt
-    assert "Scenario: homeowners asking an installer" in prompt and "Input format: short question" in prompt
+    assert (
+        "Scenario: homeowners asking an installer" in prompt
+        and "Input format: short question" in prompt
+    )
     assert "answerable from the context above alone" in prompt
 
 
 def test_scratch_prompt_requires_styling() -> None:
     with pytest.raises(ConfigError):
         inputs.build_scratch_prompt(2, StylingConfig(scenario="x"))
-    prompt = inputs.build_scratch_prompt(2, StylingConfig(scenario="bank customers", task="answer", input_format="email"))
-    assert "Scenario: bank customers" in prompt and "Input format: email" in prompt and "Write 2" in prompt
+    prompt = inputs.build_scratch_prompt(
+        2, StylingConfig(scenario="bank customers", task="answer", input_format="email")
+    )
+    assert (
+        "Scenario: bank customers" in prompt
+        and "Input format: email" in prompt
+        and "Write 2" in prompt
+    )
 
 
 def test_examples_prompt_lists_examples() -> None:
-    prompt = inputs.build_examples_prompt(["How do I reset my card?", "Why was I charged twice?"], 4)
+    prompt = inputs.build_examples_prompt(
+        ["How do I reset my card?", "Why was I charged twice?"], 4
+    )
     assert "[Example 1]\nHow do I reset my card?" in prompt and "Write 4 new" in prompt
 
 
 def test_parse_cleans_and_limits() -> None:
-    text = json.dumps({"inputs": ["  What is a panel? ", "", "What is a panel?", "How does an inverter work?", "Third?"]})
+    text = json.dumps(
+        {
+            "inputs": [
+                "  What is a panel? ",
+                "",
+                "What is a panel?",
+                "How does an inverter work?",
+                "Third?",
+            ]
+        }
+    )
     assert inputs.parse(text, 2) == ["What is a panel?", "How does an inverter work?"]
 
 
 @pytest.mark.parametrize(
-    "text", ["Here are questions: 1. a", json.dumps({"inputs": []}), json.dumps({"inputs": "one"}), json.dumps({"questions": ["a"]})]
+    "text",
+    [
+        "Here are questions: 1. a",
+        json.dumps({"inputs": []}),
+        json.dumps({"inputs": "one"}),
+        json.dumps({"questions": ["a"]}),
+    ],
 )
 def test_parse_malformed(text: str) -> None:
     with pytest.raises(OutputParseError) as info:
@@ -62,11 +94,16 @@ def test_run_makes_drafts_from_one_request() -> None:
     def model(prompt: str, system: str | None) -> str:
         prompts_seen.append(prompt)
         assert "Solar panels" in prompt
-        return json.dumps({"inputs": ["What do solar panels convert?", "What does an inverter do?"]})
+        return json.dumps(
+            {"inputs": ["What do solar panels convert?", "What does an inverter do?"]}
+        )
 
     stats = StageStats(stage="inputs")
     drafts = run_sync(inputs.run(CONTEXT, FunctionModel(model), GenerationConfig(), stats=stats))
-    assert [d.input for d in drafts] == ["What do solar panels convert?", "What does an inverter do?"]
+    assert [d.input for d in drafts] == [
+        "What do solar panels convert?",
+        "What does an inverter do?",
+    ]
     assert all(d.context == CONTEXT and d.kept for d in drafts)
     assert len({d.id for d in drafts}) == 2
     assert len(prompts_seen) == 1 and stats.requests == 1
@@ -88,7 +125,9 @@ def test_run_model_failure_becomes_a_dropped_draft() -> None:
 
 
 def test_run_unparseable_reply_is_a_drop() -> None:
-    drafts = run_sync(inputs.run(CONTEXT, FunctionModel(lambda p, s: "sorry, I cannot"), GenerationConfig()))
+    drafts = run_sync(
+        inputs.run(CONTEXT, FunctionModel(lambda p, s: "sorry, I cannot"), GenerationConfig())
+    )
     assert drafts[0].drop_reason == "model_error:invalid_output"
 
 
@@ -96,10 +135,20 @@ def test_from_scratch_and_from_examples() -> None:
     def model(prompt: str, system: str | None) -> str:
         if "Example 1" in prompt:
             return json.dumps({"inputs": ["Can I freeze my card?"]})
-        return json.dumps({"inputs": ["Where is my parcel?", "Can I change the address?", "Refund?"]})
+        return json.dumps(
+            {"inputs": ["Where is my parcel?", "Can I change the address?", "Refund?"]}
+        )
 
     styling = StylingConfig(scenario="shop customers", task="support", input_format="chat message")
     scratch = run_sync(inputs.run_from_scratch(3, FunctionModel(model), styling, key="b0"))
-    assert [d.input for d in scratch][:1] == ["Where is my parcel?"] and all(d.context is None for d in scratch)
-    examples = run_sync(inputs.run_from_examples(["How do I block my card?"], 1, FunctionModel(model), context=CONTEXT))
-    assert [d.input for d in examples] == ["Can I freeze my card?"] and examples[0].context == CONTEXT
+    assert [d.input for d in scratch][:1] == ["Where is my parcel?"] and all(
+        d.context is None for d in scratch
+    )
+    examples = run_sync(
+        inputs.run_from_examples(
+            ["How do I block my card?"], 1, FunctionModel(model), context=CONTEXT
+        )
+    )
+    assert [d.input for d in examples] == ["Can I freeze my card?"] and examples[
+        0
+    ].context == CONTEXT

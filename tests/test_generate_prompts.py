@@ -27,7 +27,10 @@ def test_version_is_stable_and_changes_with_any_text() -> None:
 
 def test_override_renders() -> None:
     prompts = PromptSet({"filter": "Rate these: $inputs (context: $context)"})
-    assert prompts.render("filter", inputs="[1] q", context="c", count=1) == "Rate these: [1] q (context: c)"
+    assert (
+        prompts.render("filter", inputs="[1] q", context="c", count=1)
+        == "Rate these: [1] q (context: c)"
+    )
     assert prompts.overridden == {"filter"}
 
 
@@ -50,4 +53,7 @@ def test_bad_override_is_refused_at_once(name: str, text: str, message: str) -> 
 
 def test_dollar_can_be_escaped() -> None:
     prompts = PromptSet({"expected": "Prices in $$: $inputs"})
-    assert prompts.render("expected", inputs="q", context="", count=1, output_format="") == "Prices in $: q"
+    assert (
+        prompts.render("expected", inputs="q", context="", count=1, output_format="")
+        == "Prices in $: q"
+    )

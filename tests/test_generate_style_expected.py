@@ -16,8 +16,12 @@ from synth.generate.draft import Draft
 from synth.generate.stats import StageStats
 from synth.llm.base import FunctionModel, run_sync
 
-CTX_A = Context(id="ctx_a", chunk_ids=["a#0"], texts=["Flour is milled grain."], source_files=["a.txt"])
-CTX_B = Context(id="ctx_b", chunk_ids=["b#0"], texts=["Yeast makes dough rise."], source_files=["b.txt"])
+CTX_A = Context(
+    id="ctx_a", chunk_ids=["a#0"], texts=["Flour is milled grain."], source_files=["a.txt"]
+)
+CTX_B = Context(
+    id="ctx_b", chunk_ids=["b#0"], texts=["Yeast makes dough rise."], source_files=["b.txt"]
+)
 STYLING = StylingConfig(
     scenario="home bakers",
     task="answer baking questions",
@@ -40,12 +44,21 @@ def answerer(prompt: str, system: str | None) -> str:
     items = ITEM.findall(prompt)
     assert "Write each answer in this format: two sentences" in prompt
     context = "Flour" if "Flour is milled" in prompt else "Yeast"
-    return json.dumps({"outputs": [{"index": int(i), "expected_output": f"{context}: answer to {q}"} for i, q in items]})
+    return json.dumps(
+        {
+            "outputs": [
+                {"index": int(i), "expected_output": f"{context}: answer to {q}"} for i, q in items
+            ]
+        }
+    )
 
 
 def test_style_prompt_and_parse() -> None:
     prompt = style.build_prompt("What is flour?", STYLING, "a retired chef", CTX_A)
-    assert "Write as this user: a retired chef" in prompt and "Input format: casual chat message" in prompt
+    assert (
+        "Write as this user: a retired chef" in prompt
+        and "Input format: casual chat message" in prompt
+    )
     assert "Flour is milled grain." in prompt
     assert style.parse('{"input": "hey, what is flour?"}') == "hey, what is flour?"
     with pytest.raises(OutputParseError):
@@ -75,8 +88,19 @@ def test_style_rewrites_each_input_with_a_seeded_persona() -> None:
 def test_style_without_rewriting_fields_makes_no_request() -> None:
     calls: list[str] = []
     drafts = [Draft(id="d", input="Q?", context=CTX_A)]
-    run_sync(style.run(drafts, FunctionModel(lambda p, s: calls.append(p) or ""), StylingConfig(expected_output_format="bullets"), seed=0))
-    assert calls == [] and drafts[0].input == "Q?" and drafts[0].styling == {"expected_output_format": "bullets"}
+    run_sync(
+        style.run(
+            drafts,
+            FunctionModel(lambda p, s: calls.append(p) or ""),
+            StylingConfig(expected_output_format="bullets"),
+            seed=0,
+        )
+    )
+    assert (
+        calls == []
+        and drafts[0].input == "Q?"
+        and drafts[0].styling == {"expected_output_format": "bullets"}
+    )
 
 
 def test_style_failure_drops() -> None:
@@ -92,7 +116,17 @@ def test_expected_prompt_and_parse() -> None:
     prompt = expected.build_prompt(["What is flour?", "Is it grain?"], CTX_A, "two sentences")
     assert ITEM.findall(prompt) == [("1", "What is flour?"), ("2", "Is it grain?")]
     assert "using only the context above" in prompt
-    assert expected.parse(json.dumps({"outputs": [{"index": 2, "expected_output": "b"}, {"index": 1, "expected_output": "a"}]}), 2) == ["a", "b"]
+    assert expected.parse(
+        json.dumps(
+            {
+                "outputs": [
+                    {"index": 2, "expected_output": "b"},
+                    {"index": 1, "expected_output": "a"},
+                ]
+            }
+        ),
+        2,
+    ) == ["a", "b"]
 
 
 @pytest.mark.parametrize(
@@ -118,7 +152,10 @@ def test_expected_answers_one_request_per_context() -> None:
     run_sync(expected.run(drafts, FunctionModel(answerer), styling=STYLING, stats=stats))
     assert stats.requests == 2 and stats.items_out == 4
     assert [d.expected_output for d in drafts] == [
-        "Flour: answer to A0?", "Flour: answer to A1?", "Yeast: answer to B0?", "Yeast: answer to B1?",
+        "Flour: answer to A0?",
+        "Flour: answer to A1?",
+        "Yeast: answer to B0?",
+        "Yeast: answer to B1?",
     ]
 
 

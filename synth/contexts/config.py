@@ -31,7 +31,7 @@ class ContextConstructionConfig(StageConfig):
     chunk_size: int = Field(default=1024, ge=1)
     chunk_overlap: int = Field(default=0, ge=0)
     context_quality_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
-    context_similarity_threshold: float = Field(default=0.5, ge=-1.0, le=1.0)
+    context_similarity_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     max_retries: int = Field(default=3, ge=0)
     allow_cross_file_contexts: bool = False
     contexts_per_critic_call: int = Field(default=4, ge=1, le=50)

@@ -79,6 +79,7 @@ class GroupResult:
     contexts: list[Context] = field(default_factory=list)
     dropped: list[tuple[str, str]] = field(default_factory=list)
     shared_chunks: int = 0  # neighbours already in another context (only with allow_reuse)
+    shared_ids: set[str] = field(default_factory=set)
 
 
 def _unit_rows(vectors: Any) -> np.ndarray:
@@ -136,14 +137,16 @@ def group_contexts(
     for (seed, scored), row in zip(parts, neighbours, strict=True):
         chunks = [seed] + [fetched[cid] for cid, _ in row]
         if len(chunks) < config.min_context_length:
-            for cid, _ in row:
-                used.discard(cid)
-            used.discard(seed.id)
+            if not allow_reuse:  # when reusing, these chunks may belong to other contexts too
+                used.difference_update([seed.id, *(cid for cid, _ in row)])
             result.dropped.append((seed.id, TOO_FEW))
             if stats is not None:
                 stats.drop(TOO_FEW)
             continue
         metadata: dict[str, Any] = {}
+        reused = [cid for cid, _ in row if cid in result.shared_ids]
+        if reused:
+            metadata["shared_chunk_ids"] = reused
         if scored is not None and scored.score is not None:
             metadata["critic"] = scored.score.model_dump()
             metadata["critic_attempts"] = scored.attempts
@@ -184,6 +187,7 @@ def _find_neighbours(
     chosen: list[list[tuple[str, float]]] = [[] for _ in parts]
     seed_ids = {c.id for c, _ in parts}
     seen_claimed: set[str] = set()
+    shared = result.shared_ids
     todo = list(range(len(parts)))
     fetch = wanted * 2 + 2
     while todo:
@@ -212,6 +216,7 @@ def _find_neighbours(
                     continue
                 if cid in used:
                     result.shared_chunks += 1
+                    shared.add(cid)
                 used.add(cid)
                 taken.add(cid)
                 chosen[i].append((cid, sim))

@@ -46,9 +46,21 @@ def resolve_model(model: Any) -> LLM:
     )
 
 
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
 def model_identity(model: LLM) -> dict[str, Any]:
-    """Return the model's identity (provider, model, options as redacted by the model)."""
-    identity = dict(model.identity())
+    """Return the model's identity (provider, model, options as redacted by the model).
+
+    Unset (``None``) settings are left out, so the identity reads back the same from every report
+    format, TOML included (which has no null).
+    """
+    identity = _without_nulls(dict(model.identity()))
     identity.setdefault("options", {})
     return identity
 

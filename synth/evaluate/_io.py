@@ -31,7 +31,9 @@ def format_of(path: str | Path, format: str | None = None) -> str:
         return format
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
-        raise ConfigError(f"{path}: unknown report suffix {suffix!r}; use .json, .jsonl, .yaml or .toml")
+        raise ConfigError(
+            f"{path}: unknown report suffix {suffix!r}; use .json, .jsonl, .yaml or .toml"
+        )
     return FORMATS[suffix]
 
 
@@ -96,7 +98,9 @@ def loads(text: str, format: str, source: str = "<string>") -> dict[str, Any]:
 
 def dumps_lines(header: dict[str, Any], rows: Iterable[dict[str, Any]]) -> str:
     """Return JSON Lines: the header as ``{"report": ...}`` on the first line, then one row a line."""
-    lines = [json.dumps({"report": _nan_to_null(_plain(header))}, ensure_ascii=False, allow_nan=False)]
+    lines = [
+        json.dumps({"report": _nan_to_null(_plain(header))}, ensure_ascii=False, allow_nan=False)
+    ]
     lines.extend(
         json.dumps(_nan_to_null(_plain(row)), ensure_ascii=False, allow_nan=False) for row in rows
     )
@@ -118,7 +122,9 @@ def loads_lines(text: str, source: str = "<string>") -> tuple[dict[str, Any], li
             raise ConfigError(f"{source}, line {number}: expected a JSON object")
         if header is None:
             if not isinstance(row.get("report"), dict):
-                raise ConfigError(f"{source}, line {number}: the first line must hold the report header")
+                raise ConfigError(
+                    f"{source}, line {number}: the first line must hold the report header"
+                )
             header = row["report"]
             continue
         rows.append(row)
@@ -145,4 +151,13 @@ def read_text(path: str | Path) -> str:
         raise ConfigError(f"{path}: cannot read the report: {exc}") from None
 
 
-__all__ = ["FORMATS", "dumps", "dumps_lines", "format_of", "loads", "loads_lines", "read_text", "write_text"]
+__all__ = [
+    "FORMATS",
+    "dumps",
+    "dumps_lines",
+    "format_of",
+    "loads",
+    "loads_lines",
+    "read_text",
+    "write_text",
+]

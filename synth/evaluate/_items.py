@@ -129,7 +129,9 @@ def as_items(dataset: Any) -> list[EvalItem]:
     elif isinstance(dataset, Iterable):
         records = list(dataset)
     else:
-        raise ConfigError(f"expected a dataset, a list of goldens or a path; got {type(dataset).__name__}")
+        raise ConfigError(
+            f"expected a dataset, a list of goldens or a path; got {type(dataset).__name__}"
+        )
     items = []
     for index, record in enumerate(records):
         if isinstance(record, EvalItem):

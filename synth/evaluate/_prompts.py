@@ -129,7 +129,9 @@ def answer_relevance_prompt(question: str, answer: str) -> str:
 
 
 def context_precision_prompt(question: str, contexts: Sequence[str], reference: str | None) -> str:
-    clause = " (the reference answer shows what a good answer says)" if reference is not None else ""
+    clause = (
+        " (the reference answer shows what a good answer says)" if reference is not None else ""
+    )
     parts = [_PRECISION.format(reference_clause=clause), tag("question", question)]
     if reference is not None:
         parts.append(tag("reference", reference))
@@ -143,7 +145,12 @@ def context_recall_prompt(question: str, contexts: Sequence[str], reference: str
 
 
 def answer_correctness_prompt(question: str, answer: str, reference: str) -> str:
-    parts = [_CORRECTNESS, tag("question", question), tag("answer", answer), tag("reference", reference)]
+    parts = [
+        _CORRECTNESS,
+        tag("question", question),
+        tag("answer", answer),
+        tag("reference", reference),
+    ]
     return "\n\n".join(parts) + _REPLY + _CORRECTNESS_FORMAT
 
 

@@ -40,7 +40,9 @@ def run_jobs(n_jobs: int, main: Callable[[asyncio.Semaphore], Coroutine[Any, Any
 
     async def runner() -> T:
         loop = asyncio.get_running_loop()
-        loop.set_default_executor(ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="synth-eval"))
+        loop.set_default_executor(
+            ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="synth-eval")
+        )
         return await main(asyncio.Semaphore(n_jobs))
 
     return run_sync(runner())
@@ -58,8 +60,13 @@ async def call_user(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 async def limited(limiter: asyncio.Semaphore, awaitable: Awaitable[T]) -> T:
     """Await ``awaitable`` while holding one of the limiter's slots."""
-    async with limiter:
-        return await awaitable
+    try:
+        async with limiter:
+            return await awaitable
+    except BaseException:
+        if inspect.iscoroutine(awaitable):
+            awaitable.close()  # cancelled before it started: it will never run, say so quietly
+        raise
 
 
 def system_output(output: Any) -> tuple[str, list[str] | None]:
@@ -72,7 +79,9 @@ def system_output(output: Any) -> tuple[str, list[str] | None]:
         return output, None
     if isinstance(output, Mapping):
         if not isinstance(output.get("answer"), str):
-            raise TypeError(f"the system returned a mapping without an 'answer' string: {sorted(output)}")
+            raise TypeError(
+                f"the system returned a mapping without an 'answer' string: {sorted(output)}"
+            )
         contexts = output.get("contexts")
         return output["answer"], (context_texts(contexts) if contexts is not None else None)
     answer = getattr(output, "answer", None)
@@ -91,4 +100,12 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
-__all__ = ["call_user", "check_n_jobs", "check_on_error", "describe", "limited", "run_jobs", "system_output"]
+__all__ = [
+    "call_user",
+    "check_n_jobs",
+    "check_on_error",
+    "describe",
+    "limited",
+    "run_jobs",
+    "system_output",
+]

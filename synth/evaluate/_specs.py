@@ -101,7 +101,9 @@ def systems(specs: Sequence[str]) -> dict[str, Callable[..., Any]]:
         fn = load_callable(spec)
         name = name or spec.rpartition(":")[2]
         if name in found:
-            raise ConfigError(f"two systems are named {name!r}; name them: --system NAME=module:function")
+            raise ConfigError(
+                f"two systems are named {name!r}; name them: --system NAME=module:function"
+            )
         found[name] = fn
     return found
 

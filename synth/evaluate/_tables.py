@@ -48,10 +48,14 @@ def metrics_table(report: Evaluation, title: str) -> Table:
     return table
 
 
-def _judges_table(judges: dict[str, dict[str, Any]], usage: dict[str, dict[str, int]], errors: dict[str, int]) -> Table:
+def _judges_table(
+    judges: dict[str, dict[str, Any]], usage: dict[str, dict[str, int]], errors: dict[str, int]
+) -> Table:
     table = Table(title="judges")
-    for column in ("judge", "model", "responses", "cached", "input tokens", "output tokens", "errors"):
-        table.add_column(column, justify="left" if column in ("judge", "model") else "right")
+    table.add_column("judge")
+    table.add_column("model", overflow="fold")
+    for column in ("responses", "cached", "input tokens", "output tokens", "errors"):
+        table.add_column(column, justify="right")
     for name, identity in judges.items():
         counts = usage.get(name, {})
         model = f"{identity.get('provider', '')}:{identity.get('model', '')}"
@@ -72,12 +76,21 @@ def evaluation_tables(report: Evaluation) -> list[Any]:
     out: list[Any] = [metrics_table(report, f"{report.kind} report: {len(report.items)} items")]
     judges = getattr(report, "judges", {})
     if judges:
-        out.append(_judges_table(judges, getattr(report, "usage", {}), getattr(report, "errors", {})))
+        out.append(
+            _judges_table(judges, getattr(report, "usage", {}), getattr(report, "errors", {}))
+        )
     summary = getattr(report, "summary", None)
     if summary:
         names = getattr(report, "names", ("a", "b"))
         table = Table(title=f"preference: {names[0]} vs {names[1]}")
-        for column in ("judge", f"{names[0]} wins", f"{names[1]} wins", "ties", "win rate", "position consistency"):
+        for column in (
+            "judge",
+            f"{names[0]} wins",
+            f"{names[1]} wins",
+            "ties",
+            "win rate",
+            "position consistency",
+        ):
             table.add_column(column, justify="left" if column == "judge" else "right")
         for judge, row in summary.items():
             table.add_row(
@@ -96,7 +109,9 @@ def evaluation_tables(report: Evaluation) -> list[Any]:
     errors = getattr(report, "errors", {})
     failed = {k: v for k, v in errors.items() if v}
     if failed:
-        out.append(Text("failures: " + ", ".join(f"{k} {v}" for k, v in failed.items()), style="yellow"))
+        out.append(
+            Text("failures: " + ", ".join(f"{k} {v}" for k, v in failed.items()), style="yellow")
+        )
     return out
 
 
@@ -128,8 +143,10 @@ def benchmark_tables(result: BenchmarkResult) -> list[Any]:
     board.add_column("rank", justify="right")
     board.add_column("system")
     board.add_column(metric, justify="right")
-    board.add_column("95% CI", justify="right")
-    others = [m for m in (result.leaderboard[0].metrics if result.leaderboard else {}) if m != metric]
+    board.add_column("95% CI", justify="right", no_wrap=True)
+    # per-judge scores stay in the reports; the board shows text metrics and panel scores
+    first = result.leaderboard[0].metrics if result.leaderboard else {}
+    others = [m for m in first if m != metric and "/" not in m]
     for other in others:
         board.add_column(other, justify="right")
     board.add_column("errors", justify="right")
@@ -147,15 +164,15 @@ def benchmark_tables(result: BenchmarkResult) -> list[Any]:
         pairs.add_column(column, justify="left" if column in ("a", "b") else "right")
     for pair in result.comparisons:
         try:
-            row = pair.comparison[metric]
+            found = pair.comparison[metric]
         except KeyError:
             continue
         pairs.add_row(
             pair.a,
             pair.b,
-            fmt(row.delta),
-            interval((row.ci_low, row.ci_high)),
-            fmt(row.p_value, 4) + ("" if row.exact else " (MC)"),
+            fmt(found.delta),
+            interval((found.ci_low, found.ci_high)),
+            fmt(found.p_value, 4) + ("" if found.exact else " (MC)"),
         )
     return [board, pairs]
 

@@ -139,7 +139,12 @@ def score_preference(a_first: str, b_first: str) -> Scored:
     consistent = a_first == b_first
     winner = a_first if consistent else "tie"
     score = {"a": 1.0, "b": 0.0, "tie": 0.5}[winner]
-    details = {"a_first": a_first, "b_first": b_first, "consistent": consistent, "winner": winner}
+    details = {
+        "winner_when_a_first": a_first,
+        "winner_when_b_first": b_first,
+        "consistent": consistent,
+        "winner": winner,
+    }
     return Scored(score, details)
 
 

@@ -44,7 +44,7 @@ def cohen_kappa(
         raise ConfigError("cohen_kappa needs at least one rated item")
     if any(_is_missing(v) for v in (*rater_a, *rater_b)):
         raise ConfigError("cohen_kappa does not take missing ratings; use krippendorff_alpha")
-    labels = sorted(set(rater_a) | set(rater_b))
+    labels = _sorted_labels(set(rater_a) | set(rater_b))
     index = {label: i for i, label in enumerate(labels)}
     n = len(labels)
     confusion = np.zeros((n, n))
@@ -76,7 +76,7 @@ def fleiss_kappa(ratings: Sequence[Sequence[Hashable]]) -> float:
     n_raters = len(table)
     if n_raters < 2:
         raise ConfigError("fleiss_kappa needs at least two raters")
-    labels = sorted({v for row in table for v in row}, key=repr)
+    labels = _sorted_labels({v for row in table for v in row})
     index = {label: i for i, label in enumerate(labels)}
     counts = np.zeros((len(table[0]), len(labels)))
     for row in table:
@@ -158,6 +158,14 @@ def _distances(values: np.ndarray, n_v: np.ndarray, level: str) -> np.ndarray:
     return (between - (n_v[low] + n_v[high]) / 2.0) ** 2
 
 
+def _sorted_labels(labels: set[Any]) -> list[Any]:
+    """Labels in their natural order (weights depend on it), by repr when they cannot be ordered."""
+    try:
+        return sorted(labels)
+    except TypeError:
+        return sorted(labels, key=repr)
+
+
 def _rater_table(ratings: Sequence[Sequence[Any]], name: str) -> list[list[Any]]:
     if isinstance(ratings, str | bytes) or not isinstance(ratings, Sequence | np.ndarray):
         raise ConfigError(f"{name} takes one list of ratings per rater")
@@ -166,7 +174,9 @@ def _rater_table(ratings: Sequence[Sequence[Any]], name: str) -> list[list[Any]]
         raise ConfigError(f"{name} needs at least one rater and one item")
     lengths = {len(row) for row in table}
     if len(lengths) != 1:
-        raise ConfigError(f"{name}: every rater needs one entry per item (got lengths {sorted(lengths)})")
+        raise ConfigError(
+            f"{name}: every rater needs one entry per item (got lengths {sorted(lengths)})"
+        )
     return table
 
 

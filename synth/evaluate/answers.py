@@ -95,7 +95,9 @@ def make_judges(
     made = {}
     for name, model in named.items():
         if not isinstance(name, str) or not name or "/" in name or name == "system":
-            raise ConfigError(f"a judge name is a non-empty string without '/', not 'system': {name!r}")
+            raise ConfigError(
+                f"a judge name is a non-empty string without '/', not 'system': {name!r}"
+            )
         made[name] = as_judge(model, name=name, on_error=on_error, cache=cache)  # type: ignore[arg-type]
     return made
 
@@ -121,7 +123,9 @@ def judge_metric_names(
     return names
 
 
-def text_metric_functions(text_metrics: Sequence[str] | Mapping[str, TextMetric]) -> dict[str, TextMetric]:
+def text_metric_functions(
+    text_metrics: Sequence[str] | Mapping[str, TextMetric],
+) -> dict[str, TextMetric]:
     """Return ``{name: fn(prediction, references)}`` from names or a mapping of functions."""
     if isinstance(text_metrics, Mapping):
         bad = [name for name, fn in text_metrics.items() if not callable(fn)]
@@ -130,7 +134,7 @@ def text_metric_functions(text_metrics: Sequence[str] | Mapping[str, TextMetric]
         return dict(text_metrics)
     if isinstance(text_metrics, str):
         text_metrics = [text_metrics]
-    functions = {}
+    functions: dict[str, TextMetric] = {}
     for name in text_metrics:
         if name not in TEXT_METRICS:
             raise ConfigError(f"unknown text metric {name!r}{_suggest(name, list(TEXT_METRICS))}")
@@ -138,38 +142,61 @@ def text_metric_functions(text_metrics: Sequence[str] | Mapping[str, TextMetric]
     return functions
 
 
+#: what each judge metric needs besides the question
+_NEEDS = {
+    "faithfulness": ("answer", "contexts"),
+    "answer_relevance": ("answer",),
+    "context_precision": ("contexts",),
+    "context_recall": ("contexts", "reference"),
+    "answer_correctness": ("answer", "reference"),
+}
+
+
+def missing_input(
+    metric: str, item: EvalItem, answer: str | None, contexts: list[str]
+) -> str | None:
+    """Why ``metric`` cannot be scored for this item (no call is made), or None when it can."""
+    for need in _NEEDS.get(metric, ("answer",)):  # a criteria metric needs the answer
+        if need == "answer" and answer is None:
+            return "no answer"
+        if need == "contexts" and not contexts:
+            return "no contexts"
+        if need == "reference" and len(item.references) != 1:
+            # a judge sees a reference only when there is exactly one; several go to text metrics
+            return "no reference" if not item.references else "several references"
+    return None
+
+
 def _judge_call(
     judge: LLMJudge,
     metric: str,
     item: EvalItem,
-    answer: str | None,
+    answer: str,
     contexts: list[str],
     criteria: Mapping[str, str],
-) -> Awaitable[JudgeResult] | None:
-    """The judge's call for one metric, or None when the item lacks an input (no call, NaN)."""
-    # a judge sees a reference only when there is exactly one; several go to the text metrics only
+) -> Awaitable[JudgeResult]:
+    """The judge's call for one metric whose inputs the item has."""
     reference = item.references[0] if len(item.references) == 1 else None
     question = item.question
     if metric in criteria:
-        if answer is None:
-            return None
         return judge.acriteria_score(
-            question, answer, criteria[metric], contexts=contexts, reference=reference, metric=metric
+            question,
+            answer,
+            criteria[metric],
+            contexts=contexts,
+            reference=reference,
+            metric=metric,
         )
     if metric == "faithfulness":
-        return judge.afaithfulness(question, answer, contexts) if answer is not None and contexts else None
+        return judge.afaithfulness(question, answer, contexts)
     if metric == "answer_relevance":
-        return judge.aanswer_relevance(question, answer) if answer is not None else None
+        return judge.aanswer_relevance(question, answer)
     if metric == "context_precision":
-        return judge.acontext_precision(question, contexts, reference) if contexts else None
+        return judge.acontext_precision(question, contexts, reference)
     if metric == "context_recall":
-        if not contexts or reference is None:
-            return None
-        return judge.acontext_recall(question, contexts, reference)
+        return judge.acontext_recall(question, contexts, reference or "")
     if metric == "answer_correctness":
-        if answer is None or reference is None:
-            return None
-        return judge.aanswer_correctness(question, answer, reference)
+        return judge.aanswer_correctness(question, answer, reference or "")
     raise ConfigError(f"unknown judge metric {metric!r}")  # pragma: no cover - validated before
 
 
@@ -201,16 +228,22 @@ async def _score_item(
     for name, fn in text_fns.items():
         if answer is None or not item.references:
             row.scores[name] = math.nan
+            row.skipped[name] = "no answer" if answer is None else "no reference"
         else:
             row.scores[name] = float(fn(answer, item.references))
     calls: list[tuple[str, str, Awaitable[JudgeResult]]] = []
     for metric in metric_names:
+        reason = missing_input(metric, item, answer, contexts)
+        if reason is not None:
+            row.skipped[metric] = reason
+            continue
         for judge_name_, judge in judges.items():
-            call = _judge_call(judge, metric, item, answer, contexts, criteria)
-            if call is not None:
-                calls.append((metric, judge_name_, call))
+            call = _judge_call(judge, metric, item, answer or "", contexts, criteria)
+            calls.append((metric, judge_name_, call))
     results = await asyncio.gather(*(limited(limiter, call) for _, _, call in calls))
-    by_key = {(metric, name): result for (metric, name, _), result in zip(calls, results, strict=True)}
+    by_key = {
+        (metric, name): result for (metric, name, _), result in zip(calls, results, strict=True)
+    }
     for metric in metric_names:
         panel = []
         for name in judges:
@@ -236,7 +269,8 @@ def panel_agreement(
     agreement = {}
     for metric in metric_names:
         ratings = [
-            [item.scores.get(f"{metric}/{name}", math.nan) for item in items] for name in judge_names
+            [item.scores.get(f"{metric}/{name}", math.nan) for item in items]
+            for name in judge_names
         ]
         agreement[metric] = krippendorff_alpha(ratings, level="interval") if items else math.nan
     return agreement
@@ -269,7 +303,9 @@ def evaluate_answers(
     check_on_error(on_error)
     check_n_jobs(n_jobs)
     if system is not None and not callable(system):
-        raise ConfigError(f"system must be a callable fn(question) or None, got {type(system).__name__}")
+        raise ConfigError(
+            f"system must be a callable fn(question) or None, got {type(system).__name__}"
+        )
     items = as_items(dataset)
     judge_map = make_judges(judges, on_error=on_error, cache=cache)
     criteria = dict(criteria or {})
@@ -279,7 +315,15 @@ def evaluate_answers(
     async def main(limiter: asyncio.Semaphore) -> list[ItemResult]:
         rows = [
             _score_item(
-                item, system, judge_map, metric_names, text_fns, criteria, limiter, on_error, keep_verdicts
+                item,
+                system,
+                judge_map,
+                metric_names,
+                text_fns,
+                criteria,
+                limiter,
+                on_error,
+                keep_verdicts,
             )
             for item in items
         ]

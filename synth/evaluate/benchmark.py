@@ -108,8 +108,9 @@ def _flip(row: Any) -> Any:
     )
 
 
-def _sort_key(value: float) -> tuple[int, float]:
-    return (1, 0.0) if math.isnan(value) else (0, -value)
+def _sort_key(values: Sequence[float]) -> list[tuple[int, float]]:
+    """Best first: higher is better, NaN last; later metrics break ties."""
+    return [(1, 0.0) if math.isnan(v) else (0, -v) for v in values]
 
 
 def benchmark(
@@ -130,8 +131,9 @@ def benchmark(
     """Run every system on the same items with the same judges; rank them and compare each pair.
 
     ``systems`` is ``{name: fn(question)}`` (what :func:`evaluate_answers` takes as a system).
-    ``rank_by`` names the ranking metric: by default the panel score of the first judge metric,
-    else the first text metric. Every judge call is cached in ``cache`` (a new dict by default).
+    ``rank_by`` names the ranking metric (by default the first text metric, else the first judge
+    metric's panel score); the other metrics break ties. Every judge call is cached in ``cache``
+    (a new dict by default).
     """
     if not isinstance(systems, Mapping) or not systems:
         raise ConfigError("systems must be a non-empty mapping {name: fn(question)}")
@@ -161,11 +163,14 @@ def benchmark(
         for name, system in systems.items()
     }
     first = next(iter(reports.values()))
-    judge_metrics = [*first.config["metrics"]]
-    ranking = rank_by or (judge_metrics[0] if judge_metrics else next(iter(first.metrics), None))
+    # the summary metrics: text metrics and each judge metric's panel score, not per judge
+    summary = [m for m in first.metrics if "/" not in m]
+    ranking = rank_by or (summary[0] if summary else None)
     if ranking is None or ranking not in first.metrics:
-        raise ConfigError(f"cannot rank by {ranking!r}; the reports have {', '.join(first.metrics) or 'no metric'}")
-    order = sorted(reports, key=lambda name: _sort_key(reports[name].metrics[ranking]))
+        known = ", ".join(first.metrics) or "no metric"
+        raise ConfigError(f"cannot rank by {ranking!r}; the reports have {known}")
+    keys = [ranking, *(m for m in summary if m != ranking)]
+    order = sorted(reports, key=lambda name: _sort_key([reports[name].metrics[m] for m in keys]))
     leaderboard = [
         LeaderboardRow(
             rank=rank,
@@ -190,7 +195,11 @@ def benchmark(
             for key, value in counts.items():
                 total[key] = total.get(key, 0) + value
     return BenchmarkResult(
-        rank_by=ranking, leaderboard=leaderboard, comparisons=comparisons, reports=reports, usage=usage
+        rank_by=ranking,
+        leaderboard=leaderboard,
+        comparisons=comparisons,
+        reports=reports,
+        usage=usage,
     )
 
 

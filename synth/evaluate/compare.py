@@ -118,7 +118,15 @@ def _compare_metric(
     if not pairs:
         nan = math.nan
         return MetricComparison(
-            metric=metric, n=0, a=nan, b=nan, delta=nan, ci_low=nan, ci_high=nan, p_value=nan, exact=True
+            metric=metric,
+            n=0,
+            a=nan,
+            b=nan,
+            delta=nan,
+            ci_low=nan,
+            ci_high=nan,
+            p_value=nan,
+            exact=True,
         )
     diffs = [y - x for x, y in pairs]
     low, high = bootstrap_interval(diffs, seed=seed)
@@ -148,7 +156,9 @@ def _warnings(a: Evaluation, b: Evaluation, n_paired: int) -> list[str]:
     judges_a: Any = getattr(a, "judges", None)
     judges_b: Any = getattr(b, "judges", None)
     if judges_a is not None and judges_b is not None and judges_a != judges_b:
-        warnings.append("the reports were scored by different judges; their deltas may reflect that")
+        warnings.append(
+            "the reports were scored by different judges; their deltas may reflect that"
+        )
     skipped = sorted(set(a.metrics) ^ set(b.metrics))
     if skipped:
         warnings.append(f"metrics in only one report are not compared: {', '.join(skipped)}")

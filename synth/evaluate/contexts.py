@@ -2,8 +2,9 @@
 
 A context may be a string, a search hit (``hit.doc.text``, ``hit.chunk.text``), a document or
 chunk (``.text``), a :class:`~synth.data.Context` (``.texts``, several at once) or a mapping with
-``"text"``. Ids come from ``.id``, ``hit.doc.id``/``hit.chunk.id`` or a mapping's ``"id"``; a string
-is its own id.
+``"text"``. Ids come from ``.id``, ``hit.doc.id``/``hit.chunk.id``, a mapping's ``"id"`` or the
+first element of an ``(id, score)`` pair (what :meth:`ChunkStore.search` returns); a string is its
+own id.
 """
 
 from __future__ import annotations
@@ -43,7 +44,11 @@ def context_texts(contexts: Any) -> list[str]:
     """Return the texts of ``contexts`` (one context or a list of them), in order."""
     if contexts is None:
         return []
-    if isinstance(contexts, str) or not isinstance(contexts, Iterable) or isinstance(contexts, Mapping):
+    if (
+        isinstance(contexts, str)
+        or not isinstance(contexts, Iterable)
+        or isinstance(contexts, Mapping)
+    ):
         return _text_of(contexts)
     texts: list[str] = []
     for context in contexts:
@@ -54,6 +59,8 @@ def context_texts(contexts: Any) -> list[str]:
 def _id_of(context: Any) -> str:
     if isinstance(context, str):
         return context
+    if isinstance(context, tuple) and context and isinstance(context[0], str):
+        return context[0]  # (id, score), as ChunkStore.search returns
     if isinstance(context, Mapping):
         if context.get("id") is not None:
             return str(context["id"])
@@ -74,7 +81,11 @@ def context_ids(contexts: Any) -> list[str]:
     """Return the ids of ``contexts`` (ids, hits, chunks or mappings), in ranked order."""
     if contexts is None:
         return []
-    if isinstance(contexts, str) or isinstance(contexts, Mapping) or not isinstance(contexts, Iterable):
+    if (
+        isinstance(contexts, str)
+        or isinstance(contexts, Mapping)
+        or not isinstance(contexts, Iterable)
+    ):
         return [_id_of(contexts)]
     return [_id_of(context) for context in contexts]
 

@@ -124,7 +124,11 @@ class LLMJudge:
             parsed = []
             for prompt in prompt_list:
                 completion = await request(
-                    self._requester, prompt, system=prompts.SYSTEM, schema=schema, label=f"judge:{metric}"
+                    self._requester,
+                    prompt,
+                    system=prompts.SYSTEM,
+                    schema=schema,
+                    label=f"judge:{metric}",
                 )
                 result.completions.append(completion)
                 self.usage.add(completion)
@@ -138,7 +142,9 @@ class LLMJudge:
             result.error_kind = exc.kind
             return result
         dumped = [p.model_dump() for p in parsed]
-        result.verdict = dumped[0] if len(dumped) == 1 else {"a_first": dumped[0], "b_first": dumped[1]}
+        result.verdict = (
+            dumped[0] if len(dumped) == 1 else {"a_first": dumped[0], "b_first": dumped[1]}
+        )
         result.score = scored.score
         result.details = scored.details
         result.undefined = scored.undefined
@@ -150,7 +156,10 @@ class LLMJudge:
         texts = _needs_contexts(contexts, "faithfulness")
         prompt = prompts.faithfulness_prompt(question, answer, texts)
         return await self._verdict(
-            "faithfulness", [prompt], v.FaithfulnessVerdict, lambda p, raw: v.score_faithfulness(p[0])
+            "faithfulness",
+            [prompt],
+            v.FaithfulnessVerdict,
+            lambda p, raw: v.score_faithfulness(p[0]),
         )
 
     async def aanswer_relevance(self, question: str, answer: str) -> JudgeResult:
@@ -249,7 +258,9 @@ class LLMJudge:
         """``(rating - 1) / 4`` for a 1-5 rating of how well the answer addresses the question."""
         return run_sync(self.aanswer_relevance(question, answer))
 
-    def context_precision(self, question: str, contexts: Any, reference: str | None = None) -> JudgeResult:
+    def context_precision(
+        self, question: str, contexts: Any, reference: str | None = None
+    ) -> JudgeResult:
         """Average precision of the per-context relevance verdicts, in retrieval order."""
         return run_sync(self.acontext_precision(question, contexts, reference))
 

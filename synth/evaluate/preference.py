@@ -17,7 +17,15 @@ from typing_extensions import TypedDict
 
 from synth.errors import ConfigError
 from synth.evaluate._items import EvalItem, as_items
-from synth.evaluate._run import call_user, check_n_jobs, check_on_error, describe, limited, run_jobs, system_output
+from synth.evaluate._run import (
+    call_user,
+    check_n_jobs,
+    check_on_error,
+    describe,
+    limited,
+    run_jobs,
+    system_output,
+)
 from synth.evaluate.answers import make_judges, panel_agreement
 from synth.evaluate.judge import JudgeResult
 from synth.evaluate.report import Evaluation, ItemResult, Score, summarize
@@ -51,7 +59,9 @@ class PreferenceEvaluation(Evaluation):
 AnswerSource = Sequence[str] | Mapping[str, str] | Callable[[str], Any]
 
 
-def _answer_getter(source: AnswerSource, items: Sequence[EvalItem], label: str) -> Callable[[EvalItem, int], Any]:
+def _answer_getter(
+    source: AnswerSource, items: Sequence[EvalItem], label: str
+) -> Callable[[EvalItem, int], Any]:
     """Return ``get(item, index)``: an answer, or an awaitable for a system's answer."""
     if isinstance(source, Mapping):
         missing = [item.id for item in items if item.id not in source]
@@ -61,7 +71,9 @@ def _answer_getter(source: AnswerSource, items: Sequence[EvalItem], label: str) 
     if callable(source):
         return lambda item, index: call_user(source, item.question)
     if isinstance(source, str) or not isinstance(source, Sequence):
-        raise ConfigError(f"answers {label} must be a list (one per item), a mapping by id or a system")
+        raise ConfigError(
+            f"answers {label} must be a list (one per item), a mapping by id or a system"
+        )
     if len(source) != len(items):
         raise ConfigError(f"answers {label}: {len(source)} answers for {len(items)} items")
     return lambda item, index: source[index]
@@ -140,7 +152,9 @@ def evaluate_preference(
         return row, results
 
     async def main(limiter: asyncio.Semaphore) -> list[tuple[ItemResult, dict[str, JudgeResult]]]:
-        return list(await asyncio.gather(*(score(item, i, limiter) for i, item in enumerate(items))))
+        return list(
+            await asyncio.gather(*(score(item, i, limiter) for i, item in enumerate(items)))
+        )
 
     outcomes = run_jobs(n_jobs, main)
     rows = [row for row, _ in outcomes]

@@ -8,8 +8,8 @@ report read back compares equal to the one written. ``compare`` pairs two report
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -55,8 +55,11 @@ class ItemResult(BaseModel):
     retrieved: list[str] = Field(default_factory=list)  # ranked context ids (retrieval)
     relevant: list[str] = Field(default_factory=list)  # the item's context ids (retrieval)
     scores: dict[str, Score] = Field(default_factory=dict)
-    errors: dict[str, str] = Field(default_factory=dict)  # source ("system", "<metric>/<judge>") -> message
-    verdicts: dict[str, dict[str, Any]] = Field(default_factory=dict)  # kept with keep_verdicts=True
+    # why a score is missing: failures by source ("system", "<metric>/<judge>"), and metrics not
+    # scored for lack of an input ("no reference", "no contexts", ...), which cost no call
+    errors: dict[str, str] = Field(default_factory=dict)
+    skipped: dict[str, str] = Field(default_factory=dict)
+    verdicts: dict[str, dict[str, Any]] = Field(default_factory=dict)  # with keep_verdicts=True
 
 
 class Evaluation(BaseModel):
@@ -66,17 +69,20 @@ class Evaluation(BaseModel):
 
     kind: ClassVar[str] = "evaluation"
 
-    metrics: dict[str, Score] = Field(default_factory=dict)  # mean of the defined item scores
-    intervals: dict[str, tuple[Score, Score]] = Field(default_factory=dict)  # bootstrap 95% interval
-    coverage: dict[str, int] = Field(default_factory=dict)  # items with a defined score
-    config: dict[str, Any] = Field(default_factory=dict)  # what was asked for (metrics, k, seed, ...)
+    #: mean of the defined item scores, with its bootstrap 95% interval and how many items had one
+    metrics: dict[str, Score] = Field(default_factory=dict)
+    intervals: dict[str, tuple[Score, Score]] = Field(default_factory=dict)
+    coverage: dict[str, int] = Field(default_factory=dict)
+    config: dict[str, Any] = Field(default_factory=dict)  # what was asked (metrics, k, seed, ...)
     items: list[ItemResult] = Field(default_factory=list)
 
     # ---- reading the scores ------------------------------------------------------------------
     def scores(self, metric: str) -> dict[str, float]:
         """Return ``{item id: score}`` for ``metric`` (NaN where undefined)."""
         if metric not in self.metrics:
-            raise ConfigError(f"no metric {metric!r} in this report; it has {', '.join(self.metrics)}")
+            raise ConfigError(
+                f"no metric {metric!r} in this report; it has {', '.join(self.metrics)}"
+            )
         return {item.id: item.scores.get(metric, math.nan) for item in self.items}
 
     def to_pandas(self) -> pd.DataFrame:
@@ -168,7 +174,9 @@ def _report_class(kind: Any, source: str) -> type[Evaluation]:
         c.kind: c for c in (AnswerEvaluation, RetrievalEvaluation, PreferenceEvaluation)
     }
     if kind not in classes:
-        raise ConfigError(f"{source}: not a synth report (kind {kind!r}; expected one of {sorted(classes)})")
+        raise ConfigError(
+            f"{source}: not a synth report (kind {kind!r}; expected one of {sorted(classes)})"
+        )
     return classes[kind]
 
 

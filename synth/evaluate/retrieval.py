@@ -95,7 +95,9 @@ def average_precision(retrieved: Sequence[str], relevant: Collection[str]) -> fl
     return total / len(wanted)
 
 
-def retrieval_scores(retrieved: Sequence[str], relevant: Collection[str], ks: Sequence[int]) -> dict[str, float]:
+def retrieval_scores(
+    retrieved: Sequence[str], relevant: Collection[str], ks: Sequence[int]
+) -> dict[str, float]:
     """Every retrieval metric of one query, named as in reports (``recall@5``, ``mrr``, ...)."""
     scores: dict[str, float] = {}
     for k in ks:
@@ -159,7 +161,9 @@ def evaluate_retrieval(
     check_on_error(on_error)
     check_n_jobs(n_jobs)
     if not callable(retriever):
-        raise ConfigError(f"retriever must be a callable fn(question), got {type(retriever).__name__}")
+        raise ConfigError(
+            f"retriever must be a callable fn(question), got {type(retriever).__name__}"
+        )
     ks = _cutoffs(k)
     names = metric_names(ks)
     items = as_items(dataset)
@@ -169,6 +173,7 @@ def evaluate_retrieval(
         row = ItemResult(id=item.id, question=item.question, relevant=list(item.context_ids))
         row.scores = dict.fromkeys(names, math.nan)
         if not item.context_ids:
+            row.skipped = dict.fromkeys(names, "no context ids")
             return row
         try:
             hits = await limited(limiter, call_user(retriever, item.question, **kwargs))

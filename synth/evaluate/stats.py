@@ -46,9 +46,8 @@ def bootstrap_interval(
     defined = _defined(values)
     if defined.size == 0:
         return (math.nan, math.nan)
-    if defined.size == 1 or np.all(defined == defined[0]):
-        value = float(defined.mean())
-        return (value, value)
+    if np.all(defined == defined[0]):
+        return (float(defined[0]), float(defined[0]))
     rng = np.random.default_rng(seed)
     means = np.empty(n_resamples)
     block = max(1, 2_000_000 // defined.size)  # bound memory for large datasets

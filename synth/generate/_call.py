@@ -17,10 +17,3 @@ async def ask(llm: LLM, prompt: str, schema: type[M], label: str, stats: StageSt
     if stats is not None:
         stats.requests += 1
     return await llm.acomplete(prompt, schema=schema, label=label)
-
-
-class IndexedText(BaseModel):
-    """An entry of a batched reply: which item (1-based) and its text."""
-
-    index: int
-    text: str

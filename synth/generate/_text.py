@@ -16,7 +16,7 @@ def numbered(items: Sequence[str], label: str = "") -> str:
 def context_text(context: Context | None) -> str:
     """A context's chunks as numbered passages (a one-chunk context is shown as is)."""
     if context is None or not context.texts:
-        return "(none: write from general knowledge)"
+        return "(no context given)"
     if len(context.texts) == 1:
         return context.texts[0].strip()
     return numbered(context.texts, "Passage")

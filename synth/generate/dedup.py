@@ -8,6 +8,7 @@ context quality; on a tie the draft offered first stays.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -97,6 +98,22 @@ class Deduplicator:
         drafts = list(drafts)
         vectors = self._embed([d.input for d in drafts]) if drafts else []
         return [self._offer(d, v) for d, v in zip(drafts, vectors, strict=True)]
+
+    async def aoffer_many(self, drafts: Sequence[Draft]) -> list[DedupDecision]:
+        """Async twin of :meth:`offer_many`: the embedding runs off the event loop."""
+        drafts = list(drafts)
+        if not drafts:
+            return []
+        if self.embedder is None:
+            raise ConfigError("this Deduplicator has no embedder: pass embeddings to offer()")
+        aembed = getattr(self.embedder, "aembed", None)
+        texts = [d.input for d in drafts]
+        raw = (
+            await aembed(texts)
+            if aembed is not None
+            else await asyncio.to_thread(self.embedder.embed, texts)
+        )
+        return [self._offer(d, _unit(v)) for d, v in zip(drafts, raw, strict=True)]
 
     def _offer(self, draft: Draft, vector: np.ndarray) -> DedupDecision:
         self.stats.items_in += 1

@@ -1,16 +1,17 @@
 """The input filter: a critic scores inputs for self-containment and a clear objective.
 
 All live inputs of one context are scored in one request. Those below
-``synthetic_input_quality_threshold`` are rewritten with the critic's feedback (one request for all
-of them) and scored again (one request), up to ``max_quality_retries`` rounds. Each draft keeps its
-best-scoring version with that version's own score; one that never reaches the threshold is dropped.
+``synthetic_input_quality_threshold`` are rewritten with the critic's feedback and scored again, up
+to ``max_quality_retries`` rounds. The critic is asked to include the rewrite in its scoring reply,
+so a round usually costs one request (the rescoring); inputs it gave no rewrite for are rewritten in
+one extra request. Each draft keeps its best-scoring version with that version's own score; one that
+never reaches the threshold is dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
@@ -33,10 +34,11 @@ MAX_BATCH = 10
 
 
 class InputScore(BaseModel):
-    """The critic's verdict on one input."""
+    """The critic's verdict on one input, with its proposed rewrite when it scored low."""
 
     score: float = Field(ge=0.0, le=1.0)
     feedback: str = ""
+    rewrite: str | None = None
 
 
 class _ScoreItem(InputScore):
@@ -66,11 +68,18 @@ def _check_indices(indices: list[int], n: int, what: str, raw: str) -> None:
 
 
 def build_prompt(
-    inputs: Sequence[str], context: Context | None, prompts: PromptSet | None = None
+    inputs: Sequence[str],
+    context: Context | None,
+    prompts: PromptSet | None = None,
+    threshold: float = 0.5,
 ) -> str:
-    """The scoring prompt for the inputs of one context."""
+    """The scoring prompt for the inputs of one context (rewrites asked below ``threshold``)."""
     return (prompts or default_prompts()).render(
-        "filter", inputs=numbered(list(inputs)), context=context_text(context), count=len(inputs)
+        "filter",
+        inputs=numbered(list(inputs)),
+        context=context_text(context),
+        count=len(inputs),
+        threshold=f"{threshold:g}",
     )
 
 
@@ -80,9 +89,12 @@ def check_reply(reply: FilterReply, n: int, raw: str = "") -> list[InputScore]:
         [s.index for s in reply.scores], n, "the filter reply", raw or reply.model_dump_json()
     )
     by_index = {s.index: s for s in reply.scores}
-    return [
-        InputScore(score=by_index[i].score, feedback=by_index[i].feedback) for i in range(1, n + 1)
-    ]
+    out = []
+    for i in range(1, n + 1):
+        item = by_index[i]
+        rewrite = (item.rewrite or "").strip() or None
+        out.append(InputScore(score=item.score, feedback=item.feedback, rewrite=rewrite))
+    return out
 
 
 def parse(text: str, n: int) -> list[InputScore]:
@@ -118,11 +130,16 @@ def parse_rewrite(text: str, n: int) -> list[str]:
     return check_rewrite_reply(parse_verdict(text, RewriteReply), n, raw=text)
 
 
-@dataclass
-class _Best:
-    input: str
-    score: float
-    feedback: str
+async def _rewrite(
+    pairs: list[tuple[str, str]],
+    context: Context | None,
+    llm: LLM,
+    prompts: PromptSet | None,
+    stats: StageStats | None,
+) -> list[str]:
+    prompt = build_rewrite_prompt(pairs, context, prompts)
+    reply = await ask(llm, prompt, RewriteReply, REWRITE_LABEL, stats)
+    return check_rewrite_reply(reply, len(pairs))
 
 
 async def _filter_group(
@@ -134,64 +151,58 @@ async def _filter_group(
 ) -> None:
     context = drafts[0].context
     threshold = config.synthetic_input_quality_threshold
+
+    async def score(texts: list[str]) -> list[InputScore]:
+        prompt = build_prompt(texts, context, prompts, threshold)
+        return check_reply(await ask(llm, prompt, FilterReply, LABEL, stats), len(texts))
+
     try:
-        reply = await ask(
-            llm,
-            build_prompt([d.input for d in drafts], context, prompts),
-            FilterReply,
-            LABEL,
-            stats,
-        )
-        scores = check_reply(reply, len(drafts))
+        first = await score([d.input for d in drafts])
     except ModelError as exc:
         for draft in drafts:
             draft.drop(LABEL, model_error_reason(exc))
         return
-    best = {d.id: _Best(d.input, s.score, s.feedback) for d, s in zip(drafts, scores, strict=True)}
-    current = {d.id: (d.input, s) for d, s in zip(drafts, scores, strict=True)}
+    current = {d.id: (d.input, s) for d, s in zip(drafts, first, strict=True)}
+    best = {d.id: current[d.id] for d in drafts}
     failure: str | None = None
     for attempt in range(1, config.max_quality_retries + 1):
         failing = [d for d in drafts if current[d.id][1].score < threshold]
         if not failing:
             break
         try:
-            prompt = build_rewrite_prompt(
-                [(current[d.id][0], current[d.id][1].feedback) for d in failing], context, prompts
-            )
-            rewritten = check_rewrite_reply(
-                await ask(llm, prompt, RewriteReply, REWRITE_LABEL, stats), len(failing)
-            )
-            rescored = check_reply(
-                await ask(
-                    llm, build_prompt(rewritten, context, prompts), FilterReply, LABEL, stats
-                ),
-                len(failing),
-            )
+            proposed = {d.id: current[d.id][1].rewrite for d in failing}
+            missing = [d for d in failing if not proposed[d.id]]
+            if missing:
+                pairs = [(current[d.id][0], current[d.id][1].feedback) for d in missing]
+                texts = await _rewrite(pairs, context, llm, prompts, stats)
+                proposed.update({d.id: t for d, t in zip(missing, texts, strict=True)})
+            rewritten = [proposed[d.id] or "" for d in failing]
+            rescored = await score(rewritten)
         except ModelError as exc:
             failure = model_error_reason(exc)
             break
-        for draft, text, score in zip(failing, rewritten, rescored, strict=True):
+        for draft, text, verdict in zip(failing, rewritten, rescored, strict=True):
+            old_text, old = current[draft.id]
             draft.history.append(
                 {
                     "stage": LABEL,
-                    "input": current[draft.id][0],
-                    "score": current[draft.id][1].score,
-                    "feedback": current[draft.id][1].feedback,
+                    "input": old_text,
+                    "score": old.score,
+                    "feedback": old.feedback,
                     "attempt": attempt,
                 }
             )
-            current[draft.id] = (text, score)
+            current[draft.id] = (text, verdict)
             if stats is not None:
                 stats.note("rewritten")
-            if score.score > best[draft.id].score:
-                best[draft.id] = _Best(text, score.score, score.feedback)
+            if verdict.score > best[draft.id][1].score:
+                best[draft.id] = (text, verdict)
     for draft in drafts:
-        chosen = best[draft.id]
-        if chosen.input != draft.input:
-            draft.input = chosen.input
-        draft.input_quality = chosen.score
-        draft.feedback = chosen.feedback or None
-        if chosen.score < threshold:
+        text, verdict = best[draft.id]
+        draft.input = text
+        draft.input_quality = verdict.score
+        draft.feedback = verdict.feedback or None
+        if verdict.score < threshold:
             draft.drop(LABEL, failure or BELOW_THRESHOLD)
 
 

@@ -34,7 +34,7 @@ SLOTS: dict[str, _Slot] = {
     "inputs_from_goldens": _Slot(
         frozenset({"examples", "count"}), frozenset({"context", "styling"})
     ),
-    "filter": _Slot(frozenset({"inputs"}), frozenset({"context", "count"})),
+    "filter": _Slot(frozenset({"inputs"}), frozenset({"context", "count", "threshold"})),
     "rewrite": _Slot(frozenset({"items"}), frozenset({"context", "count"})),
     "evolve": _Slot(frozenset({"input", "instruction"}), frozenset({"context"})),
     "style": _Slot(frozenset({"input", "styling"}), frozenset({"context"})),

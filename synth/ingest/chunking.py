@@ -102,7 +102,7 @@ def iter_chunks(
             yield chunk
         chunks_out += produced
         empty += produced == 0
-    logger.info(
+    logger.debug(
         "chunked %d documents into %d chunks (%d documents had no text)",
         documents_in,
         chunks_out,
@@ -115,17 +115,20 @@ def _chunk_document(
 ) -> Iterator[Chunk]:
     params = cfg.key()
     page_starts = [page.start for page in document.pages]
-    texts = [
+    pieces = (
         piece for text in splitter.split_text(document.text) for piece in _within_limit(text, cfg)
-    ]
-    search_from = 0
-    for index, text in enumerate(texts):
-        start = document.text.find(text, search_from)
+    )
+    index = 0
+    previous: tuple[int, int] | None = None
+    for text in pieces:
+        start = _locate(document.text, text, previous, cfg.chunk_overlap)
+        if start is None:
+            continue  # only repeats the end of the previous chunk: adds nothing
         if start < 0:  # not expected: the splitter returns substrings in order
             start = document.text.find(text)
         end = start + len(text) if start >= 0 else -1
         if start >= 0:
-            search_from = end if cfg.chunk_overlap == 0 else start + 1
+            previous = (start, end)
         page_start = page_end = None
         if page_starts and start >= 0:
             page_start = document.pages[bisect.bisect_right(page_starts, start) - 1].number
@@ -141,6 +144,27 @@ def _chunk_document(
             page_end=page_end,
             metadata={"start": start, "end": end},
         )
+        index += 1
+
+
+def _locate(text: str, piece: str, previous: tuple[int, int] | None, overlap: int) -> int | None:
+    """Where ``piece`` starts in ``text``, given the previous chunk's span; None if it adds nothing.
+
+    Chunks come in order. Without overlap the next one starts after the previous one ends. With
+    overlap it starts inside the previous one and must reach past its end; langchain's splitter
+    sometimes emits a piece made only of the overlap, which is dropped.
+    """
+    if previous is None:
+        return text.find(piece)
+    previous_start, previous_end = previous
+    if overlap == 0:
+        return text.find(piece, previous_end)
+    position = text.find(piece, previous_start + 1)
+    while position >= 0 and position + len(piece) <= previous_end:
+        position = text.find(piece, position + 1)
+    if position < 0 or text[previous_end:position].strip():
+        return None  # no occurrence continues the previous chunk: this one lies inside it
+    return position
 
 
 def _within_limit(text: str, cfg: ChunkingConfig) -> list[str]:

@@ -87,14 +87,17 @@ class SDKModel(LLM):
 
     async def call(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
         """Call an SDK method: awaited when async, else on this model's threads (never the loop's)."""
-        if inspect.iscoroutinefunction(fn):
+        if inspect.iscoroutinefunction(inspect.unwrap(fn)):
             return await fn(**kwargs)
         if self._executor is None:
             self._executor = ThreadPoolExecutor(
                 max_workers=self._max_workers, thread_name_prefix=f"synth-{self.provider}"
             )
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, functools.partial(fn, **kwargs))
+        result = await loop.run_in_executor(self._executor, functools.partial(fn, **kwargs))
+        if inspect.isawaitable(result):  # an async method hidden behind a plain wrapper
+            result = await result
+        return result
 
     def identity(self) -> dict[str, Any]:
         return {

@@ -10,10 +10,13 @@ override ``arequest`` too. ``acomplete``/``complete`` are the same for everyone:
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import inspect
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -144,10 +147,28 @@ class FunctionModel(LLM):
         if inspect.iscoroutinefunction(self.fn):
             text = await self.fn(prompt, system)  # type: ignore[misc]
         else:
-            text = await asyncio.to_thread(self.fn, prompt, system)
+            # not asyncio.to_thread: the loop's default pool has min(32, cores + 4) threads, which
+            # would cap a callable model's concurrency far below the limiter's
+            context = contextvars.copy_context()
+            call = functools.partial(context.run, self.fn, prompt, system)
+            text = await asyncio.get_running_loop().run_in_executor(_function_pool(), call)
             if inspect.isawaitable(text):
                 text = await text
         return Completion(text=str(text), model=self.model)
+
+
+_POOL_LOCK = threading.Lock()
+_POOL: ThreadPoolExecutor | None = None
+#: threads shared by every sync callable model (their calls usually wait on I/O)
+FUNCTION_THREADS = 64
+
+
+def _function_pool() -> ThreadPoolExecutor:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=FUNCTION_THREADS, thread_name_prefix="synth-fn")
+        return _POOL
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

@@ -132,7 +132,7 @@ def make_llm(
 
     A model made by ``make_llm`` is returned unchanged; another :class:`LLM` is wrapped.
     """
-    wrapping = dict(
+    wrapping: dict[str, Any] = dict(
         cache=cache,
         timeout=timeout,
         max_retries=max_retries,

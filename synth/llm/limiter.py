@@ -95,23 +95,29 @@ class _Window:
         while self._log and now - self._log[0][0] >= self.window:
             self._used -= self._log.popleft()[1]
 
+    def try_acquire(self, amount: float, now: float) -> tuple[list[float] | None, float]:
+        """Spend ``amount`` at time ``now`` if the budget allows: ``(entry, 0)``, else ``(None, wait)``."""
+        with self._lock:
+            self._expire(now)
+            if self._used + amount <= self.limit or not self._log:
+                entry = [now, amount]
+                self._log.append(entry)
+                self._used += amount
+                return entry, 0.0
+            freed, wait = 0.0, self.window
+            for start, spent in self._log:
+                freed += spent
+                if self._used - freed + amount <= self.limit:
+                    wait = start + self.window - now
+                    break
+            return None, max(wait, 0.001)
+
     async def acquire(self, amount: float) -> list[float]:
         while True:
-            with self._lock:
-                now = time.monotonic()
-                self._expire(now)
-                if self._used + amount <= self.limit or not self._log:
-                    entry = [now, amount]
-                    self._log.append(entry)
-                    self._used += amount
-                    return entry
-                freed, wait = 0.0, self.window
-                for start, spent in self._log:
-                    freed += spent
-                    if self._used - freed + amount <= self.limit:
-                        wait = start + self.window - now
-                        break
-            await asyncio.sleep(max(wait, 0.001))
+            entry, wait = self.try_acquire(amount, time.monotonic())
+            if entry is not None:
+                return entry
+            await asyncio.sleep(wait)
 
     def adjust(self, entry: list[float], amount: float) -> None:
         """Correct what a request really spent, once its reply is in."""
@@ -184,16 +190,14 @@ class LimitedModel(WrapperModel):
         try:
             if limiter._requests is not None:
                 await limiter._requests.acquire(1)
-            spent = None
-            if limiter._tokens is not None:
-                spent = await limiter._tokens.acquire(self._estimate(prompt, system))
+            tokens, spent = limiter._tokens, None
+            if tokens is not None:
+                spent = await tokens.acquire(self._estimate(prompt, system))
             completion = await self.inner.arequest(
                 prompt, system=system, schema=schema, label=label
             )
-            if spent is not None and completion.input_tokens is not None:
-                limiter._tokens.adjust(
-                    spent, completion.input_tokens + (completion.output_tokens or 0)
-                )  # type: ignore[union-attr]
+            if tokens is not None and spent is not None and completion.input_tokens is not None:
+                tokens.adjust(spent, completion.input_tokens + (completion.output_tokens or 0))
             return completion
         finally:
             limiter._slots.release()

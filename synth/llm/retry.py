@@ -37,17 +37,19 @@ class RetryConfig(BaseModel):
     model_config = {"extra": "forbid", "frozen": True}
 
     max_retries: int = Field(
-        6, ge=0, description="retries of 429, 5xx, timeouts, connection errors"
+        default=6, ge=0, description="retries of 429, 5xx, timeouts, connection errors"
     )
     max_reasks: int = Field(
-        2, ge=0, description="re-asks of a malformed or cut-off structured reply"
+        default=2, ge=0, description="re-asks of a malformed or cut-off structured reply"
     )
-    initial_delay: float = Field(0.5, ge=0, description="seconds before the first retry")
-    multiplier: float = Field(2.0, ge=1)
-    max_delay: float = Field(30.0, ge=0, description="cap of the backoff delay")
-    jitter: float = Field(0.5, ge=0, le=1, description="fraction of each delay drawn at random")
+    initial_delay: float = Field(default=0.5, ge=0, description="seconds before the first retry")
+    multiplier: float = Field(default=2.0, ge=1)
+    max_delay: float = Field(default=30.0, ge=0, description="cap of the backoff delay")
+    jitter: float = Field(
+        default=0.5, ge=0, le=1, description="fraction of each delay drawn at random"
+    )
     max_retry_after: float = Field(
-        120.0, ge=0, description="longest Retry-After honoured; a longer one raises at once"
+        default=120.0, ge=0, description="longest Retry-After honoured; a longer one raises at once"
     )
 
     def delay(self, retry: int, rng: random.Random, retry_after: float | None = None) -> float:

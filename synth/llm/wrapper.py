@@ -21,12 +21,12 @@ class WrapperModel(LLM):
             raise ConfigError(f"a wrapper needs a model, got {type(inner).__name__}")
         self.inner = inner
 
-    @property  # type: ignore[override]
-    def provider(self) -> str:
+    @property
+    def provider(self) -> str:  # type: ignore[override]
         return self.inner.provider
 
-    @property  # type: ignore[override]
-    def model(self) -> str:
+    @property
+    def model(self) -> str:  # type: ignore[override]
         return self.inner.model
 
     def identity(self) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Embedders and the Chroma chunk store, and ``ingest``: load, chunk, embed and store documents."""
+"""Embedders, the Chroma chunk store, and ``ingest_documents``: load, chunk, embed and store."""
 
 from synth.store.chroma import DEFAULT_STORE_PATH, AddResult, ChunkStore, SourceStats
 from synth.store.embedder import Embedder

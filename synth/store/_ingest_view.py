@@ -31,8 +31,10 @@ def print_ingest_report(report: IngestReport, console: Console) -> None:
             Text(row.reason),
         )
     console.print(table)
-    console.print(Text(summary_line(report)))
-    console.print(Text(f"store: {report.collection} in {report.store} ({report.embedder})"))
+    # soft_wrap: the totals stay on one line, whole, however narrow the terminal or pipe
+    console.print(Text(summary_line(report)), soft_wrap=True)
+    where = f"store: {report.collection} in {report.store} ({report.embedder})"
+    console.print(Text(where), soft_wrap=True)
 
 
 def summary_line(report: IngestReport) -> str:

@@ -245,9 +245,9 @@ class ChunkStore:
         return f"ChunkStore({self.collection_name!r} at {where!r})"
 
     # ---- internals ---------------------------------------------------------------------------------
-    def _collection_metadata(self) -> dict[str, str | int]:
+    def _collection_metadata(self) -> dict[str, str | int | float | bool]:
         params = self.chunking.model_dump(mode="json")
-        meta: dict[str, str | int] = {"synth_embedder": self.embedder.name}
+        meta: dict[str, str | int | float | bool] = {"synth_embedder": self.embedder.name}
         for key, value in params.items():
             if isinstance(value, str | int | float | bool):
                 meta[f"synth_{key}"] = value

@@ -8,6 +8,7 @@ packages are the optional ``local`` extra and are imported only when the first b
 from __future__ import annotations
 
 import importlib.util
+import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +18,8 @@ import numpy as np
 
 from synth.errors import ConfigError
 from synth.store.embedder import Embedder
+
+logger = logging.getLogger("synth.store")
 
 LOCAL_MODELS = {"all-MiniLM-L6-v2": 384}
 DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
@@ -52,6 +55,8 @@ class LocalEmbedder(Embedder):
         self.device = device
         self._model: Any = None
         self._lock = threading.Lock()
+        #: texts longer than the model's input limit, embedded from their start only
+        self.truncated_texts = 0
 
     @property
     def dimension(self) -> int:
@@ -74,6 +79,7 @@ class LocalEmbedder(Embedder):
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         model = self._load()
+        self._count_truncated(model, texts)
         vectors = model.encode(
             texts,
             batch_size=self.batch_size,
@@ -82,6 +88,20 @@ class LocalEmbedder(Embedder):
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+    def _count_truncated(self, model: Any, texts: list[str]) -> None:
+        """Count texts longer than the model reads (it embeds only their start); warn once."""
+        limit = int(model.max_seq_length)
+        encoded = model.tokenizer(texts, truncation=True, max_length=limit + 1)
+        over = sum(len(ids) > limit for ids in encoded["input_ids"])
+        if over and not self.truncated_texts:
+            logger.warning(
+                "%s reads at most %d word pieces per text; longer chunks are embedded from their "
+                "start only (use a smaller --chunk-size, e.g. 256, for this embedder)",
+                self.name,
+                limit,
+            )
+        self.truncated_texts += over
 
 
 @contextmanager

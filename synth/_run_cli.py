@@ -1,0 +1,143 @@
+"""``synth generate``: the pipeline file and flags in, the dataset and the per-stage table out."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from synth._run_config import PipelineConfig, load_pipeline
+from synth._run_manifest import render_table
+from synth._run_plan import Plan, render_plan
+from synth._run_progress import NullProgress, RichProgress
+from synth.pipeline import Synthesizer, default_model_spec
+
+DEFAULT_OUTPUT = "goldens.jsonl"
+
+NO_MODEL_LINES = (
+    "no model named and no API key found; name one of these ways:",
+    "  set OPENAI_API_KEY (or ANTHROPIC_API_KEY, GEMINI_API_KEY) and optionally --model provider:model,",
+    "  or --base-url URL --model openai:NAME for a local OpenAI-compatible server (Ollama, vLLM, ...).",
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH", help="document files or folders")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help=f"dataset file; its suffix picks the format: .jsonl .json .csv .parquet "
+        f"(default: the pipeline's output, else {DEFAULT_OUTPUT})",
+    )
+    p.add_argument("--goldens", type=int, metavar="N", help="deliver exactly N goldens (topping up)")
+    p.add_argument("--model", metavar="SPEC", help="generator model, provider:model")
+    p.add_argument("--critic-model", metavar="SPEC", help="critic model (default: --model)")
+    p.add_argument("--embedder", metavar="SPEC", help="openai:<model>, local:all-MiniLM-L6-v2 or hash")
+    p.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server for openai:<model>")
+    p.add_argument("--seed", type=int, metavar="N", help="the run's seed (0)")
+    p.add_argument(
+        "--run-dir",
+        metavar="DIR",
+        help="where the run keeps its stage outputs and manifest (default: .synth/runs/<run id>; "
+        "the same command finds the same run and resumes it)",
+    )
+    p.add_argument("--max-concurrent", type=int, metavar="N", help="requests in flight at most (32)")
+    p.add_argument("--pipeline", metavar="FILE", help="a pipeline file (pipelines/*.toml); flags win")
+    p.add_argument(
+        "--plan",
+        action="store_true",
+        help="ingest and select contexts only; print the expected requests, tokens and cost",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    p.add_argument("--quiet", action="store_true", help="no progress display; print one line")
+
+
+def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
+    """The pipeline file (or the defaults) with the flags laid over it."""
+    config = load_pipeline(args.pipeline) if args.pipeline else PipelineConfig()
+    return config.override(
+        model=args.model,
+        critic_model=args.critic_model,
+        embedder=args.embedder,
+        base_url=args.base_url,
+        num_goldens=args.goldens,
+        seed=args.seed,
+        max_concurrent=args.max_concurrent,
+        output=args.output,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    config = pipeline_from_args(args)
+    out = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+    if config.model is None and default_model_spec(config.base_url) is None:
+        for line in NO_MODEL_LINES:
+            print(line, file=sys.stderr)
+        print("What the run would do (--plan):", file=sys.stderr, flush=True)
+        plan = _synthesizer(config, args).plan_from_docs(args.paths, num_goldens=config.num_goldens)
+        _print_plan(plan, args, out)
+        return 2
+    synthesizer = _synthesizer(config, args)
+    if args.plan:
+        _print_plan(synthesizer.plan_from_docs(args.paths, num_goldens=config.num_goldens), args, out)
+        return 0
+    quiet = args.quiet or args.json
+    synthesizer.progress = NullProgress() if quiet else RichProgress(err)
+    try:
+        dataset = synthesizer.generate_goldens_from_docs(args.paths, num_goldens=config.num_goldens)
+    except KeyboardInterrupt:
+        where = synthesizer.last_run_dir
+        if where is not None:
+            print(
+                f"stopped; everything done so far is kept in {where}: "
+                "run the same command again to resume",
+                file=sys.stderr,
+            )
+        raise
+    output = Path(config.output or DEFAULT_OUTPUT)
+    dataset.save(output)
+    manifest = synthesizer.manifest or {}
+    if args.json:
+        print(json.dumps({"output": str(output), "goldens": len(dataset), **manifest}, ensure_ascii=False))
+        return 0
+    if not args.quiet:
+        out.print(render_table(manifest.get("stages", []), title=f"run {manifest.get('run_id')}"))
+        for reason in manifest.get("shortfall", []):
+            print(f"fewer goldens than asked: {reason}")
+    print(_summary(manifest, output, len(dataset)))
+    return 0
+
+
+def _synthesizer(config: PipelineConfig, args: argparse.Namespace) -> Synthesizer:
+    return Synthesizer.from_pipeline(config, run_dir=args.run_dir)
+
+
+def _summary(manifest: dict[str, Any], output: Path, count: int) -> str:
+    totals = manifest.get("totals", {})
+    per = manifest.get("requests_per_golden")
+    asked = manifest.get("num_goldens")
+    of = f" of {asked}" if asked else ""
+    return (
+        f"wrote {count}{of} goldens to {os.fspath(output)}; {totals.get('requests', 0)} requests "
+        f"({per if per is not None else '-'} per golden, {totals.get('cached', 0)} cached), "
+        f"cost ${totals.get('cost_usd', 0):.4f}; run {manifest.get('run_dir')}"
+    )
+
+
+def _print_plan(plan: Plan, args: argparse.Namespace, out: Console) -> None:
+    if args.json:
+        print(json.dumps(plan.to_json(), ensure_ascii=False))
+        return
+    out.print(render_plan(plan))
+    for note in plan.notes:
+        print(f"note: {note}")
+
+
+__all__ = ["DEFAULT_OUTPUT", "NO_MODEL_LINES", "add_arguments", "pipeline_from_args", "run"]

@@ -1,0 +1,262 @@
+"""The run directory: where one run keeps its stage outputs and its manifest, so it can resume.
+
+A run's id is a hash of everything that decides its goldens (the inputs' contents, the config, the
+models' identities, the seed, the number of goldens asked for), so starting the same command again
+finds the same directory and carries on. Inside it::
+
+    manifest.json      config, seed, models, versions and per-stage counts (rewritten atomically)
+    <stage>.jsonl      one line per item a stage finished, appended and flushed as it is produced
+    rejects.jsonl      every dropped item with its stage and reason
+    goldens.jsonl      the delivered goldens, written when the run ends
+
+A line is only trusted when it ends with a newline: a process killed mid-write leaves at most one
+partial last line, which the next run cuts off before appending.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from synth.errors import ConfigError, SynthError
+
+RUNS_FOLDER = Path(".synth") / "runs"
+MANIFEST = "manifest.json"
+#: bump when the layout of a run directory changes, so old runs are not misread
+RUN_FORMAT = 1
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace: equal values give equal text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def run_id(key: Mapping[str, Any]) -> str:
+    """The id of the run that ``key`` describes: 16 hex digits of its SHA-256."""
+    blob = canonical_json({"run_format": RUN_FORMAT, **key})
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def fingerprint_paths(paths: list[str]) -> list[list[str]]:
+    """``[path as given, file under it, sha256 of its bytes]`` for every file under ``paths``.
+
+    Hidden files and folders are left out, as ingestion leaves them out. A path that does not exist
+    is listed with ``"missing"`` (ingestion reports it).
+    """
+    rows: list[list[str]] = []
+    for given in paths:
+        root = Path(given)
+        if root.is_file():
+            rows.append([given, "", _file_digest(root)])
+        elif root.is_dir():
+            for file in sorted(_walk(root)):
+                rows.append([given, file.relative_to(root).as_posix(), _file_digest(file)])
+        else:
+            rows.append([given, "", "missing"])
+    return rows
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            if not name.startswith("."):
+                yield Path(folder) / name
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        return f"unreadable: {exc.strerror or exc}"
+    return digest.hexdigest()
+
+
+class Journal:
+    """An append-only JSONL file of records keyed by ``"key"``; the last record of a key wins.
+
+    Existing complete lines are read on opening; a partial last line (a process killed while
+    writing it) is cut off. Every append is flushed to the operating system at once, so a killed
+    process loses nothing it had written.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.records: dict[str, dict[str, Any]] = {}
+        self._load()
+        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
+
+    def _load(self) -> None:
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        end = data.rfind(b"\n") + 1
+        if end < len(data):
+            with open(self.path, "r+b") as fh:
+                fh.truncate(end)
+        for number, line in enumerate(data[:end].splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                key = record["key"]
+            except (ValueError, KeyError, TypeError):
+                raise SynthError(
+                    f"{self.path}: line {number} is not a run record; "
+                    "the run directory is damaged: delete it (or choose another --run-dir)"
+                ) from None
+            self.records[str(key)] = record
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self.records.get(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.records
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def append(self, key: str, record: Mapping[str, Any]) -> None:
+        """Write ``{"key": key, **record}`` as one line and flush it."""
+        row = {"key": key, **record}
+        self._fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        self._fh.flush()
+        self.records[key] = row
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+class RunDir:
+    """One run's folder: its journals, its manifest, and a lock so two processes never share it.
+
+    ``RunDir.open(path, key)`` creates the folder or reopens it; reopening a folder that holds a
+    different run (another config, inputs or seed) raises :class:`ConfigError`.
+    """
+
+    def __init__(self, path: Path, run_id: str) -> None:
+        self.path = path
+        self.id = run_id
+        self._journals: dict[str, Journal] = {}
+        self._lock_fh: Any = None
+        self.resumed = False
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None, key: Mapping[str, Any]) -> RunDir:
+        identifier = run_id(key)
+        folder = Path(path) if path is not None else RUNS_FOLDER / identifier
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot create the run directory {folder}: {exc.strerror}") from None
+        run = cls(folder, identifier)
+        run._lock()
+        try:
+            run._check_identity()
+        except ConfigError:
+            run.close()
+            raise
+        return run
+
+    def _lock(self) -> None:
+        import fcntl
+
+        fh = open(self.path / ".lock", "a+")  # noqa: SIM115 (held until close())
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise ConfigError(
+                f"the run directory {self.path} is in use by another synth process; "
+                "wait for it to finish or choose another --run-dir"
+            ) from None
+        self._lock_fh = fh
+
+    def _check_identity(self) -> None:
+        manifest = self.read_manifest()
+        if manifest is None:
+            return
+        found = manifest.get("run_id")
+        if found != self.id:
+            raise ConfigError(
+                f"the run directory {self.path} holds run {found}, made with other inputs, "
+                f"settings or seed (this command is run {self.id}); choose another --run-dir "
+                "or delete that one"
+            )
+        self.resumed = True
+
+    # ---- journals --------------------------------------------------------------------------------
+    def journal(self, name: str) -> Journal:
+        """The journal ``<name>.jsonl`` (opened once, then shared)."""
+        if name not in self._journals:
+            self._journals[name] = Journal(self.path / f"{name}.jsonl")
+        return self._journals[name]
+
+    # ---- manifest --------------------------------------------------------------------------------
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST
+
+    def read_manifest(self) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except ValueError:
+            # a manifest is replaced atomically, so this is damage from outside synth
+            raise SynthError(
+                f"{self.manifest_path} is not valid JSON; delete the run directory to start over"
+            ) from None
+
+    def write_manifest(self, manifest: Mapping[str, Any]) -> None:
+        """Replace the manifest atomically (a reader never sees half of one)."""
+        write_atomic(self.manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+
+    def close(self) -> None:
+        for journal in self._journals.values():
+            journal.close()
+        self._journals.clear()
+        if self._lock_fh is not None:
+            self._lock_fh.close()
+            self._lock_fh = None
+
+    def __enter__(self) -> RunDir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+__all__ = [
+    "MANIFEST",
+    "RUNS_FOLDER",
+    "RUN_FORMAT",
+    "Journal",
+    "RunDir",
+    "canonical_json",
+    "fingerprint_paths",
+    "run_id",
+    "write_atomic",
+]

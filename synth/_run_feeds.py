@@ -1,0 +1,397 @@
+"""Where a run's candidates come from, in a fixed order: documents, given contexts, or nothing.
+
+A *candidate* is one unit the generation stages work on: usually a context (a seed chunk and its
+neighbours) that will give up to ``max_goldens_per_context`` goldens. A feed hands candidates out
+in an order that never depends on how fast the model answers, so the same seed and inputs give the
+same candidates in every run, however far ahead a run has asked.
+
+:class:`DocsFeed` is stages 2 to 4 of the pipeline: it draws seed chunks (``SeedSelector``), has
+the critic score them a batch per request (the batches are sent on demand and concurrently), and
+groups the accepted seeds with their neighbours strictly in seed order. New batches are drawn only
+at fixed points of that order (the batch ``lookahead`` places after the one just grouped), which is
+what keeps the draws, and so the contexts, independent of timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from synth.contexts.config import ContextConstructionConfig
+from synth.contexts.critic import BELOW_THRESHOLD, ContextScore, score_contexts
+from synth.contexts.group import group_contexts
+from synth.contexts.select import SeedSelector
+from synth.data import Chunk, Context
+from synth.errors import ModelError
+from synth.generate.stats import model_error_reason
+from synth.generate.templates import PromptSet
+from synth.llm.base import LLM
+
+Notify = Callable[[], None]
+
+
+@dataclass
+class Candidate:
+    """One unit of generation work, in the run's order.
+
+    ``key`` is unique in the run and stable across runs (draft ids and journal records derive from
+    it). ``examples`` are style examples (generation from goldens); ``scratch`` marks a batch
+    generated from the styling alone. ``position`` is where its seed sits in the draw order.
+    """
+
+    seq: int
+    key: str
+    context: Context | None
+    examples: list[str] | None = None
+    scratch: bool = False
+    position: int = 0
+
+
+def text_id(text: str) -> str:
+    """A stable id for a user-given context text."""
+    return "txt_" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
+def context_from_texts(
+    texts: Sequence[str], source_files: Sequence[str] | None = None, **metadata: Any
+) -> Context:
+    """A Context from plain texts (ids derived from the texts)."""
+    from synth.contexts.group import context_id
+
+    ids = [text_id(t) for t in texts]
+    return Context(
+        id=context_id(ids),
+        chunk_ids=ids,
+        texts=list(texts),
+        source_files=list(source_files or []),
+        metadata=dict(metadata),
+    )
+
+
+# ---- seed batches ---------------------------------------------------------------------------------
+
+
+@dataclass
+class SeedBatch:
+    """Seeds scored by the critic in one request, and what became of each."""
+
+    index: int
+    seeds: list[Chunk]
+    start: int  # draw position of the first seed
+    sent: bool = False
+    scores: list[ContextScore | str] | None = None  # a score, or a drop reason
+    grouped: bool = False
+    outcome: dict[str, str] = field(default_factory=dict)  # seed id -> "ok" or drop reason
+
+    @property
+    def key(self) -> str:
+        return f"batch{self.index}:" + hashlib.sha256(
+            "\x1f".join(c.id for c in self.seeds).encode()
+        ).hexdigest()[:12]
+
+
+class DocsFeed:
+    """Contexts from stored chunks: select, critic-score, group (see the module docstring).
+
+    ``critic`` None switches the critic off (every seed is accepted unscored). ``wanted`` is the
+    number of contexts the run expects to need: the first wave of batches covers it, and the seeds
+    sent to the critic are capped at ``wanted * (1 + max_retries)`` (the top-up limit).
+    ``journal`` (finished batches by key) lets a resumed run skip critic requests it made.
+    """
+
+    def __init__(
+        self,
+        chunks: Sequence[Chunk],
+        store: Any,
+        config: ContextConstructionConfig,
+        rng: Any,
+        *,
+        critic: LLM | None,
+        prompts: PromptSet | None,
+        wanted: int | None = None,
+        journal: Any = None,
+        notify: Notify = lambda: None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.selector = SeedSelector(chunks, config, rng)
+        self.critic = critic
+        self.prompts = prompts
+        #: contexts the run expects to need (default: the selector's per-file quotas)
+        self.wanted = self.selector.default_count if wanted is None else wanted
+        per_call = config.contexts_per_critic_call
+        self.lookahead = lookahead_batches(self.wanted, per_call)
+        #: each wanted context may be tried 1 + max_retries times (the top-up limit)
+        self.budget = self.wanted * (1 + config.max_retries) + per_call
+        self.journal = journal
+        self.notify = notify
+        self.batches: list[SeedBatch] = []
+        self.candidates: list[Candidate] = []
+        self.drawn = 0
+        self.sent_seeds = 0
+        self.selector_exhausted = False
+        self.reused_chunks = 0
+        self._next_group = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.error: BaseException | None = None
+        for _ in range(self.lookahead):
+            self._create_batch()
+
+    # ---- what the controller asks ----------------------------------------------------------------
+    @property
+    def pending(self) -> int:
+        """Seeds sent to the critic and not yet grouped: contexts that may still come."""
+        return sum(len(b.seeds) for b in self.batches if b.sent and not b.grouped)
+
+    @property
+    def exhausted(self) -> bool:
+        """No further candidate can come: every drawn batch is grouped and no more can be sent."""
+        return not self.can_send and self.pending == 0
+
+    @property
+    def can_send(self) -> bool:
+        return any(not b.sent for b in self.batches) and self.sent_seeds < self.budget
+
+    @property
+    def budget_reached(self) -> bool:
+        return self.sent_seeds >= self.budget and any(not b.sent for b in self.batches)
+
+    def request(self, contexts: int) -> None:
+        """Send critic batches until ``contexts`` more contexts may come from them (plus one spare
+        batch, so a rejected seed's replacement is usually scored already)."""
+        want = contexts + self.config.contexts_per_critic_call
+        for batch in self.batches:
+            if self.pending >= want or self.sent_seeds >= self.budget:
+                break
+            if not batch.sent:
+                self._send(batch)
+
+    def advance(self) -> list[Candidate]:
+        """Group every batch that is scored and next in order; return the new candidates."""
+        new: list[Candidate] = []
+        while self._next_group < len(self.batches):
+            batch = self.batches[self._next_group]
+            if batch.scores is None:
+                break
+            new.extend(self._group(batch))
+            self._next_group += 1
+            self._create_batch()
+        return new
+
+    async def aclose(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    # ---- inside ----------------------------------------------------------------------------------
+    def _create_batch(self) -> None:
+        if self.selector_exhausted:
+            return
+        seeds = self.selector.take(self.config.contexts_per_critic_call)
+        if len(seeds) < self.config.contexts_per_critic_call:
+            self.selector_exhausted = True
+        if not seeds:
+            return
+        batch = SeedBatch(len(self.batches), seeds, self.drawn)
+        self.drawn += len(seeds)
+        self.batches.append(batch)
+
+    def _send(self, batch: SeedBatch) -> None:
+        batch.sent = True
+        self.sent_seeds += len(batch.seeds)
+        recorded = self.journal.get(batch.key) if self.journal is not None else None
+        if recorded is not None:
+            batch.scores = [_load_score(s) for s in recorded["scores"]]
+            return
+        if self.critic is None:
+            batch.scores = ["" for _ in batch.seeds]
+            return
+        task = asyncio.get_running_loop().create_task(self._score(batch))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _score(self, batch: SeedBatch) -> None:
+        try:
+            results = await score_contexts(
+                batch.seeds, self.critic, self.config, prompts=self.prompts
+            )
+            scores: list[ContextScore | str] = [
+                model_error_reason(r) if isinstance(r, ModelError) else r for r in results
+            ]
+            if self.journal is not None:
+                self.journal.append(
+                    batch.key,
+                    {
+                        "seeds": [c.id for c in batch.seeds],
+                        "scores": [_dump_score(s) for s in scores],
+                    },
+                )
+            batch.scores = scores
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # reported to the controller, which ends the run with it
+            self.error = exc
+        finally:
+            self.notify()
+
+    def _group(self, batch: SeedBatch) -> list[Candidate]:
+        assert batch.scores is not None
+        accepted: list[Chunk] = []
+        quality: dict[str, ContextScore] = {}
+        for chunk, score in zip(batch.seeds, batch.scores, strict=True):
+            if isinstance(score, ContextScore) and not score.passes(self.config):
+                batch.outcome[chunk.id] = BELOW_THRESHOLD
+                self.selector.release(chunk.id)
+            elif isinstance(score, str) and score:
+                batch.outcome[chunk.id] = score
+                self.selector.release(chunk.id)
+            else:
+                accepted.append(chunk)
+                if isinstance(score, ContextScore):
+                    quality[chunk.id] = score
+        batch.grouped = True
+        if not accepted:
+            return []
+        result = group_contexts(
+            accepted,
+            self.store,
+            self.config,
+            used=self.selector.used,
+            allow_reuse=self.selector.exhausted,
+        )
+        self.reused_chunks += result.shared_chunks
+        for chunk_id, reason in result.dropped:
+            batch.outcome[chunk_id] = reason
+        positions = {c.id: batch.start + i for i, c in enumerate(batch.seeds)}
+        new = []
+        for context in result.contexts:
+            seed_id = context.chunk_ids[0]
+            batch.outcome[seed_id] = "ok"
+            score = quality.get(seed_id)
+            if score is not None:
+                context = context.model_copy(
+                    update={
+                        "quality": score.quality,
+                        "metadata": {**context.metadata, "critic": score.model_dump()},
+                    }
+                )
+            seq = len(self.candidates)
+            candidate = Candidate(
+                seq, f"{context.id}#{seq}", context, position=positions[seed_id]
+            )
+            self.candidates.append(candidate)
+            new.append(candidate)
+        return new
+
+    # ---- accounting ------------------------------------------------------------------------------
+    def seed_outcomes(self, up_to: int | None) -> Counter[str]:
+        """Outcome counts of the grouped seeds drawn at positions ``<= up_to`` (None: all)."""
+        counts: Counter[str] = Counter()
+        for batch in self.batches:
+            if not batch.grouped:
+                continue
+            for i, chunk in enumerate(batch.seeds):
+                if up_to is not None and batch.start + i > up_to:
+                    continue
+                counts[batch.outcome.get(chunk.id, "ok")] += 1
+        return counts
+
+
+def _dump_score(score: ContextScore | str) -> Any:
+    return score.model_dump() if isinstance(score, ContextScore) else score
+
+
+def _load_score(value: Any) -> ContextScore | str:
+    return ContextScore.model_validate(value) if isinstance(value, dict) else str(value)
+
+
+# ---- fixed candidate lists -------------------------------------------------------------------------
+
+
+class ListFeed:
+    """Candidates known up front (given contexts, or goldens to learn from), in the given order."""
+
+    def __init__(self, candidates: Sequence[Candidate]) -> None:
+        self.candidates = list(candidates)
+        self._handed = 0
+        self.error: BaseException | None = None
+        self.selector_exhausted = True
+        self.reused_chunks = 0
+        self.drawn = len(self.candidates)
+
+    pending = 0
+
+    @property
+    def budget_reached(self) -> bool:
+        return False
+
+    @property
+    def exhausted(self) -> bool:
+        return self._handed >= len(self.candidates)
+
+    def request(self, contexts: int) -> None:
+        return None
+
+    def advance(self) -> list[Candidate]:
+        new = self.candidates[self._handed :]
+        self._handed = len(self.candidates)
+        return new
+
+    async def aclose(self) -> None:
+        return None
+
+    def seed_outcomes(self, up_to: int | None) -> Counter[str]:
+        return Counter()
+
+
+class ScratchFeed(ListFeed):
+    """Context-free batches of inputs, as many as asked for (generation from scratch)."""
+
+    def __init__(self, batch_size: int, limit: int) -> None:
+        super().__init__([])
+        self.batch_size = batch_size
+        self.limit = limit
+        self._wanted = 0
+        self.selector_exhausted = False
+
+    @property
+    def exhausted(self) -> bool:
+        return len(self.candidates) >= self.limit and self._handed >= len(self.candidates)
+
+    @property
+    def budget_reached(self) -> bool:
+        return len(self.candidates) >= self.limit
+
+    def request(self, contexts: int) -> None:
+        self._wanted += contexts
+
+    def advance(self) -> list[Candidate]:
+        while self._wanted > 0 and len(self.candidates) < self.limit:
+            seq = len(self.candidates)
+            self.candidates.append(Candidate(seq, f"scratch#{seq}", None, scratch=True))
+            self._wanted -= 1
+        return super().advance()
+
+
+def lookahead_batches(contexts_wanted: int, per_call: int) -> int:
+    """How many critic batches are drawn before the first is grouped: enough for the contexts a
+    run is expected to need, plus one, so the first wave of requests goes out at once."""
+    return math.ceil(max(contexts_wanted, 1) / per_call) + 1
+
+
+__all__ = [
+    "Candidate",
+    "DocsFeed",
+    "ListFeed",
+    "ScratchFeed",
+    "SeedBatch",
+    "context_from_texts",
+    "lookahead_batches",
+    "text_id",
+]

@@ -1,0 +1,275 @@
+"""The run's controller: candidates stream through the stages, topped up until N goldens.
+
+Every candidate runs its stages on its own as soon as it is activated (bounded only by the models'
+concurrency limit), so the first goldens are finished while later contexts are still being scored.
+Finished candidates are *committed* strictly in candidate order: their kept drafts are offered to
+deduplication one by one, and the run ends when N have been kept. Because the order of offers never
+depends on which request came back first, the same seed and inputs (and a warm cache) always give
+the same goldens, however the requests interleave.
+
+Topping up: the controller keeps enough candidates active that, if nothing else were dropped, N
+goldens would come out; every drop (a context the critic rejected, an input the filter refused, a
+duplicate) lowers that expectation and so draws a new candidate at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from synth._run_feeds import Candidate
+from synth._run_stages import CandidateRunner
+from synth.generate.dedup import Deduplicator
+from synth.generate.draft import Draft
+
+#: drop reason of drafts left over once N goldens are kept
+NOT_NEEDED = "not_needed"
+AUTH_FAILURE = "model_error:auth"
+
+
+@dataclass
+class Target:
+    """What the run aims for: ``num_goldens`` goldens, or else ``contexts`` contexts' worth."""
+
+    per_context: int
+    num_goldens: int | None = None
+    contexts: int | None = None
+
+
+@dataclass
+class Slot:
+    """An activated candidate while it runs: its expected yield and, when done, its drafts."""
+
+    candidate: Candidate
+    expected: int
+    stages_done: list[str] = field(default_factory=list)
+    drafts: list[Draft] | None = None
+    vectors: list[list[float]] = field(default_factory=list)
+    task: asyncio.Task[None] | None = None
+
+
+@dataclass
+class StreamResult:
+    """What the controller delivered and what it went through to get there."""
+
+    goldens: list[Draft]
+    committed: list[Slot]  # candidates whose drafts were offered, in order
+    dedup_dropped: int = 0
+    not_needed: int = 0
+    shortfall: list[str] = field(default_factory=list)  # why fewer than asked, when so
+
+
+class Stream:
+    """Runs candidates from ``feed`` through ``runner`` until ``target`` is met (or cannot be)."""
+
+    def __init__(
+        self,
+        feed: Any,
+        runner: CandidateRunner,
+        target: Target,
+        dedup: Deduplicator | None,
+        *,
+        on_change: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.feed = feed
+        self.runner = runner
+        self.target = target
+        self.dedup = dedup
+        self.on_change = on_change
+        self.ready: list[Candidate] = []  # produced by the feed, not yet activated
+        self.slots: list[Slot] = []  # activated, in candidate order
+        self._by_seq: dict[int, Slot] = {}
+        self.head = 0  # next slot to commit
+        self.kept: list[Draft] = []  # without deduplication
+        self.not_needed = 0
+        self.dedup_dropped = 0
+        self.done = False
+        self.error: BaseException | None = None
+        self._changed = asyncio.Event()
+
+    # ---- progress counters -----------------------------------------------------------------------
+    @property
+    def goldens_so_far(self) -> int:
+        return len(self.dedup.kept) if self.dedup is not None else len(self.kept)
+
+    def stage_counts(self) -> dict[str, tuple[int, int]]:
+        """``stage -> (candidates done, candidates activated)``."""
+        counts = {}
+        for stage in self.runner.stages:
+            done = sum(1 for s in self.slots if stage in s.stages_done)
+            counts[stage] = (done, len(self.slots))
+        return counts
+
+    # ---- the loop --------------------------------------------------------------------------------
+    def notify(self) -> None:
+        self._changed.set()
+
+    async def run(self) -> StreamResult:
+        try:
+            while True:
+                self.ready.extend(self.feed.advance())
+                self._raise_errors()
+                self._commit()
+                self.on_change()
+                if self.done:
+                    break
+                self._activate()
+                self._request_more()
+                if self._idle():
+                    break
+                await self._changed.wait()
+                self._changed.clear()
+        finally:
+            await self._stop()
+        return self._result()
+
+    def _raise_errors(self) -> None:
+        if self.feed.error is not None:
+            raise self.feed.error
+        if self.error is not None:
+            raise self.error
+
+    # ---- demand ----------------------------------------------------------------------------------
+    def _expected_goldens(self) -> int:
+        uncommitted = sum(s.expected for s in self.slots[self.head :])
+        return self.goldens_so_far + uncommitted
+
+    def _deficit(self) -> int:
+        """How many more contexts the run should activate now."""
+        if self.target.num_goldens is not None:
+            missing = self.target.num_goldens - self._expected_goldens()
+            return math.ceil(max(missing, 0) / self.target.per_context)
+        assert self.target.contexts is not None
+        return max(self.target.contexts - len(self.slots), 0)
+
+    def _activate(self) -> None:
+        while self.ready and self._deficit() > 0:
+            candidate = self.ready.pop(0)
+            slot = Slot(candidate, self.target.per_context)
+            self.slots.append(slot)
+            self._by_seq[candidate.seq] = slot
+            slot.task = asyncio.get_running_loop().create_task(self._work(slot))
+
+    def _request_more(self) -> None:
+        deficit = self._deficit() - len(self.ready)
+        if deficit > 0:
+            self.feed.request(deficit)
+            self.ready.extend(self.feed.advance())
+            self._activate()
+
+    def _idle(self) -> bool:
+        """Nothing runs and nothing more can come: the run ends short of its target."""
+        running = any(s.drafts is None for s in self.slots)
+        if running or self.feed.pending > 0:
+            return False
+        if self.ready and self._deficit() > 0:
+            return False
+        if self.feed.exhausted or self.feed.budget_reached:
+            return self.head >= len(self.slots)
+        # the feed can still send seeds, but nothing asked it to: only when no deficit is left
+        return self._deficit() == 0 and self.head >= len(self.slots)
+
+    # ---- one candidate ---------------------------------------------------------------------------
+    def on_stage(self, candidate: Candidate, stage: str, drafts: list[Draft]) -> None:
+        slot = self._by_seq.get(candidate.seq)
+        if slot is None:
+            return
+        slot.stages_done.append(stage)
+        slot.expected = sum(1 for d in drafts if d.kept)
+        if any(d.drop_reason == AUTH_FAILURE for d in drafts):
+            from synth.errors import AuthenticationError
+
+            self.error = AuthenticationError(
+                "the model refused the API key (HTTP 401); check the key, or name another "
+                "model with --model"
+            )
+        self.notify()
+
+    async def _work(self, slot: Slot) -> None:
+        try:
+            drafts, vectors = await self.runner.process(slot.candidate)
+            slot.vectors = vectors
+            slot.drafts = drafts
+            slot.expected = sum(1 for d in drafts if d.kept)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # reported to the loop, which ends the run with it
+            self.error = exc
+        finally:
+            self.notify()
+
+    # ---- in-order commit -------------------------------------------------------------------------
+    def _commit(self) -> None:
+        while not self.done and self.head < len(self.slots):
+            slot = self.slots[self.head]
+            if slot.drafts is None:
+                return
+            kept = [d for d in slot.drafts if d.kept]
+            vectors = slot.vectors if len(slot.vectors) == len(kept) else [None] * len(kept)
+            for i, (draft, vector) in enumerate(zip(kept, vectors, strict=True)):
+                if self._enough():
+                    for rest in kept[i:]:
+                        rest.drop("top_up", NOT_NEEDED)
+                        self.not_needed += 1
+                    break
+                if self.dedup is None:
+                    self.kept.append(draft)
+                else:
+                    decision = self.dedup.offer(draft, vector)
+                    if decision.action != "kept":
+                        self.dedup_dropped += 1
+            slot.expected = 0
+            self.head += 1
+            if self._enough():
+                self.done = True
+
+    def _enough(self) -> bool:
+        return self.target.num_goldens is not None and self.goldens_so_far >= self.target.num_goldens
+
+    # ---- the end ---------------------------------------------------------------------------------
+    async def _stop(self) -> None:
+        tasks = [s.task for s in self.slots if s.task is not None and not s.task.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        await self.feed.aclose()
+
+    def _result(self) -> StreamResult:
+        goldens = self.dedup.kept if self.dedup is not None else list(self.kept)
+        result = StreamResult(
+            goldens=goldens,
+            committed=self.slots[: self.head],
+            dedup_dropped=self.dedup_dropped,
+            not_needed=self.not_needed,
+        )
+        if self.target.num_goldens is not None and len(goldens) < self.target.num_goldens:
+            result.shortfall = self._shortfall()
+        return result
+
+    def _shortfall(self) -> list[str]:
+        reasons = []
+        if getattr(self.feed, "budget_reached", False):
+            reasons.append(
+                "the top-up limit was reached: each wanted context may be tried "
+                "1 + max_retries times"
+            )
+        elif self.feed.exhausted:
+            reasons.append("the corpus has no more chunks to start a context from")
+        drops: Counter[str] = Counter()
+        for slot in self.slots[: self.head]:
+            for draft in slot.drafts or []:
+                if not draft.kept and draft.drop_reason != NOT_NEEDED:
+                    drops[f"{draft.dropped_at}: {draft.drop_reason}"] += 1
+        for reason, n in drops.most_common():
+            reasons.append(f"{n} dropped at {reason}")
+        if self.dedup_dropped:
+            reasons.append(f"{self.dedup_dropped} dropped as near-duplicates")
+        return reasons
+
+
+__all__ = ["AUTH_FAILURE", "NOT_NEEDED", "Slot", "Stream", "StreamResult", "Target"]

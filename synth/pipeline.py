@@ -1,0 +1,826 @@
+"""Synthesizer: a folder of documents in, exactly N trustworthy goldens out.
+
+The whole flow, in the order the data moves (each step names the module that does it)::
+
+    1. ingest      load, chunk, embed, store            synth.store.ingest_documents
+    2. select      seed chunks, fair across files       synth.contexts.select   } synth._run_feeds
+    3. critic      score seeds, replace rejected ones   synth.contexts.critic   } (DocsFeed)
+    4. group       seed + similar neighbours            synth.contexts.group    }
+    5. inputs      questions from each context          synth.generate.inputs   }
+    6. filter      critic-score, rewrite or drop        synth.generate.filter   } synth._run_stages
+    7. evolve      make inputs more demanding           synth.generate.evolve   } (one candidate
+    8. style       scenario, task, format, personas     synth.generate.style    }  at a time)
+    9. expected    grounded answers                     synth.generate.expected }
+   10. dedup       drop near-duplicate inputs           synth.generate.dedup    } synth._run_stream
+   11. top up      draw new contexts until N are kept                           } (the controller)
+       dataset     goldens with their provenance        synth.dataset.Dataset
+
+Candidates stream through steps 3 to 10 independently, with at most ``max_concurrent`` requests in
+flight. Around the flow: the run directory (``synth._run_dir``: every stage's output as it is
+produced, so a killed run resumes where it stopped), the manifest (``synth._run_manifest``) and the
+progress display (``synth._run_progress``). Randomness comes from ``seed`` only, derived per item,
+so a run with the same seed, inputs and a warm cache gives the same goldens field for field.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from synth._run_config import PipelineConfig, load_pipeline
+from synth._run_dir import RunDir, fingerprint_paths
+from synth._run_feeds import (
+    Candidate,
+    DocsFeed,
+    ListFeed,
+    ScratchFeed,
+    context_from_texts,
+)
+from synth._run_manifest import (
+    add_usage,
+    draft_rows,
+    now,
+    package_versions,
+    stage_row,
+    totals,
+    usage_by_stage,
+    with_usage,
+)
+from synth._run_plan import Plan, make_plan
+from synth._run_progress import NullProgress, Progress, Snapshot
+from synth._run_stages import CandidateRunner, StageSettings
+from synth._run_stream import Stream, StreamResult, Target
+from synth.contexts.config import ContextConstructionConfig
+from synth.contexts.critic import BELOW_THRESHOLD
+from synth.data import Chunk, Context, Golden
+from synth.dataset import Dataset
+from synth.errors import ConfigError
+from synth.generate.config import (
+    EvolutionConfig,
+    FiltrationConfig,
+    GenerationConfig,
+    StylingConfig,
+)
+from synth.generate.dedup import Deduplicator
+from synth.generate.templates import PromptSet
+from synth.llm.base import LLM, run_sync
+from synth.llm.factory import make_llm, parse_model_spec
+from synth.llm.limiter import RateLimiter
+from synth.llm.sqlite_cache import SQLiteCache
+from synth.llm.usage import Usage, UsageModel
+
+#: the model used when none is named and an OpenAI key (or server) is available
+DEFAULT_MODEL = "openai:gpt-4.1-mini"
+#: the response cache every run shares, relative to the working folder
+DEFAULT_CACHE = Path(".synth") / "cache.sqlite"
+#: inputs asked for per request when generating from scratch
+SCRATCH_BATCH = 5
+#: how often the manifest is rewritten while a run goes (seconds)
+MANIFEST_EVERY = 1.0
+
+ModelArg = str | LLM | Callable[..., Any] | None
+
+
+def default_model_spec(base_url: str | None = None) -> str | None:
+    """The model a run uses when none is named, from the API keys set (None when no key is)."""
+    if os.environ.get("OPENAI_API_KEY") or base_url or os.environ.get("OPENAI_BASE_URL"):
+        return DEFAULT_MODEL
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return "anthropic:claude-haiku-4-5"
+    if os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY"):
+        return "gemini:gemini-2.5-flash"
+    return None
+
+
+NO_MODEL = (
+    "no model named and no API key found: pass model= (a 'provider:model' spec, an LLM or a "
+    "callable), or set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY"
+)
+
+
+class Synthesizer:
+    """Generates goldens from documents, contexts, a scenario, or example goldens.
+
+    ``model`` and ``critic_model`` are ``"provider:model"`` specs, :class:`~synth.LLM` objects or
+    callables ``fn(prompt, system) -> str`` (the critic defaults to the model); ``embedder`` is an
+    embedder spec or object. Each stage has its config (DeepEval's names);
+    ``use_context_critic``/``use_filter`` switch those stages off. ``run_dir`` (default
+    ``.synth/runs/<run id>``) holds the run's stage outputs and manifest; ``cache`` is the
+    response cache (a path for SQLite, any mutable mapping, or None). ``prompts`` overrides
+    prompt templates per stage. Nothing is checked or connected until a ``generate_*`` call.
+    """
+
+    def __init__(
+        self,
+        model: ModelArg = None,
+        *,
+        critic_model: ModelArg = None,
+        embedder: Any = None,
+        max_concurrent: int = 32,
+        filtration_config: FiltrationConfig | None = None,
+        evolution_config: EvolutionConfig | None = None,
+        styling_config: StylingConfig | None = None,
+        context_construction_config: ContextConstructionConfig | None = None,
+        generation_config: GenerationConfig | None = None,
+        use_context_critic: bool = True,
+        use_filter: bool = True,
+        seed: int = 0,
+        run_dir: str | os.PathLike[str] | None = None,
+        cache: str | os.PathLike[str] | MutableMapping[str, str] | None = DEFAULT_CACHE,
+        prompts: Mapping[str, str] | PromptSet | None = None,
+        base_url: str | None = None,
+        store_path: str | os.PathLike[str] = Path(".synth") / "chroma",
+        store_url: str | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.model = model
+        self.critic_model = critic_model
+        self.embedder = embedder
+        self.max_concurrent = max_concurrent
+        self.filtration_config = filtration_config or FiltrationConfig()
+        self.evolution_config = evolution_config or EvolutionConfig()
+        self.styling_config = styling_config or StylingConfig()
+        self.context_construction_config = (
+            context_construction_config or ContextConstructionConfig()
+        )
+        self.generation_config = generation_config or GenerationConfig()
+        self.use_context_critic = use_context_critic
+        self.use_filter = use_filter
+        self.seed = seed
+        self.run_dir = run_dir
+        self.cache = cache
+        self.prompts = prompts
+        self.base_url = base_url
+        self.store_path = store_path
+        self.store_url = store_url
+        self.progress = progress
+        #: the manifest of the last run (also in its run directory)
+        self.manifest: dict[str, Any] | None = None
+        #: the run directory of the last run
+        self.last_run_dir: Path | None = None
+        self._models: tuple[LLM, LLM, list[Usage], RateLimiter] | None = None
+        self._embedder_obj: Any = None
+
+    @classmethod
+    def from_pipeline(
+        cls, pipeline: PipelineConfig | str | os.PathLike[str], **overrides: Any
+    ) -> Synthesizer:
+        """A Synthesizer set up by a pipeline file (or PipelineConfig); keyword arguments win."""
+        config = pipeline if isinstance(pipeline, PipelineConfig) else load_pipeline(pipeline)
+        values: dict[str, Any] = {
+            "model": config.model,
+            "critic_model": config.critic_model,
+            "embedder": config.embedder,
+            "base_url": config.base_url,
+            "seed": config.seed,
+            "max_concurrent": config.max_concurrent,
+            "filtration_config": config.filtration,
+            "evolution_config": config.evolution,
+            "styling_config": config.styling,
+            "context_construction_config": config.contexts,
+            "generation_config": config.generation,
+            "use_context_critic": config.context_critic,
+            "use_filter": config.filter,
+            "prompts": config.prompts,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    # ---- the four ways in --------------------------------------------------------------------------
+    def generate_goldens_from_docs(
+        self, document_paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], **kw: Any
+    ) -> Dataset:
+        """Goldens from the documents under ``document_paths`` (see :meth:`a_generate_goldens_from_docs`)."""
+        return run_sync(self.a_generate_goldens_from_docs(document_paths, **kw))
+
+    def generate_goldens_from_contexts(self, contexts: Sequence[Any], **kw: Any) -> Dataset:
+        """Goldens from given contexts (see :meth:`a_generate_goldens_from_contexts`)."""
+        return run_sync(self.a_generate_goldens_from_contexts(contexts, **kw))
+
+    def generate_goldens_from_scratch(self, num_goldens: int, **kw: Any) -> Dataset:
+        """Goldens from the styling alone (see :meth:`a_generate_goldens_from_scratch`)."""
+        return run_sync(self.a_generate_goldens_from_scratch(num_goldens, **kw))
+
+    def generate_goldens_from_goldens(self, goldens: Any, **kw: Any) -> Dataset:
+        """New goldens written like given ones (see :meth:`a_generate_goldens_from_goldens`)."""
+        return run_sync(self.a_generate_goldens_from_goldens(goldens, **kw))
+
+    async def a_generate_goldens_from_docs(
+        self,
+        document_paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        *,
+        num_goldens: int | None = None,
+        include_expected_output: bool | None = None,
+        max_goldens_per_context: int | None = None,
+        context_construction_config: ContextConstructionConfig | None = None,
+    ) -> Dataset:
+        """Goldens from documents: ingest, then every stage; exactly ``num_goldens`` when the
+        corpus allows (else as many as it can, and the manifest says why), or, without
+        ``num_goldens``, ``max_goldens_per_context`` from each of the contexts the
+        ``context_construction_config`` asks for."""
+        paths = _as_paths(document_paths)
+        contexts_config = context_construction_config or self.context_construction_config
+        generation = self._generation(include_expected_output, max_goldens_per_context)
+        key_inputs = {"paths": fingerprint_paths(paths)}
+        async with self._run("docs", key_inputs, num_goldens, generation, contexts_config) as run:
+            store, report, chunks = self._ingest(paths, contexts_config)
+            try:
+                run.rows.append(_ingest_row(report))
+                run.info["inputs"] = {
+                    "paths": paths,
+                    "files": len(report.files),
+                    "chunks": len(chunks),
+                    "store": report.collection,
+                }
+                feed = self._docs_feed(chunks, store, contexts_config, generation, num_goldens, run)
+                target = _target(generation, num_goldens, feed.wanted)
+                return await run.execute(feed, target)
+            finally:
+                store.close()
+
+    async def a_generate_goldens_from_contexts(
+        self,
+        contexts: Sequence[Context | Sequence[str]],
+        *,
+        num_goldens: int | None = None,
+        include_expected_output: bool | None = None,
+        max_goldens_per_context: int | None = None,
+        source_files: Sequence[Sequence[str] | str] | None = None,
+    ) -> Dataset:
+        """Goldens from given contexts (each a :class:`Context` or a list of texts), in order;
+        without ``num_goldens``, ``max_goldens_per_context`` from each."""
+        given = _as_contexts(contexts, source_files)
+        generation = self._generation(include_expected_output, max_goldens_per_context)
+        key_inputs = {"contexts": [c.model_dump(mode="json") for c in given]}
+        async with self._run("contexts", key_inputs, num_goldens, generation, None) as run:
+            feed = ListFeed([Candidate(i, f"{c.id}#{i}", c) for i, c in enumerate(given)])
+            return await run.execute(feed, _target(generation, num_goldens, len(given)))
+
+    async def a_generate_goldens_from_scratch(
+        self, num_goldens: int, *, include_expected_output: bool | None = None
+    ) -> Dataset:
+        """``num_goldens`` goldens with no documents: the styling config's ``scenario``, ``task``
+        and ``input_format`` describe what to write (all three are required)."""
+        self.styling_config.require_scratch()
+        if not isinstance(num_goldens, int) or num_goldens < 1:
+            raise ConfigError(f"num_goldens must be a positive integer, got {num_goldens!r}")
+        generation = self._generation(include_expected_output, SCRATCH_BATCH)
+        async with self._run("scratch", {}, num_goldens, generation, None) as run:
+            retries = self.context_construction_config.max_retries
+            limit = -(-num_goldens // SCRATCH_BATCH) * (1 + retries)
+            feed = ScratchFeed(SCRATCH_BATCH, limit)
+            return await run.execute(feed, _target(generation, num_goldens, None))
+
+    async def a_generate_goldens_from_goldens(
+        self,
+        goldens: Any,
+        *,
+        num_goldens: int | None = None,
+        max_goldens_per_golden: int | None = None,
+        include_expected_output: bool | None = None,
+    ) -> Dataset:
+        """New goldens in the style of given ones (a Dataset, a list of goldens, or a path): each
+        given golden's input, with a few others, is the style example, and its context (when it
+        has one) bounds what the new inputs may ask."""
+        given = list(Dataset.coerce(goldens))
+        if not given:
+            raise ConfigError("generate_goldens_from_goldens needs at least one golden")
+        generation = self._generation(include_expected_output, max_goldens_per_golden)
+        candidates = []
+        for i, golden in enumerate(given):
+            context = None
+            if golden.context:
+                context = context_from_texts(golden.context, golden.source_files)
+            others = [given[(i + j) % len(given)].input for j in range(1, min(len(given), 5))]
+            key = f"golden{i}:{_short_hash(golden.input)}"
+            candidates.append(Candidate(i, key, context, examples=[golden.input, *others]))
+        key_inputs = {"goldens": [g.model_dump(mode="json") for g in given]}
+        async with self._run("goldens", key_inputs, num_goldens, generation, None) as run:
+            feed = ListFeed(candidates)
+            return await run.execute(feed, _target(generation, num_goldens, len(candidates)))
+
+    # ---- --plan --------------------------------------------------------------------------------
+    def plan_from_docs(
+        self,
+        document_paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        *,
+        num_goldens: int | None = None,
+        max_goldens_per_context: int | None = None,
+        include_expected_output: bool | None = None,
+    ) -> Plan:
+        """Ingest and select contexts, call no model, and say what a run would request and cost."""
+        paths = _as_paths(document_paths)
+        contexts_config = self.context_construction_config
+        generation = self._generation(include_expected_output, max_goldens_per_context)
+        store, report, chunks = self._ingest(paths, contexts_config)
+        try:
+            wanted = None
+            if num_goldens is not None:
+                wanted = -(-num_goldens // generation.max_goldens_per_context)
+            feed = DocsFeed(
+                chunks,
+                store,
+                contexts_config,
+                random.Random(f"{self.seed}:select"),
+                critic=None,
+                prompts=None,
+                wanted=wanted,
+            )
+            count = feed.wanted
+            while len(feed.candidates) < count and not feed.exhausted:
+                feed.request(count - len(feed.candidates))
+                feed.advance()
+            chosen = feed.candidates[:count]
+        finally:
+            store.close()
+        seeds = [_seed_of(c, chunks) for c in chosen]
+        return make_plan(
+            [c.context for c in chosen if c.context is not None],
+            [s for s in seeds if s is not None],
+            generation=generation,
+            evolution=self.evolution_config,
+            styling=self.styling_config,
+            prompts=self._prompt_set(),
+            contexts_config=contexts_config,
+            use_critic=self.use_context_critic,
+            use_filter=self.use_filter,
+            generator=_spec_name(self.model),
+            critic=_spec_name(self.critic_model or self.model),
+            num_goldens=num_goldens,
+            files=sum(1 for f in report.files if f.status == "ok"),
+            chunks=len(chunks),
+        )
+
+    # ---- the parts ---------------------------------------------------------------------------------
+    def _generation(self, include_expected: bool | None, per_context: int | None) -> GenerationConfig:
+        changes: dict[str, Any] = {}
+        if include_expected is not None:
+            changes["include_expected_output"] = include_expected
+        if per_context is not None:
+            changes["max_goldens_per_context"] = per_context
+        return self.generation_config.replace(**changes) if changes else self.generation_config
+
+    def _prompt_set(self) -> PromptSet:
+        if isinstance(self.prompts, PromptSet):
+            return self.prompts
+        return PromptSet(self.prompts)
+
+    def _get_embedder(self) -> Any:
+        if self._embedder_obj is None:
+            from synth.store import make_embedder
+
+            self._embedder_obj = make_embedder(self.embedder, base_url=self.base_url)
+        return self._embedder_obj
+
+    def _get_models(self) -> tuple[LLM, LLM, list[Usage], RateLimiter]:
+        """The generator and critic models, sharing one cache, one limiter and one usage."""
+        if self._models is not None:
+            return self._models
+        spec = self.model if self.model is not None else default_model_spec(self.base_url)
+        if spec is None:
+            raise ConfigError(NO_MODEL)
+        limiter = RateLimiter(self.max_concurrent)
+        usage = Usage()
+        cache: Any = self.cache
+        if isinstance(cache, str | os.PathLike):
+            cache = SQLiteCache(cache)
+        generator = self._make(spec, cache, limiter, usage)
+        critic = generator
+        if self.critic_model is not None:
+            critic = self._make(self.critic_model, cache, limiter, usage)
+        usages = [usage]
+        for model in (generator, critic):
+            if isinstance(model, UsageModel) and all(model.usage is not u for u in usages):
+                usages.append(model.usage)
+        self._models = (generator, critic, usages, limiter)
+        return self._models
+
+    def _make(self, spec: Any, cache: Any, limiter: RateLimiter, usage: Usage) -> LLM:
+        if isinstance(spec, UsageModel):
+            return spec  # already made: it keeps its own cache, limits and usage
+        kwargs: dict[str, Any] = {"cache": cache, "limiter": limiter, "usage": usage}
+        if isinstance(spec, str):
+            kwargs["base_url"] = self.base_url
+        return make_llm(spec, **kwargs)
+
+    def _ingest(
+        self, paths: list[str], config: ContextConstructionConfig
+    ) -> tuple[Any, Any, list[Chunk]]:
+        """Stage 1: load, chunk, embed and store; return the store, the report and this run's chunks."""
+        from synth.ingest import ChunkingConfig
+        from synth.store import ChunkStore, ingest_documents
+
+        chunking = ChunkingConfig(chunk_size=config.chunk_size, chunk_overlap=config.chunk_overlap)
+        store = ChunkStore(
+            self._get_embedder(), path=self.store_path, url=self.store_url, chunking=chunking
+        )
+        try:
+            report = ingest_documents(paths, store=store)
+            if not report.any_read:
+                raise ConfigError(f"no document could be read from {', '.join(paths)}")
+            chunks = _chunks_of_run(report, store, paths, chunking)
+        except BaseException:
+            store.close()
+            raise
+        return store, report, chunks
+
+    def _docs_feed(
+        self,
+        chunks: list[Chunk],
+        store: Any,
+        config: ContextConstructionConfig,
+        generation: GenerationConfig,
+        num_goldens: int | None,
+        run: _Run,
+    ) -> DocsFeed:
+        wanted = None
+        if num_goldens is not None:
+            wanted = -(-num_goldens // generation.max_goldens_per_context)
+        return DocsFeed(
+            chunks,
+            store,
+            config,
+            random.Random(f"{self.seed}:select"),
+            critic=run.critic if self.use_context_critic else None,
+            prompts=run.prompts,
+            wanted=wanted,
+            journal=run.dir.journal("critic"),
+        )
+
+    def _run(
+        self,
+        mode: str,
+        key_inputs: dict[str, Any],
+        num_goldens: int | None,
+        generation: GenerationConfig,
+        contexts_config: ContextConstructionConfig | None,
+    ) -> _Run:
+        if num_goldens is not None and (not isinstance(num_goldens, int) or num_goldens < 1):
+            raise ConfigError(f"num_goldens must be a positive integer, got {num_goldens!r}")
+        generator, critic, usages, limiter = self._get_models()
+        embedder = self._get_embedder()
+        prompts = self._prompt_set()
+        config = {
+            "contexts": contexts_config.model_dump(mode="json") if contexts_config else None,
+            "context_critic": self.use_context_critic,
+            "generation": generation.model_dump(mode="json"),
+            "filtration": self.filtration_config.model_dump(mode="json") if self.use_filter else None,
+            "evolution": self.evolution_config.model_dump(mode="json"),
+            "styling": self.styling_config.model_dump(mode="json"),
+        }
+        models = {
+            "generator": generator.identity(),
+            "critic": critic.identity(),
+            "embedder": embedder.identity(),
+        }
+        key = {
+            "mode": mode,
+            "inputs": key_inputs,
+            "num_goldens": num_goldens,
+            "seed": self.seed,
+            "config": config,
+            "models": models,
+            "prompt_version": prompts.version,
+        }
+        settings = StageSettings(
+            generator=generator,
+            critic=critic,
+            generation=generation,
+            filtration=self.filtration_config if self.use_filter else None,
+            evolution=self.evolution_config,
+            styling=self.styling_config,
+            prompts=prompts,
+            seed=self.seed,
+            embedder=embedder if generation.dedup_threshold is not None else None,
+        )
+        return _Run(self, mode, key, settings, usages, limiter, num_goldens)
+
+
+class _Run:
+    """One run in progress: its directory, its stages, its accounting. ``async with`` opens the
+    run directory and, on the way out, writes the manifest whatever happened."""
+
+    def __init__(
+        self,
+        owner: Synthesizer,
+        mode: str,
+        key: dict[str, Any],
+        settings: StageSettings,
+        usages: list[Usage],
+        limiter: RateLimiter,
+        num_goldens: int | None,
+    ) -> None:
+        self.owner = owner
+        self.mode = mode
+        self.key = key
+        self.settings = settings
+        self.critic = settings.critic
+        self.prompts = settings.prompts
+        self.usages = usages
+        self.limiter = limiter
+        self.num_goldens = num_goldens
+        self.rows: list[dict[str, Any]] = []  # rows of the stages before generation (ingest)
+        self.info: dict[str, Any] = {}
+        self.status = "running"
+        self.stream: Stream | None = None
+        self.feed: Any = None
+        self.result: StreamResult | None = None
+        self.dataset: Dataset | None = None
+        self._baseline = [_snapshot_usage(u) for u in usages]
+        self._last_flush = 0.0
+        self.dir: RunDir = None  # type: ignore[assignment]
+
+    async def __aenter__(self) -> _Run:
+        self.dir = RunDir.open(self.owner.run_dir, self.key)
+        previous = self.dir.read_manifest() or {}
+        self.sessions: list[dict[str, Any]] = list(previous.get("sessions", []))
+        self.created_at = previous.get("created_at") or now()
+        self.session = {"started_at": now(), "status": "running", "usage": {}}
+        self.sessions.append(self.session)
+        self.owner.last_run_dir = self.dir.path
+        self._flush(force=True)
+        return self
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.status = "complete" if not (self.result and self.result.shortfall) else "partial"
+        elif issubclass(exc_type, asyncio.CancelledError | KeyboardInterrupt):
+            self.status = "interrupted"
+        else:
+            self.status = "failed"
+            self.info["error"] = f"{exc_type.__name__}: {exc}"
+        try:
+            self._flush(force=True)
+        finally:
+            self.dir.close()
+
+    # ---- stages 2 to 11 ------------------------------------------------------------------------
+    async def execute(self, feed: Any, target: Target) -> Dataset:
+        """Stream candidates from ``feed`` through the generation stages until ``target``."""
+        self.feed = feed
+        dedup = None
+        threshold = self.settings.generation.dedup_threshold
+        if threshold is not None:
+            dedup = Deduplicator(self.settings.embedder, threshold)
+        runner = CandidateRunner(self.settings, self.dir, lambda c, s, d: stream.on_stage(c, s, d))
+        stream = Stream(feed, runner, target, dedup, on_change=self._flush)
+        self.stream = stream
+        if hasattr(feed, "notify"):
+            feed.notify = stream.notify
+        progress = self.owner.progress or NullProgress()
+        progress.start(self.snapshot)
+        try:
+            self.result = await stream.run()
+        finally:
+            progress.stop()
+        self.dataset = self._dataset(self.result)
+        self.dataset.save(self.dir.path / "goldens.jsonl")
+        return self.dataset
+
+    def _dataset(self, result: StreamResult) -> Dataset:
+        models = {
+            name: identity for name, identity in self.key["models"].items()
+        }
+        goldens: list[Golden] = [
+            draft.to_golden(
+                models=models,
+                prompt_version=self.prompts.version,
+                seed=self.owner.seed,
+                run_id=self.dir.id,
+            )
+            for draft in result.goldens
+        ]
+        metadata = {
+            "generator": "synth",
+            "mode": self.mode,
+            "run_id": self.dir.id,
+            "seed": self.owner.seed,
+            "num_goldens": self.num_goldens,
+            "delivered": len(goldens),
+            "shortfall": result.shortfall,
+            "models": models,
+            "prompt_version": self.prompts.version,
+            "config": self.key["config"],
+        }
+        return Dataset(goldens, metadata)
+
+    # ---- accounting ------------------------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        usage = add_usage(*[self._session_usage()])
+        counts = totals(list(usage.values())) if usage else {}
+        stages: list[tuple[str, int, int]] = []
+        stream, feed = self.stream, self.feed
+        if feed is not None and isinstance(feed, DocsFeed):
+            scored = sum(len(b.seeds) for b in feed.batches if b.scores is not None and b.sent)
+            stages.append(("critic (seeds)", scored, feed.sent_seeds))
+        if stream is not None:
+            for name, (done, total) in stream.stage_counts().items():
+                stages.append((name, done, total))
+        return Snapshot(
+            title=f"run {self.dir.id}",
+            stages=stages,
+            goldens=stream.goldens_so_far if stream is not None else 0,
+            target=self.num_goldens,
+            in_flight=self.limiter.in_flight,
+            requests=int(counts.get("requests", 0)),
+            cached=int(counts.get("cached", 0)),
+            retries=int(counts.get("retries", 0)),
+            cost_usd=float(counts.get("cost_usd", 0.0)),
+        )
+
+    def _session_usage(self) -> dict[str, dict[str, float]]:
+        """This session's usage per stage (the models may have been used before this run)."""
+        current = usage_by_stage(self.usages)
+        baseline = add_usage(*self._baseline)
+        out: dict[str, dict[str, float]] = {}
+        for stage, row in current.items():
+            before = baseline.get(stage, {})
+            out[stage] = {k: v - before.get(k, 0) for k, v in row.items()}
+        return out
+
+    def stage_rows(self) -> list[dict[str, Any]]:
+        rows = list(self.rows)
+        stream, result = self.stream, self.result
+        if stream is None:
+            return rows
+        committed = result.committed if result is not None else stream.slots[: stream.head]
+        reached = result is not None and not result.shortfall
+        if isinstance(self.feed, DocsFeed):
+            cut = committed[-1].candidate.position if (reached and committed) else None
+            rows.extend(_context_rows(self.feed, cut, self.settings))
+        drafts = [d for slot in committed for d in (slot.drafts or [])]
+        rows.extend(draft_rows(self.settings.active_stages(), drafts, len(committed)))
+        return rows
+
+    def _flush(self, force: bool = False) -> None:
+        moment = time.monotonic()
+        if not force and moment - self._last_flush < MANIFEST_EVERY:
+            return
+        self._last_flush = moment
+        self.session["usage"] = self._session_usage()
+        self.session["ended_at"] = now()
+        self.session["status"] = self.status
+        usage = add_usage(*[s.get("usage", {}) for s in self.sessions])
+        rows = with_usage(self.stage_rows(), usage)
+        delivered = len(self.result.goldens) if self.result is not None else None
+        total = totals(rows)
+        manifest = {
+            "run_id": self.dir.id,
+            "run_dir": str(self.dir.path),
+            "mode": self.mode,
+            "status": self.status,
+            "created_at": self.created_at,
+            "updated_at": now(),
+            "seed": self.owner.seed,
+            "num_goldens": self.num_goldens,
+            "delivered": delivered,
+            "shortfall": self.result.shortfall if self.result is not None else [],
+            "requests_per_golden": (
+                round(total["requests"] / delivered, 3) if delivered else None
+            ),
+            "models": self.key["models"],
+            "prompt_version": self.key["prompt_version"],
+            "config": self.key["config"],
+            "versions": package_versions(),
+            "stages": rows,
+            "totals": total,
+            "sessions": self.sessions,
+            **self.info,
+        }
+        if isinstance(self.feed, DocsFeed):
+            manifest["contexts"] = {
+                "seeds_drawn": self.feed.drawn,
+                "seeds_scored": self.feed.sent_seeds,
+                "reused_chunks": self.feed.reused_chunks,
+                "corpus_too_small": self.feed.selector.exhausted,
+            }
+        self.owner.manifest = manifest
+        self.dir.write_manifest(manifest)
+
+
+# ---- helpers ---------------------------------------------------------------------------------------
+
+
+def _target(generation: GenerationConfig, num_goldens: int | None, contexts: int | None) -> Target:
+    per_context = generation.max_goldens_per_context
+    if num_goldens is not None:
+        return Target(per_context=per_context, num_goldens=num_goldens)
+    return Target(per_context=per_context, contexts=contexts or 0)
+
+
+def _context_rows(
+    feed: DocsFeed, cut: int | None, settings: StageSettings
+) -> list[dict[str, Any]]:
+    """Rows for stages 2 to 4 over the seeds drawn up to ``cut`` (None: every grouped seed)."""
+    outcomes = feed.seed_outcomes(cut)
+    seeds = sum(outcomes.values())
+    rejected = {
+        k: v for k, v in outcomes.items() if k == BELOW_THRESHOLD or k.startswith("model_error")
+    }
+    too_few = {k: v for k, v in outcomes.items() if k not in rejected and k != "ok"}
+    accepted = seeds - sum(rejected.values())
+    rows = []
+    if feed.critic is not None:
+        rows.append(stage_row("critic", seeds, accepted, rejected))
+    rows.append(stage_row("group", accepted, outcomes.get("ok", 0), too_few))
+    return rows
+
+
+def _ingest_row(report: Any) -> dict[str, Any]:
+    dropped: Counter[str] = Counter()
+    for f in report.files:
+        if f.status != "ok":
+            dropped[f"{f.status}: {f.reason}" if f.reason else f.status] += 1
+    read = sum(1 for f in report.files if f.status == "ok")
+    return stage_row("ingest", len(report.files), read, dropped)
+
+
+def _chunks_of_run(report: Any, store: Any, paths: list[str], chunking: Any) -> list[Chunk]:
+    """The stored chunks of the files this run read (not other folders sharing the store)."""
+    chunks: list[Chunk] = []
+    stale = False
+    for row in report.files:
+        if row.status != "ok":
+            continue
+        found = store.chunks(source=row.path)
+        if len({c.document_id for c in found}) > 1:
+            stale = True  # the file changed since an earlier ingest: its old chunks are stored too
+        chunks.extend(found)
+    if stale:
+        from synth.ingest import chunk_documents, load_documents
+
+        loaded = load_documents(paths)
+        current = {c.id for c in chunk_documents(loaded.documents, chunking)}
+        chunks = [c for c in chunks if c.id in current]
+    return chunks
+
+
+def _seed_of(candidate: Candidate, chunks: list[Chunk]) -> Chunk | None:
+    if candidate.context is None:
+        return None
+    seed_id = candidate.context.chunk_ids[0]
+    return next((c for c in chunks if c.id == seed_id), None)
+
+
+def _snapshot_usage(usage: Usage) -> dict[str, dict[str, float]]:
+    return usage_by_stage([usage])
+
+
+def _spec_name(model: Any) -> str:
+    if model is None:
+        return DEFAULT_MODEL
+    if isinstance(model, str):
+        provider, name = parse_model_spec(model)
+        return f"{provider}:{name}" if name else provider
+    if isinstance(model, LLM):
+        return f"{model.provider}:{model.model}"
+    return getattr(model, "__qualname__", type(model).__name__)
+
+
+def _short_hash(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+
+
+def _as_paths(value: Any) -> list[str]:
+    if isinstance(value, str | os.PathLike):
+        value = [value]
+    paths = [os.fspath(p) for p in value]
+    if not paths:
+        raise ConfigError("generate_goldens_from_docs needs at least one file or folder")
+    return paths
+
+
+def _as_contexts(contexts: Sequence[Any], source_files: Any) -> list[Context]:
+    if isinstance(contexts, str) or not contexts:
+        raise ConfigError("contexts must be a non-empty list of contexts (each a list of texts)")
+    out = []
+    for i, item in enumerate(contexts):
+        if isinstance(item, Context):
+            out.append(item)
+            continue
+        if isinstance(item, str) or not all(isinstance(t, str) for t in item):
+            raise ConfigError(f"context {i} must be a Context or a list of strings")
+        files = source_files[i] if source_files is not None else None
+        if isinstance(files, str):
+            files = [files]
+        out.append(context_from_texts(list(item), files))
+    return out
+
+
+__all__ = [
+    "DEFAULT_CACHE",
+    "DEFAULT_MODEL",
+    "NO_MODEL",
+    "PipelineConfig",
+    "Synthesizer",
+    "default_model_spec",
+    "load_pipeline",
+]

@@ -1,0 +1,289 @@
+"""Plausible answers to synth's generation prompts, for the fake OpenAI server and FunctionModel.
+
+``reply(request_json)`` is the fake server's pluggable reply function
+(``python tests/fake_openai.py --replies synth_replies:reply``); ``answer(prompt, system)`` is the
+same for a :class:`~synth.FunctionModel`. Each stage is recognised by its reply schema's name when
+the request carries one, else by its prompt; answers are built from the prompt's own text
+(questions from the context's sentences, answers quoting it), deterministic for a given prompt.
+
+Knobs, read from the environment on every call (so a server subprocess can be set up too):
+
+- ``SYNTH_REPLIES_REJECT``: a fraction of passages (chosen by their text's hash) that the context
+  critic scores low, so runs must draw replacement contexts.
+- ``SYNTH_REPLIES_VAGUE``: a fraction of inputs the filter scores low the first time (their
+  rewrite, which ends in "(clarified)", passes).
+- ``SYNTH_REPLIES_GATE`` and ``SYNTH_REPLIES_RELEASE``: after GATE requests have been answered,
+  further requests wait until the file RELEASE exists (tests use it to stop a run at a known point).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+import time
+from typing import Any
+
+_lock = threading.Lock()
+_answered = 0
+
+_NUMBERED = re.compile(r"\[(?:Passage |Example )?(\d+)\]\n(.*?)(?=\n\n\[(?:Passage |Example )?\d+\]\n|\Z)", re.DOTALL)
+_SENTENCE = re.compile(r"[^.!?\n]{20,}[.!?]")
+_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9'-]+")
+
+
+def _fraction(name: str) -> float:
+    try:
+        return float(os.environ.get(name, "0") or 0)
+    except ValueError:
+        return 0.0
+
+
+def _hashed(text: str) -> float:
+    """A number in [0, 1) fixed by ``text``."""
+    return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16) / 2**32
+
+
+def _section(prompt: str, start: str, ends: tuple[str, ...]) -> str:
+    """The text after the line starting with ``start`` up to the first of ``ends``."""
+    at = prompt.find(start)
+    if at < 0:
+        return ""
+    body = prompt[prompt.index("\n", at) + 1 :]
+    stop = len(body)
+    for end in ends:
+        found = body.find(end)
+        if 0 <= found < stop:
+            stop = found
+    return body[:stop].strip()
+
+
+def _items(block: str) -> list[str]:
+    found = [text.strip() for _, text in _NUMBERED.findall(block)]
+    return found or ([block.strip()] if block.strip() else [])
+
+
+def _sentences(text: str) -> list[str]:
+    lines = [s.strip() for s in _SENTENCE.findall(text)]
+    return [s for s in lines if len(_WORDS.findall(s)) >= 5] or [text.strip()[:160] or "the topic"]
+
+
+def _question(sentence: str, n: int) -> str:
+    words = _WORDS.findall(sentence)
+    subject = " ".join(words[: min(len(words), 9)])
+    forms = ("What does this say about", "How does", "Why is", "Which detail explains")
+    return f"{forms[n % len(forms)]} {subject.lower()}?"
+
+
+# ---- one function per stage ------------------------------------------------------------------------
+
+
+def _critic(prompt: str) -> dict[str, Any]:
+    passages = _items(_section(prompt, "Passages", ("\n\nReply with",)))
+    reject = _fraction("SYNTH_REPLIES_REJECT")
+    scores = []
+    for i, text in enumerate(passages, start=1):
+        low = _hashed("critic:" + text) < reject
+        value = 0.3 if low else 0.8
+        scores.append(
+            {
+                "index": i,
+                "clarity": value,
+                "depth": value,
+                "structure": value,
+                "relevance": value,
+                "reason": "thin and fragmentary" if low else "clear, substantive passage",
+            }
+        )
+    return {"scores": scores}
+
+
+def _context(prompt: str) -> str:
+    return _section(prompt, "Context", ("\n\nInputs", "\n\nInput:", "\n\nWrite ", "\nWrite "))
+
+
+def _count(prompt: str, default: int = 2) -> int:
+    found = re.search(r"Write (\d+)", prompt)
+    return int(found.group(1)) if found else default
+
+
+def _inputs(prompt: str) -> dict[str, Any]:
+    n = _count(prompt)
+    context = _context(prompt)
+    if not context or context.startswith("(none"):
+        examples = _items(_section(prompt, "You write inputs", ("\n\nContext", "\n\nScenario")))
+        seed = prompt[-600:] + "".join(examples)
+        topics = ["battery storage", "solar yield", "grid outages", "warranty claims", "app alerts"]
+        start = int(_hashed(seed) * len(topics))
+        return {
+            "inputs": [
+                f"As a customer, how do I handle {topics[(start + k) % len(topics)]} "
+                f"(case {int(_hashed(seed + str(k)) * 1000)})?"
+                for k in range(n)
+            ]
+        }
+    sentences = _sentences(context)
+    offset = int(_hashed(prompt) * len(sentences))
+    picked = [sentences[(offset + k) % len(sentences)] for k in range(n)]
+    return {"inputs": [_question(s, k) for k, s in enumerate(picked)]}
+
+
+def _filter(prompt: str) -> dict[str, Any]:
+    inputs = _items(_section(prompt, "Inputs (", ("\n\nScore each",)))
+    vague = _fraction("SYNTH_REPLIES_VAGUE")
+    scores = []
+    for i, text in enumerate(inputs, start=1):
+        low = not text.endswith("(clarified)") and _hashed("filter:" + text) < vague
+        entry: dict[str, Any] = {
+            "index": i,
+            "score": 0.3 if low else 0.9,
+            "feedback": "name the component it asks about" if low else "",
+        }
+        if low:
+            entry["rewrite"] = f"{text.rstrip('?')} (clarified)"
+        scores.append(entry)
+    return {"scores": scores}
+
+
+def _rewrite(prompt: str) -> dict[str, Any]:
+    blocks = _items(_section(prompt, "Inputs with feedback", ("\n\nRewrite each",)))
+    out = []
+    for i, block in enumerate(blocks, start=1):
+        text = block.split("\n", 1)[0].removeprefix("Input: ").strip()
+        out.append({"index": i, "input": f"{text.rstrip('?')} (clarified)"})
+    return {"inputs": out}
+
+
+_EVOLVED = {
+    "multi-step": "and what follows from that",
+    "two of the numbered": "drawing on both passages",
+    "specific entities": "for the specific model named",
+    "constraint": "if the battery is below 20 percent",
+    "comparison": "compared with the alternative described",
+    "hypothetical": "in a hypothetical week-long outage",
+    "related but different": "and the related setting that affects it",
+}
+
+
+def _evolve(prompt: str) -> dict[str, Any]:
+    text = _section(prompt, "Input:", ("\n\nRewrite it",))
+    instruction = prompt.split("Rewrite it as follows:", 1)[-1]
+    tail = next((t for k, t in _EVOLVED.items() if k in instruction), "in more detail")
+    return {"input": f"{text.rstrip('?')}, {tail}?"}
+
+
+def _style(prompt: str) -> dict[str, Any]:
+    text = _section(prompt, "Input:", ("\n\nKeep its meaning",))
+    persona = re.search(r"Write as this user: (.*)", prompt)
+    who = f" ({persona.group(1).strip()[:40]})" if persona else ""
+    return {"input": f"Hi{who}, quick question: {text}"}
+
+
+def _expected(prompt: str) -> dict[str, Any]:
+    inputs = _items(_section(prompt, "Inputs (", ("\n\nAnswer each",)))
+    sentences = _sentences(_context(prompt))
+    outputs = []
+    for i, question in enumerate(inputs, start=1):
+        sentence = sentences[int(_hashed(question) * len(sentences))]
+        outputs.append({"index": i, "expected_output": f"According to the documentation: {sentence}"})
+    return {"outputs": outputs}
+
+
+_BY_SCHEMA = {
+    "CriticReply": _critic,
+    "InputsReply": _inputs,
+    "FilterReply": _filter,
+    "RewriteReply": _rewrite,
+    "EvolveReply": _evolve,
+    "StyleReply": _style,
+    "ExpectedReply": _expected,
+}
+_BY_PROMPT = (
+    ("You are judging passages", _critic),
+    ("You write questions", _inputs),
+    ("You write inputs", _inputs),
+    ("You review synthetic inputs", _filter),
+    ("You improve synthetic inputs", _rewrite),
+    ("to make it more demanding", _evolve),
+    ("so that it reads as a real user", _style),
+    ("You write the ideal answers", _expected),
+)
+
+
+def answer(prompt: str, system: str | None = None, schema_name: str | None = None) -> str:
+    """The reply text for one prompt (a JSON object for every synth stage)."""
+    stage = _BY_SCHEMA.get(schema_name or "")
+    if stage is None:
+        stage = next((fn for marker, fn in _BY_PROMPT if marker in prompt), None)
+    if stage is None:
+        return "I can help with that."
+    return json.dumps(stage(prompt))
+
+
+def stage_of(prompt: str) -> str:
+    """Which synth stage a prompt belongs to (its answering function's name, without ``_``)."""
+    fn = next((fn for marker, fn in _BY_PROMPT if marker in prompt), None)
+    return fn.__name__.lstrip("_") if fn is not None else "other"
+
+
+class Replies:
+    """A scripted model for :class:`~synth.FunctionModel`: answers like :func:`answer`, counts
+    prompts by stage, and can fail or stall chosen prompts.
+
+    ``fail(prompt) -> str | None``: a reply to send instead (e.g. invalid JSON), or None;
+    ``delay(prompt) -> float``: seconds to wait first (to shuffle completion order).
+    """
+
+    def __init__(self, fail: Any = None, delay: Any = None) -> None:
+        self.fail = fail
+        self.delay = delay
+        self.prompts: list[str] = []
+        self._lock = threading.Lock()
+
+    async def __call__(self, prompt: str, system: str | None = None) -> str:
+        import asyncio
+
+        with self._lock:
+            self.prompts.append(prompt)
+        if self.delay is not None:
+            await asyncio.sleep(self.delay(prompt))
+        if self.fail is not None:
+            instead = self.fail(prompt)
+            if instead is not None:
+                return instead
+        return answer(prompt, system)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for prompt in self.prompts:
+            stage = stage_of(prompt)
+            out[stage] = out.get(stage, 0) + 1
+        return out
+
+
+def _gate() -> None:
+    global _answered
+    with _lock:
+        _answered += 1
+        number = _answered
+    limit = os.environ.get("SYNTH_REPLIES_GATE")
+    release = os.environ.get("SYNTH_REPLIES_RELEASE")
+    if not limit or not release or number <= int(limit):
+        return
+    while not os.path.exists(release):  # held until the test opens the gate
+        time.sleep(0.01)
+
+
+def reply(request: dict[str, Any]) -> str:
+    """The fake server's reply function: answers a chat request to a synth stage."""
+    _gate()
+    messages = request.get("messages") or []
+    prompt = "\n".join(m.get("content", "") for m in messages if m.get("role") != "system")
+    fmt = request.get("response_format") or {}
+    name = (fmt.get("json_schema") or {}).get("name") if fmt.get("type") == "json_schema" else None
+    return answer(prompt, None, name)
+
+
+__all__ = ["Replies", "answer", "reply", "stage_of"]

@@ -1,0 +1,182 @@
+"""The evaluate, compare and benchmark commands, through synth.cli.main, with a user module."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+
+import pytest
+
+from synth import (
+    AnswerEvaluation,
+    BenchmarkResult,
+    Comparison,
+    Dataset,
+    Golden,
+    RetrievalEvaluation,
+)
+from synth.cli import main
+
+USER_CODE = """
+import json
+
+def good(question):
+    n = int(question.split()[2])
+    return str(2 * n)
+
+def sloppy(question):
+    n = int(question.split()[2])
+    return str(2 * n) if n % 2 else "no idea"
+
+def retriever(question):
+    n = int(question.split()[2])
+    return [f"chunk-{n}", "chunk-x"] if n % 2 else ["chunk-x", f"chunk-{n}"]
+
+def judge(prompt, system):
+    if '"claims"' in prompt:
+        return json.dumps({"claims": [{"claim": "c", "supported": True}]})
+    answer = prompt.split("<answer>\\n")[1].split("\\n</answer>")[0]
+    return json.dumps({"score": 5 if any(c.isdigit() for c in answer) else 1, "reason": ""})
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
+    """A folder with a user module (a unique name) and a saved dataset; cwd is that folder."""
+    module = f"user_systems_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{module}.py").write_text(textwrap.dedent(USER_CODE), encoding="utf-8")
+    goldens = [
+        Golden(
+            input=f"What is {n} + {n}?",
+            expected_output=str(2 * n),
+            context=[f"{n} + {n} = {2 * n}."],
+            context_ids=[f"chunk-{n}"],
+        )
+        for n in range(6)
+    ]
+    Dataset(goldens).save(tmp_path / "goldens.jsonl")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the command adds the cwd; undo it after
+    monkeypatch.setenv("COLUMNS", "200")
+    return tmp_path, module
+
+
+def test_evaluate_writes_a_report_and_prints_tables(project, capsys) -> None:
+    folder, module = project
+    code = main([
+        "evaluate", "goldens.jsonl", "--system", f"{module}:sloppy", "--judge", f"j={module}:judge",
+        "-o", "sloppy.json",
+    ])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    report = AnswerEvaluation.read(folder / "sloppy.json")
+    assert report.metrics["exact_match"] == 0.5
+    assert report.metrics["answer_relevance"] == 0.5
+    assert report.metrics["faithfulness"] == 1.0
+    assert report.config["system"] == f"{module}.sloppy"
+    assert set(report.judges) == {"j"} and report.usage["j"]["responses"] == 12
+    for text in (
+        "answer_relevance/j",
+        "exact_match",
+        "95% CI",
+        "6/6",
+        "judges",
+        "wrote sloppy.json",
+    ):
+        assert text in out
+
+
+def test_evaluate_json_output_and_stored_answers(project, capsys) -> None:
+    folder, module = project
+    Dataset([Golden(input="What is 1 + 1?", expected_output="2", actual_output="2")]).save(
+        folder / "answered.json"
+    )
+    assert main(["evaluate", "answered.json", "--json", "--text-metric", "exact_match"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["kind"] == "answers" and document["metrics"] == {"exact_match": 1.0}
+    assert document["config"]["system"] == "stored answers"
+
+
+def test_evaluate_a_retriever(project, capsys) -> None:
+    folder, module = project
+    code = main(["evaluate", "goldens.jsonl", "--retriever", f"{module}:retriever", "-k", "1", "-k", "2",
+                 "-o", "retrieval.toml"])  # fmt: skip
+    assert code == 0
+    report = RetrievalEvaluation.read(folder / "retrieval.toml")
+    assert report.metrics["hit_rate@1"] == 0.5 and report.metrics["hit_rate@2"] == 1.0
+    assert report.metrics["mrr"] == pytest.approx(0.75)
+    assert "hit_rate@1" in capsys.readouterr().out
+
+
+def test_compare_two_reports(project, capsys) -> None:
+    folder, module = project
+    for name in ("good", "sloppy"):
+        assert (
+            main(
+                ["evaluate", "goldens.jsonl", "--system", f"{module}:{name}", "-o", f"{name}.jsonl"]
+            )
+            == 0
+        )
+    capsys.readouterr()
+    assert main(["compare", "sloppy.jsonl", "good.jsonl", "-o", "comparison.yaml"]) == 0
+    out = capsys.readouterr().out
+    assert "good vs sloppy" in out and "exact_match" in out and "0.500" in out
+    comparison = Comparison.read(folder / "comparison.yaml")
+    assert comparison["exact_match"].delta == 0.5 and comparison[
+        "exact_match"
+    ].p_value == pytest.approx(0.25)
+    assert main(["compare", "sloppy.jsonl", "good.jsonl", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"][0]["metric"] == "exact_match"
+
+
+def test_benchmark_two_systems(project, capsys) -> None:
+    folder, module = project
+    code = main([
+        "benchmark", "goldens.jsonl", "--system", f"sloppy={module}:sloppy", "--system", f"good={module}:good",
+        "--judge", f"{module}:judge", "--metric", "answer_relevance", "-o", "bench.json",
+    ])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    result = BenchmarkResult.read(folder / "bench.json")
+    assert [row.system for row in result.leaderboard] == ["good", "sloppy"]
+    assert result.usage["judge"]["cached_responses"] == 3  # sloppy's right answers were judged once
+    assert result.rank_by == "exact_match"
+    assert "leaderboard (ranked by exact_match)" in out and "pairwise comparisons" in out
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare", "benchmark"])
+def test_help_works(command: str, capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main([command, "--help"])
+    assert info.value.code == 0
+    assert command in capsys.readouterr().out
+
+
+def test_user_errors_are_one_line(project, capsys) -> None:
+    folder, module = project
+    assert main(["evaluate", "goldens.jsonl", "--system", "no_such_module_xyz:fn"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("synth: error: cannot import 'no_such_module_xyz'") and err.count("\n") == 1
+    )
+    assert main(["evaluate", "goldens.jsonl", "--system", f"{module}:good", "--metric", "faithfullness",
+                 "--judge", f"{module}:judge"]) == 2  # fmt: skip
+    assert "did you mean 'faithfulness'" in capsys.readouterr().err
+    assert main(["compare", "missing.json", "missing.json"]) == 2
+    assert "no such report file" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "evaluate",
+                "goldens.jsonl",
+                "--retriever",
+                f"{module}:retriever",
+                "--system",
+                f"{module}:good",
+            ]
+        )
+        == 2
+    )

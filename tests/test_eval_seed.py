@@ -1,0 +1,144 @@
+"""The evaluator guide's examples (seeds/002), with ``scikitplot.corpus`` replaced by ``synth``.
+
+Each test runs one code block of the guide as written and checks the values it shows.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from synth import (
+    LLMJudge,
+    cohen_kappa,
+    evaluate_answers,
+    evaluate_preference,
+    krippendorff_alpha,
+)
+
+
+def toy_model(prompt, system):
+    """A stand-in for a real model: it supports every claim and rates 4 of 5."""
+    if '"claims"' in prompt:
+        return json.dumps(
+            {
+                "claims": [
+                    {"claim": "Paris is the capital of France.", "supported": True},
+                    {"claim": "Paris has 30 million inhabitants.", "supported": False},
+                ]
+            }
+        )
+    return json.dumps({"score": 4, "reason": "Direct answer."})
+
+
+dataset = [
+    {
+        "id": "q1",
+        "question": "What is the capital of France?",
+        "reference": "Paris",
+        "contexts": ["Paris is the capital and largest city of France."],
+    },
+    {
+        "id": "q2",
+        "question": "Which planet is the largest?",
+        "reference": ["Jupiter", "planet Jupiter"],
+        "contexts": ["Jupiter is the largest planet in the Solar System."],
+    },
+]
+
+
+def my_system(question):
+    return {"Which planet is the largest?": "Jupiter"}.get(question, "Paris")
+
+
+def test_judge_one_answer() -> None:
+    judge = LLMJudge(toy_model)
+    contexts = ["Paris is the capital and largest city of France."]
+    result = judge.faithfulness(
+        "What is the capital of France?",
+        "Paris, a city of 30 million people, is the capital of France.",
+        contexts,
+    )
+    assert result.score == 0.5
+    assert result.details == {"n_claims": 2, "n_supported": 1}
+    assert judge.answer_relevance("What is the capital of France?", "Paris.").score == 0.75
+    # the result keeps the parsed verdict and every completion
+    assert result.verdict["claims"][1]["supported"] is False
+    assert len(result.completions) == 1 and result.error is None and not result.undefined
+
+
+def test_evaluate_a_system() -> None:
+    report = evaluate_answers(my_system, dataset, judges={"toy": toy_model})
+    assert report.metrics == {
+        "exact_match": 1.0,
+        "token_f1": 1.0,
+        "faithfulness/toy": 0.5,
+        "faithfulness": 0.5,
+        "answer_relevance/toy": 0.75,
+        "answer_relevance": 0.75,
+    }
+    assert list(report.metrics) == [
+        "exact_match",
+        "token_f1",
+        "faithfulness/toy",
+        "faithfulness",
+        "answer_relevance/toy",
+        "answer_relevance",
+    ]
+
+
+def test_panel() -> None:
+    panel = evaluate_answers(
+        None,
+        [dict(item, answer="Paris") for item in dataset[:1]],
+        judges={"first": toy_model, "second": toy_model},
+        metrics=["answer_relevance"],
+        text_metrics=[],
+    )
+    assert panel.metrics == {
+        "answer_relevance/first": 0.75,
+        "answer_relevance/second": 0.75,
+        "answer_relevance": 0.75,
+    }
+    assert panel.usage["first"]["responses"] == 1
+    assert panel.usage["second"]["responses"] == 1
+
+
+def test_write_read_compare(tmp_path) -> None:
+    report = evaluate_answers(my_system, dataset, judges={"toy": toy_model})
+    report.write(tmp_path / "answers.json")
+    again = type(report).read(tmp_path / "answers.json")
+    comparison = report.compare(again)
+    assert [(m.metric, m.delta) for m in comparison.metrics][:2] == [
+        ("exact_match", 0.0),
+        ("token_f1", 0.0),
+    ]
+    assert again == report
+
+
+def test_head_to_head() -> None:
+    def always_first(prompt, system):
+        return '{"winner": "answer_a", "reason": "The first one."}'
+
+    duel = evaluate_preference(
+        dataset,
+        ["Paris", "Jupiter"],
+        ["Lyon", "Saturn"],
+        judges={"biased": always_first},
+        names=("mine", "baseline"),
+    )
+    assert duel.summary["biased"]["position_consistency"] == 0.0
+    assert duel.summary["biased"]["ties"] == 2
+
+
+def test_agreement_statistics() -> None:
+    assert round(cohen_kappa([1, 2, 3, 3], [1, 2, 3, 2], weights="quadratic"), 3) == 0.8
+    assert round(krippendorff_alpha([[1, 2, 3, None], [1, 2, 2, 4]], level="interval"), 3) == 0.706
+
+
+@pytest.mark.parametrize("name", ["LLMJudge", "JudgeResult", "parse_verdict", "context_texts"])
+def test_guide_names_exist(name: str) -> None:
+    import synth
+
+    assert name in synth.__all__

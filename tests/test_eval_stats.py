@@ -1,0 +1,101 @@
+"""Bootstrap intervals and the paired sign-flip test, exact against brute force."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import numpy as np
+import pytest
+
+from synth import ConfigError, bootstrap_interval, compare_reports, sign_flip_test
+from synth.evaluate.report import ItemResult
+from synth.evaluate.retrieval import RetrievalEvaluation
+
+
+def brute_force_p(diffs: list[float]) -> float:
+    observed = abs(sum(diffs))
+    hits = 0
+    for signs in itertools.product((1, -1), repeat=len(diffs)):
+        if abs(sum(s * d for s, d in zip(signs, diffs, strict=True))) >= observed - 1e-12:
+            hits += 1
+    return hits / 2 ** len(diffs)
+
+
+def test_exact_p_value_equals_brute_force() -> None:
+    rng = random.Random(5)
+    for _ in range(60):
+        n = rng.randint(1, 11)
+        # quarter steps, as judge scores are; some zeros, some ties in magnitude
+        diffs = [rng.choice([-1, -0.75, -0.5, -0.25, 0, 0.25, 0.5, 1]) for _ in range(n)]
+        p, exact = sign_flip_test(diffs)
+        assert exact
+        assert p == pytest.approx(brute_force_p(diffs), abs=1e-12)
+
+
+def test_p_value_edge_cases() -> None:
+    assert sign_flip_test([]) == (1.0, True)
+    assert sign_flip_test([0.0, 0.0]) == (1.0, True)
+    assert sign_flip_test([1.0]) == (1.0, True)  # one difference: both signs are as extreme
+    assert sign_flip_test([1.0] * 6)[0] == pytest.approx(2 / 64)
+    assert sign_flip_test([1.0, math.nan, 1.0])[0] == pytest.approx(0.5)  # NaN left out
+    with pytest.raises(ConfigError):
+        sign_flip_test([1.0], exact_max=30)
+
+
+def test_monte_carlo_is_seeded_and_close_to_exact() -> None:
+    rng = np.random.default_rng(0)
+    diffs = (rng.normal(0.1, 1.0, 18)).tolist()
+    exact, was_exact = sign_flip_test(diffs)
+    assert was_exact
+    mc1, flag = sign_flip_test(diffs, exact_max=10, n_resamples=20000, seed=7)
+    mc2, _ = sign_flip_test(diffs, exact_max=10, n_resamples=20000, seed=7)
+    mc3, _ = sign_flip_test(diffs, exact_max=10, n_resamples=20000, seed=8)
+    assert not flag
+    assert mc1 == mc2
+    assert mc1 != mc3
+    assert mc1 == pytest.approx(exact, abs=0.02)
+
+
+def test_bootstrap_interval() -> None:
+    values = [0.0, 0.25, 0.5, 0.75, 1.0, 1.0, 0.5, math.nan]
+    low, high = bootstrap_interval(values, seed=3)
+    assert (low, high) == bootstrap_interval(values, seed=3)
+    assert 0.0 <= low < np.nanmean(values) < high <= 1.0
+    assert bootstrap_interval([0.4]) == (0.4, 0.4)
+    assert bootstrap_interval([0.4, 0.4, 0.4]) == (0.4, 0.4)
+    assert all(math.isnan(x) for x in bootstrap_interval([math.nan]))
+    with pytest.raises(ConfigError):
+        bootstrap_interval(values, confidence=1.5)
+
+
+def _report(scores: dict[str, float]) -> RetrievalEvaluation:
+    items = [ItemResult(id=i, scores={"m": s}) for i, s in scores.items()]
+    return RetrievalEvaluation(items=items, metrics={"m": float(np.nanmean(list(scores.values())))})
+
+
+def test_compare_pairs_by_id_and_counts_only_common_defined_items() -> None:
+    a = _report({"1": 0.0, "2": 0.5, "3": 1.0, "4": math.nan, "5": 0.0})
+    b = _report({"3": 1.0, "2": 1.0, "1": 0.5, "4": 1.0, "6": 1.0})
+    comparison = compare_reports(a, b)
+    row = comparison["m"]
+    assert row.n == 3  # ids 1, 2, 3 are in both with defined scores
+    assert row.delta == pytest.approx((0.5 + 0.5 + 0.0) / 3)
+    assert row.a == pytest.approx(0.5) and row.b == pytest.approx(2.5 / 3)
+    assert row.p_value == pytest.approx(brute_force_p([0.5, 0.5, 0.0]))
+    assert comparison.n_paired == 4
+    assert any("only 4 item ids" in w for w in comparison.warnings)
+    flipped = compare_reports(b, a)["m"]
+    assert flipped.delta == pytest.approx(-row.delta)
+    assert flipped.p_value == row.p_value
+
+
+def test_compare_uses_monte_carlo_for_many_items() -> None:
+    rng = np.random.default_rng(1)
+    a = _report({str(i): float(v) for i, v in enumerate(rng.random(40))})
+    b = _report({str(i): float(v) for i, v in enumerate(rng.random(40))})
+    row = compare_reports(a, b, seed=4, n_resamples=2000)["m"]
+    assert not row.exact
+    assert row == compare_reports(a, b, seed=4, n_resamples=2000)["m"]
+    assert row.ci_low <= row.delta <= row.ci_high

@@ -1,0 +1,223 @@
+"""The response cache: keys, the SQLite file across threads and processes, and its failures."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import sqlite3
+import threading
+from collections.abc import Iterator, MutableMapping
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from synth import CacheError, FunctionModel, SQLiteCache, make_llm, wrap_llm
+from synth.llm.cache import CacheModel, cache_key
+
+
+class Verdict(BaseModel):
+    supported: bool
+
+
+def _counting_model(reply: str = '{"supported": true}'):
+    calls: list[tuple[str, str | None]] = []
+
+    def fn(prompt: str, system: str | None) -> str:
+        calls.append((prompt, system))
+        return reply
+
+    return fn, calls
+
+
+def test_an_identical_request_is_answered_from_the_cache() -> None:
+    fn, calls = _counting_model()
+    llm = make_llm(fn, cache={})
+    assert llm.complete("p", system="s", schema=Verdict).supported
+    assert llm.complete("p", system="s", schema=Verdict).supported
+    assert len(calls) == 1
+    assert llm.usage.total.cached_responses == 1 and llm.usage.total.requests == 1
+    llm.complete("p", system="other")
+    llm.complete("p", system="s")  # without the schema it is another request
+    assert len(calls) == 3
+
+
+def test_the_key_covers_everything_that_changes_the_reply() -> None:
+    base = {"provider": "openai", "model": "m", "options": {}, "base_url": "http://a/v1"}
+    key = cache_key(base, "p", "s", Verdict)
+    assert len(key) == 64
+    assert cache_key(dict(base), "p", "s", Verdict) == key
+    variants = [
+        cache_key({**base, "model": "m2"}, "p", "s", Verdict),
+        cache_key({**base, "options": {"temperature": 0}}, "p", "s", Verdict),
+        cache_key({**base, "base_url": "http://b/v1"}, "p", "s", Verdict),
+        cache_key({**base, "provider": "gemini"}, "p", "s", Verdict),
+        cache_key(base, "p2", "s", Verdict),
+        cache_key(base, "p", None, Verdict),
+        cache_key(base, "p", "s", None),
+    ]
+    assert len(set(variants)) == len(variants) and key not in variants
+
+
+def test_only_usable_replies_are_stored() -> None:
+    fn, calls = _counting_model("not json")
+    cache: dict[str, str] = {}
+    llm = make_llm(fn, cache=cache, max_reasks=0)
+    with pytest.raises(Exception):  # noqa: B017 - the parse error itself is tested elsewhere
+        llm.complete("p", schema=Verdict)
+    assert cache == {}
+
+
+def test_identical_requests_in_flight_are_sent_once() -> None:
+    seen = []
+
+    async def slow(prompt: str, system: str | None) -> str:
+        seen.append(prompt)
+        await asyncio.sleep(0.02)
+        return "answer"
+
+    llm = make_llm(slow, cache={})
+
+    async def main() -> list[str]:
+        return await asyncio.gather(*[llm.acomplete("same") for _ in range(5)])
+
+    assert asyncio.run(main()) == ["answer"] * 5
+    assert seen == ["same"]
+    assert llm.usage.total.cached_responses == 4
+
+
+def test_sqlite_cache_is_a_mapping(tmp_path: Path) -> None:
+    with SQLiteCache(tmp_path / "sub" / "cache.sqlite") as cache:
+        cache["a"] = "1"
+        cache["b"] = "2"
+        cache["a"] = "3"
+        assert cache["a"] == "3" and len(cache) == 2 and sorted(cache) == ["a", "b"]
+        assert "b" in cache and "z" not in cache
+        del cache["b"]
+        with pytest.raises(KeyError):
+            cache["b"]
+        with pytest.raises(KeyError):
+            del cache["b"]
+        with pytest.raises(CacheError):
+            cache["x"] = 1  # type: ignore[assignment]
+    mode = (
+        sqlite3.connect(tmp_path / "sub" / "cache.sqlite")
+        .execute("PRAGMA journal_mode")
+        .fetchone()[0]
+    )
+    assert mode == "wal"
+    assert SQLiteCache(tmp_path / "sub" / "cache.sqlite")["a"] == "3"  # persisted
+
+
+def test_sqlite_cache_failures_are_cache_errors(tmp_path: Path) -> None:
+    (tmp_path / "not-a-folder").write_text("x")
+    with pytest.raises(CacheError):
+        SQLiteCache(tmp_path / "not-a-folder" / "cache.sqlite")
+    (tmp_path / "garbage.sqlite").write_bytes(b"this is not a database" * 100)
+    with pytest.raises(CacheError):
+        SQLiteCache(tmp_path / "garbage.sqlite")
+
+
+def test_sqlite_cache_is_shared_by_threads(tmp_path: Path) -> None:
+    cache = SQLiteCache(tmp_path / "cache.sqlite")
+    fn, calls = _counting_model("reply")
+    llm = make_llm(fn, cache=cache)
+    threads = [threading.Thread(target=llm.complete, args=(f"p{i % 4}",)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(cache) == 4
+    assert llm.usage.total.responses == 16
+    cache.close()
+
+
+def _write_many(path: str, worker: int) -> None:
+    cache = SQLiteCache(path)
+    for i in range(50):
+        cache[f"{worker}-{i}"] = "x" * 100
+    cache.close()
+
+
+def test_sqlite_cache_is_shared_by_processes(tmp_path: Path) -> None:
+    path = str(tmp_path / "cache.sqlite")
+    SQLiteCache(path).close()
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_write_many, args=(path, w)) for w in range(2)]
+    for p in workers:
+        p.start()
+    for p in workers:
+        p.join(timeout=60)
+    assert [p.exitcode for p in workers] == [0, 0]
+    assert len(SQLiteCache(path)) == 100
+
+
+class ThreadBoundMapping(MutableMapping[str, str]):
+    """A mapping over a SQLite connection that, like shelve on Python 3.13, works only in its thread."""
+
+    def __init__(self, path: Path) -> None:
+        self.conn = sqlite3.connect(path)
+        self.conn.execute("CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT)")
+
+    def __getitem__(self, key: str) -> str:
+        row = self.conn.execute("SELECT v FROM kv WHERE k = ?", (key,)).fetchone()
+        if row is None:
+            raise KeyError(key)
+        return row[0]
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO kv VALUES (?, ?)", (key, value))
+
+    def __delitem__(self, key: str) -> None:
+        self.conn.execute("DELETE FROM kv WHERE k = ?", (key,))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([r[0] for r in self.conn.execute("SELECT k FROM kv")])
+
+    def __len__(self) -> int:
+        return len(list(self))
+
+
+def test_a_mapping_bound_to_its_thread_is_refused_from_another(tmp_path: Path) -> None:
+    fn, _ = _counting_model("reply")
+    mapping = ThreadBoundMapping(tmp_path / "kv.sqlite")
+    llm = make_llm(fn, cache=mapping)
+    errors: list[BaseException] = []
+
+    def other_thread() -> None:
+        try:
+            llm.complete("p")
+        except CacheError as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    thread.join()
+    assert len(errors) == 1 and "thread" in str(errors[0]) and "SQLiteCache" in str(errors[0])
+    assert llm.usage.total.failures == {"cache": 1}
+    mapping.conn.close()
+
+
+class BrokenMapping(dict):
+    def __getitem__(self, key: str) -> str:
+        raise OSError("disk gone")
+
+
+def test_a_failing_cache_is_a_cache_error_not_a_model_error() -> None:
+    fn, calls = _counting_model("reply")
+    llm = wrap_llm(FunctionModel(fn), cache=BrokenMapping())
+    with pytest.raises(CacheError, match="disk gone"):
+        llm.complete("p")
+    assert calls == []  # the model was never called
+    assert llm.usage.total.failures == {"cache": 1}
+    corrupt = CacheModel(FunctionModel(fn), {})
+    corrupt.cache[corrupt.key("p")] = "{not json"
+    with pytest.raises(CacheError, match="not a stored reply"):
+        corrupt.complete("p")
+
+
+def test_a_path_makes_a_sqlite_cache(tmp_path: Path) -> None:
+    fn, calls = _counting_model("reply")
+    llm = make_llm(fn, cache=tmp_path / ".synth" / "cache.sqlite")
+    llm.complete("p")
+    assert len(SQLiteCache(tmp_path / ".synth" / "cache.sqlite")) == 1

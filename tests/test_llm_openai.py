@@ -1,0 +1,222 @@
+"""The openai adapter, through the real openai SDK over HTTP to the fake server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import openai
+import pytest
+from fake_openai import Reply
+from pydantic import BaseModel
+
+from synth import (
+    AuthenticationError,
+    BadRequestError,
+    ConfigError,
+    IncompleteCompletionError,
+    ModelTimeoutError,
+    RateLimitError,
+    RetryConfig,
+    make_llm,
+)
+from synth.llm.openai import OpenAIModel
+
+FAST = RetryConfig(initial_delay=0.001, max_delay=0.01)
+
+
+class Rating(BaseModel):
+    rating: int
+    reason: str
+
+
+def _llm(server, model="gpt-4.1-mini", **kwargs):
+    kwargs.setdefault("retry", FAST)
+    return make_llm("openai", model, base_url=server.url, api_key="sk-test-openai", **kwargs)
+
+
+def test_text_completion_reports_tokens(fake_openai) -> None:
+    fake_openai.reply = "Paris."
+    with _llm(fake_openai) as llm:
+        completion = asyncio.run(llm.arequest("Capital of France?", system="Be brief.", label="qa"))
+        assert completion.text == "Paris."
+        assert completion.input_tokens > 0 and completion.output_tokens == 1
+        assert completion.finish_reason == "stop" and not completion.cached
+        assert llm.complete("Again?") == "Paris."
+    sent = fake_openai.requests[0].body
+    assert sent["messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Capital of France?"},
+    ]
+
+
+def test_nothing_is_sent_that_was_not_asked_for(fake_openai) -> None:
+    with _llm(fake_openai) as llm:
+        llm.complete("plain")
+    with _llm(fake_openai, options={"temperature": 0, "seed": 7}, max_tokens=50) as llm:
+        llm.complete("tuned")
+    first, second = (r.body for r in fake_openai.requests)
+    assert set(first) == {"model", "messages"}
+    assert set(second) == {"model", "messages", "temperature", "seed", "max_completion_tokens"}
+    assert second["max_completion_tokens"] == 50 and "max_tokens" not in second
+
+
+def test_structured_call_uses_strict_json_schema(fake_openai) -> None:
+    fake_openai.reply = {"rating": 4, "reason": "direct"}
+    with _llm(fake_openai) as llm:
+        verdict = llm.complete("Rate it.", schema=Rating)
+    assert verdict == Rating(rating=4, reason="direct")
+    fmt = fake_openai.requests[0].body["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
+    assert fmt["json_schema"]["name"] == "Rating"
+    assert fmt["json_schema"]["schema"]["additionalProperties"] is False
+    assert fmt["json_schema"]["schema"]["required"] == ["rating", "reason"]
+
+
+def test_older_models_get_json_mode_and_the_schema_in_the_prompt(fake_openai) -> None:
+    with _llm(fake_openai, model="gpt-3.5-turbo") as llm:
+        verdict = llm.complete("Rate it.", schema=Rating)  # the smart reply reads the schema
+    assert isinstance(verdict, Rating)
+    body = fake_openai.requests[0].body
+    assert body["response_format"] == {"type": "json_object"}
+    assert "```json" in body["messages"][-1]["content"]
+
+
+def test_prompt_mode_sends_no_response_format(fake_openai) -> None:
+    with _llm(fake_openai, structured="prompt") as llm:
+        assert isinstance(llm.complete("Rate it.", schema=Rating), Rating)
+    body = fake_openai.requests[0].body
+    assert "response_format" not in body and "JSON schema" in body["messages"][-1]["content"]
+
+
+def test_a_server_refusing_json_schema_is_asked_with_json_mode(fake_openai) -> None:
+    def reply(request):
+        if request.get("response_format", {}).get("type") == "json_schema":
+            return Reply(
+                status=400,
+                body={"error": {"message": "response_format json_schema is not supported"}},
+            )
+        return {"rating": 3, "reason": "ok"}
+
+    fake_openai.reply = reply
+    with _llm(fake_openai) as llm:
+        assert llm.complete("a", schema=Rating).rating == 3
+        assert llm.complete("b", schema=Rating).rating == 3
+    kinds = [r.body.get("response_format", {}).get("type") for r in fake_openai.requests]
+    assert kinds == ["json_schema", "json_object", "json_object"]  # remembered after the first
+
+
+def test_base_url_from_the_environment(fake_openai, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-key")
+    with make_llm("openai:gpt-4o-mini") as llm:
+        assert llm.complete("hi")
+        assert llm.identity()["base_url"].startswith(fake_openai.url)
+    assert fake_openai.requests[0].headers["authorization"] == "Bearer sk-env-key"
+
+
+def test_no_key_and_no_server_is_an_authentication_error() -> None:
+    with pytest.raises(AuthenticationError, match="OPENAI_API_KEY"):
+        make_llm("openai:gpt-4o-mini")
+
+
+class _OldCompletions:
+    def create(self, *, model, messages, temperature=None, max_tokens=None, timeout=None):
+        raise AssertionError("never called")
+
+
+class _OldClient:
+    """A client whose create() has an older, smaller signature."""
+
+    base_url = "http://127.0.0.1:9/v1"
+
+    def __init__(self) -> None:
+        self.chat = type("Chat", (), {"completions": _OldCompletions()})()
+
+
+def test_arguments_the_client_does_not_take_are_refused_when_made() -> None:
+    with pytest.raises(ConfigError, match="'seed'"):
+        make_llm("openai:m", client=_OldClient(), options={"seed": 1})
+    with pytest.raises(ConfigError, match="max_completion_tokens"):
+        make_llm("openai:m", client=_OldClient(), max_tokens=10)
+    assert make_llm("openai:m", client=_OldClient(), options={"max_tokens": 10})
+    with pytest.raises(ConfigError, match="did you mean 'temperature'"):
+        make_llm("openai:m", base_url="http://127.0.0.1:9/v1", options={"temprature": 0})
+    with pytest.raises(ConfigError, match="model"):
+        make_llm("openai:m", base_url="http://127.0.0.1:9/v1", options={"model": "other"})
+
+
+def test_old_client_without_response_format_is_prompted(fake_openai) -> None:
+    model = OpenAIModel("m", client=_OldClient())
+    args = model.request_arguments("Rate it.", None, Rating, model._mode)
+    assert "response_format" not in args and "JSON schema" in args["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize(
+    ("fault", "error"),
+    [("auth", AuthenticationError), ("bad_request", BadRequestError)],
+)
+def test_auth_and_bad_request_are_not_retried(fake_openai, fault, error) -> None:
+    fake_openai.queue_faults(fault)
+    with _llm(fake_openai) as llm:
+        with pytest.raises(error):
+            llm.complete("x")
+        assert llm.usage.total.failures == {error.kind: 1}
+        assert llm.usage.total.retries == {}
+    assert fake_openai.request_count() == 1
+
+
+def test_rate_limit_carries_retry_after(fake_openai) -> None:
+    fake_openai.retry_after = 2.5
+    fake_openai.queue_faults("rate_limit")
+    with _llm(fake_openai, max_retries=0) as llm:
+        with pytest.raises(RateLimitError) as caught:
+            llm.complete("x")
+    assert caught.value.retry_after == pytest.approx(2.5)
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason"), [("cutoff", "length"), ("content_filter", "content_filter")]
+)
+def test_an_early_stop_is_an_incomplete_completion(fake_openai, fault, reason) -> None:
+    fake_openai.reply = "A long answer that goes on and on."
+    fake_openai.queue_faults(fault)
+    with _llm(fake_openai) as llm:
+        with pytest.raises(IncompleteCompletionError) as caught:
+            llm.complete("x")
+        assert llm.usage.total.failures == {"incomplete": 1}
+    assert caught.value.finish_reason == reason
+    assert fake_openai.request_count() == 1  # a cut-off text reply is not asked again
+
+
+def test_a_hung_request_times_out(fake_openai) -> None:
+    fake_openai.queue_faults("hang")
+    with _llm(fake_openai, timeout=0.3, max_retries=0) as llm:
+        with pytest.raises(ModelTimeoutError):
+            llm.complete("x")
+        assert llm.usage.total.failures == {"timeout": 1}
+
+
+def test_an_async_client_is_awaited(fake_openai) -> None:
+    async def main() -> str:
+        client = openai.AsyncOpenAI(base_url=fake_openai.url, api_key="sk-async", max_retries=0)
+        llm = make_llm("openai:m", client=client, retry=FAST)
+        try:
+            return await llm.acomplete("hi", schema=Rating)
+        finally:
+            await client.close()
+
+    assert isinstance(asyncio.run(main()), Rating)
+
+
+def test_sdk_errors_are_translated_in_the_adapter(fake_openai) -> None:
+    fake_openai.queue_faults("server_error")
+    model = OpenAIModel("m", base_url=fake_openai.url, api_key="sk-x")
+    try:
+        with pytest.raises(Exception) as caught:
+            asyncio.run(model.arequest("x"))
+    finally:
+        model.close()
+    assert type(caught.value).__module__ == "synth.errors"
+    assert caught.value.kind == "server"
+    assert json.dumps(model.identity())  # identity is plain JSON

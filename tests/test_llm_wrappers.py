@@ -1,0 +1,275 @@
+"""Retry, timeout, limiter and usage wrappers, each around a scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import threading
+from collections.abc import Iterable
+
+import pytest
+from pydantic import BaseModel
+
+from synth import (
+    AuthenticationError,
+    ConfigError,
+    FunctionModel,
+    ModelTimeoutError,
+    OutputParseError,
+    RateLimiter,
+    RateLimitError,
+    RetryConfig,
+    ServerError,
+    Usage,
+    make_llm,
+    wrap_llm,
+)
+from synth.llm.base import LLM, Completion
+from synth.llm.limiter import _Window
+from synth.llm.timeout import TimeoutModel
+
+FAST = RetryConfig(initial_delay=0.001, max_delay=0.005)
+
+
+class Verdict(BaseModel):
+    supported: bool
+
+
+class Scripted(LLM):
+    """Answers each request with the next item: an exception to raise or a reply."""
+
+    provider = "scripted"
+    model = "s1"
+
+    def __init__(self, script: Iterable[Exception | str | Completion]) -> None:
+        self.script = list(script)
+        self.prompts: list[str] = []
+
+    async def arequest(self, prompt, *, system=None, schema=None, label=None) -> Completion:
+        self.prompts.append(prompt)
+        item = self.script.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        if isinstance(item, Completion):
+            return item
+        return Completion(
+            text=item, model=self.model, input_tokens=10, output_tokens=2, finish_reason="stop"
+        )
+
+
+def _cut(text: str = '{"supp') -> Completion:
+    return Completion(
+        text=text, model="s1", input_tokens=10, output_tokens=5, finish_reason="length"
+    )
+
+
+# ---- retry ---------------------------------------------------------------------------------------
+
+
+def test_transient_errors_are_retried_and_counted_by_kind() -> None:
+    inner = Scripted(
+        [ServerError("500"), RateLimitError("429", retry_after=0.001), ModelTimeoutError("t"), "ok"]
+    )
+    llm = wrap_llm(inner, retry=FAST)
+    assert llm.complete("x", label="stage") == "ok"
+    counts = llm.usage.counts(label="stage")
+    assert counts.retries == {"rate_limit": 1, "server": 1, "timeout": 1}
+    assert counts.requests == 4 and counts.responses == 1 and counts.failures == {}
+    assert counts.input_tokens == 10  # only the request that got a reply used tokens
+
+
+def test_past_the_budget_the_typed_error_is_raised_and_counted() -> None:
+    inner = Scripted([ServerError("a"), ServerError("b"), ServerError("c")])
+    llm = wrap_llm(inner, retry=FAST, max_retries=2)
+    with pytest.raises(ServerError, match="c"):
+        llm.complete("x")
+    assert llm.usage.total.retries == {"server": 2}
+    assert llm.usage.total.failures == {"server": 1}
+
+
+def test_auth_errors_are_not_retried() -> None:
+    inner = Scripted([AuthenticationError("no key"), "never"])
+    llm = wrap_llm(inner, retry=FAST)
+    with pytest.raises(AuthenticationError):
+        llm.complete("x")
+    assert len(inner.prompts) == 1
+
+
+def test_a_retry_after_beyond_the_limit_raises_at_once() -> None:
+    inner = Scripted([RateLimitError("429", retry_after=3600), "never"])
+    llm = wrap_llm(inner, retry=FAST.model_copy(update={"max_retry_after": 60}))
+    with pytest.raises(RateLimitError):
+        llm.complete("x")
+    assert len(inner.prompts) == 1
+
+
+def test_backoff_grows_is_capped_and_honours_retry_after() -> None:
+    config = RetryConfig(initial_delay=1.0, multiplier=2.0, max_delay=5.0, jitter=0.5)
+    rng = random.Random(0)
+    delays = [config.delay(n, rng) for n in range(6)]
+    assert 0.5 <= delays[0] <= 1.0 and 1.0 <= delays[1] <= 2.0
+    assert all(2.5 <= d <= 5.0 for d in delays[3:])
+    assert config.delay(0, rng, retry_after=7.0) >= 7.0
+    again = [config.delay(n, random.Random(0)) for n in range(1)]
+    assert again == delays[:1]  # jitter comes from the seeded generator
+
+
+def test_malformed_and_cut_off_structured_replies_are_asked_again() -> None:
+    inner = Scripted(
+        ['{"supported": "yes"}', _cut(), 'Sure: {"supported": true}', '{"supported": true}']
+    )
+    llm = wrap_llm(inner, retry=FAST, max_reasks=3)
+    assert llm.complete("x", schema=Verdict, label="judge") == Verdict(supported=True)
+    counts = llm.usage.counts(label="judge")
+    assert counts.retries == {"incomplete": 1, "invalid_output": 2}
+    assert counts.output_tokens == 2 + 5 + 2 + 2  # discarded replies cost tokens too
+
+
+def test_re_asks_are_bounded_and_the_parse_error_keeps_the_text() -> None:
+    inner = Scripted(["nope", "still no", "never asked"])
+    llm = wrap_llm(inner, retry=FAST, max_reasks=1)
+    with pytest.raises(OutputParseError) as caught:
+        llm.complete("x", schema=Verdict)
+    assert caught.value.raw == "still no"
+    assert llm.usage.total.failures == {"invalid_output": 1}
+    assert len(inner.prompts) == 2
+
+
+# ---- timeout -------------------------------------------------------------------------------------
+
+
+def test_a_call_that_never_answers_times_out() -> None:
+    async def hang(prompt: str, system: str | None) -> str:
+        await asyncio.Event().wait()
+        return "never"
+
+    llm = wrap_llm(FunctionModel(hang), timeout=0.05, retry=FAST, max_retries=1)
+    with pytest.raises(ModelTimeoutError):
+        llm.complete("x")
+    assert llm.usage.total.retries == {"timeout": 1}
+    with pytest.raises(ConfigError):
+        TimeoutModel(FunctionModel(hang), 0)
+
+
+# ---- limiter -------------------------------------------------------------------------------------
+
+
+def test_at_most_max_concurrent_calls_are_in_flight() -> None:
+    state = {"now": 0, "peak": 0}
+
+    async def slow(prompt: str, system: str | None) -> str:
+        state["now"] += 1
+        state["peak"] = max(state["peak"], state["now"])
+        await asyncio.sleep(0.01)
+        state["now"] -= 1
+        return prompt
+
+    llm = wrap_llm(FunctionModel(slow), max_concurrent=3)
+
+    async def main() -> list[str]:
+        return await asyncio.gather(*[llm.acomplete(str(i)) for i in range(12)])
+
+    assert asyncio.run(main()) == [str(i) for i in range(12)]
+    assert state["peak"] == 3
+
+
+def test_the_limit_holds_across_threads_and_event_loops() -> None:
+    lock, state = threading.Lock(), {"now": 0, "peak": 0}
+    gate = threading.Barrier(2, timeout=5)
+
+    def slow(prompt: str, system: str | None) -> str:
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        if prompt == "0":
+            gate.wait()  # two calls are surely in flight together once
+        elif prompt == "1":
+            gate.wait()
+        with lock:
+            state["now"] -= 1
+        return prompt
+
+    llm = wrap_llm(FunctionModel(slow), max_concurrent=2)
+    threads = [threading.Thread(target=llm.complete, args=(str(i),)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert state["peak"] == 2
+    assert llm.usage.total.responses == 6
+
+
+def test_window_budget_spends_waits_and_corrects() -> None:
+    window = _Window(limit=3, window=10.0)
+    assert window.try_acquire(1, now=0.0)[0] is not None
+    assert window.try_acquire(1, now=1.0)[0] is not None
+    entry, _ = window.try_acquire(1, now=2.0)
+    blocked, wait = window.try_acquire(1, now=3.0)
+    assert blocked is None and wait == pytest.approx(7.0)  # the first expires at 10
+    assert window.try_acquire(1, now=10.0)[0] is not None
+    tokens = _Window(limit=100, window=60.0)
+    spent, _ = tokens.try_acquire(80, now=0.0)
+    assert tokens.try_acquire(30, now=1.0)[0] is None
+    tokens.adjust(spent, 50)  # the reply used fewer tokens than estimated
+    assert tokens.try_acquire(30, now=1.0)[0] is not None
+    big = _Window(limit=10, window=60.0)
+    assert big.try_acquire(50, now=0.0)[0] is not None  # one oversize request may go alone
+
+
+def test_rpm_budget_paces_requests_so_the_server_never_says_429() -> None:
+    from fake_openai import FakeOpenAI
+
+    with FakeOpenAI(rpm=3, rpm_window=0.3) as server:
+        limiter = RateLimiter(8, rpm=3, window=0.8)  # stricter than the server
+        llm = make_llm("openai:m", base_url=server.url, limiter=limiter, max_retries=0)
+        with llm:
+
+            async def main() -> list[str]:
+                return await asyncio.gather(*[llm.acomplete(f"q{i}") for i in range(7)])
+
+            assert len(asyncio.run(main())) == 7
+        assert server.outcomes() == {"ok": 7}
+
+
+def test_limiter_settings_are_checked() -> None:
+    with pytest.raises(ConfigError):
+        RateLimiter(0)
+    with pytest.raises(ConfigError):
+        RateLimiter(4, rpm=-1)
+    with pytest.raises(ConfigError):
+        wrap_llm(FunctionModel(lambda p, s: p), limiter=RateLimiter(2), rpm=10)
+
+
+def test_tpm_budget_is_estimated_from_the_prompt(monkeypatch) -> None:
+    calls = []
+    real = _Window.try_acquire
+
+    def spy(self, amount, now):
+        calls.append(amount)
+        return real(self, amount, now)
+
+    monkeypatch.setattr(_Window, "try_acquire", spy)
+    llm = wrap_llm(FunctionModel(lambda p, s: "ok"), tpm=10_000, max_tokens=100)
+    llm.complete("one two three four")
+    assert len(calls) == 1 and calls[0] > 100  # prompt tokens plus max_tokens
+
+
+# ---- usage ---------------------------------------------------------------------------------------
+
+
+def test_usage_by_label_and_model_and_as_json() -> None:
+    shared = Usage()
+    first = wrap_llm(Scripted(["a", "b"]), usage=shared)
+    second = make_llm(lambda prompt, system: "c", usage=shared)
+    first.complete("x", label="filter")
+    first.complete("y", label="evolve")
+    second.complete("z", label="evolve")
+    assert shared.by_label()["evolve"].responses == 2
+    assert shared.by_model()["scripted:s1"].input_tokens == 20
+    assert shared.total.calls == 3
+    data = json.loads(json.dumps(shared.to_dict()))
+    assert data["by_label"]["filter"]["responses"] == 1
+    merged = Usage().merge(shared).merge(shared)
+    assert merged.total.responses == 6
+    assert "responses=3" in repr(shared)

@@ -1,0 +1,298 @@
+"""The Synthesizer end to end with a scripted model: exact N, provenance, accounting, top-up,
+failures as drops, determinism independent of completion order, resume from the run directory."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+from pathlib import Path
+
+import pytest
+from synth_replies import Replies, stage_of
+
+from synth import FunctionModel, Synthesizer
+from synth.contexts.config import ContextConstructionConfig
+from synth.errors import AuthenticationError, ConfigError
+from synth.generate.config import StylingConfig
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "sample_docs"
+META_KEYS = {
+    "context_quality",
+    "input_quality",
+    "evolutions",
+    "styling",
+    "persona",
+    "models",
+    "prompt_version",
+    "seed",
+    "run_id",
+}
+
+
+def synthesizer(replies: Replies, **kw) -> Synthesizer:
+    kw.setdefault("embedder", "hash")
+    return Synthesizer(FunctionModel(replies, name="replies"), **kw)
+
+
+def check_table_adds_up(manifest: dict) -> None:
+    rows = {r["stage"]: r for r in manifest["stages"]}
+    order = [r["stage"] for r in manifest["stages"]]
+    for row in manifest["stages"]:
+        if row["stage"] not in ("ingest", "inputs"):
+            assert row["items_in"] == row["items_out"] + sum(row["dropped"].values()), row
+    chain = [s for s in order if s != "ingest"]
+    for before, after in zip(chain, chain[1:], strict=False):
+        if before == "group":
+            assert rows[after]["items_in"] == rows[before]["items_out"], (before, after)
+        elif before != "critic" or after == "group":
+            assert rows[after]["items_in"] == rows[before]["items_out"], (before, after)
+    assert rows["dedup"]["items_out"] == manifest["delivered"]
+
+
+def test_exactly_n_goldens_with_provenance_and_a_table_that_adds_up() -> None:
+    replies = Replies()
+    synth = synthesizer(replies, seed=3)
+    dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=20)
+    assert len(dataset) == 20
+    manifest = synth.manifest
+    assert manifest["status"] == "complete" and manifest["delivered"] == 20
+    for golden in dataset:
+        assert golden.input and golden.expected_output
+        assert golden.context and golden.context_ids and golden.source_files
+        assert len(golden.context) == len(golden.context_ids)
+        assert META_KEYS <= set(golden.metadata)
+        assert golden.metadata["seed"] == 3
+        assert golden.metadata["run_id"] == manifest["run_id"]
+        assert golden.metadata["models"]["generator"]["provider"] == "function"
+        assert len(golden.metadata["evolutions"]) == 1
+        assert 0 <= golden.metadata["input_quality"] <= 1
+        assert 0 <= golden.metadata["context_quality"] <= 1
+    assert len({g.input for g in dataset}) == 20
+    check_table_adds_up(manifest)
+    requests = manifest["totals"]["requests"]
+    assert requests == len(replies.prompts)  # every request the model saw is counted
+    assert manifest["requests_per_golden"] == round(requests / 20, 3)
+    assert Path(manifest["run_dir"], "goldens.jsonl").exists()
+    on_disk = json.loads(Path(manifest["run_dir"], "manifest.json").read_text())
+    assert on_disk["stages"] == manifest["stages"]
+
+
+def test_rejected_contexts_and_vague_inputs_are_topped_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYNTH_REPLIES_REJECT", "0.3")
+    monkeypatch.setenv("SYNTH_REPLIES_VAGUE", "0.3")
+    config = ContextConstructionConfig(chunk_size=256)
+    synth = synthesizer(Replies(), context_construction_config=config)
+    dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=24)
+    assert len(dataset) == 24
+    rows = {r["stage"]: r for r in synth.manifest["stages"]}
+    assert rows["critic"]["dropped"].get("below_quality_threshold", 0) > 0
+    assert rows["critic"]["items_in"] > 12  # replacements were drawn
+    check_table_adds_up(synth.manifest)
+    rewritten = [g for g in dataset if "(clarified)" in g.input]
+    assert rewritten  # the vague ones were rewritten and kept with their rewrite's score
+    assert all(g.metadata["input_quality"] >= 0.5 for g in dataset)
+
+
+def test_a_corpus_too_small_delivers_what_it_can_and_says_why() -> None:
+    synth = synthesizer(Replies())
+    dataset = synth.generate_goldens_from_docs(SAMPLE / "quick_start.md", num_goldens=40)
+    manifest = synth.manifest
+    assert 0 < len(dataset) < 40
+    assert manifest["status"] == "partial" and manifest["delivered"] == len(dataset)
+    assert manifest["shortfall"] and any("corpus" in r or "limit" in r for r in manifest["shortfall"])
+    assert dataset.metadata["shortfall"] == manifest["shortfall"]
+    check_table_adds_up(manifest)
+
+
+def test_model_failures_drop_items_with_a_reason_and_the_run_goes_on() -> None:
+    def fail(prompt: str) -> str | None:
+        # about a third of the inputs get a broken reply to their evolution, every time
+        if stage_of(prompt) == "evolve":
+            text = prompt.split("Input:\n", 1)[1].split("\n\nRewrite it", 1)[0]
+            if hashlib.sha256(text.encode()).digest()[0] < 85:
+                return '{"input": '
+        return None
+
+    synth = synthesizer(Replies(fail=fail))
+    dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=16)
+    assert len(dataset) == 16
+    rows = {r["stage"]: r for r in synth.manifest["stages"]}
+    dropped = rows["evolve"]["dropped"]
+    assert dropped and set(dropped) == {"model_error:invalid_output"}
+    assert rows["evolve"]["failures"] == sum(dropped.values())
+    rejects = Path(synth.manifest["run_dir"], "rejects.jsonl").read_text().splitlines()
+    assert any(json.loads(line)["stage"] == "evolve" for line in rejects)
+
+
+def test_a_refused_key_ends_the_run_with_one_clear_error() -> None:
+    from synth.errors import AuthenticationError as Refused
+
+    async def refuse(prompt: str, system: str | None) -> str:
+        raise Refused("401 incorrect API key")
+
+    synth = Synthesizer(FunctionModel(refuse), embedder="hash", use_context_critic=False)
+    with pytest.raises(AuthenticationError, match="refused the API key"):
+        synth.generate_goldens_from_docs(SAMPLE, num_goldens=4)
+    assert synth.manifest["status"] == "failed"
+
+
+def test_same_seed_same_goldens_whatever_order_requests_complete_in() -> None:
+    def shuffled(seed: int):
+        rng = random.Random(seed)
+        lock = __import__("threading").Lock()
+
+        def delay(prompt: str) -> float:
+            with lock:
+                return rng.uniform(0, 0.03)
+
+        return delay
+
+    first = synthesizer(Replies(delay=shuffled(1)), seed=7, cache=None, run_dir="run-a")
+    second = synthesizer(Replies(delay=shuffled(2)), seed=7, cache=None, run_dir="run-b")
+    a = first.generate_goldens_from_docs(SAMPLE, num_goldens=14)
+    b = second.generate_goldens_from_docs(SAMPLE, num_goldens=14)
+    assert [g.model_dump() for g in a] == [g.model_dump() for g in b]
+    other = synthesizer(Replies(), seed=8, cache=None, run_dir="run-c")
+    c = other.generate_goldens_from_docs(SAMPLE, num_goldens=14)
+    assert [g.input for g in c] != [g.input for g in a]  # the seed does matter
+
+
+def test_warm_cache_gives_the_same_goldens_with_no_request() -> None:
+    noisy = Replies()
+    original = noisy.__call__
+
+    async def nondeterministic(prompt: str, system: str | None = None) -> str:
+        reply = await original(prompt, system)
+        # a real model answers differently each time: make every input unique per call
+        if stage_of(prompt) == "inputs":
+            data = json.loads(reply)
+            data["inputs"] = [f"{q} [{random.random():.6f}]" for q in data["inputs"]]
+            return json.dumps(data)
+        return reply
+
+    first = Synthesizer(FunctionModel(nondeterministic, name="noisy"), embedder="hash", run_dir="one")
+    a = first.generate_goldens_from_docs(SAMPLE, num_goldens=10)
+    made = len(noisy.prompts)
+    second = Synthesizer(FunctionModel(nondeterministic, name="noisy"), embedder="hash", run_dir="two")
+    b = second.generate_goldens_from_docs(SAMPLE, num_goldens=10)
+    assert len(noisy.prompts) == made  # the cache answered everything
+    assert second.manifest["totals"]["requests"] == 0
+    assert second.manifest["totals"]["cached"] > 0
+    assert [g.model_dump() for g in a] == [g.model_dump() for g in b]
+
+
+def test_rerunning_a_finished_run_makes_no_request_and_gives_the_same_dataset() -> None:
+    replies = Replies()
+    a = synthesizer(replies, cache=None).generate_goldens_from_docs(SAMPLE, num_goldens=8)
+    made = len(replies.prompts)
+    again = synthesizer(replies, cache=None)
+    b = again.generate_goldens_from_docs(SAMPLE, num_goldens=8)
+    assert len(replies.prompts) == made  # the run directory's stage outputs answered it
+    assert a == b
+    assert len(again.manifest["sessions"]) == 2
+
+
+def test_streaming_first_goldens_finish_while_later_contexts_are_scored() -> None:
+    order: list[str] = []
+    critic_calls = 0
+    replies = Replies()
+    original = replies.__call__
+
+    async def traced(prompt: str, system: str | None = None) -> str:
+        nonlocal critic_calls
+        stage = stage_of(prompt)
+        if stage == "critic":
+            critic_calls += 1
+            if critic_calls > 1:  # every critic batch but the first is slow
+                await asyncio.sleep(0.5)
+        reply = await original(prompt, system)
+        order.append(stage)
+        return reply
+
+    synth = Synthesizer(FunctionModel(traced), embedder="hash", cache=None)
+    assert len(synth.generate_goldens_from_docs(SAMPLE, num_goldens=20)) == 20
+    # goldens of the first batch's contexts were finished while the other batches were scored
+    assert order.index("expected") < len(order) - 1 - order[::-1].index("critic")
+    assert critic_calls >= 3
+
+
+def test_from_contexts_from_scratch_and_from_goldens() -> None:
+    contexts = [
+        ["The HB-10 battery stores 10 kWh and charges from solar panels during the day."],
+        [
+            "Firmware 3.4 adds dynamic tariffs in selected regions.",
+            "Dynamic tariffs read hourly prices from the supplier.",
+        ],
+    ]
+    synth = synthesizer(Replies())
+    from_contexts = synth.generate_goldens_from_contexts(contexts, source_files=["a.txt", "b.txt"])
+    assert len(from_contexts) == 4
+    assert {tuple(g.context) for g in from_contexts} == {tuple(c) for c in contexts}
+    assert all(g.context_ids and g.source_files for g in from_contexts)
+
+    styling = StylingConfig(
+        scenario="Owners of a home battery ask its support chatbot",
+        task="answer support questions",
+        input_format="a short chat message",
+    )
+    scratch = synthesizer(Replies(), styling_config=styling)
+    made = scratch.generate_goldens_from_scratch(7)
+    assert len(made) == 7
+    assert all(g.context is None and g.expected_output for g in made)
+    assert all(g.metadata["styling"]["scenario"] == styling.scenario for g in made)
+
+    with pytest.raises(ConfigError, match="scenario"):
+        synthesizer(Replies()).generate_goldens_from_scratch(3)
+
+    again = synthesizer(Replies()).generate_goldens_from_goldens(from_contexts, num_goldens=6)
+    assert len(again) == 6
+    assert all(g.context for g in again)
+
+
+def test_personas_and_styling_are_recorded() -> None:
+    styling = StylingConfig(
+        scenario="Customers ask a support chatbot",
+        task="answer support questions",
+        input_format="a chat message",
+        personas=["an anxious first-time owner", "an installer who wants exact figures"],
+    )
+    synth = synthesizer(Replies(), styling_config=styling)
+    dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=8)
+    assert len(dataset) == 8
+    assert {g.metadata["persona"] for g in dataset} <= set(styling.personas)
+    assert all(g.input.startswith("Hi (") for g in dataset)
+    rows = {r["stage"]: r for r in synth.manifest["stages"]}
+    assert rows["style"]["requests"] == rows["style"]["items_in"]
+
+
+def test_cancelling_a_run_keeps_everything_done_and_a_rerun_finishes_it() -> None:
+    replies = Replies(delay=lambda prompt: 0.01)
+    synth = synthesizer(replies, cache=None)
+
+    async def cancel_midway() -> None:
+        task = asyncio.create_task(synth.a_generate_goldens_from_docs(SAMPLE, num_goldens=20))
+        while sum(1 for p in replies.prompts if stage_of(p) == "expected") < 3:
+            await asyncio.sleep(0.005)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_midway())
+    assert synth.manifest["status"] == "interrupted"
+    run_dir = Path(synth.manifest["run_dir"])
+    done = len((run_dir / "expected.jsonl").read_text().splitlines())
+    assert done >= 1
+    before = len(replies.prompts)
+    rerun = synthesizer(replies, cache=None)
+    dataset = rerun.generate_goldens_from_docs(SAMPLE, num_goldens=20)
+    assert len(dataset) == 20 and rerun.manifest["status"] == "complete"
+    fresh = synthesizer(Replies(), cache=None, run_dir="fresh").generate_goldens_from_docs(
+        SAMPLE, num_goldens=20
+    )
+    assert [g.model_dump() for g in dataset] == [g.model_dump() for g in fresh]
+    # the stages journaled before the cancel were not asked again
+    expected_again = sum(1 for p in replies.prompts[before:] if stage_of(p) == "expected")
+    assert expected_again <= 10 - done
