@@ -79,6 +79,8 @@ def run_synth(
         "stages": manifest.get("stages", []),
         "totals": manifest.get("totals", {}),
         "contexts": manifest.get("contexts", {}),
+        "config": manifest.get("config", {}),
+        "max_concurrent": synthesizer.max_concurrent,
         "files": (manifest.get("inputs") or {}).get("files"),
         "sample": [
             {"input": golden.input, "expected_output": golden.expected_output}

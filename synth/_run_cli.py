@@ -35,11 +35,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"dataset file; its suffix picks the format: .jsonl .json .csv .parquet "
         f"(default: the pipeline's output, else {DEFAULT_OUTPUT})",
     )
-    p.add_argument("--goldens", type=int, metavar="N", help="deliver exactly N goldens (topping up)")
+    p.add_argument(
+        "--goldens", type=int, metavar="N", help="deliver exactly N goldens (topping up)"
+    )
     p.add_argument("--model", metavar="SPEC", help="generator model, provider:model")
     p.add_argument("--critic-model", metavar="SPEC", help="critic model (default: --model)")
-    p.add_argument("--embedder", metavar="SPEC", help="openai:<model>, local:all-MiniLM-L6-v2 or hash")
-    p.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server for openai:<model>")
+    p.add_argument(
+        "--embedder", metavar="SPEC", help="openai:<model>, local:all-MiniLM-L6-v2 or hash"
+    )
+    p.add_argument(
+        "--base-url", metavar="URL", help="an OpenAI-compatible server for openai:<model>"
+    )
     p.add_argument("--seed", type=int, metavar="N", help="the run's seed (0)")
     p.add_argument(
         "--run-dir",
@@ -47,8 +53,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="where the run keeps its stage outputs and manifest (default: .synth/runs/<run id>; "
         "the same command finds the same run and resumes it)",
     )
-    p.add_argument("--max-concurrent", type=int, metavar="N", help="requests in flight at most (32)")
-    p.add_argument("--pipeline", metavar="FILE", help="a pipeline file (pipelines/*.toml); flags win")
+    p.add_argument(
+        "--max-concurrent", type=int, metavar="N", help="requests in flight at most (32)"
+    )
+    p.add_argument(
+        "--pipeline", metavar="FILE", help="a pipeline file (pipelines/*.toml); flags win"
+    )
     p.add_argument(
         "--plan",
         action="store_true",
@@ -76,6 +86,8 @@ def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
 def run(args: argparse.Namespace) -> int:
     config = pipeline_from_args(args)
     out = Console(highlight=False)
+    if not out.is_terminal:  # a file or a pipe: do not wrap the table at 80 columns
+        out = Console(highlight=False, width=160)
     err = Console(stderr=True, highlight=False)
     if config.model is None and default_model_spec(config.base_url) is None:
         for line in NO_MODEL_LINES:
@@ -86,7 +98,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     synthesizer = _synthesizer(config, args)
     if args.plan:
-        _print_plan(synthesizer.plan_from_docs(args.paths, num_goldens=config.num_goldens), args, out)
+        _print_plan(
+            synthesizer.plan_from_docs(args.paths, num_goldens=config.num_goldens), args, out
+        )
         return 0
     quiet = args.quiet or args.json
     synthesizer.progress = NullProgress() if quiet else RichProgress(err)
@@ -105,12 +119,22 @@ def run(args: argparse.Namespace) -> int:
     dataset.save(output)
     manifest = synthesizer.manifest or {}
     if args.json:
-        print(json.dumps({"output": str(output), "goldens": len(dataset), **manifest}, ensure_ascii=False))
+        print(
+            json.dumps(
+                {"output": str(output), "goldens": len(dataset), **manifest}, ensure_ascii=False
+            )
+        )
         return 0
     if not args.quiet:
         out.print(render_table(manifest.get("stages", []), title=f"run {manifest.get('run_id')}"))
         for reason in manifest.get("shortfall", []):
             print(f"fewer goldens than asked: {reason}")
+        contexts = manifest.get("contexts") or {}
+        if contexts.get("corpus_too_small"):
+            print(
+                "note: the corpus is small for this many contexts: seeds were drawn a second "
+                f"time and {contexts.get('reused_chunks', 0)} chunks sit in two contexts"
+            )
     print(_summary(manifest, output, len(dataset)))
     return 0
 

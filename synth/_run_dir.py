@@ -134,6 +134,12 @@ class Journal:
     def close(self) -> None:
         self._fh.close()
 
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 class RunDir:
     """One run's folder: its journals, its manifest, and a lock so two processes never share it.

@@ -90,9 +90,10 @@ class SeedBatch:
 
     @property
     def key(self) -> str:
-        return f"batch{self.index}:" + hashlib.sha256(
-            "\x1f".join(c.id for c in self.seeds).encode()
-        ).hexdigest()[:12]
+        return (
+            f"batch{self.index}:"
+            + hashlib.sha256("\x1f".join(c.id for c in self.seeds).encode()).hexdigest()[:12]
+        )
 
 
 class DocsFeed:
@@ -138,6 +139,8 @@ class DocsFeed:
         self.reused_chunks = 0
         self._next_group = 0
         self._tasks: set[asyncio.Task[None]] = set()
+        #: why no more candidates can come, once none can
+        self.exhausted_reason = "the corpus has no more chunks to start a context from"
         self.error: BaseException | None = None
         for _ in range(self.lookahead):
             self._create_batch()
@@ -282,9 +285,7 @@ class DocsFeed:
                     }
                 )
             seq = len(self.candidates)
-            candidate = Candidate(
-                seq, f"{context.id}#{seq}", context, position=positions[seed_id]
-            )
+            candidate = Candidate(seq, f"{context.id}#{seq}", context, position=positions[seed_id])
             self.candidates.append(candidate)
             new.append(candidate)
         return new
@@ -324,6 +325,7 @@ class ListFeed:
         self.selector_exhausted = True
         self.reused_chunks = 0
         self.drawn = len(self.candidates)
+        self.exhausted_reason = "every given context was used"
 
     pending = 0
 

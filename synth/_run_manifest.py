@@ -161,12 +161,13 @@ def render_table(rows: Sequence[Mapping[str, Any]], title: str | None = None) ->
         ("stage", "left"),
         ("in", "right"),
         ("out", "right"),
-        ("dropped (reason: n)", "left"),
+        ("dropped", "left"),
         ("requests", "right"),
         ("cached", "right"),
         ("retries", "right"),
         ("failed", "right"),
-        ("tokens in/out", "right"),
+        ("tokens in", "right"),
+        ("tokens out", "right"),
         ("cost $", "right"),
     ):
         table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
@@ -181,7 +182,8 @@ def render_table(rows: Sequence[Mapping[str, Any]], title: str | None = None) ->
             str(row.get("cached", 0)),
             str(row.get("retries", 0)),
             str(row.get("failures", 0)),
-            f"{row.get('input_tokens', 0):,}/{row.get('output_tokens', 0):,}",
+            f"{row.get('input_tokens', 0):,}",
+            f"{row.get('output_tokens', 0):,}",
             f"{row.get('cost_usd', 0):.4f}",
         )
     return table

@@ -21,7 +21,14 @@ from synth.generate.templates import PromptSet
 from synth.llm.pricing import price_for
 
 #: reply tokens assumed per item of each stage (a passage scored, an input written, an answer)
-REPLY_TOKENS = {"critic": 45, "inputs": 35, "filter": 40, "evolve": 45, "style": 45, "expected": 120}
+REPLY_TOKENS = {
+    "critic": 45,
+    "inputs": 35,
+    "filter": 40,
+    "evolve": 45,
+    "style": 45,
+    "expected": 120,
+}
 #: stages whose requests go to the critic model
 CRITIC_STAGES = ("critic", "filter")
 
@@ -126,7 +133,10 @@ def make_plan(
         goldens = min(goldens, num_goldens)
     notes = [
         "counts assume every seed passes the critic and every input passes the filter at once; "
-        "replacements and rewrites add requests"
+        "replacements and rewrites add requests",
+        f"priced as {generator}"
+        + (f" (critic {critic})" if critic != generator else "")
+        + "; reply tokens are estimates",
     ]
     return Plan(
         files=files,

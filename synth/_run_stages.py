@@ -128,7 +128,9 @@ class CandidateRunner:
         return drafts, await self._vectors(candidate, drafts)
 
     # ---- one stage -------------------------------------------------------------------------------
-    async def _run_stage(self, stage: str, candidate: Candidate, drafts: list[Draft]) -> list[Draft]:
+    async def _run_stage(
+        self, stage: str, candidate: Candidate, drafts: list[Draft]
+    ) -> list[Draft]:
         s = self.settings
         if stage == "inputs":
             return await self._inputs(candidate)
@@ -136,7 +138,9 @@ class CandidateRunner:
             assert s.filtration is not None
             return await input_filter.run(drafts, s.critic, s.filtration, prompts=s.prompts)
         if stage == "evolve":
-            return await evolve.run(drafts, s.generator, s.evolution, seed=s.seed, prompts=s.prompts)
+            return await evolve.run(
+                drafts, s.generator, s.evolution, seed=s.seed, prompts=s.prompts
+            )
         if stage == "style":
             return await style.run(drafts, s.generator, s.styling, seed=s.seed, prompts=s.prompts)
         if stage == "expected":
@@ -192,7 +196,9 @@ class CandidateRunner:
         record = self.run.journal("inputs").get(candidate.key)
         future = self._scratch_future(candidate.seq)
         if record is not None and not future.done():
-            future.set_result([row["input"] for row in record["drafts"] if row["drop_reason"] is None])
+            future.set_result(
+                [row["input"] for row in record["drafts"] if row["drop_reason"] is None]
+            )
 
     # ---- vectors for deduplication ---------------------------------------------------------------
     async def _vectors(self, candidate: Candidate, drafts: list[Draft]) -> list[list[float]]:
@@ -209,4 +215,11 @@ class CandidateRunner:
         return vectors
 
 
-__all__ = ["MAX_EXAMPLES", "STAGES", "CandidateRunner", "StageSettings", "dump_drafts", "load_drafts"]
+__all__ = [
+    "MAX_EXAMPLES",
+    "STAGES",
+    "CandidateRunner",
+    "StageSettings",
+    "dump_drafts",
+    "load_drafts",
+]

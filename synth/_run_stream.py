@@ -228,7 +228,9 @@ class Stream:
                 self.done = True
 
     def _enough(self) -> bool:
-        return self.target.num_goldens is not None and self.goldens_so_far >= self.target.num_goldens
+        return (
+            self.target.num_goldens is not None and self.goldens_so_far >= self.target.num_goldens
+        )
 
     # ---- the end ---------------------------------------------------------------------------------
     async def _stop(self) -> None:
@@ -259,7 +261,7 @@ class Stream:
                 "1 + max_retries times"
             )
         elif self.feed.exhausted:
-            reasons.append("the corpus has no more chunks to start a context from")
+            reasons.append(self.feed.exhausted_reason)
         drops: Counter[str] = Counter()
         for slot in self.slots[: self.head]:
             for draft in slot.drafts or []:

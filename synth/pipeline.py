@@ -192,24 +192,74 @@ class Synthesizer:
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
-    # ---- the four ways in --------------------------------------------------------------------------
+    # ---- the four ways in (sync twins of the async methods below) --------------------------------
     def generate_goldens_from_docs(
-        self, document_paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], **kw: Any
+        self,
+        document_paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        *,
+        num_goldens: int | None = None,
+        include_expected_output: bool | None = None,
+        max_goldens_per_context: int | None = None,
+        context_construction_config: ContextConstructionConfig | None = None,
     ) -> Dataset:
-        """Goldens from the documents under ``document_paths`` (see :meth:`a_generate_goldens_from_docs`)."""
-        return run_sync(self.a_generate_goldens_from_docs(document_paths, **kw))
+        """Goldens from documents (see :meth:`a_generate_goldens_from_docs`)."""
+        return run_sync(
+            self.a_generate_goldens_from_docs(
+                document_paths,
+                num_goldens=num_goldens,
+                include_expected_output=include_expected_output,
+                max_goldens_per_context=max_goldens_per_context,
+                context_construction_config=context_construction_config,
+            )
+        )
 
-    def generate_goldens_from_contexts(self, contexts: Sequence[Any], **kw: Any) -> Dataset:
+    def generate_goldens_from_contexts(
+        self,
+        contexts: Sequence[Context | Sequence[str]],
+        *,
+        num_goldens: int | None = None,
+        include_expected_output: bool | None = None,
+        max_goldens_per_context: int | None = None,
+        source_files: Sequence[Sequence[str] | str] | None = None,
+    ) -> Dataset:
         """Goldens from given contexts (see :meth:`a_generate_goldens_from_contexts`)."""
-        return run_sync(self.a_generate_goldens_from_contexts(contexts, **kw))
+        return run_sync(
+            self.a_generate_goldens_from_contexts(
+                contexts,
+                num_goldens=num_goldens,
+                include_expected_output=include_expected_output,
+                max_goldens_per_context=max_goldens_per_context,
+                source_files=source_files,
+            )
+        )
 
-    def generate_goldens_from_scratch(self, num_goldens: int, **kw: Any) -> Dataset:
+    def generate_goldens_from_scratch(
+        self, num_goldens: int, *, include_expected_output: bool | None = None
+    ) -> Dataset:
         """Goldens from the styling alone (see :meth:`a_generate_goldens_from_scratch`)."""
-        return run_sync(self.a_generate_goldens_from_scratch(num_goldens, **kw))
+        return run_sync(
+            self.a_generate_goldens_from_scratch(
+                num_goldens, include_expected_output=include_expected_output
+            )
+        )
 
-    def generate_goldens_from_goldens(self, goldens: Any, **kw: Any) -> Dataset:
+    def generate_goldens_from_goldens(
+        self,
+        goldens: Any,
+        *,
+        num_goldens: int | None = None,
+        max_goldens_per_golden: int | None = None,
+        include_expected_output: bool | None = None,
+    ) -> Dataset:
         """New goldens written like given ones (see :meth:`a_generate_goldens_from_goldens`)."""
-        return run_sync(self.a_generate_goldens_from_goldens(goldens, **kw))
+        return run_sync(
+            self.a_generate_goldens_from_goldens(
+                goldens,
+                num_goldens=num_goldens,
+                max_goldens_per_golden=max_goldens_per_golden,
+                include_expected_output=include_expected_output,
+            )
+        )
 
     async def a_generate_goldens_from_docs(
         self,
@@ -231,6 +281,13 @@ class Synthesizer:
         async with self._run("docs", key_inputs, num_goldens, generation, contexts_config) as run:
             store, report, chunks = self._ingest(paths, contexts_config)
             try:
+                if report.notice:
+                    run.note(report.notice)
+                read = sum(1 for f in report.files if f.status == "ok")
+                run.note(
+                    f"ingested {read} of {len(report.files)} files: {len(chunks)} chunks "
+                    f"({report.embedded} embedded now, {report.reused} already stored)"
+                )
                 run.rows.append(_ingest_row(report))
                 run.info["inputs"] = {
                     "paths": paths,
@@ -358,7 +415,9 @@ class Synthesizer:
         )
 
     # ---- the parts ---------------------------------------------------------------------------------
-    def _generation(self, include_expected: bool | None, per_context: int | None) -> GenerationConfig:
+    def _generation(
+        self, include_expected: bool | None, per_context: int | None
+    ) -> GenerationConfig:
         changes: dict[str, Any] = {}
         if include_expected is not None:
             changes["include_expected_output"] = include_expected
@@ -470,7 +529,9 @@ class Synthesizer:
             "contexts": contexts_config.model_dump(mode="json") if contexts_config else None,
             "context_critic": self.use_context_critic,
             "generation": generation.model_dump(mode="json"),
-            "filtration": self.filtration_config.model_dump(mode="json") if self.use_filter else None,
+            "filtration": self.filtration_config.model_dump(mode="json")
+            if self.use_filter
+            else None,
             "evolution": self.evolution_config.model_dump(mode="json"),
             "styling": self.styling_config.model_dump(mode="json"),
         }
@@ -560,6 +621,10 @@ class _Run:
         finally:
             self.dir.close()
 
+    def note(self, text: str) -> None:
+        """A line for the user, on the progress display (nothing without one)."""
+        (self.owner.progress or NullProgress()).note(text)
+
     # ---- stages 2 to 11 ------------------------------------------------------------------------
     async def execute(self, feed: Any, target: Target) -> Dataset:
         """Stream candidates from ``feed`` through the generation stages until ``target``."""
@@ -584,9 +649,7 @@ class _Run:
         return self.dataset
 
     def _dataset(self, result: StreamResult) -> Dataset:
-        models = {
-            name: identity for name, identity in self.key["models"].items()
-        }
+        models = {name: identity for name, identity in self.key["models"].items()}
         goldens: list[Golden] = [
             draft.to_golden(
                 models=models,
@@ -658,6 +721,17 @@ class _Run:
         rows.extend(draft_rows(self.settings.active_stages(), drafts, len(committed)))
         return rows
 
+    def _shared_chunks(self) -> int:
+        """Chunks that sit in more than one context the run used (only when the corpus is small)."""
+        stream = self.stream
+        if stream is None:
+            return 0
+        seen: Counter[str] = Counter()
+        for slot in stream.slots[: stream.head]:
+            if slot.candidate.context is not None:
+                seen.update(set(slot.candidate.context.chunk_ids))
+        return sum(n - 1 for n in seen.values() if n > 1)
+
     def _flush(self, force: bool = False) -> None:
         moment = time.monotonic()
         if not force and moment - self._last_flush < MANIFEST_EVERY:
@@ -681,9 +755,7 @@ class _Run:
             "num_goldens": self.num_goldens,
             "delivered": delivered,
             "shortfall": self.result.shortfall if self.result is not None else [],
-            "requests_per_golden": (
-                round(total["requests"] / delivered, 3) if delivered else None
-            ),
+            "requests_per_golden": (round(total["requests"] / delivered, 3) if delivered else None),
             "models": self.key["models"],
             "prompt_version": self.key["prompt_version"],
             "config": self.key["config"],
@@ -694,11 +766,12 @@ class _Run:
             **self.info,
         }
         if isinstance(self.feed, DocsFeed):
+            shared = self._shared_chunks()
             manifest["contexts"] = {
                 "seeds_drawn": self.feed.drawn,
                 "seeds_scored": self.feed.sent_seeds,
-                "reused_chunks": self.feed.reused_chunks,
-                "corpus_too_small": self.feed.selector.exhausted,
+                "reused_chunks": shared,
+                "corpus_too_small": shared > 0,
             }
         self.owner.manifest = manifest
         self.dir.write_manifest(manifest)
@@ -714,9 +787,7 @@ def _target(generation: GenerationConfig, num_goldens: int | None, contexts: int
     return Target(per_context=per_context, contexts=contexts or 0)
 
 
-def _context_rows(
-    feed: DocsFeed, cut: int | None, settings: StageSettings
-) -> list[dict[str, Any]]:
+def _context_rows(feed: DocsFeed, cut: int | None, settings: StageSettings) -> list[dict[str, Any]]:
     """Rows for stages 2 to 4 over the seeds drawn up to ``cut`` (None: every grouped seed)."""
     outcomes = feed.seed_outcomes(cut)
     seeds = sum(outcomes.values())

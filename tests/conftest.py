@@ -73,3 +73,24 @@ def fake_openai_smart() -> object:
     """A fake server answering every request with :func:`fake_openai.smart_reply` (schema-shaped JSON)."""
     with _fake_openai_module.FakeOpenAI(reply=_fake_openai_module.smart_reply) as server:
         yield server
+
+
+# ---- docs (engineer I): the fake server the docs' `synth` commands talk to -----------------------
+import synth_replies as _synth_replies  # noqa: E402
+
+
+def _docs_reply(request: dict) -> str:
+    """synth's generation prompts get plausible stage replies; anything else (judges) the smart reply."""
+    fmt = request.get("response_format") or {}
+    name = (fmt.get("json_schema") or {}).get("name") if fmt.get("type") == "json_schema" else None
+    prompt = "\n".join(str(m.get("content", "")) for m in request.get("messages") or [])
+    if name in _synth_replies._BY_SCHEMA or _synth_replies.stage_of(prompt) != "other":
+        return _synth_replies.reply(request)
+    return _fake_openai_module.smart_reply(request)
+
+
+@pytest.fixture
+def fake_openai_docs() -> object:
+    """A fake server answering synth's stage prompts like a model would, and judges with JSON."""
+    with _fake_openai_module.FakeOpenAI(reply=_docs_reply) as server:
+        yield server

@@ -367,7 +367,11 @@ class FakeOpenAI:
     # -- lifecycle
     def start(self) -> FakeOpenAI:
         handler = type("Handler", (_Handler,), {"fake": self})
-        server_class = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 256})
+        server_class = type(
+            "Server",
+            (ThreadingHTTPServer,),
+            {"request_queue_size": 256, "handle_error": _quiet_handle_error},
+        )
         self._server = server_class((self._host, self._port), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -548,6 +552,28 @@ class FakeOpenAI:
         return Reply(content=str(value))
 
 
+def _quiet_handle_error(server: ThreadingHTTPServer, request: Any, client_address: Any) -> None:
+    """A client that went away (killed, timed out) is not worth a traceback on stderr."""
+    if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+        return
+    ThreadingHTTPServer.handle_error(server, request, client_address)
+
+
+#: fault -> (status, message, error type) of the HTTP error it answers with
+_HTTP_ERRORS = {
+    "rpm_limit": (429, "requests per minute exceeded", "rate_limit_exceeded"),
+    "rate_limit": (429, "rate limit reached", "rate_limit_exceeded"),
+    "server_error": (500, "the server had an error", "server_error"),
+    "overloaded": (503, "the engine is overloaded", "server_error"),
+    "bad_request": (400, "invalid request", "invalid_request_error"),
+    "auth": (401, "incorrect API key provided", "invalid_api_key"),
+}
+
+
+def _error_body(message: str, kind: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+
+
 def _retry_headers(seconds: float | None) -> dict[str, str]:
     if seconds is None:
         return {}
@@ -576,11 +602,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.wfile.flush()
 
-    def _error(
-        self, status: int, message: str, kind: str, headers: dict[str, str] | None = None
-    ) -> None:
-        body = {"error": {"message": message, "type": kind, "param": None, "code": kind}}
-        self._send_json(status, body, headers)
+    def _error(self, status: int, message: str, kind: str) -> None:
+        self._send_json(status, _error_body(message, kind))
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
@@ -604,62 +627,55 @@ class _Handler(BaseHTTPRequestHandler):
             return
         fake = self.fake
         entry = fake._begin(path, body, {k.lower(): v for k, v in self.headers.items()})
-        status: int | None = None
-        outcome = "closed"
         try:
-            status, outcome = self._serve(entry, body)
+            status, outcome, payload, headers = self._serve(entry, body)
+        except Exception as exc:  # a test's reply function failed: answer 500 and say why
+            status, outcome = 500, "reply_error"
+            payload, headers = _error_body(f"reply function raised {exc!r}", "server_error"), {}
+        fake._end(entry, status, outcome)  # logged before the client can see the reply
+        if payload is None:
+            return
+        try:
+            self._send_json(status or 500, payload, headers)
         except (BrokenPipeError, ConnectionResetError):
-            outcome = "client_gone"
-        finally:
-            fake._end(entry, status, outcome)
+            entry.outcome = "client_gone"
 
-    def _serve(self, entry: LoggedRequest, body: dict[str, Any]) -> tuple[int | None, str]:
+    def _serve(
+        self, entry: LoggedRequest, body: dict[str, Any]
+    ) -> tuple[int | None, str, Any, dict[str, str]]:
+        """``(status, outcome, payload, headers)``; no payload means no reply at all."""
         fake = self.fake
         fault, wait = fake._choose_fault(entry.kind)
         if fault == "hang":
             fake._closing.wait()
             self.close_connection = True
-            return None, "hang"
+            return None, "hang", None, {}
         if fault == "disconnect":
             self.close_connection = True
             try:
                 self.connection.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-            return None, "disconnect"
+            return None, "disconnect", None, {}
         delay = fake._latency()
         if delay > 0 and fake._closing.wait(delay):
             self.close_connection = True
-            return None, "closed"
-        if fault == "rpm_limit":
-            self._error(
-                429, "requests per minute exceeded", "rate_limit_exceeded", _retry_headers(wait)
-            )
-            return 429, fault
-        if fault == "rate_limit":
-            headers = _retry_headers(fake.retry_after)
-            self._error(429, "rate limit reached", "rate_limit_exceeded", headers)
-            return 429, fault
-        if fault == "server_error":
-            self._error(500, "the server had an error", "server_error")
-            return 500, fault
-        if fault == "overloaded":
-            self._error(503, "the engine is overloaded", "server_error")
-            return 503, fault
-        if fault == "bad_request":
-            self._error(400, "invalid request", "invalid_request_error")
-            return 400, fault
-        if fault == "auth":
-            self._error(401, "incorrect API key provided", "invalid_api_key")
-            return 401, fault
+            return None, "closed", None, {}
+        if fault in _HTTP_ERRORS:
+            status, message, kind = _HTTP_ERRORS[fault]
+            headers = {}
+            if fault == "rpm_limit":
+                headers = _retry_headers(wait)
+            elif fault == "rate_limit":
+                headers = _retry_headers(fake.retry_after)
+            return status, fault, _error_body(message, kind), headers
         if entry.kind == "embeddings":
-            self._send_json(200, self._embeddings(body))
-            return 200, "ok"
+            return 200, "ok", self._embeddings(body), {}
         reply = fake._answer(body)
         if reply.body is not None or reply.status != 200:
-            payload = reply.body if reply.body is not None else {"error": {"message": "scripted"}}
-            self._send_json(reply.status, payload, reply.headers)
-            return reply.status, "ok" if reply.status == 200 else f"status_{reply.status}"
+            payload = reply.body if reply.body is not None else _error_body("scripted", "scripted")
+            outcome = "ok" if reply.status == 200 else f"status_{reply.status}"
+            return reply.status, outcome, payload, reply.headers
         content, finish = reply.content or "", reply.finish_reason
         if fault == "cutoff":
             content, finish = content[: max(1, len(content) // 2)], "length"
@@ -674,8 +690,8 @@ class _Handler(BaseHTTPRequestHandler):
             content = (
                 f"Sure! Here is the JSON you asked for:\n{content}\nLet me know if you need more."
             )
-        self._send_json(200, self._completion(body, content, finish, reply.usage), reply.headers)
-        return 200, fault or "ok"
+        payload = self._completion(body, content, finish, reply.usage)
+        return 200, fault or "ok", payload, reply.headers
 
     def _completion(
         self, body: dict[str, Any], content: str, finish: str, usage: dict[str, int] | None

@@ -29,7 +29,9 @@ from typing import Any
 _lock = threading.Lock()
 _answered = 0
 
-_NUMBERED = re.compile(r"\[(?:Passage |Example )?(\d+)\]\n(.*?)(?=\n\n\[(?:Passage |Example )?\d+\]\n|\Z)", re.DOTALL)
+_NUMBERED = re.compile(
+    r"\[(?:Passage |Example )?(\d+)\]\n(.*?)(?=\n\n\[(?:Passage |Example )?\d+\]\n|\Z)", re.DOTALL
+)
 _SENTENCE = re.compile(r"[^.!?\n]{20,}[.!?]")
 _WORDS = re.compile(r"[A-Za-z][A-Za-z0-9'-]+")
 
@@ -187,7 +189,9 @@ def _expected(prompt: str) -> dict[str, Any]:
     outputs = []
     for i, question in enumerate(inputs, start=1):
         sentence = sentences[int(_hashed(question) * len(sentences))]
-        outputs.append({"index": i, "expected_output": f"According to the documentation: {sentence}"})
+        outputs.append(
+            {"index": i, "expected_output": f"According to the documentation: {sentence}"}
+        )
     return {"outputs": outputs}
 
 

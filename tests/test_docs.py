@@ -1,12 +1,19 @@
 """Every code block in README.md and docs/*.md runs, so the docs cannot rot.
 
-- ```python blocks run in order, one namespace per file, in a fresh folder that holds the repo's
-  ``sample_docs/`` and ``pipelines/``. A line ``expr  # value`` (the comment may continue on the next
-  lines) is checked: ``repr(expr)`` must equal ``value``.
-- ```sh / ```console blocks: each line that starts with ``synth`` (optionally after ``$ ``) runs as a
-  real command, with the openai provider pointed at the fake OpenAI-compatible server.
+The blocks of one page run in order, in one fresh folder that holds the repo's ``sample_docs/``
+and ``pipelines/``, with the openai provider pointed at a fake OpenAI-compatible server
+(``OPENAI_BASE_URL``; fixture ``fake_openai_docs`` in conftest.py) that answers synth's stage
+prompts like a model would and judges with schema-shaped JSON.
+
+- ```python blocks run in one namespace per page. A line ``expr  # value`` (the comment may
+  continue on the next lines) is checked: ``repr(expr)`` must equal ``value`` (whitespace aside).
+- ```sh / ```console blocks: each line that starts with ``synth`` (optionally after ``$ ``) runs as
+  a real command (``python -m synth``) and must exit 0.
+- A block whose info string says ``file=NAME`` (```python file=my_system.py) is written to NAME in
+  the folder instead of being run, so later commands can use it.
 - An HTML comment ``<!-- no-run -->`` right before a block skips it (for set-up commands and
-  snippets that need a real key); ``<!-- fails -->`` expects a non-zero exit code.
+  snippets that need a real key); ``<!-- fails -->`` expects every command of the block to exit
+  non-zero with a one-line ``synth: error: ...`` (no traceback).
 """
 
 from __future__ import annotations
@@ -24,11 +31,15 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 DOC_FILES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+FAKE_KEY = "sk-test-docs-not-a-real-key"
 
 _BLOCK = re.compile(
-    r"(?P<marker><!--\s*(?P<flag>no-run|fails)\s*-->\s*\n)?```(?P<lang>[a-z]*)[^\n]*\n(?P<body>.*?)\n```",
+    r"(?P<marker><!--\s*(?P<flag>no-run|fails)\s*-->\s*\n)?"
+    r"```(?P<lang>[a-z]*)(?P<info>[^\n]*)\n(?P<body>.*?)\n```",
     re.DOTALL,
 )
+_FILE = re.compile(r"\bfile=(?P<name>\S+)")
+_COMMAND_LANGS = ("sh", "console", "bash", "shell")
 
 
 @dataclass
@@ -38,6 +49,11 @@ class Block:
     lang: str
     body: str
     flag: str | None
+    file: str | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{_doc_id(self.path)}:{self.line}"
 
 
 def blocks(path: Path) -> list[Block]:
@@ -45,7 +61,17 @@ def blocks(path: Path) -> list[Block]:
     found = []
     for m in _BLOCK.finditer(text):
         line = text.count("\n", 0, m.start("body")) + 1
-        found.append(Block(path, line, m.group("lang"), m.group("body"), m.group("flag")))
+        named = _FILE.search(m.group("info"))
+        found.append(
+            Block(
+                path,
+                line,
+                m.group("lang"),
+                m.group("body"),
+                m.group("flag"),
+                named.group("name") if named else None,
+            )
+        )
     return found
 
 
@@ -88,12 +114,12 @@ def _split_checks(source: str) -> list[tuple[str, str | None]]:
 
 def _run_python(block: Block, namespace: dict) -> None:
     for code, expected in _split_checks(block.body):
-        where = f"{_doc_id(block.path)}:{block.line}"
         if expected is None:
-            exec(compile(code, where, "exec"), namespace)
+            exec(compile(code, block.where, "exec"), namespace)
         else:
-            value = eval(compile(code, where, "eval"), namespace)
-            assert " ".join(repr(value).split()) == " ".join(expected.split()), f"{where}: {code}"
+            value = eval(compile(code, block.where, "eval"), namespace)
+            got = " ".join(repr(value).split())
+            assert got == " ".join(expected.split()), f"{block.where}: {code}\n  got: {got}"
 
 
 def _synth_commands(block: Block) -> list[str]:
@@ -105,38 +131,61 @@ def _synth_commands(block: Block) -> list[str]:
     return commands
 
 
+def _run_command(block: Block, command: str, folder: Path, env: dict[str, str]) -> None:
+    argv = [sys.executable, "-m", "synth", *shlex.split(command)[1:]]
+    proc = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, timeout=600)
+    where = f"{block.where}: {command}"
+    output = f"\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+    if block.flag == "fails":
+        assert proc.returncode != 0, where + output
+        assert "Traceback" not in proc.stderr, where + output
+        assert "synth: error: " in proc.stderr, where + output
+    else:
+        assert proc.returncode == 0, where + output
+
+
+def _runnable(block: Block) -> bool:
+    if block.flag == "no-run":
+        return False
+    return block.file is not None or block.lang == "python" or block.lang in _COMMAND_LANGS
+
+
+def test_every_page_has_runnable_blocks_or_none_at_all() -> None:
+    """A block marked ``fails`` must hold a command; a ``file=`` block must name a plain file."""
+    for path in DOC_FILES:
+        for block in blocks(path):
+            if block.flag == "fails":
+                assert _synth_commands(block), f"{block.where}: a fails block without a command"
+            if block.file is not None:
+                assert "/" not in block.file and block.file not in (".", ".."), block.where
+
+
 @pytest.mark.parametrize("path", DOC_FILES, ids=_doc_id)
-def test_doc_python_blocks(path: Path, doc_folder: Path) -> None:
-    todo = [b for b in blocks(path) if b.lang == "python" and b.flag != "no-run"]
+def test_doc_blocks(
+    path: Path,
+    doc_folder: Path,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    todo = [b for b in blocks(path) if _runnable(b)]
     if not todo:
-        pytest.skip("no python blocks")
+        pytest.skip("no runnable blocks")
+    server_env = _fake_server_env(request)
+    for name, value in server_env.items():
+        monkeypatch.setenv(name, value)
+    env = {**os.environ, **server_env}
     namespace: dict = {"__name__": "__doc__"}
     for block in todo:
-        _run_python(block, namespace)
-
-
-@pytest.mark.parametrize("path", DOC_FILES, ids=_doc_id)
-def test_doc_commands(path: Path, doc_folder: Path, request: pytest.FixtureRequest) -> None:
-    todo = [b for b in blocks(path) if b.lang in ("sh", "console", "bash", "shell") and b.flag != "no-run"]
-    commands = [(b, c) for b in todo for c in _synth_commands(b)]
-    if not commands:
-        pytest.skip("no synth commands")
-    env = dict(os.environ)
-    env.update(_fake_server_env(request))
-    for block, command in commands:
-        argv = [sys.executable, "-m", "synth", *shlex.split(command)[1:]]
-        proc = subprocess.run(argv, cwd=doc_folder, env=env, capture_output=True, text=True, timeout=600)
-        where = f"{_doc_id(block.path)}:{block.line}: {command}"
-        if block.flag == "fails":
-            assert proc.returncode != 0, where
+        if block.file is not None:
+            (doc_folder / block.file).write_text(block.body + "\n", encoding="utf-8")
+        elif block.lang == "python":
+            _run_python(block, namespace)
         else:
-            assert proc.returncode == 0, f"{where}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+            for command in _synth_commands(block):
+                _run_command(block, command, doc_folder, env)
 
 
 def _fake_server_env(request: pytest.FixtureRequest) -> dict[str, str]:
-    """Point the openai provider at the fake server when the test suite provides one."""
-    try:
-        server = request.getfixturevalue("fake_openai_smart")
-    except pytest.FixtureLookupError:
-        return {}
-    return {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-docs-not-a-real-key"}
+    """Point the openai provider at the fake server."""
+    server = request.getfixturevalue("fake_openai_docs")
+    return {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": FAKE_KEY}

@@ -75,6 +75,10 @@ def test_fixed_replies_and_reply_functions(fake_openai) -> None:
     )
     answer = _ask(client)
     assert answer.choices[0].finish_reason == "length" and answer.usage.prompt_tokens == 7
+    fake_openai.reply = lambda request: 1 / 0
+    with pytest.raises(openai.InternalServerError, match="ZeroDivisionError"):
+        _ask(client)
+    assert fake_openai.requests[-1].outcome == "reply_error"
     client.close()
 
 
@@ -168,7 +172,7 @@ def test_log_duplicates_and_reset(fake_openai) -> None:
     assert len(fake_openai.duplicates()) == 1
     first = fake_openai.requests[0]
     assert first.prompt == "same" and first.headers["authorization"] == "Bearer sk-log-test"
-    assert fake_openai.peak_in_flight >= 1
+    assert fake_openai.peak_in_flight >= 1 and fake_openai.in_flight == 0
     fake_openai.reset()
     assert fake_openai.request_count() == 0
     client.close()

@@ -53,9 +53,9 @@ def _judges_table(
 ) -> Table:
     table = Table(title="judges")
     table.add_column("judge")
-    table.add_column("model", overflow="fold")
-    for column in ("responses", "cached", "input tokens", "output tokens", "errors"):
-        table.add_column(column, justify="right")
+    table.add_column("model", overflow="fold", min_width=14)
+    for column in ("replies", "cached", "in tokens", "out tokens", "errors"):
+        table.add_column(column, justify="right", no_wrap=True)
     for name, identity in judges.items():
         counts = usage.get(name, {})
         model = f"{identity.get('provider', '')}:{identity.get('model', '')}"

@@ -1,0 +1,208 @@
+"""``synth generate`` against the fake OpenAI-compatible server (real openai SDK over HTTP)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import fake_openai
+import pytest
+import synth_replies
+
+from synth.cli import main
+from synth.dataset import Dataset
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = str(REPO / "sample_docs")
+PIPELINES = REPO / "pipelines"
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch):
+    """The fake server answering synth's prompts, with the openai provider pointed at it."""
+    with fake_openai.FakeOpenAI(reply=synth_replies.reply) as fake:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-cli-not-a-real-key")
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+        yield fake
+
+
+def stages_asked(server: fake_openai.FakeOpenAI) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for request in server.requests_to("chat"):
+        stage = synth_replies.stage_of(request.prompt)
+        counts[stage] = counts.get(stage, 0) + 1
+    return counts
+
+
+def test_generate_writes_exactly_n_goldens_with_all_metadata(server, capsys) -> None:
+    code = main(["generate", SAMPLE, "--goldens", "20", "-o", "goldens.jsonl"])
+    out = capsys.readouterr().out
+    assert code == 0
+    dataset = Dataset.load("goldens.jsonl")
+    assert len(dataset) == 20
+    manifest = json.loads(next(Path(".synth/runs").glob("*/manifest.json")).read_text())
+    for golden in dataset:
+        assert golden.input and golden.expected_output and golden.context
+        assert golden.context_ids and golden.source_files
+        meta = golden.metadata
+        for key in ("context_quality", "input_quality", "evolutions", "styling", "persona"):
+            assert key in meta
+        assert meta["models"]["generator"]["model"] == "gpt-4.1-mini"
+        assert "sk-test" not in json.dumps(meta)
+        assert meta["prompt_version"] and meta["seed"] == 0 and meta["run_id"] == manifest["run_id"]
+    # the per-stage table adds up: each stage's in = out + dropped, and out feeds the next stage
+    rows = manifest["stages"]
+    names = [r["stage"] for r in rows]
+    assert names == [
+        "ingest",
+        "critic",
+        "group",
+        "inputs",
+        "filter",
+        "evolve",
+        "style",
+        "expected",
+        "dedup",
+    ]
+    for row in rows:
+        if row["stage"] not in ("ingest", "inputs"):
+            assert row["items_in"] == row["items_out"] + sum(row["dropped"].values())
+    for before, after in zip(rows[1:], rows[2:], strict=False):
+        if after["stage"] != "inputs":
+            assert after["items_in"] == before["items_out"], (before["stage"], after["stage"])
+    assert rows[-1]["items_out"] == 20
+    by_stage = {r["stage"]: r for r in rows}
+    asked = stages_asked(server)
+    for stage in ("critic", "inputs", "filter", "evolve", "expected"):
+        assert by_stage[stage]["requests"] == asked.get(stage, 0), stage
+    assert manifest["totals"]["requests"] == server.request_count("chat")
+    assert manifest["versions"]["python"] and manifest["models"]["critic"]["provider"] == "openai"
+    assert "sk-test" not in json.dumps(manifest)
+    # the table and the summary line are printed
+    assert "expected" in out and "dedup" in out
+    assert "wrote 20 of 20 goldens to goldens.jsonl" in out
+
+
+def test_requests_per_golden_with_the_default_pipeline(server, capsys) -> None:
+    code = main(
+        [
+            "generate",
+            SAMPLE,
+            "--goldens",
+            "20",
+            "--pipeline",
+            str(PIPELINES / "default.toml"),
+            "--json",
+        ]
+    )
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    per_golden = report["requests_per_golden"]
+    with capsys.disabled():
+        print(f"\nrequests per golden, default pipeline, 20 goldens from sample_docs: {per_golden}")
+    assert per_golden == round(server.request_count("chat") / 20, 3)
+    assert per_golden <= 3
+
+
+def test_quick_pipeline_skips_critic_filter_and_evolution(server, capsys) -> None:
+    code = main(
+        [
+            "generate",
+            SAMPLE,
+            "--goldens",
+            "6",
+            "--pipeline",
+            str(PIPELINES / "quick.toml"),
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    assert set(stages_asked(server)) == {"inputs", "expected"}
+    assert len(Dataset.load("goldens.jsonl")) == 6
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and out[0].startswith("wrote 6 of 6 goldens")
+
+
+def test_flags_override_the_pipeline_file(server, tmp_path: Path) -> None:
+    pipeline = tmp_path / "mine.toml"
+    pipeline.write_text(
+        '[run]\ngoldens = 9\nseed = 4\noutput = "from-file.json"\n[evolution]\nnum_evolutions = 0\n'
+    )
+    assert main(["generate", SAMPLE, "--pipeline", str(pipeline), "--goldens", "3", "--quiet"]) == 0
+    dataset = Dataset.load("from-file.json")
+    assert len(dataset) == 3 and dataset.metadata["seed"] == 4
+    assert "evolve" not in stages_asked(server)
+
+
+def test_plan_calls_no_model(server, capsys) -> None:
+    code = main(["generate", SAMPLE, "--goldens", "20", "--plan", "--json"])
+    assert code == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert server.request_count("chat") == 0
+    assert plan["contexts"] == 10 and plan["goldens"] == 20
+    stages = {s["stage"]: s for s in plan["stages"]}
+    assert stages["inputs"]["requests"] == 10 and stages["evolve"]["requests"] == 20
+    assert stages["critic"]["requests"] == 3
+    assert all(s["input_tokens"] > 0 and s["output_tokens"] > 0 for s in plan["stages"])
+    assert plan["cost_usd"] > 0  # gpt-4.1-mini has a price
+
+
+def test_no_key_and_no_model_explains_and_shows_the_plan(capsys) -> None:
+    code = main(["generate", SAMPLE, "--embedder", "hash"])
+    captured = capsys.readouterr()
+    assert code == 2
+    lines = captured.err.strip().splitlines()
+    assert "OPENAI_API_KEY" in lines[1] and "--model" in lines[1] and "--base-url" in lines[2]
+    assert "Traceback" not in captured.err
+    assert "plan:" in captured.out and "total" in captured.out
+    assert not Path("goldens.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[run\n", "not valid TOML"),
+        ("[stagez]\nfilter = false\n", "unknown table or key 'stagez'"),
+        ("[run]\ngoldenz = 3\n", "unknown key 'goldenz' in [run]"),
+        (
+            "[filtration]\nsynthetic_input_quality_threshold = 2\n",
+            "synthetic_input_quality_threshold",
+        ),
+        ("[evolution.evolutions]\nreasonning = 1\n", "reasonning"),
+        ('[prompts]\ninputs = "no variables"\n', "[prompts]"),
+    ],
+)
+def test_a_bad_pipeline_file_is_one_clear_line(
+    tmp_path: Path, capsys, content: str, message: str
+) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(content)
+    code = main(["generate", SAMPLE, "--pipeline", str(bad), "--model", "openai:x"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith("synth: error: ") and str(bad) in err[0]
+    assert message in err[0]
+
+
+def test_every_shipped_pipeline_runs(server) -> None:
+    for name in ("default", "quick", "rag-qa", "support-bot"):
+        out = f"{name}.jsonl"
+        code = main(
+            [
+                "generate",
+                SAMPLE,
+                "--goldens",
+                "4",
+                "--pipeline",
+                str(PIPELINES / f"{name}.toml"),
+                "-o",
+                out,
+                "--quiet",
+            ]
+        )
+        assert code == 0, name
+        dataset = Dataset.load(out)
+        assert len(dataset) == 4, name
+    support = Dataset.load("support-bot.jsonl")
+    assert all(g.metadata["persona"] for g in support)
+    assert all(g.input.startswith("Hi (") for g in support)
