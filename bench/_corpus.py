@@ -1,26 +1,41 @@
 """A large synthetic corpus for the ingest bench: PDFs of N pages and .docx files of N paragraphs.
 
-The text is deterministic word salad from a seeded vocabulary (so hash-embedder features and chunk
-ids vary as in real text), and file ``i`` has the same content whatever the corpus size, so a
-smaller corpus is a prefix of a larger one. PDFs are written with fpdf2 and .docx with python-docx.
+The text is deterministic word salad: English words drawn from the repository's ``sample_docs`` text
+files (so a word costs about as many tokens as in real prose, and hash-embedder features and chunk
+ids vary as in real text), with a seeded long-tailed choice. File ``i`` has the same content
+whatever the corpus size, so a smaller corpus is a prefix of a larger one. PDFs are written with
+fpdf2 (core Helvetica font, so Latin-1 text) and .docx with python-docx.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import random
+import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from _util import REPO
 
 PAGES_PER_PDF = 20
 PARAGRAPHS_PER_DOCX = 100
 WORDS_PER_PAGE = 320
-_SYLLABLES = [
-    a + b
-    for a in ("b", "c", "d", "f", "g", "l", "m", "n", "p", "r", "s", "t", "v", "tr", "st", "pl")
-    for b in ("a", "e", "i", "o", "u", "ai", "ou", "er", "an", "on")
-]
+_WORD = re.compile(r"[A-Za-z][a-z]+")
+
+
+@functools.cache
+def vocabulary() -> tuple[str, ...]:
+    """The distinct lower-case words of sample_docs' .md and .txt files, in a fixed shuffled order
+    (the order sets which words are frequent)."""
+    words: set[str] = set()
+    for path in sorted((REPO / "sample_docs").rglob("*")):
+        if path.suffix in (".md", ".txt"):
+            words.update(w.lower() for w in _WORD.findall(path.read_text(encoding="utf-8")))
+    ordered = sorted(words)
+    random.Random(7).shuffle(ordered)
+    return tuple(ordered)
 
 
 @dataclass(frozen=True)
@@ -49,19 +64,13 @@ class _Writer:
     """Sentences and paragraphs of seeded word salad."""
 
     def __init__(self, seed: int) -> None:
-        vocab_rng = random.Random(7)  # the vocabulary is shared by every file
-        self.vocabulary = sorted(
-            {
-                "".join(vocab_rng.choice(_SYLLABLES) for _ in range(vocab_rng.randint(1, 4)))
-                for _ in range(6000)
-            }
-        )
+        self.vocabulary = vocabulary()
         self.rng = random.Random(seed)
 
     def sentence(self) -> str:
         words = [
-            self.vocabulary[int(self.rng.paretovariate(1.1)) % len(self.vocabulary)]
-            if self.rng.random() < 0.5
+            self.vocabulary[int(self.rng.paretovariate(1.0) * 8 - 8) % len(self.vocabulary)]
+            if self.rng.random() < 0.4
             else self.rng.choice(self.vocabulary)
             for _ in range(self.rng.randint(6, 18))
         ]

@@ -5,6 +5,9 @@ Each section below belongs to one stage of the flow: ingest, store, contexts, ge
 evaluate.
 """
 
+# The imports are grouped by stage, in the order the data flows, not sorted as one block.
+# ruff: noqa: I001
+
 from synth.data import Chunk, Context, Document, Golden, Page
 from synth.errors import (
     AuthenticationError,

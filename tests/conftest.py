@@ -13,7 +13,13 @@ import socket
 
 import pytest
 
-for _key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_BASE_URL"):
+for _key in (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "OPENAI_BASE_URL",
+):
     os.environ.pop(_key, None)
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -52,7 +58,9 @@ socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
 
 
 @pytest.fixture(autouse=True)
-def _isolated_cwd(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_cwd(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Run every test in its own empty folder, so `.synth/` never lands in the repo."""
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 

@@ -8,7 +8,7 @@ prompts like a model would and judges with schema-shaped JSON.
 - ```python blocks run in one namespace per page. A line ``expr  # value`` (the comment may
   continue on the next lines) is checked: ``repr(expr)`` must equal ``value`` (whitespace aside).
 - ```sh / ```console blocks: each line that starts with ``synth`` (optionally after ``$ ``) runs as
-  a real command (``python -m synth``) and must exit 0.
+  a real command (``python -m synth``; a ``#`` comment ends it) and must exit 0.
 - A block whose info string says ``file=NAME`` (```python file=my_system.py) is written to NAME in
   the folder instead of being run, so later commands can use it.
 - An HTML comment ``<!-- no-run -->`` right before a block skips it (for set-up commands and
@@ -132,7 +132,7 @@ def _synth_commands(block: Block) -> list[str]:
 
 
 def _run_command(block: Block, command: str, folder: Path, env: dict[str, str]) -> None:
-    argv = [sys.executable, "-m", "synth", *shlex.split(command)[1:]]
+    argv = [sys.executable, "-m", "synth", *shlex.split(command, comments=True)[1:]]
     proc = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, timeout=600)
     where = f"{block.where}: {command}"
     output = f"\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
