@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         dataset = synthesizer.generate_goldens_from_docs(args.paths, num_goldens=config.num_goldens)
     except KeyboardInterrupt:
+        synthesizer.close()
         where = synthesizer.last_run_dir
         if where is not None:
             print(
@@ -114,7 +116,10 @@ def run(args: argparse.Namespace) -> int:
                 "run the same command again to resume",
                 file=sys.stderr,
             )
+        _exit_now_if_requests_hang()
         raise
+    finally:
+        synthesizer.close()
     output = Path(config.output or DEFAULT_OUTPUT)
     dataset.save(output)
     manifest = synthesizer.manifest or {}
@@ -137,6 +142,25 @@ def run(args: argparse.Namespace) -> int:
             )
     print(_summary(manifest, output, len(dataset)))
     return 0
+
+
+def _exit_now_if_requests_hang() -> None:
+    """Exit at once when request threads are still waiting on a server after Ctrl-C.
+
+    Python waits for such threads before it exits, which with a hung server means waiting for
+    the request timeout. Everything the run did is already written (journals are flushed as they
+    go, the manifest was rewritten on the way out), so nothing is lost by not waiting.
+    """
+    waiting = [
+        t
+        for t in threading.enumerate()
+        if t is not threading.main_thread() and t.is_alive() and not t.daemon
+    ]
+    if waiting:
+        print("synth: interrupted", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
 
 
 def _synthesizer(config: PipelineConfig, args: argparse.Namespace) -> Synthesizer:

@@ -106,8 +106,14 @@ def _build(values: dict[str, Any], where: str) -> PipelineConfig:
         return PipelineConfig(**values)
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "<root>"
-        raise ConfigError(f"{where}: {loc}: {first['msg']}") from None
+        loc = [str(p) for p in first["loc"]]
+        message = first["msg"].removeprefix("Value error, ")
+        head, sep, rest = message.partition(": ")
+        if loc and loc[0] in _STAGE_TABLES and sep and head.startswith("invalid "):
+            # a stage config's own message ("invalid XConfig: key: problem"): name its table
+            raise ConfigError(f"{where}: [{loc[0]}] {rest}") from None
+        place = f"{where}: {'.'.join(loc)}" if loc else where
+        raise ConfigError(f"{place}: {message}") from None
 
 
 def load_pipeline(path: str | os.PathLike[str]) -> PipelineConfig:

@@ -102,7 +102,8 @@ class DocsFeed:
     ``critic`` None switches the critic off (every seed is accepted unscored). ``wanted`` is the
     number of contexts the run expects to need: the first wave of batches covers it, and the seeds
     sent to the critic are capped at ``wanted * (1 + max_retries)`` (the top-up limit).
-    ``journal`` (finished batches by key) lets a resumed run skip critic requests it made.
+    ``journal`` (finished batches by key) lets a resumed run skip critic requests it made;
+    seeds that make no context are written to ``rejects`` with their stage and reason.
     """
 
     def __init__(
@@ -116,6 +117,7 @@ class DocsFeed:
         prompts: PromptSet | None,
         wanted: int | None = None,
         journal: Any = None,
+        rejects: Any = None,
         notify: Notify = lambda: None,
     ) -> None:
         self.config = config
@@ -130,6 +132,7 @@ class DocsFeed:
         #: each wanted context may be tried 1 + max_retries times (the top-up limit)
         self.budget = self.wanted * (1 + config.max_retries) + per_call
         self.journal = journal
+        self.rejects = rejects
         self.notify = notify
         self.batches: list[SeedBatch] = []
         self.candidates: list[Candidate] = []
@@ -260,6 +263,7 @@ class DocsFeed:
                     quality[chunk.id] = score
         batch.grouped = True
         if not accepted:
+            self._write_rejects(batch)
             return []
         result = group_contexts(
             accepted,
@@ -271,6 +275,7 @@ class DocsFeed:
         self.reused_chunks += result.shared_chunks
         for chunk_id, reason in result.dropped:
             batch.outcome[chunk_id] = reason
+        self._write_rejects(batch)
         positions = {c.id: batch.start + i for i, c in enumerate(batch.seeds)}
         new = []
         for context in result.contexts:
@@ -289,6 +294,23 @@ class DocsFeed:
             self.candidates.append(candidate)
             new.append(candidate)
         return new
+
+    def _write_rejects(self, batch: SeedBatch) -> None:
+        if self.rejects is None:
+            return
+        for chunk in batch.seeds:
+            reason = batch.outcome.get(chunk.id, "ok")
+            if reason == "ok":
+                continue
+            stage = (
+                "critic"
+                if reason == BELOW_THRESHOLD or reason.startswith("model_error")
+                else "group"
+            )
+            self.rejects.append(
+                f"{batch.key}:{chunk.id}",
+                {"stage": stage, "reason": reason, "chunk_id": chunk.id, "source": chunk.source},
+            )
 
     # ---- accounting ------------------------------------------------------------------------------
     def seed_outcomes(self, up_to: int | None) -> Counter[str]:

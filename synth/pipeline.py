@@ -18,23 +18,20 @@ The whole flow, in the order the data moves (each step names the module that doe
 Candidates stream through steps 3 to 10 independently, with at most ``max_concurrent`` requests in
 flight. Around the flow: the run directory (``synth._run_dir``: every stage's output as it is
 produced, so a killed run resumes where it stopped), the manifest (``synth._run_manifest``) and the
-progress display (``synth._run_progress``). Randomness comes from ``seed`` only, derived per item,
+progress display (``synth._run_progress``), held together by ``synth._run_session``. Randomness comes from ``seed`` only, derived per item,
 so a run with the same seed, inputs and a warm cache gives the same goldens field for field.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import random
-import time
-from collections import Counter
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from synth._run_config import PipelineConfig, load_pipeline
-from synth._run_dir import RunDir, fingerprint_paths
+from synth._run_dir import fingerprint_paths
 from synth._run_feeds import (
     Candidate,
     DocsFeed,
@@ -42,23 +39,15 @@ from synth._run_feeds import (
     ScratchFeed,
     context_from_texts,
 )
-from synth._run_manifest import (
-    add_usage,
-    draft_rows,
-    now,
-    package_versions,
-    stage_row,
-    totals,
-    usage_by_stage,
-    with_usage,
-)
+from synth._run_ingest import ingest_for_run, ingest_row
+from synth._run_inputs import as_contexts, as_paths, short_hash
 from synth._run_plan import Plan, make_plan
-from synth._run_progress import NullProgress, Progress, Snapshot
-from synth._run_stages import CandidateRunner, StageSettings
-from synth._run_stream import Stream, StreamResult, Target
+from synth._run_progress import Progress
+from synth._run_session import RunSession
+from synth._run_stages import StageSettings
+from synth._run_stream import Target
 from synth.contexts.config import ContextConstructionConfig
-from synth.contexts.critic import BELOW_THRESHOLD
-from synth.data import Chunk, Context, Golden
+from synth.data import Chunk, Context
 from synth.dataset import Dataset
 from synth.errors import ConfigError
 from synth.generate.config import (
@@ -67,7 +56,6 @@ from synth.generate.config import (
     GenerationConfig,
     StylingConfig,
 )
-from synth.generate.dedup import Deduplicator
 from synth.generate.templates import PromptSet
 from synth.llm.base import LLM, run_sync
 from synth.llm.factory import make_llm, parse_model_spec
@@ -81,8 +69,6 @@ DEFAULT_MODEL = "openai:gpt-4.1-mini"
 DEFAULT_CACHE = Path(".synth") / "cache.sqlite"
 #: inputs asked for per request when generating from scratch
 SCRATCH_BATCH = 5
-#: how often the manifest is rewritten while a run goes (seconds)
-MANIFEST_EVERY = 1.0
 
 ModelArg = str | LLM | Callable[..., Any] | None
 
@@ -160,12 +146,21 @@ class Synthesizer:
         self.store_path = store_path
         self.store_url = store_url
         self.progress = progress
-        #: the manifest of the last run (also in its run directory)
-        self.manifest: dict[str, Any] | None = None
-        #: the run directory of the last run
-        self.last_run_dir: Path | None = None
+        self._session: RunSession | None = None
+        self._owned: list[LLM] = []
+        self._cache_obj: Any = None
         self._models: tuple[LLM, LLM, list[Usage], RateLimiter] | None = None
         self._embedder_obj: Any = None
+
+    @property
+    def manifest(self) -> dict[str, Any] | None:
+        """The manifest of the last run (also in its run directory), as last written."""
+        return self._session.manifest if self._session is not None else None
+
+    @property
+    def last_run_dir(self) -> Path | None:
+        """The run directory of the last run."""
+        return self._session.path if self._session is not None else None
 
     @classmethod
     def from_pipeline(
@@ -274,7 +269,7 @@ class Synthesizer:
         corpus allows (else as many as it can, and the manifest says why), or, without
         ``num_goldens``, ``max_goldens_per_context`` from each of the contexts the
         ``context_construction_config`` asks for."""
-        paths = _as_paths(document_paths)
+        paths = as_paths(document_paths)
         contexts_config = context_construction_config or self.context_construction_config
         generation = self._generation(include_expected_output, max_goldens_per_context)
         key_inputs = {"paths": fingerprint_paths(paths)}
@@ -288,7 +283,7 @@ class Synthesizer:
                     f"ingested {read} of {len(report.files)} files: {len(chunks)} chunks "
                     f"({report.embedded} embedded now, {report.reused} already stored)"
                 )
-                run.rows.append(_ingest_row(report))
+                run.rows.append(ingest_row(report))
                 run.info["inputs"] = {
                     "paths": paths,
                     "files": len(report.files),
@@ -312,7 +307,7 @@ class Synthesizer:
     ) -> Dataset:
         """Goldens from given contexts (each a :class:`Context` or a list of texts), in order;
         without ``num_goldens``, ``max_goldens_per_context`` from each."""
-        given = _as_contexts(contexts, source_files)
+        given = as_contexts(contexts, source_files)
         generation = self._generation(include_expected_output, max_goldens_per_context)
         key_inputs = {"contexts": [c.model_dump(mode="json") for c in given]}
         async with self._run("contexts", key_inputs, num_goldens, generation, None) as run:
@@ -355,7 +350,7 @@ class Synthesizer:
             if golden.context:
                 context = context_from_texts(golden.context, golden.source_files)
             others = [given[(i + j) % len(given)].input for j in range(1, min(len(given), 5))]
-            key = f"golden{i}:{_short_hash(golden.input)}"
+            key = f"golden{i}:{short_hash(golden.input)}"
             candidates.append(Candidate(i, key, context, examples=[golden.input, *others]))
         key_inputs = {"goldens": [g.model_dump(mode="json") for g in given]}
         async with self._run("goldens", key_inputs, num_goldens, generation, None) as run:
@@ -372,7 +367,7 @@ class Synthesizer:
         include_expected_output: bool | None = None,
     ) -> Plan:
         """Ingest and select contexts, call no model, and say what a run would request and cost."""
-        paths = _as_paths(document_paths)
+        paths = as_paths(document_paths)
         contexts_config = self.context_construction_config
         generation = self._generation(include_expected_output, max_goldens_per_context)
         store, report, chunks = self._ingest(paths, contexts_config)
@@ -449,6 +444,7 @@ class Synthesizer:
         cache: Any = self.cache
         if isinstance(cache, str | os.PathLike):
             cache = SQLiteCache(cache)
+        self._cache_obj = cache
         generator = self._make(spec, cache, limiter, usage)
         critic = generator
         if self.critic_model is not None:
@@ -466,28 +462,40 @@ class Synthesizer:
         kwargs: dict[str, Any] = {"cache": cache, "limiter": limiter, "usage": usage}
         if isinstance(spec, str):
             kwargs["base_url"] = self.base_url
-        return make_llm(spec, **kwargs)
+        model = make_llm(spec, **kwargs)
+        if isinstance(spec, str):
+            self._owned.append(model)  # made here from a spec: closed by close()
+        return model
+
+    def close(self) -> None:
+        """Release the clients and threads of the models made from specs, and the cache file.
+
+        After Ctrl-C this also ends requests still waiting on a server, so the process can exit.
+        """
+        for model in self._owned:
+            model.close()
+        self._owned.clear()
+        if isinstance(self._cache_obj, SQLiteCache):
+            self._cache_obj.close()
+        self._models = None
+
+    def __enter__(self) -> Synthesizer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _ingest(
         self, paths: list[str], config: ContextConstructionConfig
     ) -> tuple[Any, Any, list[Chunk]]:
-        """Stage 1: load, chunk, embed and store; return the store, the report and this run's chunks."""
-        from synth.ingest import ChunkingConfig
-        from synth.store import ChunkStore, ingest_documents
-
-        chunking = ChunkingConfig(chunk_size=config.chunk_size, chunk_overlap=config.chunk_overlap)
-        store = ChunkStore(
-            self._get_embedder(), path=self.store_path, url=self.store_url, chunking=chunking
+        """Stage 1: load, chunk, embed and store; the store, the report and this run's chunks."""
+        return ingest_for_run(
+            paths,
+            config,
+            self._get_embedder(),
+            store_path=self.store_path,
+            store_url=self.store_url,
         )
-        try:
-            report = ingest_documents(paths, store=store)
-            if not report.any_read:
-                raise ConfigError(f"no document could be read from {', '.join(paths)}")
-            chunks = _chunks_of_run(report, store, paths, chunking)
-        except BaseException:
-            store.close()
-            raise
-        return store, report, chunks
 
     def _docs_feed(
         self,
@@ -496,7 +504,7 @@ class Synthesizer:
         config: ContextConstructionConfig,
         generation: GenerationConfig,
         num_goldens: int | None,
-        run: _Run,
+        run: RunSession,
     ) -> DocsFeed:
         wanted = None
         if num_goldens is not None:
@@ -509,7 +517,8 @@ class Synthesizer:
             critic=run.critic if self.use_context_critic else None,
             prompts=run.prompts,
             wanted=wanted,
-            journal=run.dir.journal("critic"),
+            journal=run.journal("critic"),
+            rejects=run.journal("rejects"),
         )
 
     def _run(
@@ -519,7 +528,7 @@ class Synthesizer:
         num_goldens: int | None,
         generation: GenerationConfig,
         contexts_config: ContextConstructionConfig | None,
-    ) -> _Run:
+    ) -> RunSession:
         if num_goldens is not None and (not isinstance(num_goldens, int) or num_goldens < 1):
             raise ConfigError(f"num_goldens must be a positive integer, got {num_goldens!r}")
         generator, critic, usages, limiter = self._get_models()
@@ -560,221 +569,17 @@ class Synthesizer:
             seed=self.seed,
             embedder=embedder if generation.dedup_threshold is not None else None,
         )
-        return _Run(self, mode, key, settings, usages, limiter, num_goldens)
-
-
-class _Run:
-    """One run in progress: its directory, its stages, its accounting. ``async with`` opens the
-    run directory and, on the way out, writes the manifest whatever happened."""
-
-    def __init__(
-        self,
-        owner: Synthesizer,
-        mode: str,
-        key: dict[str, Any],
-        settings: StageSettings,
-        usages: list[Usage],
-        limiter: RateLimiter,
-        num_goldens: int | None,
-    ) -> None:
-        self.owner = owner
-        self.mode = mode
-        self.key = key
-        self.settings = settings
-        self.critic = settings.critic
-        self.prompts = settings.prompts
-        self.usages = usages
-        self.limiter = limiter
-        self.num_goldens = num_goldens
-        self.rows: list[dict[str, Any]] = []  # rows of the stages before generation (ingest)
-        self.info: dict[str, Any] = {}
-        self.status = "running"
-        self.stream: Stream | None = None
-        self.feed: Any = None
-        self.result: StreamResult | None = None
-        self.dataset: Dataset | None = None
-        self._baseline = [_snapshot_usage(u) for u in usages]
-        self._last_flush = 0.0
-        self.dir: RunDir = None  # type: ignore[assignment]
-
-    async def __aenter__(self) -> _Run:
-        self.dir = RunDir.open(self.owner.run_dir, self.key)
-        previous = self.dir.read_manifest() or {}
-        self.sessions: list[dict[str, Any]] = list(previous.get("sessions", []))
-        self.created_at = previous.get("created_at") or now()
-        self.session = {"started_at": now(), "status": "running", "usage": {}}
-        self.sessions.append(self.session)
-        self.owner.last_run_dir = self.dir.path
-        self._flush(force=True)
-        return self
-
-    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is None:
-            self.status = "complete" if not (self.result and self.result.shortfall) else "partial"
-        elif issubclass(exc_type, asyncio.CancelledError | KeyboardInterrupt):
-            self.status = "interrupted"
-        else:
-            self.status = "failed"
-            self.info["error"] = f"{exc_type.__name__}: {exc}"
-        try:
-            self._flush(force=True)
-        finally:
-            self.dir.close()
-
-    def note(self, text: str) -> None:
-        """A line for the user, on the progress display (nothing without one)."""
-        (self.owner.progress or NullProgress()).note(text)
-
-    # ---- stages 2 to 11 ------------------------------------------------------------------------
-    async def execute(self, feed: Any, target: Target) -> Dataset:
-        """Stream candidates from ``feed`` through the generation stages until ``target``."""
-        self.feed = feed
-        dedup = None
-        threshold = self.settings.generation.dedup_threshold
-        if threshold is not None:
-            dedup = Deduplicator(self.settings.embedder, threshold)
-        runner = CandidateRunner(self.settings, self.dir, lambda c, s, d: stream.on_stage(c, s, d))
-        stream = Stream(feed, runner, target, dedup, on_change=self._flush)
-        self.stream = stream
-        if hasattr(feed, "notify"):
-            feed.notify = stream.notify
-        progress = self.owner.progress or NullProgress()
-        progress.start(self.snapshot)
-        try:
-            self.result = await stream.run()
-        finally:
-            progress.stop()
-        self.dataset = self._dataset(self.result)
-        self.dataset.save(self.dir.path / "goldens.jsonl")
-        return self.dataset
-
-    def _dataset(self, result: StreamResult) -> Dataset:
-        models = {name: identity for name, identity in self.key["models"].items()}
-        goldens: list[Golden] = [
-            draft.to_golden(
-                models=models,
-                prompt_version=self.prompts.version,
-                seed=self.owner.seed,
-                run_id=self.dir.id,
-            )
-            for draft in result.goldens
-        ]
-        metadata = {
-            "generator": "synth",
-            "mode": self.mode,
-            "run_id": self.dir.id,
-            "seed": self.owner.seed,
-            "num_goldens": self.num_goldens,
-            "delivered": len(goldens),
-            "shortfall": result.shortfall,
-            "models": models,
-            "prompt_version": self.prompts.version,
-            "config": self.key["config"],
-        }
-        return Dataset(goldens, metadata)
-
-    # ---- accounting ------------------------------------------------------------------------------
-    def snapshot(self) -> Snapshot:
-        usage = add_usage(*[self._session_usage()])
-        counts = totals(list(usage.values())) if usage else {}
-        stages: list[tuple[str, int, int]] = []
-        stream, feed = self.stream, self.feed
-        if feed is not None and isinstance(feed, DocsFeed):
-            scored = sum(len(b.seeds) for b in feed.batches if b.scores is not None and b.sent)
-            stages.append(("critic (seeds)", scored, feed.sent_seeds))
-        if stream is not None:
-            for name, (done, total) in stream.stage_counts().items():
-                stages.append((name, done, total))
-        return Snapshot(
-            title=f"run {self.dir.id}",
-            stages=stages,
-            goldens=stream.goldens_so_far if stream is not None else 0,
-            target=self.num_goldens,
-            in_flight=self.limiter.in_flight,
-            requests=int(counts.get("requests", 0)),
-            cached=int(counts.get("cached", 0)),
-            retries=int(counts.get("retries", 0)),
-            cost_usd=float(counts.get("cost_usd", 0.0)),
+        self._session = RunSession(
+            mode,
+            key,
+            settings,
+            usages,
+            limiter,
+            num_goldens,
+            run_dir=self.run_dir,
+            progress=self.progress,
         )
-
-    def _session_usage(self) -> dict[str, dict[str, float]]:
-        """This session's usage per stage (the models may have been used before this run)."""
-        current = usage_by_stage(self.usages)
-        baseline = add_usage(*self._baseline)
-        out: dict[str, dict[str, float]] = {}
-        for stage, row in current.items():
-            before = baseline.get(stage, {})
-            out[stage] = {k: v - before.get(k, 0) for k, v in row.items()}
-        return out
-
-    def stage_rows(self) -> list[dict[str, Any]]:
-        rows = list(self.rows)
-        stream, result = self.stream, self.result
-        if stream is None:
-            return rows
-        committed = result.committed if result is not None else stream.slots[: stream.head]
-        reached = result is not None and not result.shortfall
-        if isinstance(self.feed, DocsFeed):
-            cut = committed[-1].candidate.position if (reached and committed) else None
-            rows.extend(_context_rows(self.feed, cut, self.settings))
-        drafts = [d for slot in committed for d in (slot.drafts or [])]
-        rows.extend(draft_rows(self.settings.active_stages(), drafts, len(committed)))
-        return rows
-
-    def _shared_chunks(self) -> int:
-        """Chunks that sit in more than one context the run used (only when the corpus is small)."""
-        stream = self.stream
-        if stream is None:
-            return 0
-        seen: Counter[str] = Counter()
-        for slot in stream.slots[: stream.head]:
-            if slot.candidate.context is not None:
-                seen.update(set(slot.candidate.context.chunk_ids))
-        return sum(n - 1 for n in seen.values() if n > 1)
-
-    def _flush(self, force: bool = False) -> None:
-        moment = time.monotonic()
-        if not force and moment - self._last_flush < MANIFEST_EVERY:
-            return
-        self._last_flush = moment
-        self.session["usage"] = self._session_usage()
-        self.session["ended_at"] = now()
-        self.session["status"] = self.status
-        usage = add_usage(*[s.get("usage", {}) for s in self.sessions])
-        rows = with_usage(self.stage_rows(), usage)
-        delivered = len(self.result.goldens) if self.result is not None else None
-        total = totals(rows)
-        manifest = {
-            "run_id": self.dir.id,
-            "run_dir": str(self.dir.path),
-            "mode": self.mode,
-            "status": self.status,
-            "created_at": self.created_at,
-            "updated_at": now(),
-            "seed": self.owner.seed,
-            "num_goldens": self.num_goldens,
-            "delivered": delivered,
-            "shortfall": self.result.shortfall if self.result is not None else [],
-            "requests_per_golden": (round(total["requests"] / delivered, 3) if delivered else None),
-            "models": self.key["models"],
-            "prompt_version": self.key["prompt_version"],
-            "config": self.key["config"],
-            "versions": package_versions(),
-            "stages": rows,
-            "totals": total,
-            "sessions": self.sessions,
-            **self.info,
-        }
-        if isinstance(self.feed, DocsFeed):
-            shared = self._shared_chunks()
-            manifest["contexts"] = {
-                "seeds_drawn": self.feed.drawn,
-                "seeds_scored": self.feed.sent_seeds,
-                "reused_chunks": shared,
-                "corpus_too_small": shared > 0,
-            }
-        self.owner.manifest = manifest
-        self.dir.write_manifest(manifest)
+        return self._session
 
 
 # ---- helpers ---------------------------------------------------------------------------------------
@@ -787,60 +592,11 @@ def _target(generation: GenerationConfig, num_goldens: int | None, contexts: int
     return Target(per_context=per_context, contexts=contexts or 0)
 
 
-def _context_rows(feed: DocsFeed, cut: int | None, settings: StageSettings) -> list[dict[str, Any]]:
-    """Rows for stages 2 to 4 over the seeds drawn up to ``cut`` (None: every grouped seed)."""
-    outcomes = feed.seed_outcomes(cut)
-    seeds = sum(outcomes.values())
-    rejected = {
-        k: v for k, v in outcomes.items() if k == BELOW_THRESHOLD or k.startswith("model_error")
-    }
-    too_few = {k: v for k, v in outcomes.items() if k not in rejected and k != "ok"}
-    accepted = seeds - sum(rejected.values())
-    rows = []
-    if feed.critic is not None:
-        rows.append(stage_row("critic", seeds, accepted, rejected))
-    rows.append(stage_row("group", accepted, outcomes.get("ok", 0), too_few))
-    return rows
-
-
-def _ingest_row(report: Any) -> dict[str, Any]:
-    dropped: Counter[str] = Counter()
-    for f in report.files:
-        if f.status != "ok":
-            dropped[f"{f.status}: {f.reason}" if f.reason else f.status] += 1
-    read = sum(1 for f in report.files if f.status == "ok")
-    return stage_row("ingest", len(report.files), read, dropped)
-
-
-def _chunks_of_run(report: Any, store: Any, paths: list[str], chunking: Any) -> list[Chunk]:
-    """The stored chunks of the files this run read (not other folders sharing the store)."""
-    chunks: list[Chunk] = []
-    stale = False
-    for row in report.files:
-        if row.status != "ok":
-            continue
-        found = store.chunks(source=row.path)
-        if len({c.document_id for c in found}) > 1:
-            stale = True  # the file changed since an earlier ingest: its old chunks are stored too
-        chunks.extend(found)
-    if stale:
-        from synth.ingest import chunk_documents, load_documents
-
-        loaded = load_documents(paths)
-        current = {c.id for c in chunk_documents(loaded.documents, chunking)}
-        chunks = [c for c in chunks if c.id in current]
-    return chunks
-
-
 def _seed_of(candidate: Candidate, chunks: list[Chunk]) -> Chunk | None:
     if candidate.context is None:
         return None
     seed_id = candidate.context.chunk_ids[0]
     return next((c for c in chunks if c.id == seed_id), None)
-
-
-def _snapshot_usage(usage: Usage) -> dict[str, dict[str, float]]:
-    return usage_by_stage([usage])
 
 
 def _spec_name(model: Any) -> str:
@@ -852,38 +608,6 @@ def _spec_name(model: Any) -> str:
     if isinstance(model, LLM):
         return f"{model.provider}:{model.model}"
     return getattr(model, "__qualname__", type(model).__name__)
-
-
-def _short_hash(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
-
-
-def _as_paths(value: Any) -> list[str]:
-    if isinstance(value, str | os.PathLike):
-        value = [value]
-    paths = [os.fspath(p) for p in value]
-    if not paths:
-        raise ConfigError("generate_goldens_from_docs needs at least one file or folder")
-    return paths
-
-
-def _as_contexts(contexts: Sequence[Any], source_files: Any) -> list[Context]:
-    if isinstance(contexts, str) or not contexts:
-        raise ConfigError("contexts must be a non-empty list of contexts (each a list of texts)")
-    out = []
-    for i, item in enumerate(contexts):
-        if isinstance(item, Context):
-            out.append(item)
-            continue
-        if isinstance(item, str) or not all(isinstance(t, str) for t in item):
-            raise ConfigError(f"context {i} must be a Context or a list of strings")
-        files = source_files[i] if source_files is not None else None
-        if isinstance(files, str):
-            files = [files]
-        out.append(context_from_texts(list(item), files))
-    return out
 
 
 __all__ = [

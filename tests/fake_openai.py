@@ -28,7 +28,7 @@ answers until the server closes), ``disconnect`` (drops the connection), ``cutof
 
 Every request is logged (:attr:`FakeOpenAI.requests`): its body, headers, outcome and status, with
 the peak number of requests in flight. ``log_path=`` also appends one JSON line per request to a
-file (without the ``Authorization`` header).
+file (without the ``Authorization`` header or any other credential header).
 
 Standalone, for subprocess tests and benches (prints the base URL on its first line of stdout)::
 
@@ -80,6 +80,11 @@ HTTP_FAULTS = (
     "auth",
     "hang",
     "disconnect",
+)
+
+#: headers that carry keys (OpenAI, Azure, Anthropic, Google), never written to the log file
+_CREDENTIAL_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "api-key", "x-api-key", "x-goog-api-key"}
 )
 
 ReplyFn = Callable[[dict[str, Any]], "str | dict[str, Any] | Reply"]
@@ -505,7 +510,9 @@ class FakeOpenAI:
             self._in_flight -= 1
             if self.log_path:
                 row = asdict(entry)
-                row["headers"] = {k: v for k, v in entry.headers.items() if k != "authorization"}
+                row["headers"] = {
+                    k: v for k, v in entry.headers.items() if k not in _CREDENTIAL_HEADERS
+                }
                 with open(self.log_path, "a", encoding="utf-8") as fh:
                     fh.write(json.dumps(row) + "\n")
 

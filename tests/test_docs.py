@@ -160,6 +160,7 @@ def test_every_page_has_runnable_blocks_or_none_at_all() -> None:
                 assert "/" not in block.file and block.file not in (".", ".."), block.where
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", DOC_FILES, ids=_doc_id)
 def test_doc_blocks(
     path: Path,

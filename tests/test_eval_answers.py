@@ -335,3 +335,18 @@ def test_report_round_trips_in_every_format_with_nan_and_none(tmp_path) -> None:
     assert strict["kind"] == "answers"  # valid JSON: NaN written as null
     assert "nan" in (tmp_path / "report.toml").read_text(encoding="utf-8")
     assert report.to_pandas().shape == (4, 3 + len(report.metrics))
+
+
+def test_unnamed_judges_get_names_without_a_slash() -> None:
+    from synth import FunctionModel
+
+    judges = [FunctionModel(Judge(), name="org/model"), FunctionModel(Judge(), name="org/model")]
+    report = evaluate_answers(None, [dict(DATASET[0], answer="Paris")], judges=judges,
+                              metrics=["answer_relevance"], text_metrics=[])  # fmt: skip
+    assert list(report.metrics) == [
+        "answer_relevance/org_model",
+        "answer_relevance/org_model-2",
+        "answer_relevance",
+    ]
+    with pytest.raises(ConfigError, match="without '/'"):  # a name the caller chose is not changed
+        evaluate_answers(None, DATASET, judges={"org/model": Judge()})

@@ -111,3 +111,18 @@ def test_ranking_without_judges_and_bad_arguments() -> None:
         benchmark({"x": "not callable"}, DATASET)  # type: ignore[dict-item]
     with pytest.raises(ConfigError):
         benchmark({"good": good}, DATASET, rank_by="nope")
+
+
+def test_a_judge_with_its_own_cache_keeps_it() -> None:
+    from synth import LLMJudge
+
+    judge, own = CountingJudge(), {}
+    systems = {"good": good, "copy": copycat}
+    kwargs = {"judges": {"j": LLMJudge(judge, cache=own)}, "metrics": ["answer_relevance"]}
+    benchmark(systems, DATASET, **kwargs)
+    assert judge.calls == 8 and len(own) == 8  # the judge's cache held every reply
+    again = benchmark(systems, DATASET, **kwargs)
+    assert judge.calls == 8 and again.usage["j"]["cached_responses"] == 16
+    other = {}
+    benchmark(systems, DATASET, cache=other, **kwargs)  # cache= given: it is the one used
+    assert judge.calls == 16 and len(other) == 8

@@ -145,6 +145,20 @@ def test_benchmark_two_systems(project, capsys) -> None:
     assert result.usage["judge"]["cached_responses"] == 3  # sloppy's right answers were judged once
     assert result.rank_by == "exact_match"
     assert "leaderboard (ranked by exact_match)" in out and "pairwise comparisons" in out
+    assert "delta (b - a)" in out and "95% CI" in out
+    assert "judge replies over all systems: judge 12 (3 cached)" in out
+
+
+def test_compare_reports_of_the_same_file_name(project, capsys) -> None:
+    folder, module = project
+    for name in ("good", "sloppy"):
+        (folder / name).mkdir()
+        assert main(["evaluate", "goldens.jsonl", "--system", f"{module}:{name}",
+                     "-o", f"{name}/report.json"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["compare", "sloppy/report.json", "good/report.json"]) == 0
+    out = capsys.readouterr().out
+    assert "A (report)" in out and "B (report)" in out
 
 
 @pytest.mark.parametrize("command", ["evaluate", "compare", "benchmark"])

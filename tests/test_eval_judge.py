@@ -240,9 +240,20 @@ def test_completions_keep_token_counts_and_the_cache_saves_calls() -> None:
 
 
 def test_async_methods_run_concurrently_in_one_loop() -> None:
-    judge = LLMJudge(FunctionModel(lambda p, s: '{"score": 2, "reason": ""}'))
+    # no call may return before all five have started: only concurrent calls get past it
+    state: dict = {"started": 0}
+
+    async def model(prompt: str, system: str | None) -> str:
+        state["started"] += 1
+        if state["started"] == 5:
+            state["all_in"].set()
+        await asyncio.wait_for(state["all_in"].wait(), timeout=30)
+        return '{"score": 2, "reason": ""}'
+
+    judge = LLMJudge(FunctionModel(model))
 
     async def main() -> list[JudgeResult]:
+        state["all_in"] = asyncio.Event()
         return await asyncio.gather(*(judge.aanswer_relevance(f"q{i}", "a") for i in range(5)))
 
     results = asyncio.run(main())

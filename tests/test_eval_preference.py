@@ -109,3 +109,35 @@ def test_bad_arguments() -> None:
         evaluate_preference(DATASET, MINE, THEIRS, judges={"f": fair_judge}, names=("x", "x"))
     with pytest.raises(ConfigError):
         evaluate_preference(DATASET, {"q1": "Paris"}, THEIRS, judges={"f": fair_judge})
+
+
+def test_a_dataset_of_goldens_is_taken_as_is(tmp_path) -> None:
+    from synth import Dataset, Golden, benchmark
+
+    goldens = [
+        Golden(input=item["question"], expected_output=item["reference"],
+               retrieval_context=item.get("contexts"),
+               context=["not shown when retrieval_context is set" if item.get("contexts")
+                        else "the context, shown when there is no retrieval_context"])
+        for item in DATASET
+    ]  # fmt: skip
+    prompts: list[str] = []
+
+    def judge(prompt: str, system: str | None) -> str:
+        prompts.append(prompt)
+        return fair_judge(prompt, system)
+
+    dataset = Dataset(goldens)
+    duel = evaluate_preference(dataset, MINE, THEIRS, judges={"fair": judge})
+    assert duel.summary["fair"]["wins"] == {"a": 2, "b": 0}  # expected_output is the reference
+    assert "Paris is the capital." in prompts[0] and "not shown" not in prompts[0]
+    assert all("not shown" not in p for p in prompts)
+    assert sum("shown when there is no retrieval_context" in p for p in prompts) == 4
+    dataset.save(tmp_path / "goldens.json")
+    by_path = evaluate_preference(tmp_path / "goldens.json", MINE, THEIRS, judges={"fair": judge})
+    assert by_path.summary == duel.summary
+    board = benchmark({"mine": lambda q: MINE[[g.input for g in goldens].index(q)],
+                       "theirs": lambda q: THEIRS[[g.input for g in goldens].index(q)]},
+                      goldens)  # fmt: skip
+    assert [row.system for row in board.leaderboard] == ["mine", "theirs"]
+    assert board.leaderboard[0].metrics["exact_match"] == 1.0

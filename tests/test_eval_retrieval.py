@@ -168,3 +168,33 @@ def test_retrieval_against_a_real_chroma_store(tmp_path) -> None:
     assert report.metrics["mrr"] == 1.0 and report.metrics["recall@3"] == 1.0
     assert report.metrics["precision@3"] == pytest.approx(1 / 3)
     assert [item.retrieved[0] for item in report.items] == [c.id for c in chunks]
+
+
+def test_ndcg_and_average_precision_match_scikit_learn() -> None:
+    # the retriever ranks every candidate, so scikit-learn's scores over all of them apply
+    import random
+
+    import numpy as np
+    from sklearn.metrics import average_precision_score, ndcg_score
+
+    rng = random.Random(7)
+    for _ in range(200):
+        candidates = [f"c{i}" for i in range(rng.randint(2, 15))]
+        relevant = set(rng.sample(candidates, rng.randint(1, len(candidates))))
+        ranked = rng.sample(candidates, len(candidates))
+        truth = np.array([[float(c in relevant) for c in ranked]])
+        scores = np.array([[float(len(ranked) - i) for i in range(len(ranked))]])
+        k = rng.randint(1, len(ranked))
+        assert ndcg_at_k(ranked, relevant, k) == pytest.approx(
+            ndcg_score(truth, scores, k=k), abs=1e-12
+        )
+        assert average_precision(ranked, relevant) == pytest.approx(
+            average_precision_score(truth[0], scores[0]), abs=1e-12
+        )
+        first = min(i for i, c in enumerate(ranked) if c in relevant)
+        assert reciprocal_rank(ranked, relevant) == 1 / (first + 1)
+        top = ranked[:k]
+        assert recall_at_k(ranked, relevant, k) == pytest.approx(
+            len(relevant & set(top)) / len(relevant)
+        )
+        assert precision_at_k(ranked, relevant, k) == pytest.approx(len(relevant & set(top)) / k)

@@ -137,8 +137,72 @@ def test_agreement_statistics() -> None:
     assert round(krippendorff_alpha([[1, 2, 3, None], [1, 2, 2, 4]], level="interval"), 3) == 0.706
 
 
-@pytest.mark.parametrize("name", ["LLMJudge", "JudgeResult", "parse_verdict", "context_texts"])
+#: every name the guide uses, as ``synth.<name>``
+GUIDE_NAMES = [
+    "make_llm", "LLMJudge", "JudgeResult", "parse_verdict", "context_texts", "evaluate_answers",
+    "AnswerEvaluation", "evaluate_preference", "cohen_kappa", "fleiss_kappa", "krippendorff_alpha",
+    "IncompleteCompletionError", "CacheError",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", GUIDE_NAMES)
 def test_guide_names_exist(name: str) -> None:
     import synth
 
-    assert name in synth.__all__
+    assert name in synth.__all__ and getattr(synth, name) is not None
+
+
+def test_guide_methods_exist() -> None:
+    from synth import AnswerEvaluation, JudgeResult
+
+    for method in ("faithfulness", "answer_relevance", "context_precision", "context_recall",
+                   "answer_correctness", "criteria_score", "preference"):  # fmt: skip
+        assert callable(getattr(LLMJudge, method)), method
+    for method in ("write", "read", "compare"):
+        assert callable(getattr(AnswerEvaluation, method)), method
+    assert {"score", "verdict", "completions", "error", "undefined"} <= set(
+        JudgeResult.__dataclass_fields__
+    )
+
+
+# ---- "Connect a model" ----------------------------------------------------------------------------
+SDKS = {"openai": "openai", "anthropic": "anthropic", "gemini": "google.genai"}
+
+
+@pytest.mark.parametrize(
+    ("provider", "model"),
+    [("openai", "your-openai-model"), ("anthropic", "your-claude-model"),
+     ("gemini", "your-gemini-model")],
+)  # fmt: skip
+def test_connect_a_model(provider: str, model: str, monkeypatch) -> None:
+    """The guide's make_llm lines: made without a request; a missing SDK says what to install."""
+    import importlib.util
+
+    from synth import ConfigError, make_llm
+
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.setenv(key, "test-key-not-real")  # the SDK's default client reads it
+    try:
+        installed = importlib.util.find_spec(SDKS[provider]) is not None
+    except ModuleNotFoundError:  # the parent package (google) is missing too
+        installed = False
+    if not installed:
+        with pytest.raises(ConfigError, match="pip install"):
+            make_llm(provider, model, max_tokens=1024)
+        return
+    llm = make_llm(provider, model, max_tokens=1024)
+    assert callable(llm.complete) and "test-key-not-real" not in repr(llm)
+
+
+def test_importing_synth_imports_no_provider_sdk() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, synth; "
+        "print(','.join(m for m in ('openai', 'anthropic', 'google.genai') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == ""

@@ -99,3 +99,39 @@ def test_compare_uses_monte_carlo_for_many_items() -> None:
     assert not row.exact
     assert row == compare_reports(a, b, seed=4, n_resamples=2000)["m"]
     assert row.ci_low <= row.delta <= row.ci_high
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bootstrap_interval_matches_scipy_percentile_bootstrap(seed: int) -> None:
+    from scipy.stats import bootstrap
+
+    rng = np.random.default_rng(seed)
+    values = rng.choice([0.0, 0.25, 0.5, 0.75, 1.0], size=30)
+    low, high = bootstrap_interval(values.tolist(), n_resamples=20000, seed=seed)
+    expected = bootstrap(
+        (values,), np.mean, confidence_level=0.95, n_resamples=20000, method="percentile",
+        random_state=np.random.default_rng(100 + seed),
+    ).confidence_interval  # fmt: skip
+    # two Monte Carlo estimates of the same 2.5% and 97.5% quantiles
+    assert low == pytest.approx(expected.low, abs=0.01)
+    assert high == pytest.approx(expected.high, abs=0.01)
+
+
+def test_compare_warns_when_judges_differ() -> None:
+    import json
+
+    from synth import FunctionModel, evaluate_answers
+
+    items = [{"id": "1", "question": "q", "answer": "a"}]
+
+    def rate(n: int):
+        return lambda prompt, system: json.dumps({"score": n, "reason": ""})
+
+    a = evaluate_answers(None, items, judges={"j": rate(2)}, metrics=["answer_relevance"])
+    b = evaluate_answers(None, items, judges={"j": rate(2)}, metrics=["answer_relevance"])
+    assert not any("different judges" in w for w in a.compare(b).warnings)  # same identity
+    other = evaluate_answers(
+        None, items, judges={"j": FunctionModel(rate(2), name="another-model")},
+        metrics=["answer_relevance"],
+    )  # fmt: skip
+    assert any("different judges" in w for w in a.compare(other).warnings)

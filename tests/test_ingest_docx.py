@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import struct
 import zipfile
+from pathlib import Path
 
 import docx
 import pytest
@@ -72,6 +74,60 @@ def test_a_zip_that_is_not_a_word_document_is_an_error(tmp_path):
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("hello.txt", "not a word document")
     with pytest.raises(IngestError, match="damaged .docx"):
+        read_docx(path)
+
+
+def _rezip(source: Path, target: Path, replace: dict[str, bytes]) -> Path:
+    """A copy of the zip ``source`` with some parts' contents replaced."""
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as new:
+        for name in old.namelist():
+            new.writestr(name, replace.get(name, old.read(name)))
+    return target
+
+
+def _headers(data: bytes, name: str) -> tuple[int, int]:
+    """Offsets of the local header and the central directory entry of the part ``name``."""
+    encoded = name.encode()
+    local = data.index(b"PK\x03\x04")
+    while data[local + 30 : local + 30 + len(encoded)] != encoded:
+        local = data.index(b"PK\x03\x04", local + 4)
+    central = data.index(b"PK\x01\x02")
+    while data[central + 46 : central + 46 + len(encoded)] != encoded:
+        central = data.index(b"PK\x01\x02", central + 4)
+    return local, central
+
+
+def test_a_zip_whose_compressed_data_is_damaged_is_an_error(tmp_path):
+    path = make_docx(tmp_path / "inflate.docx", [("p", "Readable text.")])
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo("word/document.xml")
+    data = bytearray(path.read_bytes())
+    local, _ = _headers(data, info.filename)
+    name_length, extra_length = struct.unpack("<HH", data[local + 26 : local + 30])
+    start = local + 30 + name_length + extra_length
+    # 0xff starts a deflate block of the reserved type 3: zlib refuses to inflate it
+    data[start : start + info.compress_size] = b"\xff" * info.compress_size
+    path.write_bytes(bytes(data))
+    with pytest.raises(IngestError, match=r"^damaged \.docx: .*invalid block type"):
+        read_docx(path)
+
+
+def test_a_zip_with_an_unknown_compression_method_is_an_error(tmp_path):
+    path = make_docx(tmp_path / "method.docx", [("p", "Readable text.")])
+    data = bytearray(path.read_bytes())
+    local, central = _headers(data, "word/document.xml")
+    data[local + 8 : local + 10] = struct.pack("<H", 99)  # the method is in both headers
+    data[central + 10 : central + 12] = struct.pack("<H", 99)
+    path.write_bytes(bytes(data))
+    with pytest.raises(IngestError, match=r"^damaged \.docx: .*compression method"):
+        read_docx(path)
+
+
+def test_well_formed_xml_that_is_not_word_xml_is_an_error(tmp_path):
+    good = make_docx(tmp_path / "good.docx", [("p", "Readable text.")])
+    odd_types = b'<?xml version="1.0"?><Types xmlns="urn:not-the-opc-namespace"/>'
+    path = _rezip(good, tmp_path / "types.docx", {"[Content_Types].xml": odd_types})
+    with pytest.raises(IngestError, match=r"^damaged \.docx: "):
         read_docx(path)
 
 

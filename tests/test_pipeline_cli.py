@@ -206,3 +206,58 @@ def test_every_shipped_pipeline_runs(server) -> None:
     support = Dataset.load("support-bot.jsonl")
     assert all(g.metadata["persona"] for g in support)
     assert all(g.input.startswith("Hi (") for g in support)
+
+
+def test_faults_are_retried_and_counted_and_concurrency_is_bounded(monkeypatch, capsys) -> None:
+    with fake_openai.FakeOpenAI(
+        reply=synth_replies.reply,
+        faults={"server_error": 0.08, "invalid_json": 0.05, "cutoff": 0.03},
+        latency=0.01,
+        seed=3,
+    ) as fake:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-faults-not-a-real-key")
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+        code = main(["generate", SAMPLE, "--goldens", "12", "--max-concurrent", "3", "--json"])
+        report = json.loads(capsys.readouterr().out)
+        assert code == 0 and report["goldens"] == 12
+        assert fake.peak_in_flight <= 3
+        assert report["totals"]["retries"] > 0
+        assert report["totals"]["requests"] == fake.request_count("chat")
+        faults = sum(n for kind, n in fake.outcomes().items() if kind != "ok")
+        assert faults > 0 and report["totals"]["retries"] >= faults - report["totals"]["failures"]
+
+
+def test_the_progress_display_shows_every_counter() -> None:
+    from rich.console import Console
+
+    from synth._run_progress import Snapshot, render
+
+    console = Console(record=True, width=120)
+    console.print(
+        render(
+            Snapshot(
+                title="run abc",
+                stages=[("critic (seeds)", 8, 12), ("inputs", 3, 6)],
+                goldens=5,
+                target=20,
+                in_flight=7,
+                requests=30,
+                cached=4,
+                retries=2,
+                cost_usd=0.0123,
+            )
+        )
+    )
+    text = console.export_text()
+    for piece in (
+        "run abc",
+        "critic (seeds)",
+        "8/12",
+        "inputs",
+        "3/6",
+        "goldens 5/20",
+        "in flight 7",
+        "retries 2",
+        "$0.0123",
+    ):
+        assert piece in text

@@ -117,6 +117,8 @@ def evaluation_tables(report: Evaluation) -> list[Any]:
 
 def comparison_table(comparison: Comparison, a: str = "A", b: str = "B") -> list[Any]:
     """Per metric: both means, the delta (b - a) with its interval, and the p-value."""
+    if a == b:  # two reports of the same file name: the columns must still tell them apart
+        a, b = f"A ({a})", f"B ({b})"
     table = Table(title=f"{b} vs {a} (paired by item, delta = {b} - {a})")
     for column in ("metric", "n", a, b, "delta", "95% CI", "p-value"):
         table.add_column(column, justify="left" if column == "metric" else "right")
@@ -159,9 +161,9 @@ def benchmark_tables(result: BenchmarkResult) -> list[Any]:
             *(fmt(row.metrics[m]) for m in others),
             str(row.errors),
         )
-    pairs = Table(title=f"pairwise comparisons on {metric} (delta = b - a)")
-    for column in ("a", "b", "delta", "95% CI", "p-value"):
-        pairs.add_column(column, justify="left" if column in ("a", "b") else "right")
+    pairs = Table(title=f"pairwise comparisons on {metric}")
+    for column in ("a", "b", "delta (b - a)", "95% CI", "p-value"):
+        pairs.add_column(column, justify="left" if column in ("a", "b") else "right", no_wrap=True)
     for pair in result.comparisons:
         try:
             found = pair.comparison[metric]
@@ -174,7 +176,14 @@ def benchmark_tables(result: BenchmarkResult) -> list[Any]:
             interval((found.ci_low, found.ci_high)),
             fmt(found.p_value, 4) + ("" if found.exact else " (MC)"),
         )
-    return [board, pairs]
+    out: list[Any] = [board, pairs]
+    if result.usage:
+        calls = ", ".join(
+            f"{judge} {counts.get('responses', 0)} ({counts.get('cached_responses', 0)} cached)"
+            for judge, counts in result.usage.items()
+        )
+        out.append(Text(f"judge replies over all systems: {calls}"))
+    return out
 
 
 def show(renderables: Iterable[Any], console: Console | None = None) -> None:

@@ -63,14 +63,20 @@ def _suggest(name: str, known: Sequence[str]) -> str:
 
 
 def judge_name(model: Any) -> str:
-    """Return the name a judge gets when the caller did not name it."""
+    """Return the name a judge gets when the caller did not name it ("/" becomes "_").
+
+    A name holds no "/" because ``<metric>/<judge>`` names the judge's scores; model names such
+    as ``org/model`` are common, so they are made safe rather than refused.
+    """
     if isinstance(model, LLMJudge):
-        return model.name
-    if isinstance(model, str):
-        return model
-    if isinstance(model, LLM):
-        return model.model or model.provider or "judge"
-    return getattr(model, "__name__", None) or type(model).__name__
+        name = model.name
+    elif isinstance(model, str):
+        name = model
+    elif isinstance(model, LLM):
+        name = model.model or model.provider or "judge"
+    else:
+        name = getattr(model, "__name__", None) or type(model).__name__
+    return name.replace("/", "_")
 
 
 def make_judges(

@@ -133,7 +133,7 @@ def benchmark(
     ``systems`` is ``{name: fn(question)}`` (what :func:`evaluate_answers` takes as a system).
     ``rank_by`` names the ranking metric (by default the first text metric, else the first judge
     metric's panel score); the other metrics break ties. Every judge call is cached in ``cache``
-    (a new dict by default).
+    (a new dict by default; an :class:`LLMJudge` made with its own cache keeps it then).
     """
     if not isinstance(systems, Mapping) or not systems:
         raise ConfigError("systems must be a non-empty mapping {name: fn(question)}")
@@ -144,8 +144,12 @@ def benchmark(
             raise ConfigError(f"system {name!r} is not callable")
     items = as_items(dataset)  # once, so every system sees the same items
     shared_cache: MutableMapping[str, Any] = {} if cache is None else cache
-    # models are made once; each system's run gets fresh usage counts over the shared cache
-    judge_map = make_judges(judges, on_error=on_error, cache=shared_cache)
+    # models are made once; each system's run gets fresh usage counts over the shared cache. A
+    # judge that brought its own cache keeps it (unless cache= is given): it is still one cache
+    judge_map = {
+        name: judge if judge.cache is not None else judge.with_options(cache=shared_cache)
+        for name, judge in make_judges(judges, on_error=on_error, cache=cache).items()
+    }
     reports = {
         name: evaluate_answers(
             system,
@@ -157,7 +161,7 @@ def benchmark(
             on_error=on_error,
             n_jobs=n_jobs,
             keep_verdicts=keep_verdicts,
-            cache=shared_cache,
+            cache=cache,  # None: each judge keeps the cache set above
             seed=seed,
         )
         for name, system in systems.items()

@@ -10,12 +10,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from synth.errors import ConfigError
 
 
-def _describe(exc: ValidationError, name: str) -> str:
+def _describe(exc: ValidationError, config: type[BaseModel]) -> str:
     parts = []
     for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"]) or "<root>"
-        parts.append(f"{where}: {error['msg']}")
-    return f"invalid {name}: " + "; ".join(parts)
+        where = ".".join(str(p) for p in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            message = f"unknown setting (known: {', '.join(config.model_fields)})"
+        parts.append(f"{where}: {message}" if where else message)
+    return f"invalid {config.__name__}: " + "; ".join(parts)
 
 
 class StageConfig(BaseModel):
@@ -30,7 +33,7 @@ class StageConfig(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as exc:
-            raise ConfigError(_describe(exc, type(self).__name__)) from None
+            raise ConfigError(_describe(exc, type(self))) from None
 
     @classmethod
     def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:  # type: ignore[override]
@@ -42,7 +45,7 @@ class StageConfig(BaseModel):
         try:
             return super().model_validate(obj, *args, **kwargs)
         except ValidationError as exc:
-            raise ConfigError(_describe(exc, cls.__name__)) from None
+            raise ConfigError(_describe(exc, cls)) from None
 
     def replace(self, **changes: Any) -> Self:
         """Return a copy with ``changes`` applied and validated."""

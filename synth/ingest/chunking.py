@@ -66,7 +66,14 @@ def make_chunking_config(config: ChunkingConfig | None = None, **overrides: Any)
         return ChunkingConfig.model_validate({**base, **overrides})
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'config'}: {err['msg']}"
+            ": ".join(
+                part
+                for part in (
+                    ".".join(str(p) for p in err["loc"]),
+                    err["msg"].removeprefix("Value error, "),
+                )
+                if part
+            )
             for err in exc.errors()
         )
         raise ConfigError(f"invalid chunking config: {problems}") from exc

@@ -7,7 +7,9 @@ comments and text boxes are not read.
 
 from __future__ import annotations
 
+import contextlib
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,8 +26,26 @@ from synth.ingest._util import one_line
 
 CELL_SEPARATOR = " | "
 
-# What python-docx raises on a file that is not a well-formed Word package.
-_DOCX_FAILURES = (OpcError, zipfile.BadZipFile, etree.XMLSyntaxError, KeyError, ValueError)
+# What python-docx and zipfile raise on a file that is not a well-formed Word package: a damaged
+# zip can also fail while inflating a part (zlib.error), name a compression method or zip version
+# zipfile does not know (NotImplementedError), end early (EOFError) or point a seek before the start
+# of the file (OSError "Invalid argument", handled below). A part whose XML is well formed but not
+# what python-docx expects (a root element in the wrong namespace, a relationship without a target)
+# fails with AttributeError or TypeError; those are only caught around python-docx's own parsing,
+# so a bug in our reading of the parsed document stays visible.
+_DOCX_FAILURES = (
+    OpcError,
+    zipfile.BadZipFile,
+    etree.XMLSyntaxError,
+    KeyError,
+    ValueError,
+    zlib.error,
+    NotImplementedError,
+    EOFError,
+)
+_PACKAGE_FAILURES = (*_DOCX_FAILURES, AttributeError, TypeError)
+# OSErrors that say the file itself cannot be read (not that its bytes are damaged).
+_ACCESS_ERRORS = (PermissionError, FileNotFoundError, IsADirectoryError)
 
 
 def read_docx(path: Path) -> Document:
@@ -35,11 +55,10 @@ def read_docx(path: Path) -> Document:
         raise IngestError("empty file")
     if not zipfile.is_zipfile(path):
         raise IngestError("not a Word .docx file (not a zip package)")
-    try:
+    with _damaged_docx(_PACKAGE_FAILURES):
         document = docx.Document(str(path))
+    with _damaged_docx(_DOCX_FAILURES):
         blocks = list(_blocks(document))
-    except _DOCX_FAILURES as exc:
-        raise IngestError(f"damaged .docx: {one_line(exc)}") from exc
     tables = sum(1 for kind, _ in blocks if kind == "table")
     text = "\n\n".join(block for _, block in blocks)
     if not text.strip():
@@ -47,6 +66,19 @@ def read_docx(path: Path) -> Document:
             f"no text ({len(document.tables)} empty tables, {len(document.inline_shapes)} images)"
         )
     return Document(id="", path="", text=text, metadata={"tables": tables})
+
+
+@contextlib.contextmanager
+def _damaged_docx(failures: tuple[type[BaseException], ...]) -> Iterator[None]:
+    """Turn ``failures`` (and OSErrors from damaged zip data) into a one-line IngestError."""
+    try:
+        yield
+    except failures as exc:
+        raise IngestError(f"damaged .docx: {one_line(exc)}") from exc
+    except OSError as exc:
+        if isinstance(exc, _ACCESS_ERRORS):
+            raise  # load_documents reports it as "cannot read file"
+        raise IngestError(f"damaged .docx: {exc.strerror or one_line(exc)}") from exc
 
 
 def _blocks(container: WordDocument) -> Iterator[tuple[str, str]]:

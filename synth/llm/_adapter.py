@@ -8,10 +8,10 @@ import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NoReturn
 
-from synth.errors import ConfigError
-from synth.llm._redact import redact_options, redact_url
+from synth.errors import ConfigError, ModelError
+from synth.llm._redact import redact_options, redact_url, scrub, secret_values
 from synth.llm.base import LLM
 
 STRUCTURED_MODES = ("auto", "json_schema", "json_object", "prompt")
@@ -84,6 +84,33 @@ class SDKModel(LLM):
         self._max_workers = max_workers
         self._executor: ThreadPoolExecutor | None = None
         self._owned_client: Any = None
+        self._secrets: tuple[str, ...] = ()
+
+    def keep_secret(self, client: Any, api_key: str | None = None) -> None:
+        """Remember the values an error message must not repeat (the key, secret options)."""
+        self._secrets = secret_values(client, self.options, api_key)
+
+    def fail(self, error: ModelError, cause: BaseException) -> NoReturn:
+        """Raise ``error`` (translated from the SDK's ``cause``) with any secret hidden.
+
+        A server or gateway may echo a key in its error; then the SDK's exception is not chained
+        either, so a logged traceback cannot show it.
+        """
+        message = str(error)
+        clean = scrub(message, self._secrets)
+        if clean != message:
+            error.args = (clean,)
+            raise error from None
+        raise error from cause
+
+    @staticmethod
+    def without_sdk_retries(client: Any) -> Any:
+        """``client`` with the SDK's own retries off (synth retries, counts and paces them)."""
+        retries = getattr(client, "max_retries", None)
+        with_options = getattr(client, "with_options", None)
+        if isinstance(retries, int) and retries > 0 and callable(with_options):
+            return with_options(max_retries=0)
+        return client
 
     async def call(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
         """Call an SDK method: awaited when async, else on this model's threads (never the loop's)."""

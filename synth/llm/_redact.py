@@ -33,3 +33,28 @@ def redact_url(url: str | None) -> str | None:
     netloc = parts.netloc.rsplit("@", 1)[-1]
     query = urlencode([(k, REDACTED) for k, _ in parse_qsl(parts.query, keep_blank_values=True)])
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+#: shorter values are not treated as secrets (redacting "eu" would garble every message)
+_MIN_SECRET = 8
+
+
+def secret_values(
+    client: Any, options: Mapping[str, Any] | None, api_key: str | None = None
+) -> tuple[str, ...]:
+    """The strings a model must never show: its API key and its ``extra_headers``/``extra_query`` values."""
+    found = [api_key]
+    for holder in (client, getattr(client, "_api_client", None)):  # google-genai keeps it inside
+        for name in ("api_key", "auth_token"):
+            found.append(getattr(holder, name, None))
+    for key in SECRET_OPTIONS:
+        value = (options or {}).get(key)
+        found.extend(value.values() if isinstance(value, Mapping) else [value])
+    return tuple(sorted({v for v in found if isinstance(v, str) and len(v) >= _MIN_SECRET}))
+
+
+def scrub(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with every secret replaced by ``<redacted>`` (longest first)."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text

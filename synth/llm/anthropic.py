@@ -82,6 +82,9 @@ class AnthropicModel(SDKModel):
                 )
             client = self._sdk.Anthropic(**kwargs)
             self._owned_client = client
+        else:
+            client = self.without_sdk_retries(client)
+        self.keep_secret(client, api_key)
         self.base_url = str(getattr(client, "base_url", "") or "") or None
         self._create = client.messages.create
         accepted = accepted_arguments(self._create)
@@ -139,15 +142,14 @@ class AnthropicModel(SDKModel):
                 self._create, **self.request_arguments(prompt, system, schema)
             )
         except sdk.APITimeoutError as exc:
-            raise ModelTimeoutError(f"{self.model}: the request timed out") from exc
+            self.fail(ModelTimeoutError(f"{self.model}: the request timed out"), exc)
         except sdk.APIConnectionError as exc:
-            raise ModelConnectionError(f"{self.model}: connection failed: {exc}") from exc
+            self.fail(ModelConnectionError(f"{self.model}: connection failed: {exc}"), exc)
         except sdk.APIStatusError as exc:
-            raise error_for_status(
-                exc.status_code, f"{self.model}: {exc}", getattr(exc.response, "headers", None)
-            ) from exc
+            headers = getattr(exc.response, "headers", None)
+            self.fail(error_for_status(exc.status_code, f"{self.model}: {exc}", headers), exc)
         except sdk.APIError as exc:
-            raise ModelError(f"{self.model}: {type(exc).__name__}: {exc}") from exc
+            self.fail(ModelError(f"{self.model}: {type(exc).__name__}: {exc}"), exc)
         text = "".join(
             getattr(block, "text", "")
             for block in message.content

@@ -84,14 +84,12 @@ class CacheModel(WrapperModel):
             raise
         except CacheError:
             raise
-        except sqlite3.ProgrammingError as exc:
-            if "thread" in str(exc):
+        except Exception as exc:  # a user's mapping may fail in any way; it is a cache failure
+            if _thread_bound(exc):
                 raise CacheError(
                     f"the cache {type(self.cache).__name__} works only in the thread that opened it, "
                     f"and it was used from another; use SQLiteCache (safe across threads) or a dict"
                 ) from exc
-            raise CacheError(f"cache {what} failed: {exc}") from exc
-        except Exception as exc:  # a user's mapping may fail in any way; it is a cache failure
             raise CacheError(f"cache {what} failed: {type(exc).__name__}: {exc}") from exc
 
     def lookup(self, key: str) -> Completion | None:
@@ -163,6 +161,18 @@ class CacheModel(WrapperModel):
 
     def __repr__(self) -> str:
         return f"CacheModel({self.inner!r}, cache={type(self.cache).__name__})"
+
+
+def _thread_bound(exc: BaseException) -> bool:
+    """Whether ``exc`` says the mapping was used outside the thread that opened it.
+
+    sqlite3 raises ``ProgrammingError``; ``shelve`` on Python 3.13+ (``dbm.sqlite3``) re-raises it
+    as its own ``OSError`` subclass with the same message, so the message is what tells.
+    """
+    text = str(exc)
+    return isinstance(exc, sqlite3.ProgrammingError | OSError) and "thread" in text and (
+        "same thread" in text or "created in a thread" in text
+    )
 
 
 def _usable(completion: Completion, schema: type[BaseModel] | None) -> bool:

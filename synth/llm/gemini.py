@@ -53,6 +53,13 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
     return tuple(found)
 
 
+def _client_base_url(client: Any) -> str | None:
+    """The endpoint a google-genai client calls (kept in its private HTTP options), if it says."""
+    options = getattr(getattr(client, "_api_client", None), "_http_options", None)
+    url = getattr(options, "base_url", None)
+    return str(url) if url else None
+
+
 class GeminiModel(SDKModel):
     """A Gemini model through the Google Gen AI SDK."""
 
@@ -94,7 +101,8 @@ class GeminiModel(SDKModel):
                 http_options["base_url"] = base_url
             client = self._genai.Client(api_key=key, http_options=http_options or None)
             self._owned_client = client
-            self.base_url = base_url
+        self.keep_secret(client, api_key)
+        self.base_url = base_url or _client_base_url(client)
         bad = sorted(set(self.options) & set(RESERVED))
         if bad:
             raise ConfigError(f"options may not set {', '.join(bad)}: synth sets them")
@@ -140,11 +148,11 @@ class GeminiModel(SDKModel):
         except self._errors.APIError as exc:
             status = getattr(exc, "code", None)
             headers = getattr(getattr(exc, "response", None), "headers", None)
-            raise error_for_status(status, f"{self.model}: {exc}", headers) from exc
+            self.fail(error_for_status(status, f"{self.model}: {exc}", headers), exc)
         except self._transport as exc:
             if isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__:
-                raise ModelTimeoutError(f"{self.model}: the request timed out") from exc
-            raise ModelConnectionError(f"{self.model}: connection failed: {exc}") from exc
+                self.fail(ModelTimeoutError(f"{self.model}: the request timed out"), exc)
+            self.fail(ModelConnectionError(f"{self.model}: connection failed: {exc}"), exc)
         return self._completion(response)
 
     def _completion(self, response: Any) -> Completion:

@@ -3,7 +3,9 @@
 Structured calls use ``response_format`` ``json_schema`` (strict when the schema allows) for models
 that support it, else ``json_object``, else plain prompting with the schema in the prompt; a server
 that refuses a response format is asked again with the next simpler one, once, and the model
-remembers. ``max_tokens`` is sent as ``max_completion_tokens``. SDK errors become synth errors here.
+remembers. ``max_tokens`` is sent as ``max_completion_tokens``. A client passed in is used with its
+SDK retries off (synth retries and counts them). SDK errors become synth errors here, with the key and
+secret options hidden from their messages.
 """
 
 from __future__ import annotations
@@ -69,6 +71,9 @@ class OpenAIModel(SDKModel):
         if client is None:
             client = self._default_client(base_url, api_key, timeout)
             self._owned_client = client
+        else:
+            client = self.without_sdk_retries(client)
+        self.keep_secret(client, api_key)
         self.base_url = str(getattr(client, "base_url", "") or "") or None
         self._client = client
         self._create = client.chat.completions.create
@@ -116,7 +121,9 @@ class OpenAIModel(SDKModel):
         self, prompt: str, system: str | None, schema: type[BaseModel] | None, mode: str
     ) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for one request."""
-        if schema is not None and mode in ("json_object", "prompt"):
+        if schema is not None and (
+            mode in ("json_object", "prompt") or (mode == "options" and not self._format_has_schema())
+        ):
             prompt = f"{prompt}\n\n{schema_instructions(schema)}"
         messages = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": prompt})
@@ -139,6 +146,11 @@ class OpenAIModel(SDKModel):
         if self._sends_timeout:
             kwargs["timeout"] = self.timeout
         return kwargs
+
+    def _format_has_schema(self) -> bool:
+        """Whether the ``response_format`` the user set in ``options`` gives the model a schema."""
+        chosen = self.options.get("response_format")
+        return isinstance(chosen, Mapping) and chosen.get("type") == "json_schema"
 
     async def arequest(
         self,
@@ -167,18 +179,19 @@ class OpenAIModel(SDKModel):
         try:
             return await super().call(fn, **kwargs)
         except openai.APITimeoutError as exc:
-            raise ModelTimeoutError(f"{self.model}: the request timed out") from exc
+            self.fail(ModelTimeoutError(f"{self.model}: the request timed out"), exc)
         except openai.APIConnectionError as exc:
-            raise ModelConnectionError(f"{self.model}: connection failed: {exc}") from exc
+            self.fail(ModelConnectionError(f"{self.model}: connection failed: {exc}"), exc)
         except openai.APIStatusError as exc:
             code = getattr(exc, "code", None)
-            raise error_for_status(
+            status = error_for_status(
                 exc.status_code, f"{self.model}: {exc}", exc.response.headers, code
-            ) from exc
+            )
+            self.fail(status, exc)
         except openai.APIResponseValidationError as exc:
-            raise ServerError(f"{self.model}: the server's reply is malformed: {exc}") from exc
+            self.fail(ServerError(f"{self.model}: the server's reply is malformed: {exc}"), exc)
         except openai.OpenAIError as exc:
-            raise ModelError(f"{self.model}: {type(exc).__name__}: {exc}") from exc
+            self.fail(ModelError(f"{self.model}: {type(exc).__name__}: {exc}"), exc)
 
     def _completion(self, response: Any) -> Completion:
         choices = getattr(response, "choices", None) or []

@@ -2,9 +2,9 @@
 
 Prices are list prices in US dollars per million tokens (input, output) for common models, as of
 :data:`PRICES_AS_OF`; they change, so pass your own (``estimate_cost(usage, prices={...})``) when it
-matters. A model is found by its exact name, else by the longest listed name it extends with a dated
-or ``-latest`` suffix (``gpt-4o-2024-08-06`` is priced as ``gpt-4o``). A model not in the table has
-its tokens reported and no price: the estimate says which models it could not price.
+matters. A model is found by its exact name, else by the listed name it extends with a date, a
+three-digit version or ``-latest`` (``gpt-4o-2024-08-06`` is priced as ``gpt-4o``). A model not in
+the table has its tokens reported and no price: the estimate says which models it could not price.
 """
 
 from __future__ import annotations
@@ -60,7 +60,9 @@ PRICES: dict[str, Price] = {
 }
 
 _PROVIDERS = ("openai", "anthropic", "gemini", "function")
-_SUFFIX = re.compile(r"^(-\d[\d.-]*|-latest|@\d+)$")
+#: what a dated snapshot adds to a listed name: -20250514, -2024-08-06, -001, -latest, @20240620;
+#: anything else (claude-opus-4-6, gpt-4o-audio) is another model, unpriced rather than mispriced
+_SUFFIX = re.compile(r"^(-\d{8}|-\d{4}-\d{2}-\d{2}|-\d{3}|-latest|@\d{8}|@\d{3})$")
 
 
 def price_for(

@@ -37,7 +37,8 @@ def parse_verdict(text: str, schema: type[M] | None = None) -> dict[str, Any] | 
 
     The reply must be one JSON object, optionally inside one fenced code block. Duplicate keys,
     ``NaN`` and ``Infinity`` are refused; with a schema every field must have its exact JSON type
-    (pydantic strict mode: ``"true"`` is not a boolean, ``4.0`` is not an integer). Raises
+    (pydantic strict JSON mode: ``"true"`` is not a boolean, ``4.0`` is not an integer, while an
+    enum, a date or a tuple takes its usual JSON form). Raises
     :class:`~synth.errors.OutputParseError`, which keeps the raw text.
     """
     if not isinstance(text, str):
@@ -57,7 +58,9 @@ def parse_verdict(text: str, schema: type[M] | None = None) -> dict[str, Any] | 
     if schema is None:
         return obj
     try:
-        return schema.model_validate(obj, strict=True)
+        # validated from the JSON text, not the dict: strict JSON mode takes what JSON can say
+        # (a string for an enum or a date, an array for a tuple) and nothing looser
+        return schema.model_validate_json(body, strict=True)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "<root>"

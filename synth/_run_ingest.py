@@ -1,0 +1,71 @@
+"""Stage 1 for a run: ingest the documents and find the chunks that belong to this run."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Any
+
+from synth._run_manifest import stage_row
+from synth.contexts.config import ContextConstructionConfig
+from synth.data import Chunk
+from synth.errors import ConfigError
+
+
+def ingest_for_run(
+    paths: list[str],
+    config: ContextConstructionConfig,
+    embedder: Any,
+    *,
+    store_path: str | os.PathLike[str],
+    store_url: str | None = None,
+) -> tuple[Any, Any, list[Chunk]]:
+    """Load, chunk (``config``'s chunk size and overlap), embed and store the files under
+    ``paths``; return the open store, the ingest report and the chunks of the files read."""
+    from synth.ingest import ChunkingConfig
+    from synth.store import ChunkStore, ingest_documents
+
+    chunking = ChunkingConfig(chunk_size=config.chunk_size, chunk_overlap=config.chunk_overlap)
+    store = ChunkStore(embedder, path=store_path, url=store_url, chunking=chunking)
+    try:
+        report = ingest_documents(paths, store=store)
+        if not report.any_read:
+            raise ConfigError(f"no document could be read from {', '.join(paths)}")
+        chunks = chunks_of_run(report, store, paths, chunking)
+    except BaseException:
+        store.close()
+        raise
+    return store, report, chunks
+
+
+def chunks_of_run(report: Any, store: Any, paths: list[str], chunking: Any) -> list[Chunk]:
+    """The stored chunks of the files this run read (not other folders sharing the store)."""
+    chunks: list[Chunk] = []
+    stale = False
+    for row in report.files:
+        if row.status != "ok":
+            continue
+        found = store.chunks(source=row.path)
+        if len({c.document_id for c in found}) > 1:
+            stale = True  # the file changed since an earlier ingest: its old chunks are stored too
+        chunks.extend(found)
+    if stale:
+        from synth.ingest import chunk_documents, load_documents
+
+        loaded = load_documents(paths)
+        current = {c.id for c in chunk_documents(loaded.documents, chunking)}
+        chunks = [c for c in chunks if c.id in current]
+    return chunks
+
+
+def ingest_row(report: Any) -> dict[str, Any]:
+    """The manifest row of stage 1: files met, files read, the others by status and reason."""
+    dropped: Counter[str] = Counter()
+    for f in report.files:
+        if f.status != "ok":
+            dropped[f"{f.status}: {f.reason}" if f.reason else f.status] += 1
+    read = sum(1 for f in report.files if f.status == "ok")
+    return stage_row("ingest", len(report.files), read, dropped)
+
+
+__all__ = ["chunks_of_run", "ingest_for_run", "ingest_row"]

@@ -1,0 +1,48 @@
+"""What the ``generate_goldens_from_*`` methods accept, checked and made uniform."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from synth._run_feeds import context_from_texts
+from synth.data import Context
+from synth.errors import ConfigError
+
+
+def as_paths(value: Any) -> list[str]:
+    """One path or several, as a non-empty list of strings."""
+    if isinstance(value, str | os.PathLike):
+        value = [value]
+    paths = [os.fspath(p) for p in value]
+    if not paths:
+        raise ConfigError("generate_goldens_from_docs needs at least one file or folder")
+    return paths
+
+
+def as_contexts(contexts: Sequence[Any], source_files: Any) -> list[Context]:
+    """Contexts given as Context objects or lists of texts (with optional source files each)."""
+    if isinstance(contexts, str) or not contexts:
+        raise ConfigError("contexts must be a non-empty list of contexts (each a list of texts)")
+    out = []
+    for i, item in enumerate(contexts):
+        if isinstance(item, Context):
+            out.append(item)
+            continue
+        if isinstance(item, str) or not all(isinstance(t, str) for t in item):
+            raise ConfigError(f"context {i} must be a Context or a list of strings")
+        files = source_files[i] if source_files is not None else None
+        if isinstance(files, str):
+            files = [files]
+        out.append(context_from_texts(list(item), files))
+    return out
+
+
+def short_hash(text: str) -> str:
+    """Ten hex digits identifying ``text`` (for candidate keys)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+
+
+__all__ = ["as_contexts", "as_paths", "short_hash"]

@@ -1,0 +1,297 @@
+"""One run in progress: the run directory around the stream, the dataset, and the manifest.
+
+:class:`RunSession` opens (or reopens) the run directory, streams candidates through the stages
+(:mod:`synth._run_stream`), turns the kept drafts into goldens with their provenance, and keeps the
+manifest up to date: rewritten every second while the run goes and once more when it ends, however
+it ends. Its per-stage rows count the candidates the run used; requests, tokens and cost come from
+the models' usage, summed over every session of the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from synth._run_dir import Journal, RunDir
+from synth._run_feeds import DocsFeed
+from synth._run_manifest import (
+    add_usage,
+    draft_rows,
+    now,
+    package_versions,
+    stage_row,
+    totals,
+    usage_by_stage,
+    with_usage,
+)
+from synth._run_progress import NullProgress, Progress, Snapshot
+from synth._run_stages import CandidateRunner, StageSettings
+from synth._run_stream import Stream, StreamResult, Target
+from synth.contexts.critic import BELOW_THRESHOLD
+from synth.data import Golden
+from synth.dataset import Dataset
+from synth.generate.dedup import Deduplicator
+from synth.llm.limiter import RateLimiter
+from synth.llm.usage import Usage
+
+#: how often the manifest is rewritten while a run goes (seconds)
+MANIFEST_EVERY = 1.0
+
+
+class RunSession:
+    """One run in progress: its directory, its stages, its accounting. ``async with`` opens the
+    run directory (``run_dir``, or ``.synth/runs/<run id>``) and, on the way out, writes the
+    manifest whatever happened (status complete, partial, interrupted or failed)."""
+
+    def __init__(
+        self,
+        mode: str,
+        key: dict[str, Any],
+        settings: StageSettings,
+        usages: list[Usage],
+        limiter: RateLimiter,
+        num_goldens: int | None,
+        *,
+        run_dir: str | os.PathLike[str] | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.mode = mode
+        self.key = key
+        self.settings = settings
+        self.critic = settings.critic
+        self.prompts = settings.prompts
+        self.usages = usages
+        self.limiter = limiter
+        self.num_goldens = num_goldens
+        self.rows: list[dict[str, Any]] = []  # rows of the stages before generation (ingest)
+        self.info: dict[str, Any] = {}
+        self.status = "running"
+        self.stream: Stream | None = None
+        self.feed: Any = None
+        self.result: StreamResult | None = None
+        self.dataset: Dataset | None = None
+        self.seed = settings.seed
+        self.run_dir = run_dir
+        self.progress = progress or NullProgress()
+        #: the manifest as last written
+        self.manifest: dict[str, Any] | None = None
+        self._baseline = [usage_by_stage([u]) for u in usages]
+        self._last_flush = 0.0
+        self.dir: RunDir | None = None
+
+    @property
+    def path(self) -> Path | None:
+        return self.dir.path if self.dir is not None else None
+
+    async def __aenter__(self) -> RunSession:
+        self.dir = RunDir.open(self.run_dir, self.key)
+        previous = self.dir.read_manifest() or {}
+        self.sessions: list[dict[str, Any]] = list(previous.get("sessions", []))
+        self.created_at = previous.get("created_at") or now()
+        self.session = {"started_at": now(), "status": "running", "usage": {}}
+        self.sessions.append(self.session)
+        self._flush(force=True)
+        return self
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.status = "complete" if not (self.result and self.result.shortfall) else "partial"
+        elif issubclass(exc_type, asyncio.CancelledError | KeyboardInterrupt):
+            self.status = "interrupted"
+        else:
+            self.status = "failed"
+            self.info["error"] = f"{exc_type.__name__}: {exc}"
+        try:
+            self._flush(force=True)
+        finally:
+            assert self.dir is not None
+            self.dir.close()
+
+    def note(self, text: str) -> None:
+        """A line for the user, on the progress display (nothing without one)."""
+        self.progress.note(text)
+
+    def journal(self, name: str) -> Journal:
+        """The run directory's journal ``<name>.jsonl``."""
+        assert self.dir is not None, "use the session as an async context manager"
+        return self.dir.journal(name)
+
+    # ---- stages 2 to 11 ------------------------------------------------------------------------
+    async def execute(self, feed: Any, target: Target) -> Dataset:
+        """Stream candidates from ``feed`` through the generation stages until ``target``."""
+        assert self.dir is not None, "use the session as an async context manager"
+        self.feed = feed
+        dedup = None
+        threshold = self.settings.generation.dedup_threshold
+        if threshold is not None:
+            dedup = Deduplicator(self.settings.embedder, threshold)
+        runner = CandidateRunner(self.settings, self.dir, lambda c, s, d: stream.on_stage(c, s, d))
+        stream = Stream(feed, runner, target, dedup, on_change=self._flush)
+        self.stream = stream
+        if hasattr(feed, "notify"):
+            feed.notify = stream.notify
+        self.progress.start(self.snapshot)
+        try:
+            self.result = await stream.run()
+        finally:
+            self.progress.stop()
+        self.dataset = self._dataset(self.result)
+        self.dataset.save(self.dir.path / "goldens.jsonl")
+        return self.dataset
+
+    def _dataset(self, result: StreamResult) -> Dataset:
+        assert self.dir is not None
+        models = {name: identity for name, identity in self.key["models"].items()}
+        goldens: list[Golden] = [
+            draft.to_golden(
+                models=models,
+                prompt_version=self.prompts.version,
+                seed=self.seed,
+                run_id=self.dir.id,
+            )
+            for draft in result.goldens
+        ]
+        metadata = {
+            "generator": "synth",
+            "mode": self.mode,
+            "run_id": self.dir.id,
+            "seed": self.seed,
+            "num_goldens": self.num_goldens,
+            "delivered": len(goldens),
+            "shortfall": result.shortfall,
+            "models": models,
+            "prompt_version": self.prompts.version,
+            "config": self.key["config"],
+        }
+        return Dataset(goldens, metadata)
+
+    # ---- accounting ------------------------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        """What the progress display shows now."""
+        usage = self._session_usage()
+        counts = totals(list(usage.values())) if usage else {}
+        stages: list[tuple[str, int, int]] = []
+        stream, feed = self.stream, self.feed
+        if feed is not None and isinstance(feed, DocsFeed):
+            scored = sum(len(b.seeds) for b in feed.batches if b.scores is not None and b.sent)
+            stages.append(("critic (seeds)", scored, feed.sent_seeds))
+        if stream is not None:
+            for name, (done, total) in stream.stage_counts().items():
+                stages.append((name, done, total))
+        return Snapshot(
+            title=f"run {self.dir.id}" if self.dir is not None else "",
+            stages=stages,
+            goldens=stream.goldens_so_far if stream is not None else 0,
+            target=self.num_goldens,
+            in_flight=self.limiter.in_flight,
+            requests=int(counts.get("requests", 0)),
+            cached=int(counts.get("cached", 0)),
+            retries=int(counts.get("retries", 0)),
+            cost_usd=float(counts.get("cost_usd", 0.0)),
+        )
+
+    def _session_usage(self) -> dict[str, dict[str, float]]:
+        """This session's usage per stage (the models may have been used before this run)."""
+        current = usage_by_stage(self.usages)
+        baseline = add_usage(*self._baseline)
+        out: dict[str, dict[str, float]] = {}
+        for stage, row in current.items():
+            before = baseline.get(stage, {})
+            out[stage] = {k: v - before.get(k, 0) for k, v in row.items()}
+        return out
+
+    def stage_rows(self) -> list[dict[str, Any]]:
+        """The per-stage rows of the candidates the run used (so far)."""
+        rows = list(self.rows)
+        stream, result = self.stream, self.result
+        if stream is None:
+            return rows
+        committed = result.committed if result is not None else stream.slots[: stream.head]
+        reached = result is not None and not result.shortfall
+        if isinstance(self.feed, DocsFeed):
+            cut = committed[-1].candidate.position if (reached and committed) else None
+            rows.extend(context_rows(self.feed, cut))
+        drafts = [d for slot in committed for d in (slot.drafts or [])]
+        rows.extend(draft_rows(self.settings.active_stages(), drafts, len(committed)))
+        return rows
+
+    def _shared_chunks(self) -> int:
+        """Chunks that sit in more than one context the run used (only when the corpus is small)."""
+        stream = self.stream
+        if stream is None:
+            return 0
+        seen: Counter[str] = Counter()
+        for slot in stream.slots[: stream.head]:
+            if slot.candidate.context is not None:
+                seen.update(set(slot.candidate.context.chunk_ids))
+        return sum(n - 1 for n in seen.values() if n > 1)
+
+    def _flush(self, force: bool = False) -> None:
+        """Rewrite the manifest (at most every MANIFEST_EVERY seconds unless forced)."""
+        if self.dir is None:
+            return
+        moment = time.monotonic()
+        if not force and moment - self._last_flush < MANIFEST_EVERY:
+            return
+        self._last_flush = moment
+        self.session["usage"] = self._session_usage()
+        self.session["ended_at"] = now()
+        self.session["status"] = self.status
+        usage = add_usage(*[s.get("usage", {}) for s in self.sessions])
+        rows = with_usage(self.stage_rows(), usage)
+        delivered = len(self.result.goldens) if self.result is not None else None
+        total = totals(rows)
+        manifest = {
+            "run_id": self.dir.id,
+            "run_dir": str(self.dir.path),
+            "mode": self.mode,
+            "status": self.status,
+            "created_at": self.created_at,
+            "updated_at": now(),
+            "seed": self.seed,
+            "num_goldens": self.num_goldens,
+            "delivered": delivered,
+            "shortfall": self.result.shortfall if self.result is not None else [],
+            "requests_per_golden": (round(total["requests"] / delivered, 3) if delivered else None),
+            "models": self.key["models"],
+            "prompt_version": self.key["prompt_version"],
+            "config": self.key["config"],
+            "versions": package_versions(),
+            "stages": rows,
+            "totals": total,
+            "sessions": self.sessions,
+            **self.info,
+        }
+        if isinstance(self.feed, DocsFeed):
+            shared = self._shared_chunks()
+            manifest["contexts"] = {
+                "seeds_drawn": self.feed.drawn,
+                "seeds_scored": self.feed.sent_seeds,
+                "reused_chunks": shared,
+                "corpus_too_small": shared > 0,
+            }
+        self.manifest = manifest
+        self.dir.write_manifest(manifest)
+
+
+def context_rows(feed: DocsFeed, cut: int | None) -> list[dict[str, Any]]:
+    """Rows for stages 2 to 4 over the seeds drawn up to ``cut`` (None: every grouped seed)."""
+    outcomes = feed.seed_outcomes(cut)
+    seeds = sum(outcomes.values())
+    rejected = {
+        k: v for k, v in outcomes.items() if k == BELOW_THRESHOLD or k.startswith("model_error")
+    }
+    too_few = {k: v for k, v in outcomes.items() if k not in rejected and k != "ok"}
+    accepted = seeds - sum(rejected.values())
+    rows = []
+    if feed.critic is not None:
+        rows.append(stage_row("critic", seeds, accepted, rejected))
+    rows.append(stage_row("group", accepted, outcomes.get("ok", 0), too_few))
+    return rows
+
+
+__all__ = ["MANIFEST_EVERY", "RunSession", "context_rows"]
