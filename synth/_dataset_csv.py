@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,20 +65,37 @@ def _cell(record: Mapping[str, Any], field: str, where: str) -> str:
 def read_csv(path: Path) -> tuple[list[Golden], dict[str, Any]]:
     if csv.field_size_limit() < _FIELD_SIZE_LIMIT:
         csv.field_size_limit(_FIELD_SIZE_LIMIT)
-    reader = csv.reader(io.StringIO(read_text(path), newline=""))
-    try:
-        header = next(reader, None)
-        if header is None:
-            raise DatasetError(f"{path}: empty file (expected a header row: {','.join(FIELDS)})")
-        columns = _check_header(header, path)
-        goldens = []
-        for row_number, row in enumerate(reader, start=2):
-            if not any(cell.strip() for cell in row):
-                continue
-            goldens.append(_golden(row, columns, f"{path}: row {row_number}"))
-    except csv.Error as exc:
-        raise DatasetError(f"{path}: line {reader.line_num}: unreadable CSV: {exc}") from None
+    # strict: a quoted cell that is never closed, or text after a closing quote, is an error
+    # rather than a cell that silently swallows the rest of the file
+    rows = _rows(csv.reader(io.StringIO(read_text(path), newline=""), strict=True), path)
+    header = next(rows, None)
+    if header is None:
+        raise DatasetError(f"{path}: empty file (expected a header row: {','.join(FIELDS)})")
+    columns = _check_header(header, path)
+    goldens = []
+    for row_number, row in enumerate(rows, start=2):
+        if not any(cell.strip() for cell in row):
+            continue
+        goldens.append(_golden(row, columns, f"{path}: row {row_number}"))
     return goldens, read_sidecar(path)
+
+
+def _rows(reader: Any, path: Path) -> Iterator[list[str]]:
+    """The reader's rows; a CSV syntax error names the row and the line it starts on."""
+    row_number = 1
+    while True:
+        first_line = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            hint = " (a quoted cell is never closed)" if "end of data" in str(exc) else ""
+            raise DatasetError(
+                f"{path}: row {row_number} (line {first_line}): unreadable CSV: {exc}{hint}"
+            ) from None
+        yield row
+        row_number += 1
 
 
 def _check_header(header: list[str], path: Path) -> list[str]:

@@ -67,6 +67,8 @@ def write_parquet(path: Path, goldens: Sequence[Golden], metadata: Mapping[str, 
 
 def read_parquet(path: Path) -> tuple[list[Golden], dict[str, Any]]:
     pa, pq = _pyarrow()
+    if path.is_dir():
+        raise DatasetError(f"{path}: is a folder, not a dataset file")
     if not path.is_file():
         raise DatasetError(f"{path}: no such file")
     try:

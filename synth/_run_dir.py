@@ -173,8 +173,10 @@ class RunDir:
         return run
 
     def _lock(self) -> None:
-        import fcntl
-
+        try:
+            import fcntl
+        except ImportError:  # not on this platform: runs are not guarded against sharing
+            return
         fh = open(self.path / ".lock", "a+")  # noqa: SIM115 (held until close())
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -223,6 +223,7 @@ class DocsFeed:
         task.add_done_callback(self._tasks.discard)
 
     async def _score(self, batch: SeedBatch) -> None:
+        assert self.critic is not None
         try:
             results = await score_contexts(
                 batch.seeds, self.critic, self.config, prompts=self.prompts
@@ -281,12 +282,12 @@ class DocsFeed:
         for context in result.contexts:
             seed_id = context.chunk_ids[0]
             batch.outcome[seed_id] = "ok"
-            score = quality.get(seed_id)
-            if score is not None:
+            verdict = quality.get(seed_id)
+            if verdict is not None:
                 context = context.model_copy(
                     update={
-                        "quality": score.quality,
-                        "metadata": {**context.metadata, "critic": score.model_dump()},
+                        "quality": verdict.quality,
+                        "metadata": {**context.metadata, "critic": verdict.model_dump()},
                     }
                 )
             seq = len(self.candidates)

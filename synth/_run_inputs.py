@@ -13,12 +13,15 @@ from synth.errors import ConfigError
 
 
 def as_paths(value: Any) -> list[str]:
-    """One path or several, as a non-empty list of strings."""
+    """One path or several, as a non-empty list of strings naming files or folders that exist."""
     if isinstance(value, str | os.PathLike):
         value = [value]
     paths = [os.fspath(p) for p in value]
     if not paths:
         raise ConfigError("generate_goldens_from_docs needs at least one file or folder")
+    missing = [p for p in paths if not os.path.exists(p)]
+    if missing:
+        raise ConfigError(f"no such file or folder: {', '.join(missing)}")
     return paths
 
 

@@ -81,6 +81,7 @@ class RunSession:
         self.manifest: dict[str, Any] | None = None
         self._baseline = [usage_by_stage([u]) for u in usages]
         self._last_flush = 0.0
+        self.versions = package_versions()
         self.dir: RunDir | None = None
 
     @property
@@ -260,7 +261,7 @@ class RunSession:
             "models": self.key["models"],
             "prompt_version": self.key["prompt_version"],
             "config": self.key["config"],
-            "versions": package_versions(),
+            "versions": self.versions,
             "stages": rows,
             "totals": total,
             "sessions": self.sessions,

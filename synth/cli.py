@@ -58,7 +58,7 @@ def _run_ingest(args: argparse.Namespace) -> int:
     errors = Console(stderr=True, highlight=False)
     embedder = make_embedder(args.embedder, base_url=args.base_url, batch_size=args.batch_size)
     if embedder.notice:
-        errors.print(embedder.notice, markup=False)
+        errors.print(embedder.notice, markup=False, soft_wrap=True)  # one line, never wrapped
     chunking = make_chunking_config(
         chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap, encoding=args.encoding
     )
@@ -259,7 +259,7 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
         "compare",
         help="compare two reports item by item",
         description="Pair two reports by item id and show, per metric, both means, the delta "
-        "(B - A) with its bootstrap 95%% interval and the paired sign-flip p-value (exact for "
+        "(B - A) with its bootstrap 95% interval and the paired sign-flip p-value (exact for "
         "few items, Monte Carlo with --seed otherwise).",
     )
     p.add_argument("a", metavar="A", help="the baseline report")

@@ -148,6 +148,41 @@ def test_cli_table_lists_every_file_and_the_totals(
     assert ", 0 embedded now, " in again
 
 
+def test_piped_report_keeps_rows_and_totals_whole_at_any_width() -> None:
+    import io
+
+    from rich.console import Console
+
+    from synth.store import IngestedFile, IngestReport
+    from synth.store._ingest_view import print_ingest_report
+
+    long_path = "docs/" + "very long folder name/" * 6 + "a file with a long name ü.pdf"
+    reason = "damaged PDF: " + "a long explanation of what pypdf could not repair " * 3
+    report = IngestReport(
+        files=[
+            IngestedFile(path=long_path, status="error", reason=reason.strip()),
+            IngestedFile(path="docs/ok.txt", status="ok", chunks=3, tokens=1200),
+        ],
+        chunks=3,
+        tokens=1200,
+        embedded=3,
+        embedder="hash:384",
+        collection="synth-hash-384-c1024o0-0123456789",
+        store=".synth/chroma",
+    )
+    out = io.StringIO()
+    # not a terminal (a pipe or a file), whatever FORCE_COLOR says
+    console = Console(file=out, width=30, highlight=False, force_terminal=False)
+    print_ingest_report(report, console)
+    lines = out.getvalue().splitlines()
+    assert any(long_path in line and reason.strip() in line for line in lines)
+    assert lines[-2:] == [
+        "2 files (1 ok, 1 error, 0 skipped), 3 chunks, 1,200 tokens, 3 embedded now, 0 reused",
+        "store: synth-hash-384-c1024o0-0123456789 in .synth/chroma (hash:384)",
+    ]
+    assert console.width == 30  # the console is left as it was
+
+
 def test_cli_exits_nonzero_only_when_nothing_could_be_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -177,7 +212,10 @@ def test_cli_says_which_embedder_it_chose(
     monkeypatch.setattr(embedders_module, "local_embedder_installed", lambda: False)
     report = _json_run(capsys, str(docs))
     assert report["embedder"] == "hash:384"
-    assert "no embedder named: using hash:384" in report["_err"]
+    notices = [line for line in report["_err"].splitlines() if "no embedder named" in line]
+    assert len(notices) == 1  # one line, never wrapped, whatever the width
+    assert notices[0].startswith("no embedder named: using hash:384 (")
+    assert notices[0].endswith("hash vectors only match shared words)")
 
 
 def test_cli_openai_embedder_over_http(
@@ -209,28 +247,47 @@ def _sample_folder(tmp_path: Path, docs_fixture: Path) -> Path:
     return SAMPLE_DOCS if has_samples else docs_fixture
 
 
-def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+def _run_cli(*args: str, columns: int = 80) -> subprocess.CompletedProcess[str]:
+    # as a pipe to a script sees it: no variable may make rich treat the pipe as a terminal
+    env = {k: v for k, v in os.environ.items() if k not in {"FORCE_COLOR", "TTY_COMPATIBLE"}}
     return subprocess.run(
         [sys.executable, "-m", "synth", "ingest", *args],
         capture_output=True,
         text=True,
         timeout=600,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        env={**env, "PYTHONPATH": str(REPO), "COLUMNS": str(columns)},
+    )
+
+
+def _expected_summary(report: dict, embedded: int, reused: int) -> str:
+    statuses = [row["status"] for row in report["files"]]
+    errors = statuses.count("error")
+    return (
+        f"{len(statuses)} files ({statuses.count('ok')} ok, {errors} "
+        f"error{'' if errors == 1 else 's'}, {statuses.count('skipped')} skipped), "
+        f"{report['chunks']:,} chunks, {report['tokens']:,} tokens, "
+        f"{embedded:,} embedded now, {reused:,} reused"
     )
 
 
 @pytest.mark.slow
 def test_python_m_synth_ingest_sample_docs_twice(tmp_path: Path, docs: Path) -> None:
     folder = _sample_folder(tmp_path, docs)
-    table = _run_cli(str(folder), "--embedder", "hash")
-    assert table.returncode == 0, table.stderr
-    assert "embedded now" in table.stdout and "Traceback" not in table.stderr
-    again = _run_cli(str(folder), "--embedder", "hash", "--json")
-    assert again.returncode == 0, again.stderr
-    report = json.loads(again.stdout)
+    first = _run_cli(str(folder), "--embedder", "hash", "--json")
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
     assert JSON_KEYS <= set(report)
-    assert report["embedded"] == 0 and report["reused"] == report["chunks"] > 0
+    assert report["embedded"] == report["chunks"] > 0 and report["reused"] == 0
     assert all(row["status"] in {"ok", "error", "skipped"} for row in report["files"])
+    # piped, with a terminal width far too narrow for the rows: nothing may wrap or fold
+    table = _run_cli(str(folder), "--embedder", "hash", columns=40)
+    assert table.returncode == 0, table.stderr
+    assert "Traceback" not in table.stderr
+    lines = table.stdout.splitlines()
+    assert _expected_summary(report, 0, report["chunks"]) in lines  # the second run embeds 0
+    assert any(line.startswith("store: synth-hash-384-") for line in lines)
+    for row in report["files"]:
+        assert any(row["path"] in line and row["status"] in line for line in lines), row["path"]
 
 
 @pytest.mark.slow

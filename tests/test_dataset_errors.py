@@ -173,11 +173,29 @@ def test_csv_row_with_too_many_cells_counts_rows_not_lines() -> None:
     assert _error("g.csv") == "g.csv: row 3: has 3 cells but the header has 2 columns"
 
 
+def test_csv_quoted_cell_never_closed_is_an_error_not_a_swallowed_file() -> None:
+    Path("g.csv").write_text(
+        'input,context\n"multi\nline",[]\n"never closed,[]\nnext question,[]\n',
+        encoding="utf-8",
+    )
+    assert _error("g.csv") == (
+        "g.csv: row 3 (line 4): unreadable CSV: unexpected end of data "
+        "(a quoted cell is never closed)"
+    )
+
+
+def test_csv_text_after_a_closing_quote_is_an_error() -> None:
+    Path("g.csv").write_text('input,context\nq,[]\n"quoted" tail,[]\n', encoding="utf-8")
+    assert _error("g.csv") == "g.csv: row 3 (line 3): unreadable CSV: ',' expected after '\"'"
+
+
 # ---- .parquet ------------------------------------------------------------------------------------
 def test_parquet_bad_file_and_bad_metadata_cell() -> None:
     pa = pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
 
+    Path("folder.parquet").mkdir()
+    assert _error("folder.parquet") == "folder.parquet: is a folder, not a dataset file"
     Path("junk.parquet").write_bytes(b"not parquet at all")
     assert _error("junk.parquet").startswith("junk.parquet: not a readable parquet file: ")
     table = pa.table({"input": ["q", "r"], "metadata": ["{}", "{broken"]})

@@ -19,11 +19,13 @@ prompts like a model would and judges with schema-shaped JSON.
 from __future__ import annotations
 
 import ast
+import gc
 import os
 import re
 import shlex
 import subprocess
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -176,17 +178,98 @@ def test_doc_blocks(
         monkeypatch.setenv(name, value)
     env = {**os.environ, **server_env}
     namespace: dict = {"__name__": "__doc__"}
-    for block in todo:
-        if block.file is not None:
-            (doc_folder / block.file).write_text(block.body + "\n", encoding="utf-8")
-        elif block.lang == "python":
-            _run_python(block, namespace)
-        else:
-            for command in _synth_commands(block):
-                _run_command(block, command, doc_folder, env)
+    try:
+        for block in todo:
+            if block.file is not None:
+                (doc_folder / block.file).write_text(block.body + "\n", encoding="utf-8")
+            elif block.lang == "python":
+                _run_python(block, namespace)
+            else:
+                for command in _synth_commands(block):
+                    _run_command(block, command, doc_folder, env)
+    finally:
+        # a page's models keep HTTP clients open, as a user's script would until it exits
+        namespace.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            gc.collect()
+
+
+# ---- docs/cli.md: its usage blocks are the commands' real --help output --------------------------
+CLI_PAGE = REPO / "docs" / "cli.md"
+HELP_COLUMNS = "100"
+
+
+def _help_command(body: str) -> list[str] | None:
+    """``["ingest"]`` for a block holding ``synth ingest --help`` output, ``[]`` for ``synth --help``."""
+    words = body.split()
+    if words[:2] != ["usage:", "synth"] or len(words) < 3:
+        return None
+    return [] if words[2].startswith("[") else [words[2]]
+
+
+def _help_text(command: list[str]) -> str:
+    env = {**os.environ, "COLUMNS": HELP_COLUMNS}
+    proc = subprocess.run(
+        [sys.executable, "-m", "synth", *command, "--help"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return "\n".join(line.rstrip() for line in proc.stdout.rstrip().splitlines())
+
+
+def _help_blocks() -> list[tuple[Block, list[str]]]:
+    found = []
+    for block in blocks(CLI_PAGE) if CLI_PAGE.exists() else []:
+        command = _help_command(block.body) if block.lang == "text" else None
+        if command is not None:
+            found.append((block, command))
+    return found
+
+
+def test_cli_page_shows_every_command_help_as_it_is() -> None:
+    """docs/cli.md holds every subcommand's --help; regenerate with `python tests/test_docs.py`."""
+    shown = _help_blocks()
+    commands = {tuple(c) for _, c in shown}
+    listed = {(name,) for name in _subcommands()} | {()}
+    assert commands == listed, f"docs/cli.md shows {sorted(commands)}, synth has {sorted(listed)}"
+    for block, command in shown:
+        body = "\n".join(line.rstrip() for line in block.body.splitlines())
+        assert body == _help_text(command), (
+            f"{block.where}: `synth {' '.join(command)} --help` changed; "
+            "run `python tests/test_docs.py` to rewrite docs/cli.md's usage blocks"
+        )
+
+
+def _subcommands() -> list[str]:
+    from synth.cli import build_parser
+
+    parser = build_parser()
+    for action in parser._actions:  # argparse keeps subparsers as an action
+        if action.choices and isinstance(action.choices, dict):
+            return sorted(action.choices)
+    return []
+
+
+def rewrite_cli_page() -> None:
+    """Replace every usage block of docs/cli.md with the command's current --help output."""
+    text = CLI_PAGE.read_text(encoding="utf-8")
+    for block, command in reversed(_help_blocks()):
+        start = sum(len(line) + 1 for line in text.split("\n")[: block.line - 1])
+        end = start + len(block.body)
+        text = text[:start] + _help_text(command) + text[end:]
+    CLI_PAGE.write_text(text, encoding="utf-8")
 
 
 def _fake_server_env(request: pytest.FixtureRequest) -> dict[str, str]:
     """Point the openai provider at the fake server."""
     server = request.getfixturevalue("fake_openai_docs")
     return {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": FAKE_KEY}
+
+
+if __name__ == "__main__":
+    rewrite_cli_page()

@@ -112,13 +112,19 @@ def test_a_zip_whose_compressed_data_is_damaged_is_an_error(tmp_path):
         read_docx(path)
 
 
-def test_a_zip_with_an_unknown_compression_method_is_an_error(tmp_path):
-    path = make_docx(tmp_path / "method.docx", [("p", "Readable text.")])
+def _unknown_method_docx(path: Path) -> Path:
+    """A .docx whose document part claims a compression method zipfile does not know."""
+    make_docx(path, [("p", "Readable text.")])
     data = bytearray(path.read_bytes())
     local, central = _headers(data, "word/document.xml")
     data[local + 8 : local + 10] = struct.pack("<H", 99)  # the method is in both headers
     data[central + 10 : central + 12] = struct.pack("<H", 99)
     path.write_bytes(bytes(data))
+    return path
+
+
+def test_a_zip_with_an_unknown_compression_method_is_an_error(tmp_path):
+    path = _unknown_method_docx(tmp_path / "method.docx")
     with pytest.raises(IngestError, match=r"^damaged \.docx: .*compression method"):
         read_docx(path)
 
@@ -146,6 +152,7 @@ def test_load_lists_broken_word_files_and_keeps_the_good_one(tmp_path):
     make_docx(root / "good.docx", [("p", "Readable.")])
     (root / "fake.docx").write_text("nope")
     (root / "empty.docx").write_bytes(b"")
+    _unknown_method_docx(root / "method.docx")  # fails deep inside zipfile, not python-docx
 
     report = load_documents(root)
 
@@ -153,6 +160,8 @@ def test_load_lists_broken_word_files_and_keeps_the_good_one(tmp_path):
         ("word/empty.docx", "error"),
         ("word/fake.docx", "error"),
         ("word/good.docx", "ok"),
+        ("word/method.docx", "error"),
     ]
+    assert report.files[-1].reason.startswith("damaged .docx: ")
     assert [d.text for d in report.documents] == ["Readable."]
-    assert report.counts() == {"ok": 1, "error": 2, "skipped": 0}
+    assert report.counts() == {"ok": 1, "error": 3, "skipped": 0}

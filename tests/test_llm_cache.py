@@ -12,7 +12,17 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from synth import CacheError, FunctionModel, SQLiteCache, make_llm, wrap_llm
+from synth import (
+    LLM,
+    CacheError,
+    Completion,
+    FunctionModel,
+    IncompleteCompletionError,
+    OutputParseError,
+    SQLiteCache,
+    make_llm,
+    wrap_llm,
+)
 from synth.llm.cache import CacheModel, cache_key
 
 
@@ -63,8 +73,19 @@ def test_only_usable_replies_are_stored() -> None:
     fn, calls = _counting_model("not json")
     cache: dict[str, str] = {}
     llm = make_llm(fn, cache=cache, max_reasks=0)
-    with pytest.raises(Exception):  # noqa: B017 - the parse error itself is tested elsewhere
+    with pytest.raises(OutputParseError):
         llm.complete("p", schema=Verdict)
+    assert cache == {} and len(calls) == 1
+
+    class CutOff(LLM):
+        provider, model = "scripted", "cut"
+
+        async def arequest(self, prompt, *, system=None, schema=None, label=None) -> Completion:
+            return Completion(text="Paris is", finish_reason="length")
+
+    cut = wrap_llm(CutOff(), cache=cache)
+    with pytest.raises(IncompleteCompletionError):
+        cut.complete("p")
     assert cache == {}
 
 
@@ -132,24 +153,48 @@ def test_sqlite_cache_is_shared_by_threads(tmp_path: Path) -> None:
     cache.close()
 
 
-def _write_many(path: str, worker: int) -> None:
+PROCESS_KEY = "sk-process-test-key-5a4b3c"
+
+
+def _use_from_a_process(path: str, worker: int, url: str) -> None:
     cache = SQLiteCache(path)
     for i in range(50):
-        cache[f"{worker}-{i}"] = "x" * 100
+        cache[f"raw-{worker}-{i}"] = "x" * 100
+    llm = make_llm("openai:gpt-4o-mini", base_url=url, api_key=PROCESS_KEY, cache=cache)
+    for i in range(worker * 10, worker * 10 + 20):  # worker 0 asks 0-19, worker 1 asks 10-29
+        llm.complete(f"question {i}", system="Answer briefly.")
+    llm.close()
     cache.close()
 
 
-def test_sqlite_cache_is_shared_by_processes(tmp_path: Path) -> None:
+@pytest.mark.slow  # two spawned interpreters each import synth
+def test_sqlite_cache_is_shared_by_processes(tmp_path: Path, fake_openai) -> None:
     path = str(tmp_path / "cache.sqlite")
     SQLiteCache(path).close()
     context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_write_many, args=(path, w)) for w in range(2)]
+    workers = [
+        context.Process(target=_use_from_a_process, args=(path, w, fake_openai.url))
+        for w in range(2)
+    ]
     for p in workers:
         p.start()
     for p in workers:
-        p.join(timeout=60)
+        p.join(timeout=120)
     assert [p.exitcode for p in workers] == [0, 0]
-    assert len(SQLiteCache(path)) == 100
+    cache = SQLiteCache(path)
+    assert sum(key.startswith("raw-") for key in cache) == 100  # no write lost to the other
+    sent = fake_openai.request_count()
+    assert 30 <= sent <= 40 and len(cache) == 100 + 30  # the overlap may have been asked twice
+
+    # a third process (this one) reruns everything from the file: zero requests
+    llm = make_llm("openai:gpt-4o-mini", base_url=fake_openai.url, api_key="sk-x", cache=cache)
+    answers = [llm.complete(f"question {i}", system="Answer briefly.") for i in range(30)]
+    assert all(answers) and fake_openai.request_count() == sent
+    assert llm.usage.total.cached_responses == 30 and llm.usage.total.requests == 0
+    llm.close()
+    cache.close()
+    for written in tmp_path.iterdir():
+        assert PROCESS_KEY.encode() not in written.read_bytes(), written
 
 
 class ThreadBoundMapping(MutableMapping[str, str]):
@@ -178,9 +223,23 @@ class ThreadBoundMapping(MutableMapping[str, str]):
         return len(list(self))
 
 
-def test_a_mapping_bound_to_its_thread_is_refused_from_another(tmp_path: Path) -> None:
-    fn, _ = _counting_model("reply")
-    mapping = ThreadBoundMapping(tmp_path / "kv.sqlite")
+class DbmStyleMapping(ThreadBoundMapping):
+    """Like ``dbm.sqlite3`` (behind ``shelve`` on Python 3.13+): sqlite errors re-raised as OSError."""
+
+    class error(OSError):
+        pass
+
+    def __getitem__(self, key: str) -> str:
+        try:
+            return super().__getitem__(key)
+        except sqlite3.Error as exc:
+            raise self.error(str(exc)) from None
+
+
+@pytest.mark.parametrize("kind", [ThreadBoundMapping, DbmStyleMapping])
+def test_a_mapping_bound_to_its_thread_is_refused_from_another(tmp_path: Path, kind) -> None:
+    fn, calls = _counting_model("reply")
+    mapping = kind(tmp_path / "kv.sqlite")
     llm = make_llm(fn, cache=mapping)
     errors: list[BaseException] = []
 
@@ -193,8 +252,10 @@ def test_a_mapping_bound_to_its_thread_is_refused_from_another(tmp_path: Path) -
     thread = threading.Thread(target=other_thread)
     thread.start()
     thread.join()
-    assert len(errors) == 1 and "thread" in str(errors[0]) and "SQLiteCache" in str(errors[0])
+    assert len(errors) == 1 and "only in the thread" in str(errors[0])
+    assert "SQLiteCache" in str(errors[0]) and calls == []
     assert llm.usage.total.failures == {"cache": 1}
+    assert llm.complete("p") == "reply"  # in its own thread it works
     mapping.conn.close()
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from synth import ConfigError, FunctionModel, Usage, make_llm, parse_model_spec
 from synth.llm._redact import REDACTED, redact_url
+from synth.llm.cache import CacheModel
 from synth.llm.openai import OpenAIModel
 from synth.llm.usage import UsageModel
 
@@ -115,5 +116,20 @@ def test_importing_synth_loads_no_sdk_and_making_a_model_loads_only_its_own() ->
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     before, after = out.stdout.strip().split("] [")
-    assert "anthropic" not in before and "google.genai" not in before
-    assert "openai" in after and "anthropic" not in after
+    assert before == "["  # no SDK at all, openai included
+    assert "openai" in after and "anthropic" not in after and "google.genai" not in after
+
+
+def test_the_api_key_is_not_part_of_the_identity_or_the_cache_key(fake_openai) -> None:
+    one = make_llm("openai:gpt-4o", base_url=fake_openai.url, api_key="sk-first-key-1111", cache={})
+    two = make_llm("openai:gpt-4o", base_url=fake_openai.url, api_key="sk-other-key-2222", cache={})
+    other_url = make_llm(
+        "openai:gpt-4o", base_url=fake_openai.url + "/x", api_key="sk-first-key-1111", cache={}
+    )
+    key_of = [m.layer(CacheModel).key("p", system="s") for m in (one, two, other_url)]
+    assert key_of[0] == key_of[1]  # changing only the key changes nothing: it is not an input
+    assert key_of[0] != key_of[2]  # the endpoint is
+    assert one.identity() == two.identity()
+    assert "sk-first" not in json.dumps(one.identity()) + repr(one)
+    for model in (one, two, other_url):
+        model.close()

@@ -217,7 +217,12 @@ def test_standalone_process_logs_and_takes_a_reply_function(tmp_path: Path) -> N
     try:
         url = proc.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
-        client = openai.OpenAI(base_url=url, api_key="sk-standalone-secret", max_retries=0)
+        client = openai.OpenAI(
+            base_url=url,
+            api_key="sk-standalone-secret",
+            max_retries=0,
+            default_headers={"api-key": "azure-style-secret", "X-Route": "eu"},
+        )
         with pytest.raises(openai.InternalServerError):
             _ask(client, "one")
         assert _ask(client, "two").choices[0].message.content == "custom: two"
@@ -229,6 +234,8 @@ def test_standalone_process_logs_and_takes_a_reply_function(tmp_path: Path) -> N
     rows = [json.loads(line) for line in log.read_text().splitlines()]
     assert [r["outcome"] for r in rows] == ["server_error", "ok"]
     assert "sk-standalone-secret" not in log.read_text()
+    assert "azure-style-secret" not in log.read_text()
+    assert rows[0]["headers"]["x-route"] == "eu"  # other headers are kept
 
 
 class _Item(BaseModel):

@@ -1,8 +1,8 @@
 """The model layer's acceptance scenario (issue 3, "Must show"), against the fake server over HTTP.
 
 500 structured calls, 64 at a time, through a server that fails 5% of requests with HTTP 500, cuts
-off 2% of replies, breaks the JSON of 2% more, and answers 429 above a requests-per-window limit:
-every call returns a valid object, and usage shows every retry by kind. Past the retry budget a call
+off 2% of replies, breaks the JSON of 2% more, answers 2% with 429 and Retry-After, and answers 429
+above a requests-per-window limit: every call returns a valid object, and usage shows every retry by kind. Past the retry budget a call
 raises its typed error, counted. A second identical batch answered from the SQLite cache makes zero
 HTTP requests. The API key is in no file the layer wrote and in no repr.
 """
@@ -19,7 +19,9 @@ from pydantic import BaseModel, Field
 from synth import ModelError, RetryConfig, SQLiteCache, make_llm
 
 API_KEY = "sk-must-show-9f8e7d6c5b4a-secret"
-FAULTS = {"server_error": 0.05, "cutoff": 0.02, "invalid_json": 0.02}
+# the seeded 429s make sure rate limits are hit on any machine; the requests-per-window limit is
+# hit only by a machine fast enough to go past it (a dedicated test below always is)
+FAULTS = {"server_error": 0.05, "cutoff": 0.02, "invalid_json": 0.02, "rate_limit": 0.02}
 
 
 class Verdict(BaseModel):
@@ -70,10 +72,7 @@ def test_faults_are_absorbed_counted_and_a_rerun_is_free(tmp_path: Path) -> None
         assert server.peak_in_flight <= 64
         outcomes = server.outcomes()
         assert outcomes["ok"] == 500
-        assert (
-            min(outcomes.get(k, 0) for k in ("server_error", "cutoff", "invalid_json", "rpm_limit"))
-            > 0
-        )
+        assert min(outcomes.get(k, 0) for k in FAULTS) > 0
         usage = llm.usage.counts(label="judge")
         assert usage.responses == 500 and usage.failures == {}
         # every fault the server injected shows up as a retry of its kind, no more and no less
@@ -81,7 +80,7 @@ def test_faults_are_absorbed_counted_and_a_rerun_is_free(tmp_path: Path) -> None
             "server": outcomes["server_error"],
             "incomplete": outcomes["cutoff"],
             "invalid_output": outcomes["invalid_json"],
-            "rate_limit": outcomes["rpm_limit"],
+            "rate_limit": outcomes["rate_limit"] + outcomes.get("rpm_limit", 0),
         }
         assert usage.requests == server.request_count()
         assert not server.duplicates()  # no successful request was made twice
@@ -137,3 +136,21 @@ def test_prose_or_broken_json_is_never_guessed(tmp_path: Path, fault: str) -> No
     assert isinstance(verdict, Verdict)
     assert server.outcomes() == {fault: 1, "ok": 1}
     assert llm.usage.total.retries == {"invalid_output": 1}
+
+
+def test_a_requests_per_window_limit_is_waited_out() -> None:
+    # 12 requests at once against 4 per 0.5 s: the first burst surely goes past the limit
+    with FakeOpenAI(rpm=4, rpm_window=0.5) as server:
+        llm = make_llm(
+            "openai:m",
+            base_url=server.url,
+            api_key=API_KEY,
+            retry=RetryConfig(initial_delay=0.005, max_retries=30),
+            seed=2,
+        )
+        results = asyncio.run(_batch(llm, _prompts(12)))
+        llm.close()
+    outcomes = server.outcomes()
+    assert all(isinstance(r, Verdict) for r in results)
+    assert outcomes["ok"] == 12 and outcomes["rpm_limit"] > 0
+    assert llm.usage.total.retries == {"rate_limit": outcomes["rpm_limit"]}

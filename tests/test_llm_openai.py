@@ -18,7 +18,9 @@ from synth import (
     ModelTimeoutError,
     RateLimitError,
     RetryConfig,
+    ServerError,
     make_llm,
+    wrap_llm,
 )
 from synth.llm.openai import OpenAIModel
 
@@ -99,9 +101,12 @@ def test_a_server_refusing_json_schema_is_asked_with_json_mode(fake_openai) -> N
         return {"rating": 3, "reason": "ok"}
 
     fake_openai.reply = reply
-    with _llm(fake_openai) as llm:
+    with _llm(fake_openai, cache={}) as llm:
         assert llm.complete("a", schema=Rating).rating == 3
         assert llm.complete("b", schema=Rating).rating == 3
+        assert llm.usage.total.requests == 3  # the refused request counts too
+        assert llm.complete("a", schema=Rating).rating == 3  # from the cache
+        assert llm.usage.total.requests == 3 and llm.usage.total.cached_responses == 1
     kinds = [r.body.get("response_format", {}).get("type") for r in fake_openai.requests]
     assert kinds == ["json_schema", "json_object", "json_object"]  # remembered after the first
 
@@ -220,3 +225,63 @@ def test_sdk_errors_are_translated_in_the_adapter(fake_openai) -> None:
     assert type(caught.value).__module__ == "synth.errors"
     assert caught.value.kind == "server"
     assert json.dumps(model.identity())  # identity is plain JSON
+
+
+def test_a_key_echoed_in_an_error_is_hidden(fake_openai) -> None:
+    key, header = "sk-echoed-key-0123456789", "gw-header-secret-42"
+    fake_openai.reply = Reply(
+        status=401,
+        body={"error": {"message": f"key {key} and header {header} refused", "code": "bad_key"}},
+    )
+    options = {"extra_headers": {"X-Gateway-Key": header}}
+    with make_llm(
+        "openai:m", base_url=fake_openai.url, api_key=key, options=options, retry=FAST
+    ) as llm:
+        adapter = llm.unwrap()
+        secrets, adapter._secrets = adapter._secrets, ()
+        with pytest.raises(AuthenticationError) as leaked:
+            llm.complete("x")
+        assert key in str(leaked.value)  # the server really echoes it: the check below can fail
+        adapter._secrets = secrets
+        with pytest.raises(AuthenticationError) as caught:
+            llm.complete("y")
+    message = str(caught.value)
+    assert "refused" in message and "<redacted>" in message
+    assert key not in message and header not in message
+    assert caught.value.__cause__ is None  # the SDK's exception, which holds the key, is dropped
+
+
+def test_a_client_passed_in_has_its_sdk_retries_turned_off(fake_openai) -> None:
+    client = fake_openai.client(max_retries=3)
+    fake_openai.queue_faults("server_error", "server_error")
+    llm = make_llm("openai:m", client=client, retry=FAST, max_retries=1)
+    with pytest.raises(ServerError):
+        llm.complete("x")
+    assert fake_openai.request_count() == 2  # synth's one retry, none hidden inside the SDK
+    assert llm.usage.total.retries == {"server": 1}
+    assert client.max_retries == 3  # the caller's client itself is left as it was
+    client.close()
+
+
+def test_a_response_format_chosen_in_options_is_kept_and_the_schema_still_given(
+    fake_openai,
+) -> None:
+    fake_openai.reply = {"rating": 5, "reason": "fine"}
+    options = {"response_format": {"type": "json_object"}}
+    with _llm(fake_openai, options=options) as llm:
+        assert llm.complete("Rate it.", schema=Rating).rating == 5
+    body = fake_openai.requests[0].body
+    assert body["response_format"] == {"type": "json_object"}
+    assert "```json" in body["messages"][-1]["content"]  # else the model never sees the schema
+
+
+def test_a_hung_connection_cannot_stall_even_when_the_sdk_would_wait(fake_openai) -> None:
+    fake_openai.queue_faults("hang")
+    client = fake_openai.client(timeout=60)  # the SDK alone would wait a minute
+    adapter = OpenAIModel("m", client=client, timeout=None)
+    llm = wrap_llm(adapter, timeout=0.3, max_retries=0)
+    with pytest.raises(ModelTimeoutError, match="did not answer within 0.3 s"):
+        llm.complete("x")
+    assert llm.usage.total.failures == {"timeout": 1}
+    fake_openai.close()  # releases the hung request, so the SDK's thread ends
+    client.close()

@@ -18,6 +18,10 @@ def test_prices_are_found_by_name_and_dated_snapshot() -> None:
     assert price_for("gpt-4o-mini") != price_for("gpt-4o")  # the longest name wins
     assert price_for("openai:my-local-llama") is None
     assert price_for("gpt-5-turbo-ultra") is None  # a suffix that is not a date is another model
+    assert price_for("claude-sonnet-4-5-20250929") == PRICES["claude-sonnet-4-5"]
+    assert price_for("gemini-2.0-flash-001") == PRICES["gemini-2.0-flash"]
+    assert price_for("claude-3-5-haiku-latest") == PRICES["claude-3-5-haiku"]
+    assert price_for("claude-opus-4-6") is None  # a newer model, not claude-opus-4 at its price
     assert price_for("my-model", {"my-model": (1.0, 2.0)}) == Price(1.0, 2.0)
     assert len(PRICES_AS_OF) == 10
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from synth import (
     AuthenticationError,
+    BadRequestError,
     ConfigError,
     IncompleteCompletionError,
     ModelConnectionError,
@@ -286,6 +287,13 @@ def _fake_genai() -> tuple[types.ModuleType, types.ModuleType, types.ModuleType]
         def __init__(self, *, api_key: str | None = None, http_options: Any = None) -> None:
             self.http_options = http_options
             self.models = Models()
+            # where google-genai keeps the key and the endpoint
+            url = (http_options or {}).get(
+                "base_url"
+            ) or "https://generativelanguage.googleapis.com/"
+            self._api_client = SimpleNamespace(
+                api_key=api_key, _http_options=SimpleNamespace(base_url=url)
+            )
 
     errors.APIError, errors.ClientError, errors.ServerError = APIError, ClientError, ServerError
     gtypes.GenerateContentConfig = GenerateContentConfig
@@ -383,3 +391,31 @@ def test_gemini_options_are_config_fields(genai_sdk, monkeypatch) -> None:
     monkeypatch.setenv("GEMINI_API_KEY", "gm-secret-key")
     llm = make_llm("gemini:gemini-2.5-flash")
     assert "gm-secret-key" not in repr(llm) + repr(llm.identity())
+
+
+def test_gemini_endpoint_is_in_the_identity_and_a_key_in_an_error_is_hidden(genai_sdk) -> None:
+    default = make_llm(
+        "gemini:gemini-2.5-flash", client=genai_sdk.Client(api_key="gm-key-12345678")
+    )
+    gateway = genai_sdk.Client(api_key="gm-key-12345678", http_options={"base_url": "http://gw/"})
+    routed = make_llm("gemini:gemini-2.5-flash", client=gateway, max_retries=0)
+    assert default.identity()["base_url"].startswith("https://generativelanguage")
+    assert routed.identity()["base_url"] == "http://gw/"  # so the two never share cache entries
+    gateway.models.script = [
+        genai_sdk.errors.ClientError(400, {"error": "bad key gm-key-12345678"})
+    ]
+    with pytest.raises(BadRequestError) as caught:
+        routed.complete("x")
+    assert "gm-key-12345678" not in str(caught.value) and "<redacted>" in str(caught.value)
+
+
+def test_anthropic_key_in_an_error_is_hidden(anthropic_sdk) -> None:
+    client = anthropic_sdk.Anthropic(api_key="sk-ant-echo-1234567")
+    client.api_key = "sk-ant-echo-1234567"
+    client.messages.script = [
+        anthropic_sdk.APIStatusError("key sk-ant-echo-1234567 refused", response=_response(401))
+    ]
+    llm = make_llm("anthropic:claude-3-5-haiku", client=client)
+    with pytest.raises(AuthenticationError) as caught:
+        llm.complete("x")
+    assert "sk-ant-echo-1234567" not in str(caught.value) and "refused" in str(caught.value)

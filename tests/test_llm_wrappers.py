@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import random
 import threading
+import time
 from collections.abc import Iterable
 
 import pytest
@@ -273,3 +275,29 @@ def test_usage_by_label_and_model_and_as_json() -> None:
     merged = Usage().merge(shared).merge(shared)
     assert merged.total.responses == 6
     assert "responses=3" in repr(shared)
+
+
+def test_retry_after_headers_and_status_codes_become_typed_errors() -> None:
+    from synth.llm._http import error_for_status, retry_after
+
+    assert retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25  # ms wins
+    assert retry_after({"retry-after": "3"}) == 3.0
+    in_30s = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 0 < retry_after({"retry-after": in_30s}) <= 30  # an HTTP date
+    assert retry_after({"retry-after": "soon"}) is None and retry_after(None) is None
+    limited = error_for_status(429, "slow down", {"retry-after": "2"})
+    assert isinstance(limited, RateLimitError) and limited.retry_after == 2.0
+    assert isinstance(
+        error_for_status(429, "quota", code="insufficient_quota"), AuthenticationError
+    )
+    kinds = {s: error_for_status(s, "x").kind for s in (400, 401, 403, 404, 408, 500, 503, 529)}
+    assert kinds == {
+        400: "bad_request",
+        401: "auth",
+        403: "auth",
+        404: "bad_request",
+        408: "timeout",
+        500: "server",
+        503: "server",
+        529: "server",
+    }

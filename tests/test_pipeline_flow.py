@@ -312,3 +312,23 @@ def test_cancelling_a_run_keeps_everything_done_and_a_rerun_finishes_it() -> Non
     # the stages journaled before the cancel were not asked again
     expected_again = sum(1 for p in replies.prompts[before:] if stage_of(p) == "expected")
     assert expected_again <= 10 - done
+
+
+def test_without_a_target_each_planned_context_gives_its_goldens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SYNTH_REPLIES_REJECT", "0.25")
+    synth = synthesizer(Replies())
+    plan = synth.plan_from_docs(SAMPLE)
+    dataset = synth.generate_goldens_from_docs(SAMPLE)
+    rows = {r["stage"]: r for r in synth.manifest["stages"]}
+    # rejected seeds were replaced: the run still made the planned number of contexts
+    assert rows["critic"]["dropped"]["below_quality_threshold"] > 0
+    assert rows["group"]["items_out"] == rows["inputs"]["items_in"] == plan.contexts
+    assert len(dataset) == rows["dedup"]["items_out"] <= plan.goldens
+    check_table_adds_up(synth.manifest)
+    lines = Path(synth.manifest["run_dir"], "rejects.jsonl").read_text().splitlines()
+    rejects = [json.loads(line) for line in lines]
+    critic_rejects = [r for r in rejects if r["stage"] == "critic"]
+    assert len(critic_rejects) >= rows["critic"]["dropped"]["below_quality_threshold"]
+    assert all(r["reason"] == "below_quality_threshold" and r["source"] for r in critic_rejects)

@@ -41,6 +41,9 @@ class Completion:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+#: key of ``Completion.extra`` where an adapter that sent several requests for one reply says how many
+REQUESTS_SENT = "requests_sent"
+
 #: normalized finish reasons of a reply that stopped early (adapters map their provider's names)
 INCOMPLETE_FINISH_REASONS = frozenset({"length", "content_filter"})
 
@@ -195,6 +198,7 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
 __all__ = [
     "INCOMPLETE_FINISH_REASONS",
+    "REQUESTS_SENT",
     "LLM",
     "Completion",
     "FunctionModel",

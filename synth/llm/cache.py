@@ -170,8 +170,10 @@ def _thread_bound(exc: BaseException) -> bool:
     as its own ``OSError`` subclass with the same message, so the message is what tells.
     """
     text = str(exc)
-    return isinstance(exc, sqlite3.ProgrammingError | OSError) and "thread" in text and (
-        "same thread" in text or "created in a thread" in text
+    return (
+        isinstance(exc, sqlite3.ProgrammingError | OSError)
+        and "thread" in text
+        and ("same thread" in text or "created in a thread" in text)
     )
 
 

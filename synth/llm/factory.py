@@ -50,8 +50,12 @@ def provider_class(provider: str) -> type[LLM]:
     """The adapter class of ``provider``; an unknown name raises with a "did you mean"."""
     target = PROVIDERS.get(provider)
     if target is None:
-        close = difflib.get_close_matches(provider, list(PROVIDERS), n=1, cutoff=0.5)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        close = difflib.get_close_matches(provider, list(PROVIDERS), n=1, cutoff=0.75)
+        hint = (
+            f"; did you mean {close[0]!r}?"
+            if close
+            else "; a model spec is provider:model, e.g. 'openai:gpt-4.1-mini'"
+        )
         raise ConfigError(
             f"unknown model provider {provider!r}{hint} (known: {', '.join(PROVIDERS)}, "
             f"or pass any callable fn(prompt, system) -> str)"
@@ -179,7 +183,7 @@ def make_llm(
     model = model or spec_model
     cls = provider_class(name)
     if not model:
-        raise ConfigError(f"the {name} provider needs a model: make_llm('{name}:<model>')")
+        raise ConfigError(f"the {name} provider needs a model name: '{name}:<model>'")
     adapter = cls(  # type: ignore[call-arg]
         model,
         client=client,

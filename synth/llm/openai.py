@@ -28,7 +28,7 @@ from synth.errors import (
 )
 from synth.llm._adapter import SDKModel, accepted_arguments, import_sdk, refuse_unknown
 from synth.llm._http import error_for_status
-from synth.llm.base import Completion
+from synth.llm.base import REQUESTS_SENT, Completion
 from synth.llm.structured import schema_instructions, schema_name, strict_json_schema
 
 #: arguments synth sets itself; they cannot come from ``options``
@@ -104,7 +104,8 @@ class OpenAIModel(SDKModel):
             key = "unused"  # a local OpenAI-compatible server usually needs no key
         if not key:
             raise AuthenticationError(
-                "no OpenAI API key: set OPENAI_API_KEY, or pass base_url= for a local server"
+                "no OpenAI API key: set OPENAI_API_KEY, or point base_url (--base-url, "
+                "OPENAI_BASE_URL) at a local OpenAI-compatible server"
             )
         return openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
 
@@ -122,7 +123,8 @@ class OpenAIModel(SDKModel):
     ) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for one request."""
         if schema is not None and (
-            mode in ("json_object", "prompt") or (mode == "options" and not self._format_has_schema())
+            mode in ("json_object", "prompt")
+            or (mode == "options" and not self._format_has_schema())
         ):
             prompt = f"{prompt}\n\n{schema_instructions(schema)}"
         messages = [{"role": "system", "content": system}] if system else []
@@ -160,8 +162,10 @@ class OpenAIModel(SDKModel):
         schema: type[BaseModel] | None = None,
         label: str | None = None,
     ) -> Completion:
+        sent = 0
         while True:
             mode = self._mode
+            sent += 1
             try:
                 response = await self.call(
                     self._create, **self.request_arguments(prompt, system, schema, mode)
@@ -172,7 +176,10 @@ class OpenAIModel(SDKModel):
                     self._mode = _NEXT_MODE[mode]  # remember: this server does not take it
                     continue
                 raise
-            return self._completion(response)
+            completion = self._completion(response)
+            if sent > 1:  # the refused requests were sent too; usage counts them
+                completion.extra[REQUESTS_SENT] = sent
+            return completion
 
     async def call(self, fn: Any, **kwargs: Any) -> Any:
         openai = self._sdk

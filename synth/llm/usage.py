@@ -9,6 +9,7 @@ retries by kind. A label is whatever the caller passes (the pipeline passes its 
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from synth.errors import CacheError, ModelError
-from synth.llm.base import LLM, Completion
+from synth.llm.base import LLM, REQUESTS_SENT, Completion
 from synth.llm.wrapper import WrapperModel, model_key
 
 UNLABELLED = "unlabelled"
@@ -214,9 +215,17 @@ class MeterModel(WrapperModel):
         key = model_key(self)
         self.usage.record(key, label, requests=1)
         completion = await self.inner.arequest(prompt, system=system, schema=schema, label=label)
+        sent = completion.extra.get(REQUESTS_SENT, 1)
         self.usage.record(
-            key, label, input_tokens=completion.input_tokens, output_tokens=completion.output_tokens
+            key,
+            label,
+            requests=sent - 1,
+            input_tokens=completion.input_tokens,
+            output_tokens=completion.output_tokens,
         )
+        if sent != 1:  # counted here; not stored with the reply, where a cache would keep it
+            extra = {k: v for k, v in completion.extra.items() if k != REQUESTS_SENT}
+            completion = dataclasses.replace(completion, extra=extra)
         return completion
 
 

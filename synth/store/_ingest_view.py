@@ -6,16 +6,24 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from synth.store.ingest_run import IngestedFile, IngestReport
 
 _STYLES = {"ok": "green", "error": "red", "skipped": "yellow"}
+#: a width no table row reaches, to measure a table's natural width
+_UNBOUNDED = 1_000_000
 
 
 def print_ingest_report(report: IngestReport, console: Console) -> None:
-    """Print one row per file (path, status, chunks, tokens, reason) and the totals."""
+    """Print one row per file (path, status, chunks, tokens, reason) and the totals.
+
+    On a terminal the table fits its width. Piped or redirected, where rich would assume 80
+    columns, the table is as wide as its longest row, so no path or reason is folded. The totals
+    and the store are plain lines, never wrapped, for people and scripts alike.
+    """
     table = Table(show_lines=False, header_style="bold")
     table.add_column("file", overflow="fold")
     table.add_column("status")
@@ -30,11 +38,24 @@ def print_ingest_report(report: IngestReport, console: Console) -> None:
             str(row.tokens) if row.status == "ok" else "",
             Text(row.reason),
         )
-    console.print(table)
-    # soft_wrap: the totals stay on one line, whole, however narrow the terminal or pipe
-    console.print(Text(summary_line(report)), soft_wrap=True)
+    if console.is_terminal:
+        console.print(table)
+    else:
+        _print_unfolded(table, console)
     where = f"store: {report.collection} in {report.store} ({report.embedder})"
-    console.print(Text(where), soft_wrap=True)
+    console.file.write(f"{summary_line(report)}\n{where}\n")
+    console.file.flush()
+
+
+def _print_unfolded(table: Table, console: Console) -> None:
+    """Print ``table`` at its natural width, whatever width ``console`` assumes."""
+    natural = Measurement.get(console, console.options.update_width(_UNBOUNDED), table).maximum
+    width = console.width
+    console.width = max(width, natural)
+    try:
+        console.print(table)
+    finally:
+        console.width = width
 
 
 def summary_line(report: IngestReport) -> str:

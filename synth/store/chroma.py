@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -63,7 +64,7 @@ class ChunkStore:
         self,
         embedder: Embedder | str | None = None,
         *,
-        path: str | Path = DEFAULT_STORE_PATH,
+        path: str | os.PathLike[str] = DEFAULT_STORE_PATH,
         url: str | None = None,
         chunking: ChunkingConfig | Mapping[str, Any] | None = None,
         collection: str | None = None,

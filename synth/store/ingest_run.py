@@ -11,7 +11,6 @@ import logging
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -80,7 +79,7 @@ def ingest_documents(
     store: ChunkStore | None = None,
     embedder: Embedder | str | None = None,
     chunking: ChunkingConfig | Mapping[str, Any] | None = None,
-    store_path: str | Path = DEFAULT_STORE_PATH,
+    store_path: str | os.PathLike[str] = DEFAULT_STORE_PATH,
     store_url: str | None = None,
     password: str | None = None,
     on_file: Callable[[IngestedFile], None] | None = None,

@@ -1,0 +1,502 @@
+"""The first ten minutes: every mistake a user can make is one clear line and a non-zero exit.
+
+Each case runs ``synth.cli.main`` as the console script does and checks that stderr holds exactly
+one ``synth: error: ...`` line that names the problem and the way out, with no traceback; a few run
+the real ``python -m synth`` process, and ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+import uuid
+import warnings
+from pathlib import Path
+
+import pytest
+
+from synth import Dataset, Golden
+from synth.cli import main
+from synth.errors import DatasetError
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE_DOCS = REPO / "sample_docs"
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_error_line(err: str) -> str:
+    """The single ``synth: error:`` line of ``err`` (notices aside); fails on a traceback."""
+    assert "Traceback" not in err, err
+    lines = [line for line in err.splitlines() if line.startswith("synth: error: ")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def assert_fails(
+    argv: list[str], capsys: pytest.CaptureFixture[str], *fragments: str, code: int = 2
+) -> str:
+    got, _, err = run(argv, capsys)
+    assert got == code, err
+    line = one_error_line(err)
+    for fragment in fragments:
+        assert fragment in line, line
+    return line
+
+
+@pytest.fixture
+def dataset_file(tmp_path: Path) -> Path:
+    goldens = [
+        Golden(input=f"What is {n} + {n}?", expected_output=str(2 * n), context_ids=[f"c{n}"])
+        for n in range(3)
+    ]
+    return Dataset(goldens).save(tmp_path / "goldens.jsonl")
+
+
+@pytest.fixture
+def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A module in the working folder with an ``answer`` function (a unique name per test)."""
+    name = f"errors_user_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text("def answer(question):\n    return '0'\n")
+    monkeypatch.chdir(tmp_path)
+    return name
+
+
+@pytest.fixture
+def closes_leaked_clients() -> object:
+    """The command made HTTP clients it leaves to the process exit; collect them here, so their
+    sockets' ResourceWarnings do not land in a later test."""
+    yield
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
+
+
+# ---- ingest ----------------------------------------------------------------------------------------
+
+
+def test_ingest_unknown_embedder(capsys: pytest.CaptureFixture[str]) -> None:
+    assert_fails(
+        ["ingest", str(SAMPLE_DOCS), "--embedder", "hsah"], capsys, "unknown embedder", "hash"
+    )
+
+
+def test_ingest_openai_embedder_without_a_key(capsys: pytest.CaptureFixture[str]) -> None:
+    assert_fails(
+        ["ingest", str(SAMPLE_DOCS), "--embedder", "openai:text-embedding-3-small"],
+        capsys,
+        "OPENAI_API_KEY",
+        "base_url",
+    )
+
+
+def test_ingest_overlap_not_below_chunk_size(capsys: pytest.CaptureFixture[str]) -> None:
+    line = assert_fails(
+        [
+            "ingest",
+            str(SAMPLE_DOCS),
+            "--embedder",
+            "hash",
+            "--chunk-size",
+            "10",
+            "--chunk-overlap",
+            "20",
+        ],
+        capsys,
+        "chunk_overlap (20) must be smaller than chunk_size (10)",
+    )
+    assert "Value error" not in line
+
+
+def test_ingest_unknown_encoding(capsys: pytest.CaptureFixture[str]) -> None:
+    assert_fails(
+        ["ingest", str(SAMPLE_DOCS), "--embedder", "hash", "--encoding", "cl100k"],
+        capsys,
+        "unknown tiktoken encoding 'cl100k'",
+        "cl100k_base",
+    )
+
+
+def test_ingest_of_a_missing_path_says_so_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["ingest", str(tmp_path / "nope"), "--embedder", "hash"], capsys)
+    assert code == 1
+    assert "no such file or folder" in out
+    assert "Traceback" not in err
+
+
+# ---- export ----------------------------------------------------------------------------------------
+
+
+def test_export_missing_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert_fails(
+        ["export", str(tmp_path / "nope.jsonl"), "-f", "ragas"], capsys, "nope.jsonl: no such file"
+    )
+
+
+def test_export_unsupported_suffix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello\n")
+    assert_fails(
+        ["export", str(notes), "-f", "ragas"], capsys, "unsupported dataset suffix '.txt'", ".jsonl"
+    )
+
+
+def test_export_malformed_dataset_names_line_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"input": "fine"}\n{"input": 3}\n')
+    assert_fails(["export", str(bad), "-f", "ragas"], capsys, "bad.jsonl: line 2: field 'input'")
+
+
+def test_export_wrong_output_suffix(dataset_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = dataset_file.with_name("out.jsonl")
+    assert_fails(
+        ["export", str(dataset_file), "-f", "judgeval", "-o", str(out)],
+        capsys,
+        "a judgeval export is written as .json",
+    )
+    assert not out.exists()
+
+
+def test_export_unknown_format_is_a_usage_error(
+    dataset_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["export", str(dataset_file), "-f", "ragaz"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'ragaz'" in err and "'ragas'" in err
+    assert "Traceback" not in err
+
+
+# ---- evaluate, compare, benchmark ------------------------------------------------------------------
+
+
+def test_evaluate_missing_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert_fails(["evaluate", str(tmp_path / "nope.jsonl")], capsys, "no such dataset file")
+
+
+def test_evaluate_system_without_a_function(
+    dataset_file: Path, user_module: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert_fails(
+        ["evaluate", str(dataset_file), "--system", user_module],
+        capsys,
+        "expected module:function",
+    )
+
+
+def test_evaluate_system_module_not_found(
+    dataset_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert_fails(
+        ["evaluate", str(dataset_file), "--system", "no_such_module_xyz:answer"],
+        capsys,
+        "cannot import 'no_such_module_xyz'",
+    )
+
+
+def test_evaluate_system_function_not_found(
+    dataset_file: Path, user_module: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert_fails(
+        ["evaluate", str(dataset_file), "--system", f"{user_module}:anwser"],
+        capsys,
+        "has no attribute 'anwser'",
+    )
+
+
+def test_evaluate_unknown_metric(
+    dataset_file: Path, user_module: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert_fails(
+        [
+            "evaluate",
+            str(dataset_file),
+            "--system",
+            f"{user_module}:answer",
+            "--metric",
+            "faithfulnes",
+        ],
+        capsys,
+        "unknown judge metric 'faithfulnes'",
+        "faithfulness",
+    )
+
+
+def test_evaluate_openai_judge_without_a_key(
+    dataset_file: Path, user_module: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert_fails(
+        [
+            "evaluate",
+            str(dataset_file),
+            "--system",
+            f"{user_module}:answer",
+            "--judge",
+            "openai:gpt-4.1-mini",
+        ],
+        capsys,
+        "no OpenAI API key",
+        "OPENAI_API_KEY",
+    )
+
+
+def test_evaluate_unknown_report_suffix(
+    dataset_file: Path, user_module: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert_fails(
+        ["evaluate", str(dataset_file), "--system", f"{user_module}:answer", "-o", "report.xyz"],
+        capsys,
+        "unknown report suffix '.xyz'",
+        ".json",
+    )
+
+
+def test_compare_missing_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = str(tmp_path / "nope.json")
+    assert_fails(["compare", missing, missing], capsys, "no such report file")
+
+
+def test_compare_a_dataset_is_not_a_report(
+    dataset_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert_fails(["compare", str(dataset_file), str(dataset_file)], capsys, "goldens.jsonl")
+
+
+def test_compare_broken_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"metrics": ')
+    assert_fails(
+        ["compare", str(broken), str(broken)], capsys, "broken.json", "not a valid json report"
+    )
+
+
+def test_benchmark_two_systems_with_one_name(
+    dataset_file: Path, user_module: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = f"a={user_module}:answer"
+    assert_fails(
+        ["benchmark", str(dataset_file), "--system", spec, "--system", spec],
+        capsys,
+        "two systems are named 'a'",
+        "NAME=",
+    )
+
+
+def test_benchmark_unknown_ranking_metric(
+    dataset_file: Path, user_module: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert_fails(
+        [
+            "benchmark",
+            str(dataset_file),
+            "--system",
+            f"{user_module}:answer",
+            "--rank-by",
+            "acuracy",
+        ],
+        capsys,
+        "cannot rank by 'acuracy'",
+        "exact_match",
+    )
+
+
+# ---- generate --------------------------------------------------------------------------------------
+
+
+def test_generate_without_a_model_explains_and_shows_the_plan(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run(
+        ["generate", str(SAMPLE_DOCS), "--embedder", "hash", "--goldens", "4"], capsys
+    )
+    assert code == 2
+    assert "Traceback" not in err
+    assert "no model named and no API key found" in err
+    assert "OPENAI_API_KEY" in err and "--model" in err and "--base-url" in err
+    assert "plan:" in out and "requests" in out
+
+
+def test_generate_missing_pipeline_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert_fails(
+        ["generate", str(SAMPLE_DOCS), "--pipeline", "nope.toml"],
+        capsys,
+        "pipeline file nope.toml does not exist",
+    )
+
+
+def test_generate_pipeline_typo_names_file_table_key_and_the_known_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    typo = tmp_path / "typo.toml"
+    typo.write_text("[contexts]\nmax_context_lenght = 4\n")
+    line = assert_fails(
+        ["generate", str(SAMPLE_DOCS), "--pipeline", str(typo)],
+        capsys,
+        "typo.toml: [contexts] max_context_lenght: unknown setting",
+        "max_context_length",
+    )
+    assert "Value error" not in line
+
+
+def test_generate_pipeline_value_out_of_range(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[contexts]\nchunk_size = 100\nchunk_overlap = 200\n")
+    line = assert_fails(
+        ["generate", str(SAMPLE_DOCS), "--pipeline", str(bad)],
+        capsys,
+        "bad.toml: [contexts] chunk_overlap must be smaller than chunk_size",
+    )
+    assert "Value error" not in line and "<root>" not in line
+
+
+def test_generate_pipeline_not_toml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[contexts\n")
+    assert_fails(
+        ["generate", str(SAMPLE_DOCS), "--pipeline", str(bad)],
+        capsys,
+        "is not valid TOML",
+        "line 1",
+    )
+
+
+def test_generate_unknown_evolution(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[evolution.evolutions]\nreasonin = 1\n")
+    assert_fails(
+        ["generate", str(SAMPLE_DOCS), "--pipeline", str(bad)], capsys, "[evolution]", "'reasoning'"
+    )
+
+
+def test_generate_model_provider_typo(capsys: pytest.CaptureFixture[str]) -> None:
+    assert_fails(
+        ["generate", str(SAMPLE_DOCS), "--model", "opnai:gpt-4.1-mini", "--embedder", "hash"],
+        capsys,
+        "unknown model provider 'opnai'",
+        "did you mean 'openai'",
+    )
+
+
+def test_generate_model_without_a_provider(capsys: pytest.CaptureFixture[str]) -> None:
+    assert_fails(
+        ["generate", str(SAMPLE_DOCS), "--model", "gpt-4.1-mini", "--embedder", "hash"],
+        capsys,
+        "a model spec is provider:model",
+        "openai:gpt-4.1-mini",
+    )
+
+
+def test_generate_provider_without_a_model(capsys: pytest.CaptureFixture[str]) -> None:
+    assert_fails(
+        ["generate", str(SAMPLE_DOCS), "--model", "openai", "--embedder", "hash"],
+        capsys,
+        "needs a model name",
+        "'openai:<model>'",
+    )
+
+
+def test_generate_no_readable_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    assert_fails(
+        [
+            "generate",
+            str(tmp_path / "nope"),
+            "--embedder",
+            "hash",
+            "--model",
+            "openai:gpt-4.1-mini",
+        ],
+        capsys,
+        "no document could be read",
+        "nope",
+    )
+
+
+def test_generate_goldens_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
+    assert_fails(
+        ["generate", str(SAMPLE_DOCS), "--goldens", "0", "--model", "openai:gpt-4.1-mini"],
+        capsys,
+        "num_goldens",
+        "greater than or equal to 1",
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="reported: an API key refused in the context critic stage drops every seed and the "
+    "run exits 0 with no goldens (and a resumed run reuses the journaled auth failures)",
+)
+def test_generate_refused_key_is_one_line_and_non_zero(
+    closes_leaked_clients: object,
+    fake_openai: object,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake_openai.faults = {"auth": 1.0}  # type: ignore[attr-defined]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-refused")
+    argv = ["generate", str(SAMPLE_DOCS), "--goldens", "2", "--embedder", "hash", "--quiet"]
+    argv += ["--model", "openai:gpt-4.1-mini", "--base-url", fake_openai.url]  # type: ignore[attr-defined]
+    assert_fails(argv, capsys, "refused the API key")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="reported: a judge whose key is refused is counted as item failures; evaluate exits 0",
+)
+def test_evaluate_refused_key_is_one_line_and_non_zero(
+    closes_leaked_clients: object,
+    fake_openai: object,
+    dataset_file: Path,
+    user_module: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake_openai.faults = {"auth": 1.0}  # type: ignore[attr-defined]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-refused")
+    argv = ["evaluate", str(dataset_file), "--system", f"{user_module}:answer"]
+    argv += ["--judge", "openai:gpt-4.1-mini", "--base-url", fake_openai.url]  # type: ignore[attr-defined]
+    assert_fails(argv, capsys, "API key")
+
+
+# ---- --debug and the real process ------------------------------------------------------------------
+
+
+def test_debug_raises_the_error_instead(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError, match="no such file"):
+        main(["--debug", "export", str(tmp_path / "nope.jsonl"), "-f", "ragas"])
+
+
+def _synth(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    return subprocess.run(
+        [sys.executable, "-m", "synth", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_console_script_prints_one_line_and_debug_the_traceback(tmp_path: Path) -> None:
+    plain = _synth("export", "nope.jsonl", "-f", "ragas", cwd=tmp_path)
+    assert plain.returncode == 2
+    assert plain.stderr.strip() == "synth: error: nope.jsonl: no such file"
+    debug = _synth("--debug", "export", "nope.jsonl", "-f", "ragas", cwd=tmp_path)
+    assert debug.returncode != 0
+    assert "Traceback" in debug.stderr and "DatasetError: nope.jsonl: no such file" in debug.stderr
