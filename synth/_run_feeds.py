@@ -27,12 +27,18 @@ from synth.contexts.critic import BELOW_THRESHOLD, ContextScore, score_contexts
 from synth.contexts.group import group_contexts
 from synth.contexts.select import SeedSelector
 from synth.data import Chunk, Context
-from synth.errors import ModelError
+from synth.errors import AuthenticationError, ModelError
 from synth.generate.stats import model_error_reason
 from synth.generate.templates import PromptSet
 from synth.llm.base import LLM
 
 Notify = Callable[[], None]
+
+#: the drop reason of a request the provider refused for its key, and what the run says then
+AUTH_FAILURE = "model_error:auth"
+REFUSED_KEY = (
+    "the model refused the API key (HTTP 401); check the key, or name another model with --model"
+)
 
 
 @dataclass
@@ -212,7 +218,7 @@ class DocsFeed:
         batch.sent = True
         self.sent_seeds += len(batch.seeds)
         recorded = self.journal.get(batch.key) if self.journal is not None else None
-        if recorded is not None:
+        if recorded is not None and not any(_is_failure(s) for s in recorded["scores"]):
             batch.scores = [_load_score(s) for s in recorded["scores"]]
             return
         if self.critic is None:
@@ -231,7 +237,10 @@ class DocsFeed:
             scores: list[ContextScore | str] = [
                 model_error_reason(r) if isinstance(r, ModelError) else r for r in results
             ]
-            if self.journal is not None:
+            if AUTH_FAILURE in scores:
+                raise AuthenticationError(REFUSED_KEY)
+            # a failed request is not journaled: a rerun asks again (what did answer is cached)
+            if self.journal is not None and not any(_is_failure(s) for s in scores):
                 self.journal.append(
                     batch.key,
                     {
@@ -325,6 +334,10 @@ class DocsFeed:
                     continue
                 counts[batch.outcome.get(chunk.id, "ok")] += 1
         return counts
+
+
+def _is_failure(score: Any) -> bool:
+    return isinstance(score, str) and score.startswith("model_error")
 
 
 def _dump_score(score: ContextScore | str) -> Any:

@@ -21,7 +21,9 @@ def as_paths(value: Any) -> list[str]:
         raise ConfigError("generate_goldens_from_docs needs at least one file or folder")
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
-        raise ConfigError(f"no such file or folder: {', '.join(missing)}")
+        raise ConfigError(
+            f"no document could be read: no such file or folder: {', '.join(missing)}"
+        )
     return paths
 
 

@@ -105,10 +105,19 @@ class CandidateRunner:
         if drafts is not None:
             for stage in self.stages[:start]:
                 self.on_stage(candidate, stage, drafts)
+        failed = False
         for stage in self.stages[start:]:
             before = {d.id for d in drafts or [] if d.kept}
             drafts = await self._run_stage(stage, candidate, drafts or [])
-            self.run.journal(stage).append(candidate.key, {"drafts": dump_drafts(drafts)})
+            failed = failed or any(
+                (d.drop_reason or "").startswith("model_error")
+                for d in drafts
+                if stage == "inputs" or d.id in before
+            )
+            if not failed:
+                # once a request failed, nothing more of this candidate is journaled: a rerun
+                # asks again from there (what did answer comes from the response cache)
+                self.run.journal(stage).append(candidate.key, {"drafts": dump_drafts(drafts)})
             rejects = self.run.journal("rejects")
             for draft in drafts:
                 if not draft.kept and (stage == "inputs" or draft.id in before):

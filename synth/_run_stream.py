@@ -21,14 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from synth._run_feeds import Candidate
+from synth._run_feeds import AUTH_FAILURE, REFUSED_KEY, Candidate
 from synth._run_stages import CandidateRunner
+from synth.errors import AuthenticationError
 from synth.generate.dedup import Deduplicator
 from synth.generate.draft import Draft
 
 #: drop reason of drafts left over once N goldens are kept
 NOT_NEEDED = "not_needed"
-AUTH_FAILURE = "model_error:auth"
 
 
 @dataclass
@@ -181,12 +181,7 @@ class Stream:
         slot.stages_done.append(stage)
         slot.expected = sum(1 for d in drafts if d.kept)
         if any(d.drop_reason == AUTH_FAILURE for d in drafts):
-            from synth.errors import AuthenticationError
-
-            self.error = AuthenticationError(
-                "the model refused the API key (HTTP 401); check the key, or name another "
-                "model with --model"
-            )
+            self.error = AuthenticationError(REFUSED_KEY)
         self.notify()
 
     async def _work(self, slot: Slot) -> None:
@@ -274,4 +269,4 @@ class Stream:
         return reasons
 
 
-__all__ = ["AUTH_FAILURE", "NOT_NEEDED", "Slot", "Stream", "StreamResult", "Target"]
+__all__ = ["NOT_NEEDED", "Slot", "Stream", "StreamResult", "Target"]

@@ -270,7 +270,12 @@ def test_compare_missing_report(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_compare_a_dataset_is_not_a_report(
     dataset_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert_fails(["compare", str(dataset_file), str(dataset_file)], capsys, "goldens.jsonl")
+    assert_fails(
+        ["compare", str(dataset_file), str(dataset_file)],
+        capsys,
+        "goldens.jsonl",
+        "not a report written by synth",
+    )
 
 
 def test_compare_broken_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -436,22 +441,26 @@ def test_generate_goldens_must_be_positive(capsys: pytest.CaptureFixture[str]) -
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reported: an API key refused in the context critic stage drops every seed and the "
-    "run exits 0 with no goldens (and a resumed run reuses the journaled auth failures)",
-)
-def test_generate_refused_key_is_one_line_and_non_zero(
+def test_generate_refused_key_is_one_line_and_non_zero_then_resumes_with_a_good_key(
     closes_leaked_clients: object,
     fake_openai: object,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     fake_openai.faults = {"auth": 1.0}  # type: ignore[attr-defined]
     monkeypatch.setenv("OPENAI_API_KEY", "sk-refused")
+    out = tmp_path / "goldens.jsonl"
     argv = ["generate", str(SAMPLE_DOCS), "--goldens", "2", "--embedder", "hash", "--quiet"]
-    argv += ["--model", "openai:gpt-4.1-mini", "--base-url", fake_openai.url]  # type: ignore[attr-defined]
-    assert_fails(argv, capsys, "refused the API key")
+    argv += ["--model", "openai:gpt-4.1-mini", "--base-url", fake_openai.url, "-o", str(out)]  # type: ignore[attr-defined]
+    assert_fails(argv, capsys, "refused the API key", "--model")
+    assert not out.exists()
+    # the key fixed, the same command delivers: the refusals were not kept as results
+    fake_openai.faults = {}  # type: ignore[attr-defined]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-accepted")
+    code, _, err = run(argv, capsys)
+    assert code == 0, err
+    assert len(Dataset.load(out)) == 2
 
 
 @pytest.mark.xfail(

@@ -129,16 +129,39 @@ def test_model_failures_drop_items_with_a_reason_and_the_run_goes_on() -> None:
     assert any(json.loads(line)["stage"] == "evolve" for line in rejects)
 
 
-def test_a_refused_key_ends_the_run_with_one_clear_error() -> None:
+@pytest.mark.parametrize("critic", [True, False])
+def test_a_refused_key_ends_the_run_with_one_clear_error(critic: bool) -> None:
     from synth.errors import AuthenticationError as Refused
 
     async def refuse(prompt: str, system: str | None) -> str:
         raise Refused("401 incorrect API key")
 
-    synth = Synthesizer(FunctionModel(refuse), embedder="hash", use_context_critic=False)
+    synth = Synthesizer(FunctionModel(refuse), embedder="hash", use_context_critic=critic)
     with pytest.raises(AuthenticationError, match="refused the API key"):
         synth.generate_goldens_from_docs(SAMPLE, num_goldens=4)
     assert synth.manifest["status"] == "failed"
+
+
+def test_failed_requests_are_asked_again_when_the_run_is_resumed() -> None:
+    broken = True
+
+    def fail(prompt: str) -> str | None:
+        return '{"input": ' if broken and stage_of(prompt) == "evolve" else None
+
+    replies = Replies(fail=fail)
+    first = synthesizer(replies)
+    assert len(first.generate_goldens_from_docs(SAMPLE, num_goldens=6)) == 0
+    rows = {r["stage"]: r for r in first.manifest["stages"]}
+    assert set(rows["evolve"]["dropped"]) == {"model_error:invalid_output"}
+    assert first.manifest["status"] == "partial"
+    asked = replies.counts()
+    broken = False  # the provider is fixed; the same command again
+    second = synthesizer(replies)
+    assert len(second.generate_goldens_from_docs(SAMPLE, num_goldens=6)) == 6
+    again = {k: v - asked.get(k, 0) for k, v in replies.counts().items()}
+    # the failed evolutions (and what follows them) were asked again; what had answered was not
+    assert again.get("evolve", 0) > 0 and again.get("critic", 0) == 0
+    assert again.get("inputs", 0) == 0 and again.get("filter", 0) == 0
 
 
 def test_same_seed_same_goldens_whatever_order_requests_complete_in() -> None:

@@ -123,7 +123,8 @@ def loads_lines(text: str, source: str = "<string>") -> tuple[dict[str, Any], li
         if header is None:
             if not isinstance(row.get("report"), dict):
                 raise ConfigError(
-                    f"{source}, line {number}: the first line must hold the report header"
+                    f"{source}, line {number}: not a report written by synth (the first line "
+                    "must hold the report header); pass a file written by `synth evaluate -o`"
                 )
             header = row["report"]
             continue
