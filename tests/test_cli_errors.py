@@ -463,10 +463,6 @@ def test_generate_refused_key_is_one_line_and_non_zero_then_resumes_with_a_good_
     assert len(Dataset.load(out)) == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reported: a judge whose key is refused is counted as item failures; evaluate exits 0",
-)
 def test_evaluate_refused_key_is_one_line_and_non_zero(
     closes_leaked_clients: object,
     fake_openai: object,

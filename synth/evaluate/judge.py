@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from synth.errors import ConfigError, ModelError
+from synth.errors import AuthenticationError, ConfigError, ModelError
 from synth.evaluate import _prompts as prompts
 from synth.evaluate import _verdicts as v
 from synth.evaluate._calls import Usage, model_identity, request, resolve_model, with_cache
@@ -70,7 +70,8 @@ class LLMJudge:
 
     ``on_error="raise"`` (the default) raises a failed call or a malformed verdict as a
     :class:`~synth.errors.ModelError`; ``"record"`` returns it as a result with ``score=NaN`` and
-    ``error`` set. ``cache`` (any mutable mapping) reuses the reply to an identical request.
+    ``error`` set; a refused API key (:class:`~synth.errors.AuthenticationError`) is raised either
+    way, since it would fail every item alike. ``cache`` (any mutable mapping) reuses the reply to an identical request.
     ``usage`` counts responses, cached responses and the tokens of the others.
     """
 
@@ -136,7 +137,8 @@ class LLMJudge:
             scored = score(parsed, [c.text for c in result.completions])
         except ModelError as exc:
             self.usage.failures += 1
-            if self.on_error == "raise":
+            # A refused key fails every item alike: it is the user's to fix, not an item's result.
+            if self.on_error == "raise" or isinstance(exc, AuthenticationError):
                 raise
             result.error = str(exc)
             result.error_kind = exc.kind
