@@ -142,8 +142,9 @@ def _child_synth(folder: Path, store: Path, trace: bool) -> dict[str, Any]:
     first = ingest_documents(folder, embedder="hash", store_path=store)
     seconds = time.perf_counter() - start
     cpu = time.process_time() - cpu
-    traced_peak = tracemalloc.get_traced_memory()[1] / 2**20 if trace else None
+    traced: dict[str, Any] = {}
     if trace:
+        traced = _traced_heap()
         tracemalloc.stop()
     peak = max_rss_mib()
     start = time.perf_counter()
@@ -160,13 +161,40 @@ def _child_synth(folder: Path, store: Path, trace: bool) -> dict[str, Any]:
         "reused": first.reused,
         "rss_base_mib": base,
         "rss_peak_mib": peak,
-        "tracemalloc_peak_mib": traced_peak,
+        "tracemalloc_peak_mib": traced.get("peak_mib"),
+        "tracemalloc": traced or None,
         "second_run": {
             "seconds": again,
             "chunks": second.chunks,
             "embedded": second.embedded,
             "reused": second.reused,
         },
+    }
+
+
+def _traced_heap() -> dict[str, Any]:
+    """The traced heap's peak and what is left at the end, with and without the hash cache.
+
+    The hash embedder memoises feature buckets in a bounded ``functools.lru_cache``; it is the
+    one part of the heap that grows with the corpus (until full), so it is measured apart.
+    """
+    import gc
+    import tracemalloc
+
+    from synth.store import hash_embedder
+
+    current, peak = tracemalloc.get_traced_memory()
+    cache = getattr(hash_embedder, "_bucket", None)
+    info = cache.cache_info() if cache is not None else None
+    if cache is not None:
+        cache.cache_clear()
+    gc.collect()
+    return {
+        "peak_mib": peak / 2**20,
+        "end_mib": current / 2**20,
+        "end_without_hash_cache_mib": tracemalloc.get_traced_memory()[0] / 2**20,
+        "hash_cache_entries": info.currsize if info else None,
+        "hash_cache_max_entries": info.maxsize if info else None,
     }
 
 
@@ -383,6 +411,9 @@ def tables(results: list[dict[str, Any]]) -> dict[str, str]:
                 synth["rss_peak_mib"],
                 synth["rss_peak_mib"] - synth["rss_base_mib"],
                 result["trace"]["tracemalloc_peak_mib"],
+                _traced(result, "end_mib"),
+                _traced(result, "end_without_hash_cache_mib"),
+                _traced(result, "hash_cache_entries"),
                 bare["rss_peak_mib"] - bare["rss_base_mib"],
             ]
         )
@@ -394,11 +425,18 @@ def tables(results: list[dict[str, Any]]) -> dict[str, str]:
             "synth rss peak MiB",
             "synth rss growth MiB",
             "synth tracemalloc peak MiB",
+            "heap at end MiB",
+            "same without hash cache MiB",
+            "hash cache entries",
             "bare extract rss growth MiB",
         ],
         memory_rows,
     )
     return {"throughput": speed, "stages": stages, "memory": memory}
+
+
+def _traced(result: dict[str, Any], key: str) -> Any:
+    return (result["trace"].get("tracemalloc") or {}).get(key)
 
 
 def parse_sizes(text: str) -> list[int]:

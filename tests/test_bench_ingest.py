@@ -96,4 +96,7 @@ def test_stages_and_memory_are_measured(result: dict) -> None:
     synth = size["parts"]["all"]["synth"]
     assert synth["rss_peak_mib"] >= synth["rss_base_mib"] > 0
     assert size["trace"]["tracemalloc_peak_mib"] > 0
+    traced = size["trace"]["tracemalloc"]
+    assert 0 < traced["end_without_hash_cache_mib"] <= traced["end_mib"] <= traced["peak_mib"]
+    assert 0 < traced["hash_cache_entries"] <= traced["hash_cache_max_entries"]
     assert result["summary"]["tracemalloc_peak_mib"] == [size["trace"]["tracemalloc_peak_mib"]]

@@ -475,7 +475,7 @@ def test_evaluate_refused_key_is_one_line_and_non_zero(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-refused")
     argv = ["evaluate", str(dataset_file), "--system", f"{user_module}:answer"]
     argv += ["--judge", "openai:gpt-4.1-mini", "--base-url", fake_openai.url]  # type: ignore[attr-defined]
-    assert_fails(argv, capsys, "API key")
+    assert_fails(argv, capsys, "API key was refused", "OPENAI_API_KEY")
 
 
 # ---- --debug and the real process ------------------------------------------------------------------

@@ -51,8 +51,13 @@ def error_for_status(
     A 429 whose code says the account's quota is spent is not a rate limit (waiting will not help),
     so it is an :class:`AuthenticationError`, which is not retried.
     """
-    if status in (401, 403) or code == "insufficient_quota":
-        return AuthenticationError(message)
+    if code == "insufficient_quota":
+        return AuthenticationError(f"{message} (the account's quota is spent)")
+    if status in (401, 403):
+        return AuthenticationError(
+            f"{message} (the API key was refused: check the provider's key variable, e.g. "
+            "OPENAI_API_KEY, and the base URL)"
+        )
     if status == 429:
         return RateLimitError(message, retry_after=retry_after(headers))
     if status == 408:
