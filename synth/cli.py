@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from synth.errors import SynthError
 
@@ -329,16 +330,32 @@ def _run_benchmark(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, with where to look for the fix."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+#: the subcommands, in the order the data flows
+_COMMANDS = (_add_ingest, _add_generate, _add_export, _add_evaluate, _add_compare, _add_benchmark)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="synth",
         description="Turn documents into an evaluation dataset, then score systems against it.",
     )
-    parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
+    debug_help = "show full tracebacks on errors"
+    parser.add_argument("--debug", action="store_true", help=debug_help)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, add in sorted(globals().items()):
-        if name.startswith("_add_") and callable(add):
-            add(sub)
+    for add in _COMMANDS:
+        add(sub)
+    for command in sub.choices.values():
+        # also accepted after the subcommand; SUPPRESS keeps a --debug given before it
+        command.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help=debug_help
+        )
     return parser
 
 
@@ -350,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except SynthError as exc:
+    except (SynthError, OSError) as exc:  # OSError: a path the user gave cannot be read or written
         if args.debug:
             raise
         print(f"synth: error: {exc}", file=sys.stderr)
