@@ -4,15 +4,18 @@ BIN = $(VENV)/bin
 
 .PHONY: setup test lint
 
+# torch first, pinned to the CPU build, so the `local` extra does not pull a multi-GB GPU build
 setup:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev,local]'
 
-test:
-	$(BIN)/python -m pytest
+# the gates (lint, format, types), then the whole suite with coverage
+test: lint
+	$(BIN)/python -m pytest --cov=synth --cov-report=term:skip-covered
 
 lint:
 	$(BIN)/ruff check synth tests bench
+	$(BIN)/ruff format --check synth tests bench
 	$(BIN)/mypy synth

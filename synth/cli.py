@@ -229,8 +229,10 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     from synth.evaluate import _io, _tables
     from synth.evaluate._specs import load_callable
     from synth.evaluate.answers import evaluate_answers
+    from synth.evaluate.report import Evaluation
     from synth.evaluate.retrieval import evaluate_retrieval
 
+    report: Evaluation
     if args.retriever:
         if args.system or args.judge:
             raise ConfigError("--retriever scores retrieval alone; drop --system and --judge")
