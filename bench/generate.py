@@ -61,6 +61,8 @@ def child_main(argv: list[str]) -> int:
     parser.add_argument("--embedder", required=True)
     parser.add_argument("--pipeline")
     parser.add_argument("--chunk-size", type=int, required=True)
+    parser.add_argument("--client-rpm", type=float)
+    parser.add_argument("--rpm-window", type=float, default=60.0)
     args = parser.parse_args(argv)
     from _synth_run import run_synth
 
@@ -75,6 +77,8 @@ def child_main(argv: list[str]) -> int:
         chunk_size=args.chunk_size,
         embedder=args.embedder,
         pipeline=args.pipeline,
+        client_rpm=args.client_rpm,
+        rpm_window=args.rpm_window,
     )
     print(json.dumps(result))
     return 0
@@ -171,6 +175,8 @@ def measure(
     ]
     if args.pipeline:
         command += ["--pipeline", str(Path(args.pipeline).resolve())]
+    if args.pace and options.rpm:
+        command += ["--client-rpm", str(options.rpm), "--rpm-window", str(options.rpm_window)]
     with FakeServer(options, log) as server:
         started = time.perf_counter()
         done = subprocess.run(
@@ -215,6 +221,7 @@ def measure(
         "requests": counts,
         "requests_per_golden": counts["requests"] / delivered if delivered else None,
         "chat_per_golden": counts["chat"] / delivered if delivered else None,
+        "ok_per_golden": counts["ok"] / delivered if delivered else None,
         "manifest_requests": int(totals.get("requests", 0)),
         "retries": int(totals.get("retries", 0)),
         "failures": int(totals.get("failures", 0)),
@@ -226,6 +233,7 @@ def measure(
         "rate_floor_seconds": rate_floor,
         "floor_seconds": floor,
         "floor_ratio": run["seconds"] / floor if floor else None,
+        "window_floor_ratio": window / floor if floor else None,
         "concurrency_floor_seconds": concurrency_floor,
         "bound_seconds": max(floor, concurrency_floor),
         "bound_ratio": run["seconds"] / max(floor, concurrency_floor),
@@ -243,9 +251,11 @@ def tables(results: list[dict[str, Any]]) -> dict[str, str]:
             [
                 f"{r['goldens_delivered']} / {r['goldens_asked']}",
                 r["seconds"],
+                r["request_window_seconds"],
                 r["requests"]["chat"],
                 r["requests"]["embeddings"],
                 r["requests_per_golden"],
+                r["ok_per_golden"],
                 r["tokens_per_golden"],
                 r["requests"]["requests"] - r["requests"]["ok"],
                 r["requests"]["peak_in_flight"],
@@ -260,9 +270,11 @@ def tables(results: list[dict[str, Any]]) -> dict[str, str]:
         [
             "goldens",
             "wall s",
+            "first to last request s",
             "chat requests",
             "embedding requests",
             "requests per golden",
+            "answered ok per golden",
             "tokens per golden",
             "faulted requests",
             "peak in flight",
@@ -337,6 +349,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rpm", type=int, help="requests per --rpm-window the server allows")
     parser.add_argument("--rpm-window", type=float, default=60.0)
     parser.add_argument(
+        "--pace",
+        action="store_true",
+        help="with --rpm: give synth the same budget (its RateLimiter), so it paces itself "
+        "instead of being refused",
+    )
+    parser.add_argument(
         "--copies",
         type=int,
         default=12,
@@ -396,6 +414,7 @@ def main(argv: list[str] | None = None) -> int:
             "faults": options.faults,
             "rpm": args.rpm,
             "rpm_window": args.rpm_window,
+            "client_paced": bool(args.pace and args.rpm),
             "corpus": str(args.folder)
             if args.folder
             else f"sample_docs x {args.copies} (copies 2+ re-spelled, as .md)",

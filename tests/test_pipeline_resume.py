@@ -136,6 +136,33 @@ def wait_for(condition: Callable[[], bool], proc: subprocess.Popen, what: str) -
         time.sleep(0.01)
 
 
+def recorded(cache: Path) -> int:
+    """Answers the run stored in its response cache (what it had received, from its side)."""
+    if not cache.exists():
+        return 0
+    with SQLiteCache(cache) as stored:
+        return len(stored)
+
+
+def repeats(bodies: list[str]) -> int:
+    """How many of these request bodies were sent again after their first time."""
+    return len(bodies) - len(set(bodies))
+
+
+def check_only_lost_answers_were_repeated(
+    server: Server, dead_at: float, cache_entries: int, max_concurrent: int
+) -> None:
+    """Call right after the rerun: every request the server answered twice was one whose answer
+    the killed run never recorded (it was in flight when the process died), and there were at
+    most ``max_concurrent`` of those. ``dead_at``: ``time.monotonic()`` once the killed process
+    had exited (the server logs its own ``time.monotonic()``, the same clock on Linux)."""
+    rows = server.chat()
+    answered_before = sum(1 for row in rows if row["started"] < dead_at)
+    lost = answered_before - cache_entries
+    assert 0 <= lost <= max_concurrent, (answered_before, cache_entries)
+    assert repeats(server.answered()) <= lost
+
+
 def reference_dataset(server: Server, folder: Path) -> Dataset:
     folder.mkdir()
     done = subprocess.run(
