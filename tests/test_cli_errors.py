@@ -505,3 +505,108 @@ def test_the_console_script_prints_one_line_and_debug_the_traceback(tmp_path: Pa
     debug = _synth("--debug", "export", "nope.jsonl", "-f", "ragas", cwd=tmp_path)
     assert debug.returncode != 0
     assert "Traceback" in debug.stderr and "DatasetError: nope.jsonl: no such file" in debug.stderr
+
+
+# ---- R5: refused keys under load, misspelt judges, broken user modules, --rank-by up front --------
+
+
+def _many_goldens(folder: Path, n: int = 40) -> Path:
+    goldens = [
+        Golden(
+            input=f"What is {k} + {k}?", expected_output=str(2 * k), context=[f"{k}+{k}={2 * k}"]
+        )
+        for k in range(n)
+    ]
+    return Dataset(goldens).save(folder / "many.jsonl")
+
+
+@pytest.mark.parametrize("command", ["evaluate", "benchmark"])
+def test_a_refused_key_under_load_prints_one_line_and_no_shutdown_traceback(
+    command: str, fake_openai: object, tmp_path: Path, user_module: str
+) -> None:
+    # many judge calls in flight when the first 401 ends the run: each one left behind used to
+    # be printed by asyncio.run() as "unhandled exception during asyncio.run() shutdown"
+    fake_openai.faults = {"auth": 1.0}  # type: ignore[attr-defined]
+    dataset = _many_goldens(tmp_path)
+    argv = [command, str(dataset), "--system", f"{user_module}:answer"]
+    if command == "benchmark":
+        argv += ["--system", f"again={user_module}:answer"]
+    argv += ["--judge", "openai:gpt-4.1-mini", "--judge", "b=openai:gpt-4.1"]
+    argv += ["--base-url", fake_openai.url, "--n-jobs", "16"]  # type: ignore[attr-defined]
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_BASE_URL"}
+    env["OPENAI_API_KEY"] = "sk-refused"
+    done = subprocess.run(
+        [sys.executable, "-m", "synth", *argv],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("synth: error: "), done.stderr
+    assert "API key was refused" in lines[0] and "sk-refused" not in done.stderr
+    assert fake_openai.request_count("chat") >= 1  # type: ignore[attr-defined]
+
+
+def test_evaluate_judge_provider_typo(
+    dataset_file: Path, user_module: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = assert_fails(
+        ["evaluate", str(dataset_file), "--judge", "opnai:gpt-4.1-mini"],
+        capsys,
+        "unknown model provider 'opnai'",
+        "did you mean 'openai'",
+    )
+    assert "cannot import" not in line
+
+
+@pytest.mark.parametrize(
+    ("code", "fragments"),
+    [
+        ("def answer(q):\n    return q +\n", ("SyntaxError: invalid syntax", ".py, line 2)")),
+        ("import os\nTOKEN = os.environ['NOPE_TOKEN']\n", ("raised KeyError: 'NOPE_TOKEN'",)),
+    ],
+)
+def test_evaluate_system_module_failing_at_import(
+    code: str,
+    fragments: tuple[str, ...],
+    dataset_file: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from synth.errors import ConfigError
+
+    monkeypatch.chdir(tmp_path)
+    name = f"broken_user_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(code)
+    for flag, spec in (("--system", f"{name}:answer"), ("--retriever", f"{name}.py:answer")):
+        line = assert_fails(["evaluate", str(dataset_file), flag, spec], capsys, *fragments)
+        assert repr(name) in line or f"{name}.py" in line
+    with pytest.raises(ConfigError) as info:  # --debug: the error, with the user's traceback
+        main(["--debug", "evaluate", str(dataset_file), "--system", f"{name}:answer"])
+    assert isinstance(info.value.__cause__, SyntaxError | KeyError)
+
+
+def test_benchmark_unknown_ranking_metric_is_refused_before_any_call(
+    closes_leaked_clients: object,
+    fake_openai: object,
+    dataset_file: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    name = f"counted_user_{uuid.uuid4().hex[:8]}"
+    asked = tmp_path / "asked.txt"
+    (tmp_path / f"{name}.py").write_text(
+        f"def answer(q):\n    open({str(asked)!r}, 'a').write(q + '\\n')\n    return '0'\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    argv = ["benchmark", str(dataset_file), "--system", f"{name}:answer", "--rank-by", "nope"]
+    argv += ["--judge", "openai:gpt-4.1-mini", "--base-url", fake_openai.url]  # type: ignore[attr-defined]
+    assert_fails(argv, capsys, "cannot rank by 'nope'", "exact_match", "answer_relevance")
+    assert not asked.exists()
+    assert fake_openai.request_count() == 0  # type: ignore[attr-defined]

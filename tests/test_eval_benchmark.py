@@ -126,3 +126,25 @@ def test_a_judge_with_its_own_cache_keeps_it() -> None:
     other = {}
     benchmark(systems, DATASET, cache=other, **kwargs)  # cache= given: it is the one used
     assert judge.calls == 16 and len(other) == 8
+
+
+def test_an_unknown_ranking_metric_is_refused_before_anything_runs() -> None:
+    asked: list[str] = []
+
+    def system(question: str) -> str:
+        asked.append(question)
+        return "0"
+
+    judge = CountingJudge()
+    kwargs = {"judges": {"j": judge}, "metrics": ["answer_relevance"]}
+    with pytest.raises(ConfigError) as info:
+        benchmark({"a": system, "b": good}, DATASET, rank_by="answer_relevanse", **kwargs)
+    message = str(info.value)
+    assert "cannot rank by 'answer_relevanse'; did you mean 'answer_relevance'?" in message
+    assert "exact_match, token_f1, answer_relevance/j, answer_relevance" in message
+    with pytest.raises(ConfigError, match="nothing to rank by"):
+        benchmark({"a": system}, DATASET, text_metrics=[])
+    assert asked == [] and judge.calls == 0
+    # a per-judge score is a metric of the reports, so it may rank
+    result = benchmark({"a": system, "b": good}, DATASET, rank_by="answer_relevance/j", **kwargs)
+    assert result.rank_by == "answer_relevance/j" and len(asked) == len(DATASET)

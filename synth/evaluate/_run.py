@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -69,6 +69,29 @@ async def limited(limiter: asyncio.Semaphore, awaitable: Awaitable[T]) -> T:
         raise
 
 
+async def gather_all(awaitables: Iterable[Awaitable[T]]) -> list[T]:
+    """Return the results of ``awaitables`` run at once, in order; on a failure, raise it.
+
+    Unlike ``asyncio.gather``, the first failure cancels the others and waits for them, so no call
+    is left running, and no error of theirs is left unretrieved for ``asyncio.run`` to print as a
+    traceback at shutdown (a refused API key fails every call at about the same time).
+    """
+    tasks = [asyncio.ensure_future(awaitable) for awaitable in awaitables]
+    if not tasks:
+        return []
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        errors = [t.exception() for t in tasks if t in done and not t.cancelled()]
+        error = next((e for e in errors if e is not None), None)
+    finally:  # also when this task itself is cancelled
+        for task in tasks:
+            task.cancel()  # a no-op for the finished ones
+        await asyncio.gather(*tasks, return_exceptions=True)  # waits, and retrieves every error
+    if error is not None:
+        raise error
+    return [task.result() for task in tasks]  # a task cancelled from elsewhere raises, as gather
+
+
 def system_output(output: Any) -> tuple[str, list[str] | None]:
     """Return ``(answer, contexts or None)`` from what a system returned.
 
@@ -105,6 +128,7 @@ __all__ = [
     "check_n_jobs",
     "check_on_error",
     "describe",
+    "gather_all",
     "limited",
     "run_jobs",
     "system_output",

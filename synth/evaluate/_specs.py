@@ -8,12 +8,14 @@ importable, as with ``python -m``) or ``path/to/file.py:function``. A judge is a
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib
 import importlib.util
 import os
 import re
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,16 +38,16 @@ def load_callable(spec: str) -> Callable[..., Any]:
     target, sep, attr = spec.rpartition(":")
     if not sep or not target or not attr:
         raise ConfigError(f"expected module:function or path/to/file.py:function, got {spec!r}")
-    if target.endswith(".py") or os.sep in target or "/" in target:
-        module = _load_file(Path(target))
+    if _is_path(target):
+        module = _load_file(Path(target), spec)
     else:
-        cwd = os.getcwd()
-        if cwd not in sys.path:
-            sys.path.insert(0, cwd)  # as `python -m` does, so a local module is found
+        _cwd_on_path()
         try:
             module = importlib.import_module(target)
         except ImportError as exc:
-            raise ConfigError(f"cannot import {target!r} for {spec!r}: {exc}") from None
+            raise ConfigError(f"cannot import {target!r} for {spec!r}: {exc}") from exc
+        except Exception as exc:  # the user's module may raise anything as it is imported
+            raise ConfigError(_import_failure(target, spec, exc)) from exc
     obj: Any = module
     for part in attr.split("."):
         obj = getattr(obj, part, None)
@@ -56,7 +58,35 @@ def load_callable(spec: str) -> Callable[..., Any]:
     return obj
 
 
-def _load_file(path: Path) -> Any:
+def _is_path(target: str) -> bool:
+    return target.endswith(".py") or os.sep in target or "/" in target
+
+
+def _cwd_on_path() -> None:
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)  # as `python -m` does, so a local module is found
+
+
+def _import_failure(target: str, spec: str, exc: BaseException) -> str:
+    """One line: the module, what its import raised, and where (the user's line, not ours)."""
+    if isinstance(exc, SyntaxError):
+        where = f" ({exc.filename}, line {exc.lineno})" if exc.lineno else ""
+        return f"cannot import {target!r} for {spec!r}: {type(exc).__name__}: {exc.msg}{where}"
+    # the first frame past this module and importlib's machinery is the user's module
+    machinery = os.path.dirname(importlib.__file__)
+    frames = [
+        frame
+        for frame in traceback.extract_tb(exc.__traceback__)
+        if frame.filename != __file__ and not frame.filename.startswith(("<frozen ", machinery))
+    ]
+    where = f" ({frames[0].filename}, line {frames[0].lineno})" if frames else ""
+    message = " ".join(str(exc).split())  # one line, whatever the message holds
+    raised = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return f"importing {target!r} for {spec!r} raised {raised}{where}"
+
+
+def _load_file(path: Path, spec_text: str) -> Any:
     if not path.is_file():
         raise ConfigError(f"{path}: no such Python file")
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
@@ -68,13 +98,33 @@ def _load_file(path: Path) -> Any:
         raise ConfigError(f"{path}: cannot be imported")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as exc:
+        del sys.modules[name]  # a fixed file is imported afresh
+        raise ConfigError(f"cannot import {str(path)!r} for {spec_text!r}: {exc}") from exc
+    except Exception as exc:  # the user's module may raise anything as it is imported
+        del sys.modules[name]
+        raise ConfigError(_import_failure(str(path), spec_text, exc)) from exc
     return module
+
+
+def _provider_typo(spec: str) -> bool:
+    """Whether ``spec``'s part before ':' looks like a misspelt provider, not a module."""
+    from synth.llm import PROVIDERS
+
+    target = spec.partition(":")[0].strip()
+    close = difflib.get_close_matches(target.lower(), list(PROVIDERS), n=1, cutoff=0.75)
+    if not close or _is_path(target) or not target.isidentifier():
+        return False
+    _cwd_on_path()
+    return importlib.util.find_spec(target) is None  # a top-level name: finding runs no code
 
 
 def judge_models(specs: Sequence[str], *, base_url: str | None = None) -> dict[str, Any]:
     """Return ``{name: model}`` for judge specs; a name defaults to the spec itself."""
     from synth.llm import PROVIDERS, make_llm
+    from synth.llm.factory import provider_class
 
     judges: dict[str, Any] = {}
     for raw in specs:
@@ -84,6 +134,8 @@ def judge_models(specs: Sequence[str], *, base_url: str | None = None) -> dict[s
             model: Any = make_llm(spec, base_url=base_url)
             default = spec
         else:
+            if _provider_typo(spec):
+                provider_class(provider)  # raises: unknown model provider ..., did you mean ...
             model = load_callable(spec)
             default = spec.rpartition(":")[2]
         name = name or default.replace("/", "_")

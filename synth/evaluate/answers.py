@@ -24,6 +24,7 @@ from synth.evaluate._run import (
     check_n_jobs,
     check_on_error,
     describe,
+    gather_all,
     limited,
     run_jobs,
     system_output,
@@ -148,6 +149,17 @@ def text_metric_functions(
     return functions
 
 
+def metric_order(
+    text_names: Sequence[str], metric_names: Sequence[str], judge_names: Sequence[str]
+) -> list[str]:
+    """Return a report's metrics in order: text metrics, then each judge's and the panel's."""
+    order = list(text_names)
+    for metric in metric_names:
+        order.extend(f"{metric}/{name}" for name in judge_names)
+        order.append(metric)
+    return order
+
+
 #: what each judge metric needs besides the question
 _NEEDS = {
     "faithfulness": ("answer", "contexts"),
@@ -246,7 +258,7 @@ async def _score_item(
         for judge_name_, judge in judges.items():
             call = _judge_call(judge, metric, item, answer or "", contexts, criteria)
             calls.append((metric, judge_name_, call))
-    results = await asyncio.gather(*(limited(limiter, call) for _, _, call in calls))
+    results = await gather_all(limited(limiter, call) for _, _, call in calls)
     by_key = {
         (metric, name): result for (metric, name, _), result in zip(calls, results, strict=True)
     }
@@ -333,7 +345,7 @@ def evaluate_answers(
             )
             for item in items
         ]
-        return list(await asyncio.gather(*rows))
+        return await gather_all(rows)
 
     rows = run_jobs(n_jobs, main)
     config: dict[str, Any] = {
@@ -346,11 +358,7 @@ def evaluate_answers(
         "seed": seed,
     }
     report = AnswerEvaluation(items=rows, config=config)
-    order = list(text_fns)
-    for metric in metric_names:
-        order.extend(f"{metric}/{name}" for name in judge_map)
-        order.append(metric)
-    summarize(report, order, seed)
+    summarize(report, metric_order(list(text_fns), metric_names, list(judge_map)), seed)
     report.judges = {name: judge.identity() for name, judge in judge_map.items()}
     report.usage = {name: judge.usage.as_dict() for name, judge in judge_map.items()}
     report.errors = {"system": sum("system" in row.errors for row in rows)}

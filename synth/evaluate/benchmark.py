@@ -9,6 +9,7 @@ bootstrap intervals, and compares every pair with the paired sign-flip test.
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from pathlib import Path
@@ -24,7 +25,10 @@ from synth.evaluate.answers import (
     AnswerEvaluation,
     TextMetric,
     evaluate_answers,
+    judge_metric_names,
     make_judges,
+    metric_order,
+    text_metric_functions,
 )
 from synth.evaluate.compare import Comparison
 from synth.evaluate.report import Score, canonical
@@ -113,6 +117,33 @@ def _sort_key(values: Sequence[float]) -> list[tuple[int, float]]:
     return [(1, 0.0) if math.isnan(v) else (0, -v) for v in values]
 
 
+def _ranking(
+    rank_by: str | None,
+    judges: Mapping[str, Any],
+    metrics: Sequence[str] | None,
+    text_metrics: Sequence[str] | Mapping[str, TextMetric],
+    criteria: Mapping[str, str] | None,
+) -> tuple[str, list[str]]:
+    """Return the ranking metric and the tie-breakers, checked before any system or judge runs."""
+    names = metric_order(
+        list(text_metric_functions(text_metrics)),
+        judge_metric_names(metrics, dict(criteria or {}), bool(judges)),
+        list(judges),
+    )
+    # the summary metrics: text metrics and each judge metric's panel score, not per judge
+    summary = [m for m in names if "/" not in m]
+    if rank_by is None and not summary:
+        raise ConfigError("nothing to rank by: give text metrics or judges")
+    ranking = rank_by or summary[0]
+    if ranking not in names:
+        close = difflib.get_close_matches(ranking, names, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(
+            f"cannot rank by {ranking!r}; {hint}the metrics are {', '.join(names) or 'none'}"
+        )
+    return ranking, [m for m in summary if m != ranking]
+
+
 def benchmark(
     systems: Mapping[str, Callable[[str], Any]],
     dataset: Any,
@@ -150,6 +181,7 @@ def benchmark(
         name: judge if judge.cache is not None else judge.with_options(cache=shared_cache)
         for name, judge in make_judges(judges, on_error=on_error, cache=cache).items()
     }
+    ranking, tie_breakers = _ranking(rank_by, judge_map, metrics, text_metrics, criteria)
     reports = {
         name: evaluate_answers(
             system,
@@ -166,14 +198,7 @@ def benchmark(
         )
         for name, system in systems.items()
     }
-    first = next(iter(reports.values()))
-    # the summary metrics: text metrics and each judge metric's panel score, not per judge
-    summary = [m for m in first.metrics if "/" not in m]
-    ranking = rank_by or (summary[0] if summary else None)
-    if ranking is None or ranking not in first.metrics:
-        known = ", ".join(first.metrics) or "no metric"
-        raise ConfigError(f"cannot rank by {ranking!r}; the reports have {known}")
-    keys = [ranking, *(m for m in summary if m != ranking)]
+    keys = [ranking, *tie_breakers]
     order = sorted(reports, key=lambda name: _sort_key([reports[name].metrics[m] for m in keys]))
     leaderboard = [
         LeaderboardRow(

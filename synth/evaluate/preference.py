@@ -22,6 +22,7 @@ from synth.evaluate._run import (
     check_n_jobs,
     check_on_error,
     describe,
+    gather_all,
     limited,
     run_jobs,
     system_output,
@@ -141,7 +142,7 @@ def evaluate_preference(
             )
             for judge in judge_map.values()
         ]
-        for name, result in zip(judge_map, await asyncio.gather(*calls), strict=True):
+        for name, result in zip(judge_map, await gather_all(calls), strict=True):
             results[name] = result
             row.scores[f"preference/{name}"] = result.score
             if result.error is not None:
@@ -152,9 +153,7 @@ def evaluate_preference(
         return row, results
 
     async def main(limiter: asyncio.Semaphore) -> list[tuple[ItemResult, dict[str, JudgeResult]]]:
-        return list(
-            await asyncio.gather(*(score(item, i, limiter) for i, item in enumerate(items)))
-        )
+        return await gather_all(score(item, i, limiter) for i, item in enumerate(items))
 
     outcomes = run_jobs(n_jobs, main)
     rows = [row for row, _ in outcomes]

@@ -18,7 +18,15 @@ from pydantic import Field
 from synth.errors import ConfigError
 from synth.evaluate._calls import callable_name
 from synth.evaluate._items import EvalItem, as_items
-from synth.evaluate._run import call_user, check_n_jobs, check_on_error, describe, limited, run_jobs
+from synth.evaluate._run import (
+    call_user,
+    check_n_jobs,
+    check_on_error,
+    describe,
+    gather_all,
+    limited,
+    run_jobs,
+)
 from synth.evaluate.contexts import context_ids
 from synth.evaluate.report import Evaluation, ItemResult, summarize
 
@@ -187,7 +195,7 @@ def evaluate_retrieval(
         return row
 
     async def main(limiter: asyncio.Semaphore) -> list[ItemResult]:
-        return list(await asyncio.gather(*(score(item, limiter) for item in items)))
+        return await gather_all(score(item, limiter) for item in items)
 
     rows = run_jobs(n_jobs, main)
     config = {"retriever": callable_name(retriever), "k": ks, "n_items": len(items), "seed": seed}
