@@ -172,10 +172,15 @@ def _summary(manifest: dict[str, Any], output: Path, count: int) -> str:
     per = manifest.get("requests_per_golden")
     asked = manifest.get("num_goldens")
     of = f" of {asked}" if asked else ""
+    sessions = manifest.get("sessions") or []
+    resumed = ""
+    if len(sessions) > 1:  # the totals are the whole run's: say what this command added
+        made = sum(int(row.get("requests", 0)) for row in sessions[-1].get("usage", {}).values())
+        resumed = f"; {made} made by this resumed run"
     return (
         f"wrote {count}{of} goldens to {os.fspath(output)}; {totals.get('requests', 0)} requests "
-        f"({per if per is not None else '-'} per golden, {totals.get('cached', 0)} cached), "
-        f"cost ${totals.get('cost_usd', 0):.4f}; run {manifest.get('run_dir')}"
+        f"({per if per is not None else '-'} per golden, {totals.get('cached', 0)} cached"
+        f"{resumed}), cost ${totals.get('cost_usd', 0):.4f}; run {manifest.get('run_dir')}"
     )
 
 

@@ -89,7 +89,7 @@ def test_ratios_follow_from_the_times(result: dict) -> None:
 def test_stages_and_memory_are_measured(result: dict) -> None:
     size = result["sizes"][0]
     stages = size["stages"]
-    assert set(stages["seconds"]) == {"load", "chunk", "embed", "store"}
+    assert set(stages["seconds"]) == {"tokenizer", "load", "chunk", "embed", "open_store", "store"}
     assert all(seconds > 0 for seconds in stages["seconds"].values())
     assert stages["documents"] == 3
     assert stages["chunks"] == size["parts"]["all"]["synth"]["chunks"]

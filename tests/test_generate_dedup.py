@@ -95,3 +95,14 @@ def test_bad_threshold_and_missing_embedder() -> None:
         Deduplicator(None, threshold=1.5)
     with pytest.raises(ConfigError):
         Deduplicator(None).offer(draft("1", "q", 0.5))
+
+
+def test_a_similarity_exactly_at_the_threshold_is_a_duplicate() -> None:
+    # [3, 4] / 5 . [1, 0] is exactly 0.6 in floating point
+    at = Deduplicator(None, threshold=0.6)
+    at.offer(draft("1", "first", 0.5), embedding=[5.0, 0.0])
+    decision = at.offer(draft("2", "second", 0.4), embedding=[3.0, 4.0])
+    assert decision.action == "dropped" and decision.similarity == 0.6
+    above = Deduplicator(None, threshold=0.6000001)
+    above.offer(draft("1", "first", 0.5), embedding=[5.0, 0.0])
+    assert above.offer(draft("2", "second", 0.4), embedding=[3.0, 4.0]).action == "kept"

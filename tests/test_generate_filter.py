@@ -250,3 +250,19 @@ def test_already_dropped_drafts_pass_through_uncounted() -> None:
     stats = StageStats(stage="filter")
     out = run_sync(input_filter.run(items, FunctionModel(critic), FiltrationConfig(), stats=stats))
     assert len(out) == 2 and out[1].dropped_at == "inputs" and stats.items_in == 1
+
+
+def test_a_score_at_the_threshold_passes_and_just_below_it_is_rewritten() -> None:
+    critic = Critic(
+        {"What is in rye bread?": 0.5, "Rye?": 0.49, "What grain is rye bread made of?": 0.7},
+        {"Rye?": "What grain is rye bread made of?"},
+    )
+    out = run_sync(
+        input_filter.run(
+            drafts("What is in rye bread?", "Rye?"), FunctionModel(critic), FiltrationConfig()
+        )
+    )
+    assert critic.calls == ["score", "rewrite", "score"]  # only the 0.49 one was rewritten
+    assert out[0].input == "What is in rye bread?" and out[0].input_quality == 0.5
+    assert out[0].kept and out[0].history == []
+    assert out[1].input == "What grain is rye bread made of?" and out[1].input_quality == 0.7

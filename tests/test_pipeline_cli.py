@@ -81,6 +81,16 @@ def test_generate_writes_exactly_n_goldens_with_all_metadata(server, capsys) -> 
     # the table and the summary line are printed
     assert "expected" in out and "dedup" in out
     assert "wrote 20 of 20 goldens to goldens.jsonl" in out
+    assert "resumed run" not in out
+
+    # the same command again: the run directory answers it, the server sees nothing new
+    made = server.request_count()
+    assert main(["generate", SAMPLE, "--goldens", "20", "-o", "again.jsonl", "--quiet"]) == 0
+    assert server.request_count() == made
+    assert Dataset.load("again.jsonl") == dataset
+    line = capsys.readouterr().out.strip()
+    requests = manifest["totals"]["requests"]
+    assert f"; {requests} requests (" in line and "; 0 made by this resumed run)" in line
 
 
 def test_requests_per_golden_with_the_default_pipeline(server, capsys) -> None:
@@ -261,3 +271,19 @@ def test_the_progress_display_shows_every_counter() -> None:
         "$0.0123",
     ):
         assert piece in text
+
+
+def test_a_corpus_too_small_for_disjoint_contexts_is_said_at_the_end(
+    server, tmp_path: Path, capsys
+) -> None:
+    pipeline = tmp_path / "small.toml"
+    pipeline.write_text("[contexts]\nchunk_size = 128\ncontext_similarity_threshold = 0.0\n")
+    args = ["generate", f"{SAMPLE}/quick_start.md", "--pipeline", str(pipeline)]
+    code = main([*args, "--goldens", "20", "--embedder", "hash", "-o", "small.jsonl"])
+    out = capsys.readouterr().out
+    assert code == 0
+    manifest = json.loads(next(Path(".synth/runs").glob("*/manifest.json")).read_text())
+    shared = manifest["contexts"]["reused_chunks"]
+    assert manifest["contexts"]["corpus_too_small"] and shared > 0
+    assert "note: the corpus is small for this many contexts" in out
+    assert f"{shared} chunks sit in two contexts" in out

@@ -61,7 +61,8 @@ class Server:
         if not self.log.exists():
             return []
         rows = []
-        for line in self.log.read_text().splitlines():
+        # the server may be writing a line right now: read only the complete ones
+        for line in self.log.read_text().split("\n")[:-1]:
             row = json.loads(line)
             if row["path"].endswith("/chat/completions") and (
                 outcome is None or row["outcome"] == outcome
@@ -130,10 +131,15 @@ def client_env() -> dict[str, str]:
 def wait_for(condition: Callable[[], bool], proc: subprocess.Popen, what: str) -> None:
     """Poll until ``condition`` holds (the run's own progress decides when, not a clock)."""
     deadline = time.monotonic() + 120
-    while not condition():
-        assert proc.poll() is None, f"the run ended before {what}"
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.01)
+    try:
+        while not condition():
+            assert proc.poll() is None, f"the run ended before {what}"
+            assert time.monotonic() < deadline, f"gave up waiting for {what}"
+            time.sleep(0.01)
+    except BaseException:
+        proc.kill()
+        proc.communicate()
+        raise
 
 
 def recorded(cache: Path) -> int:
@@ -151,16 +157,18 @@ def repeats(bodies: list[str]) -> int:
 
 def check_only_lost_answers_were_repeated(
     server: Server, dead_at: float, cache_entries: int, max_concurrent: int
-) -> None:
+) -> int:
     """Call right after the rerun: every request the server answered twice was one whose answer
     the killed run never recorded (it was in flight when the process died), and there were at
     most ``max_concurrent`` of those. ``dead_at``: ``time.monotonic()`` once the killed process
-    had exited (the server logs its own ``time.monotonic()``, the same clock on Linux)."""
+    had exited (the server logs its own ``time.monotonic()``, the same clock on Linux).
+    Returns the number of answers lost that way."""
     rows = server.chat()
     answered_before = sum(1 for row in rows if row["started"] < dead_at)
     lost = answered_before - cache_entries
     assert 0 <= lost <= max_concurrent, (answered_before, cache_entries)
     assert repeats(server.answered()) <= lost
+    return lost
 
 
 def reference_dataset(server: Server, folder: Path) -> Dataset:
@@ -173,8 +181,9 @@ def reference_dataset(server: Server, folder: Path) -> Dataset:
 
 
 @pytest.mark.slow
-def test_sigkill_at_a_known_point_then_rerun_repeats_no_completed_request(
-    tmp_path: Path, server_factory: Callable[..., Server]
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT], ids=["sigkill", "ctrl-c"])
+def test_stopped_between_requests_then_rerun_repeats_no_completed_request(
+    tmp_path: Path, server_factory: Callable[..., Server], stop: signal.Signals
 ) -> None:
     release = tmp_path / "release-the-gate"
     gate = 25  # about half the run's requests
@@ -182,28 +191,36 @@ def test_sigkill_at_a_known_point_then_rerun_repeats_no_completed_request(
     work = tmp_path / "work"
     work.mkdir()
     cache = work / ".synth" / "cache.sqlite"
-    run = subprocess.Popen(command(server), cwd=work, env=client_env())
+    run = subprocess.Popen(
+        command(server), cwd=work, env=client_env(), stderr=subprocess.PIPE, text=True
+    )
 
     def answered_and_recorded() -> bool:
         # the gate holds every later request: wait until the run has stored all the answers
-        return len(server.chat()) >= gate and cache.exists() and len(SQLiteCache(cache)) >= gate
+        return len(server.chat()) >= gate and recorded(cache) >= gate
 
     wait_for(answered_and_recorded, run, f"{gate} answers were recorded")
-    run.send_signal(signal.SIGKILL)
-    run.wait(timeout=30)
+    run.send_signal(stop)
+    _, stderr = run.communicate(timeout=60)
     completed = server.answered()
     assert len(completed) == gate
     assert not (work / "out.jsonl").exists()
     manifests = list((work / ".synth" / "runs").glob("*/manifest.json"))
     assert len(manifests) == 1
-    assert json.loads(manifests[0].read_text())["status"] == "running"  # killed, not finished
+    status = json.loads(manifests[0].read_text())["status"]
+    if stop == signal.SIGKILL:
+        assert run.returncode == -signal.SIGKILL and status == "running"  # killed, not finished
+    else:  # Ctrl-C while requests hang at the server: a clean stop all the same
+        assert run.returncode == 130, stderr
+        assert "Traceback" not in stderr and "run the same command again to resume" in stderr
+        assert status == "interrupted"
 
     release.touch()
     rerun = subprocess.run(
         command(server), cwd=work, env=client_env(), capture_output=True, text=True, timeout=300
     )
     assert rerun.returncode == 0, rerun.stderr
-    # no request completed before the kill was made again (the requests the gate held were
+    # no request completed before the stop was made again (the requests the gate held were
     # answered to a dead process once it opened: the rerun had to make those)
     assert server.repeated(completed) == []
     resumed = Dataset.load(work / "out.jsonl")
@@ -233,8 +250,9 @@ def test_sigkill_mid_flight_then_rerun_gives_the_uninterrupted_dataset(
     wait_for(some_contexts_filtered, run, "three contexts were filtered")
     run.send_signal(signal.SIGKILL)
     run.wait(timeout=30)
-    completed = server.answered()
-    before = len(completed)
+    dead_at = time.monotonic()
+    stored = recorded(work / ".synth" / "cache.sqlite")
+    assert stored > 0
     rerun = subprocess.run(
         command(server, "--max-concurrent", "4"),
         cwd=work,
@@ -244,19 +262,20 @@ def test_sigkill_mid_flight_then_rerun_gives_the_uninterrupted_dataset(
         timeout=300,
     )
     assert rerun.returncode == 0, rerun.stderr
-    # only requests in flight at the kill (at most --max-concurrent) can have been answered
-    # without the run recording it
-    assert len(server.repeated(completed)) <= 4
-    rerun_made = len(server.chat()) - before
+    # a kill at any moment: only answers still on their way to the run (at most
+    # --max-concurrent) can have been lost, and only those were asked for again
+    lost = check_only_lost_answers_were_repeated(server, dead_at, stored, 4)
+    both_runs = len(server.chat())
     resumed = Dataset.load(work / "out.jsonl")
     reference = reference_dataset(server, tmp_path / "reference")
     assert [g.model_dump() for g in resumed] == [g.model_dump() for g in reference]
-    whole_run = len(server.chat()) - before - rerun_made
-    assert rerun_made <= whole_run - before + 4  # the rerun did only what was left
+    whole_run = len(server.chat()) - both_runs
+    assert repeats(server.answered()[both_runs:]) == 0  # an uninterrupted run repeats nothing
+    assert both_runs <= whole_run + lost  # the rerun did only what was left
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_cleanly_keeping_everything_done(
+def test_ctrl_c_mid_flight_stops_cleanly_keeping_everything_done(
     tmp_path: Path, server_factory: Callable[..., Server]
 ) -> None:
     server = server_factory()
@@ -275,17 +294,19 @@ def test_ctrl_c_stops_cleanly_keeping_everything_done(
         return bool(found) and len(found[0].read_text().splitlines()) >= 2
 
     wait_for(some_inputs_written, run, "two contexts had inputs")
-    completed = server.answered()
     run.send_signal(signal.SIGINT)
     _, stderr = run.communicate(timeout=60)
+    dead_at = time.monotonic()
     assert run.returncode == 130, stderr
     assert "Traceback" not in stderr
     assert "run the same command again to resume" in stderr
     manifest_file = next((work / ".synth" / "runs").glob("*/manifest.json"))
     assert json.loads(manifest_file.read_text())["status"] == "interrupted"
+    stored = recorded(work / ".synth" / "cache.sqlite")
+    assert len(json.loads(manifest_file.read_text())["sessions"]) == 1
     rerun = subprocess.run(
         command(server), cwd=work, env=client_env(), capture_output=True, text=True, timeout=300
     )
     assert rerun.returncode == 0, rerun.stderr
     assert len(Dataset.load(work / "out.jsonl")) == GOLDENS
-    assert server.repeated(completed) == []
+    check_only_lost_answers_were_repeated(server, dead_at, stored, 4)
