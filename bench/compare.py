@@ -208,7 +208,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         counts = row["requests"]
         failed = counts["requests"] - counts["ok"]
         outcome = row.get("error") or (
-            f"partial: {'; '.join(row['shortfall'])}" if row.get("shortfall") else "complete"
+            f"partial: {row['shortfall'][0]}" if row.get("shortfall") else "complete"
         )
         body.append(
             [

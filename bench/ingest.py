@@ -9,7 +9,8 @@ fresh interpreter so memory readings do not mix:
   texts, metadata), in batches of the client's max batch size;
 * ``synth``: ``synth.ingest_documents(folder, embedder="hash")`` into a new store, then the same call
   again over the unchanged corpus (which must embed nothing);
-* ``stages``: the same work split into load, chunk, embed and store, to see where the time goes;
+* ``stages``: the same work split into load, chunk, embed and store (and the one-off start-up:
+  loading the tokenizer, opening the store), to see where the time goes;
 * ``trace``: the synth run again under tracemalloc for the peak Python heap.
 
 Memory: ``ru_maxrss`` (peak resident set, whole process, including chromadb's native code) minus
@@ -199,9 +200,18 @@ def _traced_heap() -> dict[str, Any]:
 
 
 def _child_stages(folder: Path, store: Path) -> dict[str, Any]:
+    import chromadb  # noqa: F401  (imported before any timing, as in the synth run)
     import numpy as np
 
-    from synth import ChunkingConfig, ChunkStore, Embedder, HashEmbedder, chunk_documents, iter_load
+    from synth import (
+        ChunkingConfig,
+        ChunkStore,
+        Document,
+        Embedder,
+        HashEmbedder,
+        chunk_documents,
+        iter_load,
+    )
 
     class Precomputed(Embedder):
         """Hands back vectors computed beforehand, so ``store.add`` times storing alone."""
@@ -220,6 +230,9 @@ def _child_stages(folder: Path, store: Path) -> dict[str, Any]:
             return np.stack([self.table[text] for text in texts])
 
     times = {}
+    start = time.perf_counter()  # the tokenizer loads once per process, on the first chunking
+    chunk_documents([Document(id="warm-up", path="warm-up", text="warm up")], ChunkingConfig())
+    times["tokenizer"] = time.perf_counter() - start
     start = time.perf_counter()
     documents = [loaded.document for loaded in iter_load(folder) if loaded.document is not None]
     times["load"] = time.perf_counter() - start
@@ -231,7 +244,10 @@ def _child_stages(folder: Path, store: Path) -> dict[str, Any]:
     vectors = HashEmbedder().embed_array(texts)
     times["embed"] = time.perf_counter() - start
     table = dict(zip(texts, vectors, strict=True))
-    with ChunkStore(Precomputed(table), path=store) as chunk_store:
+    start = time.perf_counter()
+    opened = ChunkStore(Precomputed(table), path=store)
+    times["open_store"] = time.perf_counter() - start
+    with opened as chunk_store:
         start = time.perf_counter()
         for at in range(0, len(chunks), 256):  # the flush size ingest_documents uses
             chunk_store.add(chunks[at : at + 256])
@@ -377,6 +393,8 @@ def tables(results: list[dict[str, Any]]) -> dict[str, str]:
         stage_rows.append(
             [
                 f"{result['pdf_pages']}p + {result['docx_paragraphs']}¶",
+                seconds["tokenizer"],
+                seconds["open_store"],
                 seconds["load"],
                 seconds["chunk"],
                 seconds["embed"],
@@ -389,6 +407,8 @@ def tables(results: list[dict[str, Any]]) -> dict[str, str]:
     stages = markdown_table(
         [
             "corpus",
+            "load tokenizer s",
+            "open store s",
             "load s",
             "chunk s",
             "embed (hash) s",
