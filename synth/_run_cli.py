@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -16,6 +17,9 @@ from synth._run_config import PipelineConfig, load_pipeline
 from synth._run_manifest import render_table
 from synth._run_plan import Plan, render_plan
 from synth._run_progress import NullProgress, RichProgress
+from synth._run_session import replay_note
+from synth.dataset import SUFFIXES
+from synth.errors import ConfigError
 from synth.pipeline import Synthesizer, default_model_spec
 
 DEFAULT_OUTPUT = "goldens.jsonl"
@@ -70,7 +74,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
-    """The pipeline file (or the defaults) with the flags laid over it."""
+    """The pipeline file (or the defaults) with the flags laid over it; a flag's bad value is
+    reported by the flag's name."""
+    for flag, value in (("--goldens", args.goldens), ("--max-concurrent", args.max_concurrent)):
+        if value is not None and value < 1:
+            raise ConfigError(f"{flag} must be at least 1, got {value}")
     config = load_pipeline(args.pipeline) if args.pipeline else PipelineConfig()
     return config.override(
         model=args.model,
@@ -84,8 +92,45 @@ def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
     )
 
 
+def check_output(path: str | os.PathLike[str]) -> Path:
+    """``path`` when a dataset can be written there: a known suffix, in a folder that exists and
+    can be written to. Otherwise one ConfigError line saying what to change (checked before the
+    run, so a mistake costs no request)."""
+    output = Path(path)
+    suffix = output.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise ConfigError(
+            f"cannot write {output}: unsupported suffix {output.suffix or '(none)'!r}; "
+            f"use one of {', '.join(SUFFIXES)}"
+        )
+    if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
+        raise ConfigError(f"cannot write {output}: .parquet needs pyarrow (pip install pyarrow)")
+    folder = output.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise ConfigError(f"cannot write {output}: the folder {folder} {what}")
+    if output.is_dir():
+        raise ConfigError(f"cannot write {output}: it is a folder; name a file")
+    target = output if output.exists() else folder
+    if not os.access(target, os.W_OK):
+        raise ConfigError(f"cannot write {output}: no permission to write to {target}")
+    return output
+
+
+def small_corpus_note(reused: int) -> str:
+    """The note printed when some chunks had to sit in two contexts."""
+    sits = "chunk sits" if reused == 1 else "chunks sit"
+    return (
+        "note: the corpus is small for this many contexts: seeds were drawn a second time and "
+        f"{reused} {sits} in two contexts"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     config = pipeline_from_args(args)
+    output = Path(config.output or DEFAULT_OUTPUT)
+    if not args.plan:
+        check_output(output)
     out = Console(highlight=False)
     if not out.is_terminal:  # a file or a pipe: do not wrap the table at 80 columns
         out = Console(highlight=False, width=160)
@@ -120,9 +165,13 @@ def run(args: argparse.Namespace) -> int:
         raise
     finally:
         synthesizer.close()
-    output = Path(config.output or DEFAULT_OUTPUT)
     dataset.save(output)
     manifest = synthesizer.manifest or {}
+    sessions = manifest.get("sessions") or [{}]
+    if sessions[-1].get("replayed") and args.quiet and not args.json:
+        # the progress display (not shown with --quiet) has said it already
+        failures = int(manifest.get("totals", {}).get("failures", 0) or 0)
+        print(replay_note(str(manifest.get("run_dir")), failures), file=sys.stderr)
     if args.json:
         print(
             json.dumps(
@@ -136,10 +185,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"fewer goldens than asked: {reason}")
         contexts = manifest.get("contexts") or {}
         if contexts.get("corpus_too_small"):
-            print(
-                "note: the corpus is small for this many contexts: seeds were drawn a second "
-                f"time and {contexts.get('reused_chunks', 0)} chunks sit in two contexts"
-            )
+            print(small_corpus_note(int(contexts.get("reused_chunks", 0))))
     print(_summary(manifest, output, len(dataset)))
     return 0
 
@@ -193,4 +239,12 @@ def _print_plan(plan: Plan, args: argparse.Namespace, out: Console) -> None:
         print(f"note: {note}")
 
 
-__all__ = ["DEFAULT_OUTPUT", "NO_MODEL_LINES", "add_arguments", "pipeline_from_args", "run"]
+__all__ = [
+    "DEFAULT_OUTPUT",
+    "NO_MODEL_LINES",
+    "add_arguments",
+    "check_output",
+    "pipeline_from_args",
+    "run",
+    "small_corpus_note",
+]

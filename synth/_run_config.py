@@ -101,7 +101,13 @@ class PipelineConfig(BaseModel):
         return PromptSet(self.prompts)
 
 
-def _build(values: dict[str, Any], where: str) -> PipelineConfig:
+#: a PipelineConfig field set by a [models]/[run]/[stages] key -> how a file names it
+_FILE_KEYS = {
+    field: f"[{table}] {key}" for table, keys in _TABLES.items() for key, field in keys.items()
+}
+
+
+def _build(values: dict[str, Any], where: str, *, file_keys: bool = False) -> PipelineConfig:
     try:
         return PipelineConfig(**values)
     except ValidationError as exc:
@@ -112,6 +118,8 @@ def _build(values: dict[str, Any], where: str) -> PipelineConfig:
         if loc and loc[0] in _STAGE_TABLES and sep and head.startswith("invalid "):
             # a stage config's own message ("invalid XConfig: key: problem"): name its table
             raise ConfigError(f"{where}: [{loc[0]}] {rest}") from None
+        if file_keys and len(loc) == 1 and loc[0] in _FILE_KEYS:
+            loc = [_FILE_KEYS[loc[0]]]  # the key as the file spells it: [run] goldens
         place = f"{where}: {'.'.join(loc)}" if loc else where
         raise ConfigError(f"{place}: {message}") from None
 
@@ -154,7 +162,7 @@ def pipeline_from_dict(raw: dict[str, Any], *, where: str = "pipeline") -> Pipel
         else:
             values[_STAGE_TABLES[name]] = content
     try:
-        config = _build(values, where)
+        config = _build(values, where, file_keys=True)
     except ConfigError as exc:
         message = str(exc)
         raise ConfigError(message if message.startswith(where) else f"{where}: {message}") from None

@@ -20,22 +20,43 @@ def ingest_for_run(
     store_path: str | os.PathLike[str],
     store_url: str | None = None,
 ) -> tuple[Any, Any, list[Chunk]]:
-    """Load, chunk (``config``'s chunk size and overlap), embed and store the files under
-    ``paths``; return the open store, the ingest report and the chunks of the files read."""
-    from synth.ingest import ChunkingConfig
+    """Load, chunk (``config``'s chunk size, overlap and encoding), embed and store the files
+    under ``paths``; return the open store, the ingest report and the chunks of the files read.
+
+    When no file could be read, one ConfigError line says why for each file (the first few)."""
+    from synth.ingest import make_chunking_config
     from synth.store import ChunkStore, ingest_documents
 
-    chunking = ChunkingConfig(chunk_size=config.chunk_size, chunk_overlap=config.chunk_overlap)
+    sizes: dict[str, Any] = {"chunk_size": config.chunk_size, "chunk_overlap": config.chunk_overlap}
+    if config.encoding is not None:
+        sizes["encoding"] = config.encoding
+    chunking = make_chunking_config(**sizes)
     store = ChunkStore(embedder, path=store_path, url=store_url, chunking=chunking)
     try:
         report = ingest_documents(paths, store=store)
         if not report.any_read:
-            raise ConfigError(f"no document could be read from {', '.join(paths)}")
+            raise ConfigError(nothing_read(paths, report.files))
         chunks = chunks_of_run(report, store, paths, chunking)
     except BaseException:
         store.close()
         raise
     return store, report, chunks
+
+
+#: files named in the "no document could be read" line before "and N more"
+SHOWN_FILES = 4
+
+
+def nothing_read(paths: list[str], files: list[Any]) -> str:
+    """The one line saying no document could be read from ``paths``, with each file's reason."""
+    where = f"no document could be read from {', '.join(paths)}"
+    if not files:
+        return f"{where}: no files found there"
+    shown = [f"{f.path}: {f.reason or f.status}" for f in files[:SHOWN_FILES]]
+    more = len(files) - len(shown)
+    if more:
+        shown.append(f"and {more} more")
+    return f"{where}: {'; '.join(shown)}"
 
 
 def chunks_of_run(report: Any, store: Any, paths: list[str], chunking: Any) -> list[Chunk]:
@@ -68,4 +89,4 @@ def ingest_row(report: Any) -> dict[str, Any]:
     return stage_row("ingest", len(report.files), read, dropped)
 
 
-__all__ = ["chunks_of_run", "ingest_for_run", "ingest_row"]
+__all__ = ["SHOWN_FILES", "chunks_of_run", "ingest_for_run", "ingest_row", "nothing_read"]

@@ -35,11 +35,14 @@ from synth.contexts.critic import BELOW_THRESHOLD
 from synth.data import Golden
 from synth.dataset import Dataset
 from synth.generate.dedup import Deduplicator
+from synth.llm.base import LLM
 from synth.llm.limiter import RateLimiter
 from synth.llm.usage import Usage
 
 #: how often the manifest is rewritten while a run goes (seconds)
 MANIFEST_EVERY = 1.0
+#: the delivered goldens in the run directory
+GOLDENS = "goldens.jsonl"
 
 
 class RunSession:
@@ -58,11 +61,14 @@ class RunSession:
         *,
         run_dir: str | os.PathLike[str] | None = None,
         progress: Progress | None = None,
+        context_critic: LLM | None = None,
     ) -> None:
         self.mode = mode
         self.key = key
         self.settings = settings
         self.critic = settings.critic
+        #: the model that scores seed chunks (default: the settings' critic)
+        self.context_critic = context_critic or settings.critic
         self.prompts = settings.prompts
         self.usages = usages
         self.limiter = limiter
@@ -83,6 +89,10 @@ class RunSession:
         self._last_flush = 0.0
         self.versions = package_versions()
         self.dir: RunDir | None = None
+        #: the run had already finished (its manifest says complete): see :meth:`replay`
+        self.finished = False
+        self.replayed = False
+        self._previous: dict[str, Any] = {}
 
     @property
     def path(self) -> Path | None:
@@ -91,9 +101,11 @@ class RunSession:
     async def __aenter__(self) -> RunSession:
         self.dir = RunDir.open(self.run_dir, self.key)
         previous = self.dir.read_manifest() or {}
+        self._previous = previous
+        self.finished = previous.get("status") == "complete" and self._saved.exists()
         self.sessions: list[dict[str, Any]] = list(previous.get("sessions", []))
         self.created_at = previous.get("created_at") or now()
-        self.session = {"started_at": now(), "status": "running", "usage": {}}
+        self.session: dict[str, Any] = {"started_at": now(), "status": "running", "usage": {}}
         self.sessions.append(self.session)
         self._flush(force=True)
         return self
@@ -111,6 +123,25 @@ class RunSession:
         finally:
             assert self.dir is not None
             self.dir.close()
+
+    @property
+    def _saved(self) -> Path:
+        assert self.dir is not None
+        return self.dir.path / GOLDENS
+
+    def replay(self) -> Dataset:
+        """The goldens of a run that had already finished, as it saved them; no request is made.
+
+        Items that failed for good in that run are not asked again (a retry could change the
+        dataset); a new run directory starts the run afresh, retrying them.
+        """
+        assert self.finished, "only a finished run is replayed"
+        self.dataset = Dataset.load(self._saved)
+        self.replayed = True
+        self.session["replayed"] = True
+        failures = int(self._previous.get("totals", {}).get("failures", 0) or 0)
+        self.note(replay_note(str(self.path), failures))
+        return self.dataset
 
     def note(self, text: str) -> None:
         """A line for the user, on the progress display (nothing without one)."""
@@ -141,7 +172,7 @@ class RunSession:
         finally:
             self.progress.stop()
         self.dataset = self._dataset(self.result)
-        self.dataset.save(self.dir.path / "goldens.jsonl")
+        self.dataset.save(self._saved)
         return self.dataset
 
     def _dataset(self, result: StreamResult) -> Dataset:
@@ -242,6 +273,11 @@ class RunSession:
         self.session["usage"] = self._session_usage()
         self.session["ended_at"] = now()
         self.session["status"] = self.status
+        if self.replayed:  # nothing was run: the finished run's record stands, one session more
+            manifest = {**self._previous, "updated_at": now(), "sessions": self.sessions}
+            self.manifest = manifest
+            self.dir.write_manifest(manifest)
+            return
         usage = add_usage(*[s.get("usage", {}) for s in self.sessions])
         rows = with_usage(self.stage_rows(), usage)
         delivered = len(self.result.goldens) if self.result is not None else None
@@ -279,6 +315,20 @@ class RunSession:
         self.dir.write_manifest(manifest)
 
 
+def replay_note(run_dir: str, failures: int) -> str:
+    """What a rerun of a finished run tells the user: nothing was asked, and how to retry."""
+    failed = (
+        f"; its {failures} request{'s' if failures != 1 else ''} that failed after retries "
+        "were not retried"
+        if failures
+        else ""
+    )
+    return (
+        f"run {run_dir} had already finished: its saved goldens were returned and no request was "
+        f"made{failed}; to run it afresh (retrying what failed), choose a new --run-dir"
+    )
+
+
 def context_rows(feed: DocsFeed, cut: int | None) -> list[dict[str, Any]]:
     """Rows for stages 2 to 4 over the seeds drawn up to ``cut`` (None: every grouped seed)."""
     outcomes = feed.seed_outcomes(cut)
@@ -295,4 +345,4 @@ def context_rows(feed: DocsFeed, cut: int | None) -> list[dict[str, Any]]:
     return rows
 
 
-__all__ = ["MANIFEST_EVERY", "RunSession", "context_rows"]
+__all__ = ["GOLDENS", "MANIFEST_EVERY", "RunSession", "context_rows", "replay_note"]

@@ -151,6 +151,9 @@ class Synthesizer:
         self._cache_obj: Any = None
         self._models: tuple[LLM, LLM, list[Usage], RateLimiter] | None = None
         self._embedder_obj: Any = None
+        # models and embedders named by a stage config, made once: (what was named, made)
+        self._stage_models: list[tuple[Any, LLM]] = []
+        self._stage_embedders: list[tuple[Any, Any]] = []
 
     @property
     def manifest(self) -> dict[str, Any] | None:
@@ -274,6 +277,8 @@ class Synthesizer:
         generation = self._generation(include_expected_output, max_goldens_per_context)
         key_inputs = {"paths": fingerprint_paths(paths)}
         async with self._run("docs", key_inputs, num_goldens, generation, contexts_config) as run:
+            if run.finished:
+                return run.replay()
             store, report, chunks = self._ingest(paths, contexts_config)
             try:
                 if report.notice:
@@ -311,6 +316,8 @@ class Synthesizer:
         generation = self._generation(include_expected_output, max_goldens_per_context)
         key_inputs = {"contexts": [c.model_dump(mode="json") for c in given]}
         async with self._run("contexts", key_inputs, num_goldens, generation, None) as run:
+            if run.finished:
+                return run.replay()
             feed = ListFeed([Candidate(i, f"{c.id}#{i}", c) for i, c in enumerate(given)])
             return await run.execute(feed, _target(generation, num_goldens, len(given)))
 
@@ -324,6 +331,8 @@ class Synthesizer:
             raise ConfigError(f"num_goldens must be a positive integer, got {num_goldens!r}")
         generation = self._generation(include_expected_output, SCRATCH_BATCH)
         async with self._run("scratch", {}, num_goldens, generation, None) as run:
+            if run.finished:
+                return run.replay()
             retries = self.context_construction_config.max_retries
             limit = -(-num_goldens // SCRATCH_BATCH) * (1 + retries)
             feed = ScratchFeed(SCRATCH_BATCH, limit)
@@ -354,6 +363,8 @@ class Synthesizer:
             candidates.append(Candidate(i, key, context, examples=[golden.input, *others]))
         key_inputs = {"goldens": [g.model_dump(mode="json") for g in given]}
         async with self._run("goldens", key_inputs, num_goldens, generation, None) as run:
+            if run.finished:
+                return run.replay()
             feed = ListFeed(candidates)
             return await run.execute(feed, _target(generation, num_goldens, len(candidates)))
 
@@ -425,10 +436,21 @@ class Synthesizer:
             return self.prompts
         return PromptSet(self.prompts)
 
-    def _get_embedder(self) -> Any:
-        if self._embedder_obj is None:
-            from synth.store import make_embedder
+    def _get_embedder(self, contexts: ContextConstructionConfig | None = None) -> Any:
+        """The Synthesizer's embedder (it deduplicates inputs); with ``contexts``, the one that
+        embeds the chunks: the config's own when it names one. Without an embedder of its own,
+        the Synthesizer uses the config's for everything (DeepEval users set it there)."""
+        from synth.store import make_embedder
 
+        named = contexts.embedder if contexts is not None else None
+        if named is not None:
+            for spec, made in self._stage_embedders:
+                if spec is named or (isinstance(spec, str) and spec == named):
+                    return made
+            made = make_embedder(named, base_url=self.base_url)
+            self._stage_embedders.append((named, made))
+            return made
+        if self._embedder_obj is None:
             self._embedder_obj = make_embedder(self.embedder, base_url=self.base_url)
         return self._embedder_obj
 
@@ -456,6 +478,21 @@ class Synthesizer:
         self._models = (generator, critic, usages, limiter)
         return self._models
 
+    def _stage_critic(self, named: Any, default: LLM) -> LLM:
+        """The critic a stage config names (made once, sharing the run's cache, limiter and
+        usage), or ``default`` when it names none."""
+        if named is None:
+            return default
+        for spec, made in self._stage_models:
+            if spec is named or (isinstance(spec, str) and spec == named):
+                return made
+        _, _, usages, limiter = self._get_models()
+        model = self._make(named, self._cache_obj, limiter, usages[0])
+        if isinstance(model, UsageModel) and all(model.usage is not u for u in usages):
+            usages.append(model.usage)
+        self._stage_models.append((named, model))
+        return model
+
     def _make(self, spec: Any, cache: Any, limiter: RateLimiter, usage: Usage) -> LLM:
         if isinstance(spec, UsageModel):
             return spec  # already made: it keeps its own cache, limits and usage
@@ -478,6 +515,7 @@ class Synthesizer:
         if isinstance(self._cache_obj, SQLiteCache):
             self._cache_obj.close()
         self._models = None
+        self._stage_models.clear()
 
     def __enter__(self) -> Synthesizer:
         return self
@@ -492,7 +530,7 @@ class Synthesizer:
         return ingest_for_run(
             paths,
             config,
-            self._get_embedder(),
+            self._get_embedder(config),
             store_path=self.store_path,
             store_url=self.store_url,
         )
@@ -514,7 +552,7 @@ class Synthesizer:
             store,
             config,
             random.Random(f"{self.seed}:select"),
-            critic=run.critic if self.use_context_critic else None,
+            critic=run.context_critic if self.use_context_critic else None,
             prompts=run.prompts,
             wanted=wanted,
             journal=run.journal("critic"),
@@ -532,7 +570,13 @@ class Synthesizer:
         if num_goldens is not None and (not isinstance(num_goldens, int) or num_goldens < 1):
             raise ConfigError(f"num_goldens must be a positive integer, got {num_goldens!r}")
         generator, critic, usages, limiter = self._get_models()
-        embedder = self._get_embedder()
+        context_critic = critic
+        if contexts_config is not None and self.use_context_critic:
+            context_critic = self._stage_critic(contexts_config.critic_model, critic)
+        filter_critic = critic
+        if self.use_filter:
+            filter_critic = self._stage_critic(self.filtration_config.critic_model, critic)
+        embedder = self._get_embedder(contexts_config if self.embedder is None else None)
         prompts = self._prompt_set()
         config = {
             "contexts": contexts_config.model_dump(mode="json") if contexts_config else None,
@@ -549,6 +593,13 @@ class Synthesizer:
             "critic": critic.identity(),
             "embedder": embedder.identity(),
         }
+        # what a stage config named instead of the Synthesizer's (absent when nothing was)
+        if context_critic is not critic:
+            models["context_critic"] = context_critic.identity()
+        if filter_critic is not critic:
+            models["filter_critic"] = filter_critic.identity()
+        if contexts_config is not None and contexts_config.embedder is not None:
+            models["context_embedder"] = self._get_embedder(contexts_config).identity()
         key = {
             "mode": mode,
             "inputs": key_inputs,
@@ -560,7 +611,7 @@ class Synthesizer:
         }
         settings = StageSettings(
             generator=generator,
-            critic=critic,
+            critic=filter_critic,  # the generation stages' only critic is the input filter
             generation=generation,
             filtration=self.filtration_config if self.use_filter else None,
             evolution=self.evolution_config,
@@ -578,6 +629,7 @@ class Synthesizer:
             num_goldens,
             run_dir=self.run_dir,
             progress=self.progress,
+            context_critic=context_critic,
         )
         return self._session
 

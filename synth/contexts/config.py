@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Any, Self
 
-from pydantic import Field, model_validator
+import tiktoken
+from pydantic import Field, field_validator, model_validator
 
-from synth.generate._config import StageConfig
+from synth.generate._config import EmbedderChoice, ModelChoice, StageConfig
+
+#: DeepEval settings we cannot honour, and what to use instead
+_REFUSED = {
+    "target_files_per_context": (
+        "is not supported: a context is a seed chunk and its neighbours from the seed's own file; "
+        "set allow_cross_file_contexts = true to let neighbours come from other files"
+    ),
+    "max_files_per_context": (
+        "is not supported: a context is a seed chunk and its neighbours from the seed's own file; "
+        "set allow_cross_file_contexts = true to let neighbours come from other files"
+    ),
+}
 
 
 class ContextConstructionConfig(StageConfig):
@@ -16,12 +29,17 @@ class ContextConstructionConfig(StageConfig):
       without a target count; the largest file gets the maximum, others in proportion to their size,
       none under the minimum (a top-up to N goldens may go past the maximum, fairly across files).
     - ``max_context_length`` / ``min_context_length``: chunks per context (the seed included).
-    - ``chunk_size`` / ``chunk_overlap``: tokens, passed to ingestion.
+    - ``chunk_size`` / ``chunk_overlap``: tokens of ``encoding``, passed to ingestion.
+    - ``encoding``: the tiktoken encoding chunks are measured in (None: ``cl100k_base``).
     - ``context_quality_threshold``: a seed whose mean critic score is at or under it is rejected.
     - ``context_similarity_threshold``: a neighbour's cosine similarity to the seed must reach it.
     - ``max_retries``: replacement candidates tried for one rejected seed before the slot is dropped.
     - ``allow_cross_file_contexts``: neighbours may come from other files.
     - ``contexts_per_critic_call``: seeds scored in one critic request.
+    - ``critic_model``: scores the seeds instead of the Synthesizer's critic (a ``"provider:model"``
+      spec, an LLM or a callable).
+    - ``embedder``: embeds the chunks for the store instead of the Synthesizer's embedder (a spec
+      or an Embedder).
     """
 
     max_contexts_per_document: int = Field(default=3, ge=1)
@@ -35,6 +53,26 @@ class ContextConstructionConfig(StageConfig):
     max_retries: int = Field(default=3, ge=0)
     allow_cross_file_contexts: bool = False
     contexts_per_critic_call: int = Field(default=4, ge=1, le=50)
+    critic_model: ModelChoice = None
+    embedder: EmbedderChoice = None
+    encoding: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_what_we_cannot_honour(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name, why in _REFUSED.items():
+                if name in data:
+                    raise ValueError(f"{name} {why}")
+        return data
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_encoding(cls, value: str | None) -> str | None:
+        if value is not None and value not in tiktoken.list_encoding_names():
+            known = ", ".join(sorted(tiktoken.list_encoding_names()))
+            raise ValueError(f"unknown tiktoken encoding {value!r}; known: {known}")
+        return value
 
     @model_validator(mode="after")
     def _check_ranges(self) -> Self:

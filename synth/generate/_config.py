@@ -1,13 +1,26 @@
-"""The base of every stage config: a frozen pydantic model whose validation errors are ConfigErrors."""
+"""The base of every stage config: a frozen pydantic model whose validation errors are ConfigErrors.
+
+Also the two kinds of object a stage config may name besides plain values (DeepEval's
+``critic_model`` and ``embedder``): :data:`ModelChoice` and :data:`EmbedderChoice`, with their
+checks and the identities they are recorded by (never a key).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Self
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    PlainSerializer,
+    ValidationError,
+)
 
 from synth.errors import ConfigError
+from synth.llm.base import LLM, FunctionModel
 
 
 def _describe(exc: ValidationError, config: type[BaseModel]) -> str:
@@ -21,13 +34,78 @@ def _describe(exc: ValidationError, config: type[BaseModel]) -> str:
     return f"invalid {config.__name__}: " + "; ".join(parts)
 
 
+# ---- models and embedders named by a stage config ---------------------------------------------------
+
+
+def model_identity(model: Any) -> Any:
+    """How a model named in a config is recorded: a spec as given, else its identity (no key)."""
+    if model is None or isinstance(model, str):
+        return model
+    if isinstance(model, LLM):
+        return model.identity()
+    return FunctionModel(model).identity()
+
+
+def embedder_identity(embedder: Any) -> Any:
+    """How an embedder named in a config is recorded: a spec as given, else its identity."""
+    if embedder is None or isinstance(embedder, str):
+        return embedder
+    return embedder.identity()
+
+
+def _check_model(value: Any) -> Any:
+    if value is None or isinstance(value, LLM):
+        return value
+    if isinstance(value, str):
+        from synth.llm.factory import parse_model_spec
+
+        provider, name = parse_model_spec(value)
+        if not name:
+            raise ValueError(
+                f"{value!r} is not a model spec: use 'provider:model', e.g. 'openai:{provider}'"
+            )
+        return value
+    if not callable(value):
+        raise ValueError(
+            "a model is a 'provider:model' spec, an LLM or a callable fn(prompt, system) -> str; "
+            f"got {type(value).__name__}"
+        )
+    return value
+
+
+def _check_embedder(value: Any) -> Any:
+    if value is None or isinstance(value, str):
+        return value
+    if not (callable(getattr(value, "embed", None)) and callable(getattr(value, "identity", None))):
+        raise ValueError(
+            "an embedder is a spec ('hash', 'openai:<model>', 'local:<model>') or an Embedder, "
+            f"got {type(value).__name__}"
+        )
+    return value
+
+
+#: a model a stage may use instead of the Synthesizer's: a ``"provider:model"`` spec, an
+#: :class:`~synth.LLM`, or a callable ``fn(prompt, system) -> str``; recorded by its identity
+ModelChoice = Annotated[
+    str | LLM | Callable[..., Any] | None,
+    BeforeValidator(_check_model),
+    PlainSerializer(model_identity, when_used="json"),
+]
+#: an embedder spec (``"hash"``, ``"openai:<model>"``...) or an Embedder; recorded by its identity
+EmbedderChoice = Annotated[
+    Any,
+    AfterValidator(_check_embedder),
+    PlainSerializer(embedder_identity, when_used="json"),
+]
+
+
 class StageConfig(BaseModel):
     """A validated, immutable stage config; any invalid value raises :class:`ConfigError`.
 
     Change one with ``config.replace(field=value)``, which validates again (``model_copy`` would not).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
     def __init__(self, /, **data: Any) -> None:
         try:

@@ -7,7 +7,7 @@ from enum import StrEnum
 from pydantic import Field, field_validator
 
 from synth.errors import ConfigError
-from synth.generate._config import StageConfig
+from synth.generate._config import ModelChoice, StageConfig
 
 
 class Evolution(StrEnum):
@@ -44,10 +44,14 @@ class FiltrationConfig(StageConfig):
     """The input critic: a score below ``synthetic_input_quality_threshold`` triggers a rewrite with
     the critic's feedback, up to ``max_quality_retries`` times; the best version is kept, and an input
     that never reaches the threshold is dropped.
+
+    ``critic_model`` (a ``"provider:model"`` spec, an LLM or a callable) scores the inputs instead
+    of the Synthesizer's critic; it shares the run's cache, concurrency limit and accounting.
     """
 
     synthetic_input_quality_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     max_quality_retries: int = Field(default=3, ge=0)
+    critic_model: ModelChoice = None
 
 
 def _uniform() -> dict[Evolution, float]:
