@@ -29,22 +29,18 @@ def run_synth(
 ) -> dict[str, Any]:
     """Generate goldens from ``paths`` with a fresh run directory, store and no response cache.
 
-    ``client_rpm`` gives the model synth's own requests-per-``rpm_window`` budget (a RateLimiter),
-    so requests are paced instead of refused by the server.
+    ``client_rpm`` gives the run synth's own requests-per-``rpm_window`` budget
+    (``Synthesizer(rpm=, rate_window=)``), so requests are paced instead of refused by the server.
     """
     os.environ["OPENAI_API_KEY"] = FAKE_KEY  # the fake server takes any key; nothing is sent out
 
     from synth.contexts.config import ContextConstructionConfig
     from synth.pipeline import Synthesizer
 
-    model: Any = MODEL
-    if client_rpm is not None:
-        from synth import RateLimiter, make_llm
-
-        limiter = RateLimiter(max_concurrent, rpm=client_rpm, window=rpm_window)
-        model = make_llm(MODEL, base_url=base_url, limiter=limiter)
     options: dict[str, Any] = {
-        "model": model,
+        "model": MODEL,
+        "rpm": client_rpm,
+        "rate_window": rpm_window,
         "base_url": base_url,
         "embedder": embedder,
         "max_concurrent": max_concurrent,

@@ -351,8 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--pace",
         action="store_true",
-        help="with --rpm: give synth the same budget (its RateLimiter), so it paces itself "
-        "instead of being refused",
+        help="with --rpm: give synth the same budget (Synthesizer(rpm=, rate_window=), what "
+        "`synth generate --rpm` sets), so it paces itself instead of being refused",
     )
     parser.add_argument(
         "--copies",

@@ -62,6 +62,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--max-concurrent", type=int, metavar="N", help="requests in flight at most (32)"
     )
     p.add_argument(
+        "--rpm",
+        type=float,
+        metavar="N",
+        help="requests per minute at most, all models together (default: no limit; "
+        "paced 5%% below N so a server limit of exactly N is not tripped)",
+    )
+    p.add_argument("--tpm", type=float, metavar="N", help="tokens per minute at most, like --rpm")
+    p.add_argument(
         "--pipeline", metavar="FILE", help="a pipeline file (pipelines/*.toml); flags win"
     )
     p.add_argument(
@@ -79,6 +87,9 @@ def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
     for flag, value in (("--goldens", args.goldens), ("--max-concurrent", args.max_concurrent)):
         if value is not None and value < 1:
             raise ConfigError(f"{flag} must be at least 1, got {value}")
+    for flag, value in (("--rpm", args.rpm), ("--tpm", args.tpm)):
+        if value is not None and value <= 0:
+            raise ConfigError(f"{flag} must be positive, got {value:g}")
     config = load_pipeline(args.pipeline) if args.pipeline else PipelineConfig()
     return config.override(
         model=args.model,
@@ -88,6 +99,8 @@ def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
         num_goldens=args.goldens,
         seed=args.seed,
         max_concurrent=args.max_concurrent,
+        rpm=args.rpm,
+        tpm=args.tpm,
         output=args.output,
     )
 

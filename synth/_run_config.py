@@ -6,7 +6,7 @@
     description = "what this pipeline is for"
 
     [models]          model, critic_model, embedder, base_url
-    [run]             goldens, seed, max_concurrent, output
+    [run]             goldens, seed, max_concurrent, rpm, tpm, output
     [stages]          context_critic, filter (switch a stage off with false)
     [contexts]        ContextConstructionConfig
     [generation]      GenerationConfig (max_goldens_per_context, include_expected_output, ...)
@@ -50,6 +50,8 @@ _TABLES: dict[str, dict[str, str]] = {
         "goldens": "num_goldens",
         "seed": "seed",
         "max_concurrent": "max_concurrent",
+        "rpm": "rpm",
+        "tpm": "tpm",
         "output": "output",
     },
     "stages": {"context_critic": "context_critic", "filter": "filter"},
@@ -78,6 +80,8 @@ class PipelineConfig(BaseModel):
     num_goldens: int | None = Field(default=None, ge=1)
     seed: int = 0
     max_concurrent: int = Field(default=32, ge=1)
+    rpm: float | None = Field(default=None, gt=0)
+    tpm: float | None = Field(default=None, gt=0)
     output: str | None = None
     context_critic: bool = True
     filter: bool = True

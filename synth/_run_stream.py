@@ -24,6 +24,7 @@ from typing import Any
 from synth._run_feeds import AUTH_FAILURE, REFUSED_KEY, Candidate
 from synth._run_stages import CandidateRunner
 from synth.errors import AuthenticationError
+from synth.generate.dedup import LABEL as DEDUP
 from synth.generate.dedup import Deduplicator
 from synth.generate.draft import Draft
 
@@ -260,7 +261,8 @@ class Stream:
         drops: Counter[str] = Counter()
         for slot in self.slots[: self.head]:
             for draft in slot.drafts or []:
-                if not draft.kept and draft.drop_reason != NOT_NEEDED:
+                # dedup drops are counted once, below (a loser may sit in an earlier slot)
+                if not draft.kept and draft.drop_reason != NOT_NEEDED and draft.dropped_at != DEDUP:
                     drops[f"{draft.dropped_at}: {draft.drop_reason}"] += 1
         for reason, n in drops.most_common():
             reasons.append(f"{n} dropped at {reason}")

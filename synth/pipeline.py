@@ -69,6 +69,8 @@ DEFAULT_MODEL = "openai:gpt-4.1-mini"
 DEFAULT_CACHE = Path(".synth") / "cache.sqlite"
 #: inputs asked for per request when generating from scratch
 SCRATCH_BATCH = 5
+#: rpm/tpm budgets are paced over a window this much longer than the one given (60 s -> 63 s)
+RATE_MARGIN = 0.05
 
 ModelArg = str | LLM | Callable[..., Any] | None
 
@@ -99,7 +101,10 @@ class Synthesizer:
     ``use_context_critic``/``use_filter`` switch those stages off. ``run_dir`` (default
     ``.synth/runs/<run id>``) holds the run's stage outputs and manifest; ``cache`` is the
     response cache (a path for SQLite, any mutable mapping, or None). ``prompts`` overrides
-    prompt templates per stage. Nothing is checked or connected until a ``generate_*`` call.
+    prompt templates per stage. ``rpm``/``tpm`` cap the requests and tokens every model of the run
+    spends per ``rate_window`` seconds (one shared budget; paced over a window
+    :data:`RATE_MARGIN` longer, so a server limit of exactly ``rpm`` is not tripped).
+    Nothing is checked or connected until a ``generate_*`` call.
     """
 
     def __init__(
@@ -109,6 +114,9 @@ class Synthesizer:
         critic_model: ModelArg = None,
         embedder: Any = None,
         max_concurrent: int = 32,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        rate_window: float = 60.0,
         filtration_config: FiltrationConfig | None = None,
         evolution_config: EvolutionConfig | None = None,
         styling_config: StylingConfig | None = None,
@@ -129,6 +137,9 @@ class Synthesizer:
         self.critic_model = critic_model
         self.embedder = embedder
         self.max_concurrent = max_concurrent
+        self.rpm = rpm
+        self.tpm = tpm
+        self.rate_window = rate_window
         self.filtration_config = filtration_config or FiltrationConfig()
         self.evolution_config = evolution_config or EvolutionConfig()
         self.styling_config = styling_config or StylingConfig()
@@ -178,6 +189,8 @@ class Synthesizer:
             "base_url": config.base_url,
             "seed": config.seed,
             "max_concurrent": config.max_concurrent,
+            "rpm": config.rpm,
+            "tpm": config.tpm,
             "filtration_config": config.filtration,
             "evolution_config": config.evolution,
             "styling_config": config.styling,
@@ -461,7 +474,7 @@ class Synthesizer:
         spec = self.model if self.model is not None else default_model_spec(self.base_url)
         if spec is None:
             raise ConfigError(NO_MODEL)
-        limiter = RateLimiter(self.max_concurrent)
+        limiter = make_limiter(self.max_concurrent, self.rpm, self.tpm, self.rate_window)
         usage = Usage()
         cache: Any = self.cache
         if isinstance(cache, str | os.PathLike):
@@ -631,10 +644,27 @@ class Synthesizer:
             progress=self.progress,
             context_critic=context_critic,
         )
+        self._session.info["limits"] = {
+            "max_concurrent": limiter.max_concurrent,
+            "rpm": self.rpm,
+            "tpm": self.tpm,
+            "rate_window": self.rate_window,
+            "paced_window": limiter.window,
+        }
         return self._session
 
 
 # ---- helpers ---------------------------------------------------------------------------------------
+
+
+def make_limiter(
+    max_concurrent: int, rpm: float | None, tpm: float | None, window: float = 60.0
+) -> RateLimiter:
+    """The run's shared limiter: ``rpm`` requests and ``tpm`` tokens per ``window`` seconds,
+    paced over a window :data:`RATE_MARGIN` longer, so a server allowing exactly ``rpm`` per
+    window is not tripped by the gap between when synth starts a request and when the server
+    counts it."""
+    return RateLimiter(max_concurrent, rpm=rpm, tpm=tpm, window=window * (1 + RATE_MARGIN))
 
 
 def _target(generation: GenerationConfig, num_goldens: int | None, contexts: int | None) -> Target:
@@ -666,6 +696,7 @@ __all__ = [
     "DEFAULT_CACHE",
     "DEFAULT_MODEL",
     "NO_MODEL",
+    "RATE_MARGIN",
     "PipelineConfig",
     "Synthesizer",
     "default_model_spec",
