@@ -176,8 +176,8 @@ def _child_synth(folder: Path, store: Path, trace: bool) -> dict[str, Any]:
 def _traced_heap() -> dict[str, Any]:
     """The traced heap's peak and what is left at the end, with and without the hash cache.
 
-    The hash embedder memoises feature buckets in a bounded ``functools.lru_cache``; it is the
-    one part of the heap that grows with the corpus (until full), so it is measured apart.
+    The hash embedder memoises each word's feature hashes in a bounded ``functools.lru_cache``; it
+    is the one part of the heap that grows with the corpus (until full), so it is measured apart.
     """
     import gc
     import tracemalloc
@@ -185,7 +185,7 @@ def _traced_heap() -> dict[str, Any]:
     from synth.store import hash_embedder
 
     current, peak = tracemalloc.get_traced_memory()
-    cache = getattr(hash_embedder, "_bucket", None)
+    cache = getattr(hash_embedder, "_word_hashes", None)
     info = cache.cache_info() if cache is not None else None
     if cache is not None:
         cache.cache_clear()

@@ -146,8 +146,8 @@ def test_hard_cut_keeps_the_limit_and_stays_a_substring():
     config = ChunkingConfig(chunk_size=50, chunk_overlap=10)
     pieces = _within_limit(text, config)
     assert len(pieces) > 1
-    assert all(count_tokens(p) <= 50 and p in text for p in pieces)
-    assert _within_limit("short", config) == ["short"]
+    assert all(count_tokens(p) == n <= 50 and p in text for p, n in pieces)
+    assert _within_limit("short", config) == [("short", 1)]
 
 
 @pytest.mark.parametrize(

@@ -61,6 +61,47 @@ def test_hash_is_the_same_in_another_process_with_another_hash_seed() -> None:
     assert np.allclose(np.asarray(json.loads(out.stdout)), np.asarray(here), atol=1e-7)
 
 
+def _reference_hash_vector(text: str, dimension: int) -> np.ndarray:
+    """The hash embedder's featurisation written the slow, obvious way."""
+    import hashlib
+    import math
+    import re
+    from collections import Counter
+
+    def value(feature: str) -> int:
+        return int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")
+
+    mask = (1 << 64) - 1
+    words = re.findall(r"\w+", text.lower())
+    values = [value(f"w:{w}") for w in words]
+    for word in words:
+        padded = f"<{word}>"
+        values += [value(f"c:{padded[i : i + 3]}") for i in range(len(padded) - 2)]
+    heads = [value(f"w:{w}") for w in words]
+    values += [
+        ((a * 0x9E3779B97F4A7C15) & mask) ^ ((b + 0x632BE59BD9B4E019) & mask)
+        for a, b in zip(heads, heads[1:], strict=False)
+    ]
+    vector = np.zeros(dimension)
+    for feature, count in Counter(values).items():
+        vector[(feature >> 1) % dimension] += (1 if feature & 1 else -1) * (1 + math.log(count))
+    return vector / np.linalg.norm(vector)
+
+
+def test_hash_matches_the_plain_featurisation_and_keeps_its_cache_small() -> None:
+    from synth.store import hash_embedder
+
+    texts = [*TEXTS[:3], "the the the tide tide", "Ünïcode wörds, and 42 numbers", "one"]
+    got = HashEmbedder(96).embed_array(texts)
+    for row, text in enumerate(texts):
+        assert np.allclose(got[row], _reference_hash_vector(text, 96), atol=1e-6), text
+    # word order matters through the bigrams
+    forward, backward = HashEmbedder().embed_array(["red fox runs", "runs fox red"])
+    assert 0.5 < float(forward @ backward) < 0.999
+    maxsize = hash_embedder._word_hashes.cache_info().maxsize
+    assert maxsize is not None and maxsize <= 1 << 16
+
+
 def test_embed_batches_by_batch_size() -> None:
     embedder = HashEmbedder(batch_size=3)
     whole = embedder.embed_array([f"text number {i}" for i in range(7)])

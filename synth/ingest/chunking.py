@@ -92,10 +92,11 @@ def iter_chunks(
     """The streaming form of ``chunk_documents``: one document is split at a time."""
     cfg = make_chunking_config(config, **overrides)
     get_encoding(cfg.encoding)  # fail (or notice the offline fallback) before the first document
+    lengths = _TokenLengths(cfg.encoding)
     splitter = RecursiveCharacterTextSplitter(
         chunk_size=cfg.chunk_size,
         chunk_overlap=cfg.chunk_overlap,
-        length_function=lambda text: len(encode(text, cfg.encoding)),
+        length_function=lengths,
         keep_separator="start",
         strip_whitespace=True,
     )
@@ -104,9 +105,12 @@ def iter_chunks(
     for document in documents:
         documents_in += 1
         produced = 0
-        for chunk in _chunk_document(document, cfg, splitter):
-            produced += 1
-            yield chunk
+        try:
+            for chunk in _chunk_document(document, cfg, splitter):
+                produced += 1
+                yield chunk
+        finally:
+            lengths.clear()  # counts are only reused within one document: memory stays flat
         chunks_out += produced
         empty += produced == 0
     logger.debug(
@@ -115,6 +119,23 @@ def iter_chunks(
         chunks_out,
         empty,
     )
+
+
+class _TokenLengths:
+    """The splitter's length function, remembering counts: it measures each split more than once."""
+
+    def __init__(self, encoding: str) -> None:
+        self._encoding = encoding
+        self._counts: dict[str, int] = {}
+
+    def __call__(self, text: str) -> int:
+        count = self._counts.get(text)
+        if count is None:
+            count = self._counts[text] = len(encode(text, self._encoding))
+        return count
+
+    def clear(self) -> None:
+        self._counts.clear()
 
 
 def _chunk_document(
@@ -127,7 +148,7 @@ def _chunk_document(
     )
     index = 0
     previous: tuple[int, int] | None = None
-    for text in pieces:
+    for text, token_count in pieces:
         start = _locate(document.text, text, previous, cfg.chunk_overlap)
         if start is None:
             continue  # only repeats the end of the previous chunk: adds nothing
@@ -146,7 +167,7 @@ def _chunk_document(
             source=document.path,
             index=index,
             text=text,
-            token_count=len(encode(text, cfg.encoding)),
+            token_count=token_count,
             page_start=page_start,
             page_end=page_end,
             metadata={"start": start, "end": end},
@@ -174,8 +195,10 @@ def _locate(text: str, piece: str, previous: tuple[int, int] | None, overlap: in
     return position
 
 
-def _within_limit(text: str, cfg: ChunkingConfig) -> list[str]:
+def _within_limit(text: str, cfg: ChunkingConfig) -> list[tuple[str, int]]:
     """``text`` as is when it fits ``chunk_size`` tokens, else cut at token boundaries.
+
+    Each piece comes with its token count, so no chunk is encoded again to fill ``token_count``.
 
     The splitter adds up the token counts of the pieces it joins, and a joined text can tokenize
     to a few more tokens than its pieces did; this keeps the limit exact. Cuts fall between
@@ -183,7 +206,7 @@ def _within_limit(text: str, cfg: ChunkingConfig) -> list[str]:
     """
     tokens = encode(text, cfg.encoding)
     if len(tokens) <= cfg.chunk_size:
-        return [text]
+        return [(text, len(tokens))]
     _, offsets = get_encoding(cfg.encoding).decode_with_offsets(tokens)
     offsets.append(len(text))
     pieces = []
@@ -198,7 +221,7 @@ def _within_limit(text: str, cfg: ChunkingConfig) -> list[str]:
         if stop == len(tokens):
             break
         begin = max(begin + 1, stop - cfg.chunk_overlap)
-    return [piece for piece in pieces if piece]
+    return [(piece, len(encode(piece, cfg.encoding))) for piece in pieces if piece]
 
 
 __all__ = [
