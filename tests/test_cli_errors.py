@@ -185,16 +185,6 @@ def test_evaluate_missing_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert_fails(["evaluate", str(tmp_path / "nope.jsonl")], capsys, "no such dataset file")
 
 
-def test_evaluate_system_without_a_function(
-    dataset_file: Path, user_module: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert_fails(
-        ["evaluate", str(dataset_file), "--system", user_module],
-        capsys,
-        "expected module:function",
-    )
-
-
 def test_evaluate_system_module_not_found(
     dataset_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -205,61 +195,39 @@ def test_evaluate_system_module_not_found(
     )
 
 
-def test_evaluate_system_function_not_found(
-    dataset_file: Path, user_module: str, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        pytest.param(["--system", "{m}"], ("expected module:function",), id="no-function"),
+        pytest.param(
+            ["--system", "{m}:anwser"], ("has no attribute 'anwser'",), id="function-not-found"
+        ),
+        pytest.param(
+            ["--system", "{m}:answer", "--metric", "faithfulnes"],
+            ("unknown judge metric 'faithfulnes'", "faithfulness"),
+            id="unknown-metric",
+        ),
+        pytest.param(
+            ["--system", "{m}:answer", "--judge", "openai:gpt-4.1-mini"],
+            ("no OpenAI API key", "OPENAI_API_KEY"),
+            id="openai-judge-without-a-key",
+        ),
+        pytest.param(
+            ["--system", "{m}:answer", "-o", "report.xyz"],
+            ("unknown report suffix '.xyz'", ".json"),
+            id="unknown-report-suffix",
+        ),
+    ],
+)
+def test_evaluate_bad_argument_with_a_user_module(
+    args: list[str],
+    fragments: tuple[str, ...],
+    dataset_file: Path,
+    user_module: str,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert_fails(
-        ["evaluate", str(dataset_file), "--system", f"{user_module}:anwser"],
-        capsys,
-        "has no attribute 'anwser'",
-    )
-
-
-def test_evaluate_unknown_metric(
-    dataset_file: Path, user_module: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert_fails(
-        [
-            "evaluate",
-            str(dataset_file),
-            "--system",
-            f"{user_module}:answer",
-            "--metric",
-            "faithfulnes",
-        ],
-        capsys,
-        "unknown judge metric 'faithfulnes'",
-        "faithfulness",
-    )
-
-
-def test_evaluate_openai_judge_without_a_key(
-    dataset_file: Path, user_module: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert_fails(
-        [
-            "evaluate",
-            str(dataset_file),
-            "--system",
-            f"{user_module}:answer",
-            "--judge",
-            "openai:gpt-4.1-mini",
-        ],
-        capsys,
-        "no OpenAI API key",
-        "OPENAI_API_KEY",
-    )
-
-
-def test_evaluate_unknown_report_suffix(
-    dataset_file: Path, user_module: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert_fails(
-        ["evaluate", str(dataset_file), "--system", f"{user_module}:answer", "-o", "report.xyz"],
-        capsys,
-        "unknown report suffix '.xyz'",
-        ".json",
-    )
+    argv = ["evaluate", str(dataset_file), *(a.format(m=user_module) for a in args)]
+    assert_fails(argv, capsys, *fragments)
 
 
 def test_compare_missing_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -340,76 +308,73 @@ def test_generate_missing_pipeline_file(capsys: pytest.CaptureFixture[str]) -> N
     )
 
 
-def test_generate_pipeline_typo_names_file_table_key_and_the_known_keys(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("filename", "text", "fragments", "absent"),
+    [
+        pytest.param(
+            "typo.toml",
+            "[contexts]\nmax_context_lenght = 4\n",
+            ("typo.toml: [contexts] max_context_lenght: unknown setting", "max_context_length"),
+            ("Value error",),
+            id="typo-names-file-table-key-and-the-known-keys",
+        ),
+        pytest.param(
+            "bad.toml",
+            "[contexts]\nchunk_size = 100\nchunk_overlap = 200\n",
+            ("bad.toml: [contexts] chunk_overlap must be smaller than chunk_size",),
+            ("Value error", "<root>"),
+            id="value-out-of-range",
+        ),
+        pytest.param("bad.toml", "[contexts\n", ("is not valid TOML", "line 1"), (), id="not-toml"),
+        pytest.param(
+            "bad.toml",
+            "[evolution.evolutions]\nreasonin = 1\n",
+            ("[evolution]", "'reasoning'"),
+            (),
+            id="unknown-evolution",
+        ),
+    ],
+)
+def test_generate_bad_pipeline_file(
+    filename: str,
+    text: str,
+    fragments: tuple[str, ...],
+    absent: tuple[str, ...],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    typo = tmp_path / "typo.toml"
-    typo.write_text("[contexts]\nmax_context_lenght = 4\n")
+    pipeline = tmp_path / filename
+    pipeline.write_text(text)
     line = assert_fails(
-        ["generate", str(SAMPLE_DOCS), "--pipeline", str(typo)],
-        capsys,
-        "typo.toml: [contexts] max_context_lenght: unknown setting",
-        "max_context_length",
+        ["generate", str(SAMPLE_DOCS), "--pipeline", str(pipeline)], capsys, *fragments
     )
-    assert "Value error" not in line
+    for unwanted in absent:
+        assert unwanted not in line
 
 
-def test_generate_pipeline_value_out_of_range(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("spec", "fragments"),
+    [
+        pytest.param(
+            "opnai:gpt-4.1-mini",
+            ("unknown model provider 'opnai'", "did you mean 'openai'"),
+            id="provider-typo",
+        ),
+        pytest.param(
+            "gpt-4.1-mini",
+            ("a model spec is provider:model", "openai:gpt-4.1-mini"),
+            id="without-a-provider",
+        ),
+        pytest.param(
+            "openai", ("needs a model name", "'openai:<model>'"), id="provider-without-a-model"
+        ),
+    ],
+)
+def test_generate_bad_model_spec(
+    spec: str, fragments: tuple[str, ...], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bad = tmp_path / "bad.toml"
-    bad.write_text("[contexts]\nchunk_size = 100\nchunk_overlap = 200\n")
-    line = assert_fails(
-        ["generate", str(SAMPLE_DOCS), "--pipeline", str(bad)],
-        capsys,
-        "bad.toml: [contexts] chunk_overlap must be smaller than chunk_size",
-    )
-    assert "Value error" not in line and "<root>" not in line
-
-
-def test_generate_pipeline_not_toml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bad = tmp_path / "bad.toml"
-    bad.write_text("[contexts\n")
     assert_fails(
-        ["generate", str(SAMPLE_DOCS), "--pipeline", str(bad)],
-        capsys,
-        "is not valid TOML",
-        "line 1",
-    )
-
-
-def test_generate_unknown_evolution(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bad = tmp_path / "bad.toml"
-    bad.write_text("[evolution.evolutions]\nreasonin = 1\n")
-    assert_fails(
-        ["generate", str(SAMPLE_DOCS), "--pipeline", str(bad)], capsys, "[evolution]", "'reasoning'"
-    )
-
-
-def test_generate_model_provider_typo(capsys: pytest.CaptureFixture[str]) -> None:
-    assert_fails(
-        ["generate", str(SAMPLE_DOCS), "--model", "opnai:gpt-4.1-mini", "--embedder", "hash"],
-        capsys,
-        "unknown model provider 'opnai'",
-        "did you mean 'openai'",
-    )
-
-
-def test_generate_model_without_a_provider(capsys: pytest.CaptureFixture[str]) -> None:
-    assert_fails(
-        ["generate", str(SAMPLE_DOCS), "--model", "gpt-4.1-mini", "--embedder", "hash"],
-        capsys,
-        "a model spec is provider:model",
-        "openai:gpt-4.1-mini",
-    )
-
-
-def test_generate_provider_without_a_model(capsys: pytest.CaptureFixture[str]) -> None:
-    assert_fails(
-        ["generate", str(SAMPLE_DOCS), "--model", "openai", "--embedder", "hash"],
-        capsys,
-        "needs a model name",
-        "'openai:<model>'",
+        ["generate", str(SAMPLE_DOCS), "--model", spec, "--embedder", "hash"], capsys, *fragments
     )
 
 

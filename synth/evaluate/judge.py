@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -152,27 +153,29 @@ class LLMJudge:
         result.undefined = scored.undefined
         return result
 
+    async def _one(
+        self,
+        metric: str,
+        prompt: str,
+        schema: type[BaseModel],
+        score: Callable[[Any, str], v.Scored],
+    ) -> JudgeResult:
+        """One prompt, one verdict: ``score(verdict, raw_reply)``."""
+        return await self._verdict(metric, [prompt], schema, lambda p, raw: score(p[0], raw[0]))
+
     # ---- the metrics, async ------------------------------------------------------------------
     async def afaithfulness(self, question: str, answer: str, contexts: Any) -> JudgeResult:
         """Supported claims / claims made by the answer, judged against the contexts."""
         texts = _needs_contexts(contexts, "faithfulness")
         prompt = prompts.faithfulness_prompt(question, answer, texts)
-        return await self._verdict(
-            "faithfulness",
-            [prompt],
-            v.FaithfulnessVerdict,
-            lambda p, raw: v.score_faithfulness(p[0]),
-        )
+        scorer = _verdict_only(v.score_faithfulness)
+        return await self._one("faithfulness", prompt, v.FaithfulnessVerdict, scorer)
 
     async def aanswer_relevance(self, question: str, answer: str) -> JudgeResult:
         """``(rating - 1) / 4`` for a 1-5 rating of how well the answer addresses the question."""
         prompt = prompts.answer_relevance_prompt(question, answer)
-        return await self._verdict(
-            "answer_relevance",
-            [prompt],
-            v.RatingVerdict,
-            lambda p, raw: v.score_rating(p[0], 5, raw[0]),
-        )
+        scorer = partial(_rating, scale=5)
+        return await self._one("answer_relevance", prompt, v.RatingVerdict, scorer)
 
     async def acontext_precision(
         self, question: str, contexts: Any, reference: str | None = None
@@ -180,33 +183,21 @@ class LLMJudge:
         """Average precision of the per-context relevance verdicts, in retrieval order."""
         texts = _needs_contexts(contexts, "context_precision")
         prompt = prompts.context_precision_prompt(question, texts, reference)
-        return await self._verdict(
-            "context_precision",
-            [prompt],
-            v.ContextPrecisionVerdict,
-            lambda p, raw: v.score_context_precision(p[0], len(texts), raw[0]),
-        )
+        scorer = partial(_context_precision, n_contexts=len(texts))
+        return await self._one("context_precision", prompt, v.ContextPrecisionVerdict, scorer)
 
     async def acontext_recall(self, question: str, contexts: Any, reference: str) -> JudgeResult:
         """Reference statements attributable to the contexts / reference statements."""
         texts = _needs_contexts(contexts, "context_recall")
         prompt = prompts.context_recall_prompt(question, texts, reference)
-        return await self._verdict(
-            "context_recall",
-            [prompt],
-            v.ContextRecallVerdict,
-            lambda p, raw: v.score_context_recall(p[0]),
-        )
+        scorer = _verdict_only(v.score_context_recall)
+        return await self._one("context_recall", prompt, v.ContextRecallVerdict, scorer)
 
     async def aanswer_correctness(self, question: str, answer: str, reference: str) -> JudgeResult:
         """``TP / (TP + (FP + FN) / 2)`` over the statements of the answer and the reference."""
         prompt = prompts.answer_correctness_prompt(question, answer, reference)
-        return await self._verdict(
-            "answer_correctness",
-            [prompt],
-            v.CorrectnessVerdict,
-            lambda p, raw: v.score_answer_correctness(p[0]),
-        )
+        scorer = _verdict_only(v.score_answer_correctness)
+        return await self._one("answer_correctness", prompt, v.CorrectnessVerdict, scorer)
 
     async def acriteria_score(
         self,
@@ -225,9 +216,7 @@ class LLMJudge:
         prompt = prompts.criteria_prompt(
             question, answer, criteria, scale, context_texts(contexts) or None, reference
         )
-        return await self._verdict(
-            metric, [prompt], v.RatingVerdict, lambda p, raw: v.score_rating(p[0], scale, raw[0])
-        )
+        return await self._one(metric, prompt, v.RatingVerdict, partial(_rating, scale=scale))
 
     async def apreference(
         self,
@@ -304,6 +293,21 @@ class LLMJudge:
         return run_sync(
             self.apreference(question, answer_a, answer_b, contexts=contexts, reference=reference)
         )
+
+
+def _verdict_only(score: Callable[[Any], v.Scored]) -> Callable[[Any, str], v.Scored]:
+    """A scorer of the verdict alone, taking (and ignoring) the raw reply too."""
+    return lambda verdict, raw: score(verdict)
+
+
+def _rating(verdict: v.RatingVerdict, raw: str, *, scale: int) -> v.Scored:
+    return v.score_rating(verdict, scale, raw)
+
+
+def _context_precision(
+    verdict: v.ContextPrecisionVerdict, raw: str, *, n_contexts: int
+) -> v.Scored:
+    return v.score_context_precision(verdict, n_contexts, raw)
 
 
 def _needs_contexts(contexts: Any, metric: str) -> list[str]:
