@@ -6,6 +6,7 @@ import asyncio
 import difflib
 import functools
 import inspect
+from abc import abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NoReturn
@@ -40,6 +41,13 @@ def accepted_arguments(fn: Callable[..., Any]) -> set[str] | None:
     return {p.name for p in params if p.kind is not inspect.Parameter.POSITIONAL_ONLY}
 
 
+def refuse_reserved(options: Mapping[str, Any], reserved: Iterable[str]) -> None:
+    """Raise :class:`ConfigError` when ``options`` sets an argument synth sets itself."""
+    bad = sorted(set(options) & set(reserved))
+    if bad:
+        raise ConfigError(f"options may not set {', '.join(bad)}: synth sets them")
+
+
 def refuse_unknown(names: Iterable[str], accepted: set[str] | None, where: str) -> None:
     """Raise :class:`ConfigError` for every name ``accepted`` does not contain."""
     if accepted is None:
@@ -54,19 +62,37 @@ def refuse_unknown(names: Iterable[str], accepted: set[str] | None, where: str) 
 
 
 class SDKModel(LLM):
-    """Base of the provider adapters. Subclasses set ``provider`` and implement ``arequest``."""
+    """Base of the provider adapters.
+
+    Subclasses set ``provider`` and implement :meth:`load_sdk`, :meth:`new_client`,
+    :meth:`configure` and ``arequest``.
+    """
+
+    #: sent when no ``max_tokens`` is given (for APIs that require one)
+    default_max_tokens: int | None = None
 
     def __init__(
         self,
         model: str,
         *,
+        client: Any = None,
         options: Mapping[str, Any] | None = None,
         max_tokens: int | None = None,
-        structured: str = "auto",
         base_url: str | None = None,
-        timeout: float | None = None,
+        api_key: str | None = None,
+        timeout: float | None = 120.0,
+        structured: str = "auto",
         max_workers: int = 32,
     ) -> None:
+        """Check the shared arguments, load the SDK, make (or adopt) the client, then configure.
+
+        With no ``client``, :meth:`new_client` makes one from ``base_url`` and ``api_key`` and this
+        model owns (and closes) it; a client passed in goes through :meth:`adopt_client`.
+        """
+        if client is not None and (base_url or api_key):
+            raise ConfigError("give base_url and api_key to your client, or pass no client")
+        if self.default_max_tokens is not None:
+            max_tokens = max_tokens or self.default_max_tokens
         if not model or not isinstance(model, str):
             raise ConfigError(f"the {self.provider} provider needs a model name")
         if structured not in STRUCTURED_MODES:
@@ -85,6 +111,36 @@ class SDKModel(LLM):
         self._executor: ThreadPoolExecutor | None = None
         self._owned_client: Any = None
         self._secrets: tuple[str, ...] = ()
+        self.load_sdk()
+        if client is None:
+            client = self.new_client(base_url, api_key)
+            self._owned_client = client
+        else:
+            client = self.adopt_client(client)
+        self.keep_secret(client, api_key)
+        self.base_url = self.client_base_url(client, base_url)
+        self._client = client
+        self.configure()
+
+    @abstractmethod
+    def load_sdk(self) -> None:
+        """Import the provider's SDK (see :func:`import_sdk`) and keep what the adapter needs."""
+
+    @abstractmethod
+    def new_client(self, base_url: str | None, api_key: str | None) -> Any:
+        """A client of the SDK for ``base_url`` and ``api_key`` (else the provider's env vars)."""
+
+    @abstractmethod
+    def configure(self) -> None:
+        """Check ``options`` against the client and settle how requests are made."""
+
+    def adopt_client(self, client: Any) -> Any:
+        """The client passed in, as this model will use it: by default with SDK retries off."""
+        return self.without_sdk_retries(client)
+
+    def client_base_url(self, client: Any, base_url: str | None) -> str | None:
+        """The endpoint ``client`` calls, as shown in the identity: by default its ``base_url``."""
+        return str(getattr(client, "base_url", "") or "") or None
 
     def keep_secret(self, client: Any, api_key: str | None = None) -> None:
         """Remember the values an error message must not repeat (the key, secret options)."""
@@ -155,4 +211,11 @@ class SDKModel(LLM):
         return f"{type(self).__name__}({', '.join(parts)})"
 
 
-__all__ = ["STRUCTURED_MODES", "SDKModel", "accepted_arguments", "import_sdk", "refuse_unknown"]
+__all__ = [
+    "STRUCTURED_MODES",
+    "SDKModel",
+    "accepted_arguments",
+    "import_sdk",
+    "refuse_reserved",
+    "refuse_unknown",
+]

@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
 from synth.errors import (
     AuthenticationError,
-    ConfigError,
     ModelConnectionError,
     ModelError,
     ModelTimeoutError,
 )
-from synth.llm._adapter import SDKModel, accepted_arguments, import_sdk, refuse_unknown
+from synth.llm._adapter import (
+    SDKModel,
+    accepted_arguments,
+    import_sdk,
+    refuse_reserved,
+    refuse_unknown,
+)
 from synth.llm._http import error_for_status
 from synth.llm.base import Completion
 from synth.llm.structured import schema_instructions, strict_json_schema
@@ -43,63 +47,38 @@ class AnthropicModel(SDKModel):
     """A Claude model through the Anthropic Messages API."""
 
     provider = "anthropic"
+    default_max_tokens = DEFAULT_MAX_TOKENS
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        client: Any = None,
-        options: Mapping[str, Any] | None = None,
-        max_tokens: int | None = None,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout: float | None = 120.0,
-        structured: str = "auto",
-        max_workers: int = 32,
-    ) -> None:
-        if client is not None and (base_url or api_key):
-            raise ConfigError("give base_url and api_key to your client, or pass no client")
-        super().__init__(
-            model,
-            options=options,
-            max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
-            structured=structured,
-            timeout=timeout,
-            max_workers=max_workers,
-        )
-        self._sdk = import_sdk("anthropic", "anthropic", "anthropic")
-        if client is None:
-            kwargs: dict[str, Any] = {"timeout": timeout, "max_retries": 0}
-            if base_url:
-                kwargs["base_url"] = base_url
-            if api_key:
-                kwargs["api_key"] = api_key
-            elif not (
-                os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
-            ):
-                raise AuthenticationError(
-                    "no Anthropic API key: set ANTHROPIC_API_KEY or pass client="
-                )
-            client = self._sdk.Anthropic(**kwargs)
-            self._owned_client = client
-        else:
-            client = self.without_sdk_retries(client)
-        self.keep_secret(client, api_key)
-        self.base_url = str(getattr(client, "base_url", "") or "") or None
-        self._create = client.messages.create
+    def configure(self) -> None:
+        self._create = self._client.messages.create
         accepted = accepted_arguments(self._create)
-        bad = sorted(set(self.options) & set(RESERVED))
-        if bad:
-            raise ConfigError(f"options may not set {', '.join(bad)}: synth sets them")
-        refuse_unknown(self.options, accepted, f"{type(client).__name__}.messages.create")
-        self._sends_timeout = timeout is not None and (accepted is None or "timeout" in accepted)
+        refuse_reserved(self.options, RESERVED)
+        refuse_unknown(self.options, accepted, f"{type(self._client).__name__}.messages.create")
+        self._sends_timeout = self.timeout is not None and (
+            accepted is None or "timeout" in accepted
+        )
         takes_format = accepted is None or "output_config" in accepted
         if self.structured == "auto":
-            self._mode = "json_schema" if takes_format and _STRUCTURED.match(model) else "prompt"
+            self._mode = (
+                "json_schema" if takes_format and _STRUCTURED.match(self.model) else "prompt"
+            )
         elif self.structured == "json_schema" and takes_format:
             self._mode = "json_schema"
         else:
             self._mode = "prompt"  # Anthropic has no JSON mode without a schema
+
+    def load_sdk(self) -> None:
+        self._sdk = import_sdk("anthropic", "anthropic", "anthropic")
+
+    def new_client(self, base_url: str | None, api_key: str | None) -> Any:
+        kwargs: dict[str, Any] = {"timeout": self.timeout, "max_retries": 0}
+        if base_url:
+            kwargs["base_url"] = base_url
+        if api_key:
+            kwargs["api_key"] = api_key
+        elif not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+            raise AuthenticationError("no Anthropic API key: set ANTHROPIC_API_KEY or pass client=")
+        return self._sdk.Anthropic(**kwargs)
 
     def request_arguments(
         self, prompt: str, system: str | None, schema: type[BaseModel] | None

@@ -9,19 +9,17 @@ errors here.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
 from synth.errors import (
     AuthenticationError,
-    ConfigError,
     ModelConnectionError,
     ModelError,
     ModelTimeoutError,
 )
-from synth.llm._adapter import SDKModel, import_sdk, refuse_unknown
+from synth.llm._adapter import SDKModel, import_sdk, refuse_reserved, refuse_unknown
 from synth.llm._http import error_for_status
 from synth.llm.base import Completion
 from synth.llm.structured import json_schema, schema_instructions
@@ -65,53 +63,35 @@ class GeminiModel(SDKModel):
 
     provider = "gemini"
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        client: Any = None,
-        options: Mapping[str, Any] | None = None,
-        max_tokens: int | None = None,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout: float | None = 120.0,
-        structured: str = "auto",
-        max_workers: int = 32,
-    ) -> None:
-        if client is not None and (base_url or api_key):
-            raise ConfigError("give base_url and api_key to your client, or pass no client")
-        super().__init__(
-            model,
-            options=options,
-            max_tokens=max_tokens,
-            structured=structured,
-            timeout=timeout,
-            max_workers=max_workers,
-        )
-        self._genai = import_sdk("google.genai", "google-genai", "gemini")
-        self._errors = import_sdk("google.genai.errors", "google-genai", "gemini")
-        if client is None:
-            key = api_key or os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
-            if not key:
-                raise AuthenticationError(
-                    "no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY), or pass client="
-                )
-            http_options: dict[str, Any] = {}
-            if base_url:
-                http_options["base_url"] = base_url
-            client = self._genai.Client(api_key=key, http_options=http_options or None)
-            self._owned_client = client
-        self.keep_secret(client, api_key)
-        self.base_url = base_url or _client_base_url(client)
-        bad = sorted(set(self.options) & set(RESERVED))
-        if bad:
-            raise ConfigError(f"options may not set {', '.join(bad)}: synth sets them")
+    def configure(self) -> None:
+        refuse_reserved(self.options, RESERVED)
         config_type = getattr(getattr(self._genai, "types", None), "GenerateContentConfig", None)
         fields = getattr(config_type, "model_fields", None)
         refuse_unknown(self.options, set(fields) if fields else None, "GenerateContentConfig")
-        self._generate = client.models.generate_content
+        self._generate = self._client.models.generate_content
         self._mode = "json_schema" if self.structured == "auto" else self.structured
         self._transport = _transport_errors()
+
+    def load_sdk(self) -> None:
+        self._genai = import_sdk("google.genai", "google-genai", "gemini")
+        self._errors = import_sdk("google.genai.errors", "google-genai", "gemini")
+
+    def new_client(self, base_url: str | None, api_key: str | None) -> Any:
+        key = api_key or os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
+        if not key:
+            raise AuthenticationError(
+                "no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY), or pass client="
+            )
+        http_options: dict[str, Any] = {}
+        if base_url:
+            http_options["base_url"] = base_url
+        return self._genai.Client(api_key=key, http_options=http_options or None)
+
+    def adopt_client(self, client: Any) -> Any:
+        return client  # google-genai has no SDK retries to turn off
+
+    def client_base_url(self, client: Any, base_url: str | None) -> str | None:
+        return base_url or _client_base_url(client)
 
     def request_arguments(
         self, prompt: str, system: str | None, schema: type[BaseModel] | None

@@ -26,7 +26,13 @@ from synth.errors import (
     ModelTimeoutError,
     ServerError,
 )
-from synth.llm._adapter import SDKModel, accepted_arguments, import_sdk, refuse_unknown
+from synth.llm._adapter import (
+    SDKModel,
+    accepted_arguments,
+    import_sdk,
+    refuse_reserved,
+    refuse_unknown,
+)
 from synth.llm._http import error_for_status
 from synth.llm.base import REQUESTS_SENT, Completion
 from synth.llm.structured import schema_instructions, schema_name, strict_json_schema
@@ -44,59 +50,29 @@ class OpenAIModel(SDKModel):
 
     provider = "openai"
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        client: Any = None,
-        options: Mapping[str, Any] | None = None,
-        max_tokens: int | None = None,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout: float | None = 120.0,
-        structured: str = "auto",
-        max_workers: int = 32,
-    ) -> None:
-        if client is not None and (base_url or api_key):
-            raise ConfigError("give base_url and api_key to your client, or pass no client")
-        super().__init__(
-            model,
-            options=options,
-            max_tokens=max_tokens,
-            structured=structured,
-            timeout=timeout,
-            max_workers=max_workers,
-        )
-        self._sdk = import_sdk("openai", "openai", "openai")
-        if client is None:
-            client = self._default_client(base_url, api_key, timeout)
-            self._owned_client = client
-        else:
-            client = self.without_sdk_retries(client)
-        self.keep_secret(client, api_key)
-        self.base_url = str(getattr(client, "base_url", "") or "") or None
-        self._client = client
-        self._create = client.chat.completions.create
+    def configure(self) -> None:
+        self._create = self._client.chat.completions.create
         accepted = accepted_arguments(self._create)
-        where = f"{type(client).__name__}.chat.completions.create"
-        bad = sorted(set(self.options) & set(RESERVED))
-        if bad:
-            raise ConfigError(f"options may not set {', '.join(bad)}: synth sets them")
+        where = f"{type(self._client).__name__}.chat.completions.create"
+        refuse_reserved(self.options, RESERVED)
         refuse_unknown(self.options, accepted, where)
-        if max_tokens is not None:
+        if self.max_tokens is not None:
             if accepted is not None and "max_completion_tokens" not in accepted:
                 raise ConfigError(
                     f"{where} does not take max_completion_tokens (openai>=1.45 does); "
-                    f"pass options={{'max_tokens': {max_tokens}}} instead"
+                    f"pass options={{'max_tokens': {self.max_tokens}}} instead"
                 )
             if "max_tokens" in self.options:
                 raise ConfigError("pass max_tokens or options['max_tokens'], not both")
-        self._sends_timeout = timeout is not None and (accepted is None or "timeout" in accepted)
+        self._sends_timeout = self.timeout is not None and (
+            accepted is None or "timeout" in accepted
+        )
         self._mode = self._initial_mode(accepted)
 
-    def _default_client(
-        self, base_url: str | None, api_key: str | None, timeout: float | None
-    ) -> Any:
+    def load_sdk(self) -> None:
+        self._sdk = import_sdk("openai", "openai", "openai")
+
+    def new_client(self, base_url: str | None, api_key: str | None) -> Any:
         openai = self._sdk
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -107,7 +83,7 @@ class OpenAIModel(SDKModel):
                 "no OpenAI API key: set OPENAI_API_KEY, or point base_url (--base-url, "
                 "OPENAI_BASE_URL) at a local OpenAI-compatible server"
             )
-        return openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
+        return openai.OpenAI(api_key=key, base_url=base_url, timeout=self.timeout, max_retries=0)
 
     def _initial_mode(self, accepted: set[str] | None) -> str:
         if accepted is not None and "response_format" not in accepted:
