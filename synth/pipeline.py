@@ -24,11 +24,12 @@ so a run with the same seed, inputs and a warm cache gives the same goldens fiel
 
 from __future__ import annotations
 
+import functools
 import os
 import random
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, MutableMapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from synth._run_config import PipelineConfig, load_pipeline
 from synth._run_dir import fingerprint_paths
@@ -73,6 +74,8 @@ SCRATCH_BATCH = 5
 RATE_MARGIN = 0.05
 
 ModelArg = str | LLM | Callable[..., Any] | None
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def default_model_spec(base_url: str | None = None) -> str | None:
@@ -90,6 +93,19 @@ NO_MODEL = (
     "no model named and no API key found: pass model= (a 'provider:model' spec, an LLM or a "
     "callable), or set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY"
 )
+
+
+def _sync_twin(method: Callable[P, Coroutine[Any, Any, R]], doc: str) -> Callable[P, R]:
+    """The sync twin of an async ``a_<name>`` method: same parameters, run to completion."""
+
+    @functools.wraps(method)
+    def twin(*args: P.args, **kwargs: P.kwargs) -> R:
+        return run_sync(method(*args, **kwargs))
+
+    twin.__name__ = method.__name__.removeprefix("a_")
+    twin.__qualname__ = method.__qualname__.replace(".a_", ".", 1)
+    twin.__doc__ = doc
+    return twin
 
 
 class Synthesizer:
@@ -203,75 +219,7 @@ class Synthesizer:
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
-    # ---- the four ways in (sync twins of the async methods below) --------------------------------
-    def generate_goldens_from_docs(
-        self,
-        document_paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
-        *,
-        num_goldens: int | None = None,
-        include_expected_output: bool | None = None,
-        max_goldens_per_context: int | None = None,
-        context_construction_config: ContextConstructionConfig | None = None,
-    ) -> Dataset:
-        """Goldens from documents (see :meth:`a_generate_goldens_from_docs`)."""
-        return run_sync(
-            self.a_generate_goldens_from_docs(
-                document_paths,
-                num_goldens=num_goldens,
-                include_expected_output=include_expected_output,
-                max_goldens_per_context=max_goldens_per_context,
-                context_construction_config=context_construction_config,
-            )
-        )
-
-    def generate_goldens_from_contexts(
-        self,
-        contexts: Sequence[Context | Sequence[str]],
-        *,
-        num_goldens: int | None = None,
-        include_expected_output: bool | None = None,
-        max_goldens_per_context: int | None = None,
-        source_files: Sequence[Sequence[str] | str] | None = None,
-    ) -> Dataset:
-        """Goldens from given contexts (see :meth:`a_generate_goldens_from_contexts`)."""
-        return run_sync(
-            self.a_generate_goldens_from_contexts(
-                contexts,
-                num_goldens=num_goldens,
-                include_expected_output=include_expected_output,
-                max_goldens_per_context=max_goldens_per_context,
-                source_files=source_files,
-            )
-        )
-
-    def generate_goldens_from_scratch(
-        self, num_goldens: int, *, include_expected_output: bool | None = None
-    ) -> Dataset:
-        """Goldens from the styling alone (see :meth:`a_generate_goldens_from_scratch`)."""
-        return run_sync(
-            self.a_generate_goldens_from_scratch(
-                num_goldens, include_expected_output=include_expected_output
-            )
-        )
-
-    def generate_goldens_from_goldens(
-        self,
-        goldens: Any,
-        *,
-        num_goldens: int | None = None,
-        max_goldens_per_golden: int | None = None,
-        include_expected_output: bool | None = None,
-    ) -> Dataset:
-        """New goldens written like given ones (see :meth:`a_generate_goldens_from_goldens`)."""
-        return run_sync(
-            self.a_generate_goldens_from_goldens(
-                goldens,
-                num_goldens=num_goldens,
-                max_goldens_per_golden=max_goldens_per_golden,
-                include_expected_output=include_expected_output,
-            )
-        )
-
+    # ---- the four ways in (each with a sync twin, made by _sync_twin, after it) --------------------
     async def a_generate_goldens_from_docs(
         self,
         document_paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
@@ -296,9 +244,8 @@ class Synthesizer:
             try:
                 if report.notice:
                     run.note(report.notice)
-                read = sum(1 for f in report.files if f.status == "ok")
                 run.note(
-                    f"ingested {read} of {len(report.files)} files: {len(chunks)} chunks "
+                    f"ingested {_files_read(report)} of {len(report.files)} files: {len(chunks)} chunks "
                     f"({report.embedded} embedded now, {report.reused} already stored)"
                 )
                 run.rows.append(ingest_row(report))
@@ -313,6 +260,11 @@ class Synthesizer:
                 return await run.execute(feed, target)
             finally:
                 store.close()
+
+    generate_goldens_from_docs = _sync_twin(
+        a_generate_goldens_from_docs,
+        """Goldens from documents (see :meth:`a_generate_goldens_from_docs`).""",
+    )
 
     async def a_generate_goldens_from_contexts(
         self,
@@ -334,22 +286,31 @@ class Synthesizer:
             feed = ListFeed([Candidate(i, f"{c.id}#{i}", c) for i, c in enumerate(given)])
             return await run.execute(feed, _target(generation, num_goldens, len(given)))
 
+    generate_goldens_from_contexts = _sync_twin(
+        a_generate_goldens_from_contexts,
+        """Goldens from given contexts (see :meth:`a_generate_goldens_from_contexts`).""",
+    )
+
     async def a_generate_goldens_from_scratch(
         self, num_goldens: int, *, include_expected_output: bool | None = None
     ) -> Dataset:
         """``num_goldens`` goldens with no documents: the styling config's ``scenario``, ``task``
         and ``input_format`` describe what to write (all three are required)."""
         self.styling_config.require_scratch()
-        if not isinstance(num_goldens, int) or num_goldens < 1:
-            raise ConfigError(f"num_goldens must be a positive integer, got {num_goldens!r}")
+        _check_num_goldens(num_goldens)
         generation = self._generation(include_expected_output, SCRATCH_BATCH)
         async with self._run("scratch", {}, num_goldens, generation, None) as run:
             if run.finished:
                 return run.replay()
             retries = self.context_construction_config.max_retries
-            limit = -(-num_goldens // SCRATCH_BATCH) * (1 + retries)
+            limit = _ceil_div(num_goldens, SCRATCH_BATCH) * (1 + retries)
             feed = ScratchFeed(SCRATCH_BATCH, limit)
             return await run.execute(feed, _target(generation, num_goldens, None))
+
+    generate_goldens_from_scratch = _sync_twin(
+        a_generate_goldens_from_scratch,
+        """Goldens from the styling alone (see :meth:`a_generate_goldens_from_scratch`).""",
+    )
 
     async def a_generate_goldens_from_goldens(
         self,
@@ -381,6 +342,11 @@ class Synthesizer:
             feed = ListFeed(candidates)
             return await run.execute(feed, _target(generation, num_goldens, len(candidates)))
 
+    generate_goldens_from_goldens = _sync_twin(
+        a_generate_goldens_from_goldens,
+        """New goldens written like given ones (see :meth:`a_generate_goldens_from_goldens`).""",
+    )
+
     # ---- --plan --------------------------------------------------------------------------------
     def plan_from_docs(
         self,
@@ -396,18 +362,7 @@ class Synthesizer:
         generation = self._generation(include_expected_output, max_goldens_per_context)
         store, report, chunks = self._ingest(paths, contexts_config)
         try:
-            wanted = None
-            if num_goldens is not None:
-                wanted = -(-num_goldens // generation.max_goldens_per_context)
-            feed = DocsFeed(
-                chunks,
-                store,
-                contexts_config,
-                random.Random(f"{self.seed}:select"),
-                critic=None,
-                prompts=None,
-                wanted=wanted,
-            )
+            feed = self._docs_feed(chunks, store, contexts_config, generation, num_goldens, None)
             count = feed.wanted
             while len(feed.candidates) < count and not feed.exhausted:
                 feed.request(count - len(feed.candidates))
@@ -429,7 +384,7 @@ class Synthesizer:
             generator=_spec_name(self.model or default_model_spec(self.base_url)),
             critic=_spec_name(self.critic_model or self.model or default_model_spec(self.base_url)),
             num_goldens=num_goldens,
-            files=sum(1 for f in report.files if f.status == "ok"),
+            files=_files_read(report),
             chunks=len(chunks),
         )
 
@@ -457,9 +412,9 @@ class Synthesizer:
 
         named = contexts.embedder if contexts is not None else None
         if named is not None:
-            for spec, made in self._stage_embedders:
-                if spec is named or (isinstance(spec, str) and spec == named):
-                    return made
+            found = _made_for(self._stage_embedders, named)
+            if found is not None:
+                return found
             made = make_embedder(named, base_url=self.base_url)
             self._stage_embedders.append((named, made))
             return made
@@ -486,8 +441,7 @@ class Synthesizer:
             critic = self._make(self.critic_model, cache, limiter, usage)
         usages = [usage]
         for model in (generator, critic):
-            if isinstance(model, UsageModel) and all(model.usage is not u for u in usages):
-                usages.append(model.usage)
+            _add_usage(usages, model)
         self._models = (generator, critic, usages, limiter)
         return self._models
 
@@ -496,13 +450,12 @@ class Synthesizer:
         usage), or ``default`` when it names none."""
         if named is None:
             return default
-        for spec, made in self._stage_models:
-            if spec is named or (isinstance(spec, str) and spec == named):
-                return made
+        found: LLM | None = _made_for(self._stage_models, named)
+        if found is not None:
+            return found
         _, _, usages, limiter = self._get_models()
         model = self._make(named, self._cache_obj, limiter, usages[0])
-        if isinstance(model, UsageModel) and all(model.usage is not u for u in usages):
-            usages.append(model.usage)
+        _add_usage(usages, model)
         self._stage_models.append((named, model))
         return model
 
@@ -555,16 +508,21 @@ class Synthesizer:
         config: ContextConstructionConfig,
         generation: GenerationConfig,
         num_goldens: int | None,
-        run: RunSession,
+        run: RunSession | None,
     ) -> DocsFeed:
+        """The feed of contexts from ``chunks``; without a ``run`` (a plan), no critic, no
+        prompts and no journals."""
         wanted = None
         if num_goldens is not None:
-            wanted = -(-num_goldens // generation.max_goldens_per_context)
+            wanted = _ceil_div(num_goldens, generation.max_goldens_per_context)
+        rng = random.Random(f"{self.seed}:select")
+        if run is None:
+            return DocsFeed(chunks, store, config, rng, critic=None, prompts=None, wanted=wanted)
         return DocsFeed(
             chunks,
             store,
             config,
-            random.Random(f"{self.seed}:select"),
+            rng,
             critic=run.context_critic if self.use_context_critic else None,
             prompts=run.prompts,
             wanted=wanted,
@@ -580,8 +538,8 @@ class Synthesizer:
         generation: GenerationConfig,
         contexts_config: ContextConstructionConfig | None,
     ) -> RunSession:
-        if num_goldens is not None and (not isinstance(num_goldens, int) or num_goldens < 1):
-            raise ConfigError(f"num_goldens must be a positive integer, got {num_goldens!r}")
+        if num_goldens is not None:
+            _check_num_goldens(num_goldens)
         generator, critic, usages, limiter = self._get_models()
         context_critic = critic
         if contexts_config is not None and self.use_context_critic:
@@ -665,6 +623,33 @@ def make_limiter(
     window is not tripped by the gap between when synth starts a request and when the server
     counts it."""
     return RateLimiter(max_concurrent, rpm=rpm, tpm=tpm, window=window * (1 + RATE_MARGIN))
+
+
+def _check_num_goldens(num_goldens: object) -> None:
+    if not isinstance(num_goldens, int) or num_goldens < 1:
+        raise ConfigError(f"num_goldens must be a positive integer, got {num_goldens!r}")
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _files_read(report: Any) -> int:
+    return sum(1 for f in report.files if f.status == "ok")
+
+
+def _made_for(made: list[tuple[Any, Any]], named: Any) -> Any:
+    """What was made (once) for what ``named`` names, or None."""
+    for spec, obj in made:
+        if spec is named or (isinstance(spec, str) and spec == named):
+            return obj
+    return None
+
+
+def _add_usage(usages: list[Usage], model: LLM) -> None:
+    """Add a model's own usage (a model made elsewhere keeps one) unless already counted."""
+    if isinstance(model, UsageModel) and all(model.usage is not u for u in usages):
+        usages.append(model.usage)
 
 
 def _target(generation: GenerationConfig, num_goldens: int | None, contexts: int | None) -> Target:

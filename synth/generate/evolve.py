@@ -9,19 +9,17 @@ left, the round is skipped (recorded as ``evolution_skipped``). One request per 
 
 from __future__ import annotations
 
-import asyncio
 import random
 from collections.abc import Sequence
 
 from pydantic import BaseModel
 
 from synth.data import Context
-from synth.errors import ModelError, OutputParseError
-from synth.generate._call import ask
+from synth.generate._rewrite import nonblank_input, rewrite, run_live
 from synth.generate._text import context_text
 from synth.generate.config import MULTI_CHUNK_EVOLUTIONS, Evolution, EvolutionConfig
-from synth.generate.draft import Draft, live
-from synth.generate.stats import StageStats, model_error_reason
+from synth.generate.draft import Draft
+from synth.generate.stats import StageStats
 from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
@@ -75,10 +73,7 @@ def build_prompt(
 
 def check_reply(reply: EvolveReply, raw: str = "") -> str:
     """The evolved input; OutputParseError when blank."""
-    text = reply.input.strip()
-    if not text:
-        raise OutputParseError("the evolved input is blank", raw=raw or reply.model_dump_json())
-    return text
+    return nonblank_input(reply.input, "evolved", reply, raw)
 
 
 def parse(text: str) -> str:
@@ -110,12 +105,11 @@ async def _evolve_one(
                 stats.note("skipped")
             return
         prompt = build_prompt(draft.input, evolution, draft.context, prompts)
-        try:
-            evolved = check_reply(await ask(llm, prompt, EvolveReply, LABEL, stats))
-        except ModelError as exc:
-            draft.drop(LABEL, model_error_reason(exc))
+        kept = await rewrite(
+            draft, llm, prompt, EvolveReply, check_reply, LABEL, stats, evolution=evolution.value
+        )
+        if not kept:
             return
-        draft.revise(LABEL, evolved, evolution=evolution.value)
         draft.evolutions.append(evolution.value)
 
 
@@ -133,12 +127,11 @@ async def run(
     An evolved input replaces the old one (kept in ``history``) and its name is appended to
     ``evolutions``; a model failure drops the draft with ``model_error:<kind>``.
     """
-    todo = live(list(drafts))
-    if config.num_evolutions > 0:
-        await asyncio.gather(*(_evolve_one(d, llm, config, seed, prompts, stats) for d in todo))
-    if stats is not None:
-        stats.tally(todo)
-    return list(drafts)
+
+    async def step(draft: Draft) -> None:
+        await _evolve_one(draft, llm, config, seed, prompts, stats)
+
+    return await run_live(drafts, step if config.num_evolutions > 0 else None, stats)
 
 
 __all__ = [

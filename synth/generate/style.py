@@ -8,20 +8,18 @@ styling and makes no request.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
 from synth.data import Context
-from synth.errors import ModelError, OutputParseError
-from synth.generate._call import ask
+from synth.generate._rewrite import nonblank_input, rewrite, run_live
 from synth.generate._text import context_text, styling_block
 from synth.generate.config import StylingConfig
-from synth.generate.draft import Draft, live
+from synth.generate.draft import Draft
 from synth.generate.evolve import draft_rng
-from synth.generate.stats import StageStats, model_error_reason
+from synth.generate.stats import StageStats
 from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
@@ -66,10 +64,7 @@ def build_prompt(
 
 def check_reply(reply: StyleReply, raw: str = "") -> str:
     """The restyled input; OutputParseError when blank."""
-    text = reply.input.strip()
-    if not text:
-        raise OutputParseError("the restyled input is blank", raw=raw or reply.model_dump_json())
-    return text
+    return nonblank_input(reply.input, "restyled", reply, raw)
 
 
 def parse(text: str) -> str:
@@ -90,12 +85,7 @@ async def _style_one(
     if not styling.rewrites_inputs:
         return
     prompt = build_prompt(draft.input, styling, draft.persona, draft.context, prompts)
-    try:
-        styled = check_reply(await ask(llm, prompt, StyleReply, LABEL, stats))
-    except ModelError as exc:
-        draft.drop(LABEL, model_error_reason(exc))
-        return
-    draft.revise(LABEL, styled, persona=draft.persona)
+    await rewrite(draft, llm, prompt, StyleReply, check_reply, LABEL, stats, persona=draft.persona)
 
 
 async def run(
@@ -108,11 +98,11 @@ async def run(
     stats: StageStats | None = None,
 ) -> list[Draft]:
     """Restyle every live draft (one request each); returns all drafts, dropped ones marked."""
-    todo = live(list(drafts))
-    await asyncio.gather(*(_style_one(d, llm, styling, seed, prompts, stats) for d in todo))
-    if stats is not None:
-        stats.tally(todo)
-    return list(drafts)
+
+    async def step(draft: Draft) -> None:
+        await _style_one(draft, llm, styling, seed, prompts, stats)
+
+    return await run_live(drafts, step, stats)
 
 
 __all__ = [

@@ -1,0 +1,60 @@
+"""The shared shape of the one-rewrite-per-draft stages (evolve, style)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from synth.errors import ModelError, OutputParseError
+from synth.generate._call import ask
+from synth.generate.draft import Draft, live
+from synth.generate.stats import StageStats, model_error_reason
+from synth.llm.base import LLM
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def nonblank_input(text: str, what: str, reply: BaseModel, raw: str = "") -> str:
+    """``text`` stripped; OutputParseError ("the <what> input is blank") when nothing is left."""
+    text = text.strip()
+    if not text:
+        raise OutputParseError(f"the {what} input is blank", raw=raw or reply.model_dump_json())
+    return text
+
+
+async def rewrite(
+    draft: Draft,
+    llm: LLM,
+    prompt: str,
+    schema: type[M],
+    check: Callable[[M], str],
+    label: str,
+    stats: StageStats | None,
+    **record: Any,
+) -> bool:
+    """Ask for one rewrite of ``draft`` and revise it (``record`` kept in its history);
+    False, with the draft dropped as ``model_error:<kind>``, when the model fails."""
+    try:
+        text = check(await ask(llm, prompt, schema, label, stats))
+    except ModelError as exc:
+        draft.drop(label, model_error_reason(exc))
+        return False
+    draft.revise(label, text, **record)
+    return True
+
+
+async def run_live(
+    drafts: Sequence[Draft],
+    step: Callable[[Draft], Awaitable[None]] | None,
+    stats: StageStats | None,
+) -> list[Draft]:
+    """Run ``step`` (when given) on every live draft at once, then tally them; all drafts back."""
+    todo = live(list(drafts))
+    if step is not None:
+        await asyncio.gather(*(step(d) for d in todo))
+    if stats is not None:
+        stats.tally(todo)
+    return list(drafts)
