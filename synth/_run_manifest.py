@@ -33,6 +33,7 @@ LABEL_STAGE = {
 }
 USAGE_FIELDS = (
     "requests",
+    "embedding_requests",  # batches sent to a remote embedder (not in requests per golden)
     "cached",
     "retries",
     "failures",
@@ -163,6 +164,7 @@ def render_table(rows: Sequence[Mapping[str, Any]], title: str | None = None) ->
         ("out", "right"),
         ("dropped", "left"),
         ("requests", "right"),
+        ("embed req", "right"),
         ("cached", "right"),
         ("retries", "right"),
         ("failed", "right"),
@@ -179,6 +181,7 @@ def render_table(rows: Sequence[Mapping[str, Any]], title: str | None = None) ->
             str(row["items_out"]),
             Text(dropped),
             str(row.get("requests", 0)),
+            str(row.get("embedding_requests", 0)),
             str(row.get("cached", 0)),
             str(row.get("retries", 0)),
             str(row.get("failures", 0)),

@@ -19,6 +19,7 @@ from typing import Any
 from synth._run_dir import Journal, RunDir
 from synth._run_feeds import DocsFeed
 from synth._run_manifest import (
+    USAGE_FIELDS,
     add_usage,
     draft_rows,
     now,
@@ -74,6 +75,10 @@ class RunSession:
         self.limiter = limiter
         self.num_goldens = num_goldens
         self.rows: list[dict[str, Any]] = []  # rows of the stages before generation (ingest)
+        #: batches this session sent to a remote embedder, by stage
+        self.embedding_requests: Counter[str] = Counter()
+        self._dedup_embedder: Any = None
+        self._dedup_mark = 0
         self.info: dict[str, Any] = {}
         self.status = "running"
         self.stream: Stream | None = None
@@ -161,6 +166,8 @@ class RunSession:
         threshold = self.settings.generation.dedup_threshold
         if threshold is not None:
             dedup = Deduplicator(self.settings.embedder, threshold)
+            self._dedup_embedder = self.settings.embedder
+            self._dedup_mark = getattr(self.settings.embedder, "batches_embedded", 0)
         runner = CandidateRunner(self.settings, self.dir, lambda c, s, d: stream.on_stage(c, s, d))
         stream = Stream(feed, runner, target, dedup, on_change=self._flush)
         self.stream = stream
@@ -234,7 +241,19 @@ class RunSession:
         for stage, row in current.items():
             before = baseline.get(stage, {})
             out[stage] = {k: v - before.get(k, 0) for k, v in row.items()}
+        embedded = Counter(self.embedding_requests)
+        embedder = self._dedup_embedder
+        if embedder is not None and getattr(embedder, "remote", False):
+            embedded["dedup"] += embedder.batches_embedded - self._dedup_mark
+        for stage, n in embedded.items():
+            if n:
+                out.setdefault(stage, dict.fromkeys(USAGE_FIELDS, 0))["embedding_requests"] += n
         return out
+
+    def count_embeddings(self, stage: str, embedder: Any, since: int) -> None:
+        """Record the batches ``embedder`` sent for ``stage`` since it had sent ``since``."""
+        if getattr(embedder, "remote", False):
+            self.embedding_requests[stage] += embedder.batches_embedded - since
 
     def stage_rows(self) -> list[dict[str, Any]]:
         """The per-stage rows of the candidates the run used (so far)."""

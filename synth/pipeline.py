@@ -240,7 +240,10 @@ class Synthesizer:
         async with self._run("docs", key_inputs, num_goldens, generation, contexts_config) as run:
             if run.finished:
                 return run.replay()
+            embedder = self._get_embedder(contexts_config)
+            sent_before = embedder.batches_embedded
             store, report, chunks = self._ingest(paths, contexts_config)
+            run.count_embeddings("ingest", embedder, sent_before)
             try:
                 if report.notice:
                     run.note(report.notice)

@@ -288,3 +288,15 @@ def test_a_corpus_too_small_for_disjoint_contexts_is_said_at_the_end(
     shared = manifest["contexts"]["reused_chunks"]
     assert manifest["contexts"]["corpus_too_small"] and shared > 0
     assert small_corpus_note(shared) in out
+
+
+def test_embedding_requests_are_counted_per_stage(server) -> None:
+    """With a remote embedder (OpenAI, the default with a key), ingest and dedup rows count the
+    embedding requests the server saw; the chat-request columns are unchanged."""
+    assert main(["generate", SAMPLE, "--goldens", "6", "-o", "goldens.jsonl", "--quiet"]) == 0
+    manifest = json.loads(next(Path(".synth/runs").glob("*/manifest.json")).read_text())
+    by_stage = {row["stage"]: row for row in manifest["stages"]}
+    assert by_stage["ingest"]["embedding_requests"] > 0
+    assert by_stage["dedup"]["embedding_requests"] > 0
+    assert manifest["totals"]["embedding_requests"] == len(server.requests_to("embeddings"))
+    assert manifest["totals"]["requests"] == len(server.requests_to("chat"))

@@ -26,6 +26,8 @@ class Embedder(ABC):
     name: str = ""
     #: texts sent per request; subclasses choose a default
     default_batch_size: int = 64
+    #: True when each batch is a request to a service (counted as embedding requests in a run)
+    remote: bool = False
 
     def __init__(self, *, batch_size: int | None = None) -> None:
         size = self.default_batch_size if batch_size is None else batch_size

@@ -38,6 +38,7 @@ class OpenAIEmbedder(Embedder):
     """Embeddings from the OpenAI ``/embeddings`` endpoint (or a compatible server)."""
 
     default_batch_size = 128
+    remote = True
 
     def __init__(
         self,
