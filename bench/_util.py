@@ -10,6 +10,7 @@ import resource
 import shlex
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,13 @@ def _cell(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
+
+
+def work_dir(given: Path | None, name: str) -> Path:
+    """The bench's scratch folder: ``given`` (created if missing) or a new temporary one."""
+    work = Path(tempfile.mkdtemp(prefix=f"synth-bench-{name}-")) if given is None else given
+    work.mkdir(parents=True, exist_ok=True)
+    return work
 
 
 def write_json(path: str | Path | None, payload: dict[str, Any]) -> None:

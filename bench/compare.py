@@ -28,7 +28,6 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _server import FakeServer, ServerOptions, parse_faults, read_log, request_counts  # noqa: E402
-from _util import REPO, header, markdown_table, write_json  # noqa: E402
+from _util import REPO, header, markdown_table, work_dir, write_json  # noqa: E402
 
 TOOLS = ("deepeval", "synth", "synth-exact")
 DEFAULT_SCENARIOS = (
@@ -310,12 +309,7 @@ def main(argv: list[str] | None = None) -> int:
             print(INSTALL_HINT)
             return 0
 
-    work = (
-        Path(tempfile.mkdtemp(prefix="synth-bench-compare-"))
-        if args.workdir is None
-        else args.workdir
-    )
-    work.mkdir(parents=True, exist_ok=True)
+    work = work_dir(args.workdir, "compare")
     rows = []
     try:
         for scenario, faults in scenarios:

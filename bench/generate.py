@@ -30,7 +30,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -38,7 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _server import FakeServer, ServerOptions, parse_faults, read_log, request_counts  # noqa: E402
-from _util import REPO, header, markdown_table, write_json  # noqa: E402
+from _util import REPO, header, markdown_table, work_dir, write_json  # noqa: E402
 
 REPLIES = "synth_replies:reply"  # tests/synth_replies.py, importable by the server script
 AIM_RATIO = 1.5
@@ -383,12 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         replies=REPLIES,
         seed=args.seed,
     )
-    work = (
-        Path(tempfile.mkdtemp(prefix="synth-bench-generate-"))
-        if args.workdir is None
-        else args.workdir
-    )
-    work.mkdir(parents=True, exist_ok=True)
+    work = work_dir(args.workdir, "generate")
     results = []
     try:
         corpus = args.folder.resolve() if args.folder else build_corpus(work, args.copies)

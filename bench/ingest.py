@@ -25,7 +25,6 @@ import argparse
 import json
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _corpus import CorpusShape, build_corpus  # noqa: E402
-from _util import header, markdown_table, max_rss_mib, run_child, write_json  # noqa: E402
+from _util import header, markdown_table, max_rss_mib, run_child, work_dir, write_json  # noqa: E402
 
 PARTS = ("pdf", "docx", "all")
 AIM_RATIO = 1.3
@@ -512,12 +511,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
 
-    work = (
-        Path(tempfile.mkdtemp(prefix="synth-bench-ingest-"))
-        if args.workdir is None
-        else args.workdir
-    )
-    work.mkdir(parents=True, exist_ok=True)
+    work = work_dir(args.workdir, "ingest")
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
