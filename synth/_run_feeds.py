@@ -7,7 +7,9 @@ same candidates in every run, however far ahead a run has asked.
 
 :class:`DocsFeed` is stages 2 to 4 of the pipeline: it draws seed chunks (``SeedSelector``), has
 the critic score them a batch per request (the batches are sent on demand and concurrently), and
-groups the accepted seeds with their neighbours strictly in seed order. New batches are drawn only
+groups the accepted seeds with their neighbours strictly in seed order. While the critic scores a
+batch, a worker thread reads the seeds' neighbours from the store, so grouping, when the verdicts
+come, only has to claim them. New batches are drawn only
 at fixed points of that order (the batch ``lookahead`` places after the one just grouped), which is
 what keeps the draws, and so the contexts, independent of timing.
 """
@@ -24,7 +26,7 @@ from typing import Any
 
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import BELOW_THRESHOLD, ContextScore, score_contexts
-from synth.contexts.group import group_contexts
+from synth.contexts.group import Prefetched, group_contexts, prefetch_neighbours
 from synth.contexts.select import SeedSelector
 from synth.data import Chunk, Context
 from synth.errors import AuthenticationError, ModelError
@@ -93,6 +95,7 @@ class SeedBatch:
     scores: list[ContextScore | str] | None = None  # a score, or a drop reason
     grouped: bool = False
     outcome: dict[str, str] = field(default_factory=dict)  # seed id -> "ok" or drop reason
+    ahead: asyncio.Future[Prefetched] | None = None  # the store's answers, read while scored
 
     @property
     def key(self) -> str:
@@ -148,6 +151,7 @@ class DocsFeed:
         self.reused_chunks = 0
         self._next_group = 0
         self._tasks: set[asyncio.Task[None]] = set()
+        self._reads: set[asyncio.Future[Prefetched]] = set()
         #: why no more candidates can come, once none can
         self.exhausted_reason = "the corpus has no more chunks to start a context from"
         self.error: BaseException | None = None
@@ -200,6 +204,8 @@ class DocsFeed:
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._reads:  # store reads in threads cannot be cancelled: let them end first
+            await asyncio.gather(*self._reads, return_exceptions=True)
 
     # ---- inside ----------------------------------------------------------------------------------
     def _create_batch(self) -> None:
@@ -224,9 +230,22 @@ class DocsFeed:
         if self.critic is None:
             batch.scores = ["" for _ in batch.seeds]
             return
-        task = asyncio.get_running_loop().create_task(self._score(batch))
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(self._score(batch))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        if self.config.max_context_length > 1:
+            read = loop.run_in_executor(
+                None, prefetch_neighbours, batch.seeds, self.store, self.config
+            )
+            batch.ahead = read
+            self._reads.add(read)
+            read.add_done_callback(self._read_done)
+
+    def _read_done(self, read: asyncio.Future[Prefetched]) -> None:
+        self._reads.discard(read)
+        if not read.cancelled():
+            read.exception()  # a failed read is not an error: grouping reads the store itself
 
     async def _score(self, batch: SeedBatch) -> None:
         assert self.critic is not None
@@ -281,6 +300,7 @@ class DocsFeed:
             self.config,
             used=self.selector.used,
             allow_reuse=self.selector.exhausted,
+            prefetched=_ready(batch.ahead),
         )
         self.reused_chunks += result.shared_chunks
         for chunk_id, reason in result.dropped:
@@ -334,6 +354,13 @@ class DocsFeed:
                     continue
                 counts[batch.outcome.get(chunk.id, "ok")] += 1
         return counts
+
+
+def _ready(read: asyncio.Future[Prefetched] | None) -> Prefetched | None:
+    """What a store read ahead returned, if it has (grouping does the reads itself otherwise)."""
+    if read is None or not read.done() or read.cancelled() or read.exception() is not None:
+        return None
+    return read.result()
 
 
 def _is_failure(score: Any) -> bool:

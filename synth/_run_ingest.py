@@ -59,14 +59,21 @@ def nothing_read(paths: list[str], files: list[Any]) -> str:
     return f"{where}: {'; '.join(shown)}"
 
 
+#: source files per store read in :func:`chunks_of_run`
+SOURCES_PER_READ = 256
+
+
 def chunks_of_run(report: Any, store: Any, paths: list[str], chunking: Any) -> list[Chunk]:
-    """The stored chunks of the files this run read (not other folders sharing the store)."""
+    """The stored chunks of the files this run read (not other folders sharing the store), file
+    by file in the report's order."""
+    sources = [row.path for row in report.files if row.status == "ok"]
+    by_source: dict[str, list[Chunk]] = {source: [] for source in sources}
+    for start in range(0, len(sources), SOURCES_PER_READ):
+        for chunk in store.chunks(source=sources[start : start + SOURCES_PER_READ]):
+            by_source[chunk.source].append(chunk)
     chunks: list[Chunk] = []
     stale = False
-    for row in report.files:
-        if row.status != "ok":
-            continue
-        found = store.chunks(source=row.path)
+    for found in by_source.values():
         if len({c.document_id for c in found}) > 1:
             stale = True  # the file changed since an earlier ingest: its old chunks are stored too
         chunks.extend(found)

@@ -26,6 +26,7 @@ from synth.generate.config import (
 from synth.generate.draft import Draft
 from synth.generate.templates import PromptSet
 from synth.llm.base import LLM
+from synth.llm.limiter import RateLimiter
 
 #: the generation stages, in order
 STAGES = ("inputs", "filter", "evolve", "style", "expected")
@@ -49,6 +50,7 @@ class StageSettings:
     prompts: PromptSet
     seed: int
     embedder: Any = None  # embeds finished inputs for deduplication (None: no deduplication)
+    limiter: RateLimiter | None = None  # the models' limiter: remote embedding requests share it
 
     def active_stages(self) -> list[str]:
         out = ["inputs"]
@@ -218,7 +220,14 @@ class CandidateRunner:
         record = journal.get(candidate.key)
         if record is not None and record["ids"] == [d.id for d in kept]:
             return record["vectors"]
-        array = await asyncio.to_thread(self.settings.embedder.embed, [d.input for d in kept])
+        embedder = self.settings.embedder
+        texts = [d.input for d in kept]
+        limiter = self.settings.limiter
+        if limiter is not None and getattr(embedder, "remote", False):  # within max_concurrent
+            async with limiter.slot():
+                array = await asyncio.to_thread(embedder.embed, texts)
+        else:
+            array = await asyncio.to_thread(embedder.embed, texts)
         vectors = [[float(x) for x in row] for row in array]
         journal.append(candidate.key, {"ids": [d.id for d in kept], "vectors": vectors})
         return vectors

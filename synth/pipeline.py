@@ -593,6 +593,7 @@ class Synthesizer:
             prompts=prompts,
             seed=self.seed,
             embedder=embedder if generation.dedup_threshold is not None else None,
+            limiter=limiter,
         )
         self._session = RunSession(
             mode,

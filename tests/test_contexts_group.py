@@ -10,7 +10,7 @@ import pytest
 
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import ContextScore, ScoredSeed
-from synth.contexts.group import TOO_FEW, group_contexts
+from synth.contexts.group import TOO_FEW, group_contexts, prefetch_neighbours
 from synth.contexts.select import SeedSelector
 from synth.data import Chunk
 from synth.generate.stats import StageStats
@@ -183,3 +183,70 @@ def test_context_carries_seed_quality(store: ChunkStore) -> None:
     assert context.quality == pytest.approx(0.75)
     assert context.metadata["critic"]["depth"] == 0.6 and context.metadata["critic_attempts"] == 2
     assert context.chunk_ids == [chunks[0].id] and context.source_files == ["one.txt"]
+
+
+class ReadCountingStore(CountingStore):
+    """Counts every read: queries, chunk reads and vector reads."""
+
+    def __init__(self, store: ChunkStore) -> None:
+        super().__init__(store)
+        self.reads = 0
+
+    def query(self, embeddings, n_results, **kwargs):  # type: ignore[no-untyped-def]
+        self.reads += 1
+        return super().query(embeddings, n_results, **kwargs)
+
+    def get(self, ids):  # type: ignore[no-untyped-def]
+        self.reads += 1
+        return self.store.get(ids)
+
+    def get_embeddings(self, ids):  # type: ignore[no-untyped-def]
+        self.reads += 1
+        return self.store.get_embeddings(ids)
+
+
+@pytest.mark.parametrize("cross_file", [False, True])
+def test_reading_ahead_gives_the_same_contexts_with_fewer_reads(
+    store: ChunkStore, cross_file: bool
+) -> None:
+    """The store read ahead for a batch of seeds (while the critic scores them) spares grouping
+    its reads, and what it groups is the same as without it, for the accepted subset too."""
+    chunks = corpus()
+    config = ContextConstructionConfig(
+        max_context_length=4, context_similarity_threshold=0.3, allow_cross_file_contexts=cross_file
+    )
+    seeds = SeedSelector(chunks, config, random.Random(5), max_passes=1).take(8)
+    accepted = [s for i, s in enumerate(seeds) if i % 3 != 1]  # the critic turned some down
+
+    plain = ReadCountingStore(store)
+    without = group_contexts(accepted, plain, config, used={s.id for s in accepted})
+    ahead = prefetch_neighbours(seeds, store, config)
+    reading = ReadCountingStore(store)
+    with_ahead = group_contexts(
+        accepted, reading, config, used={s.id for s in accepted}, prefetched=ahead
+    )
+
+    assert [c.model_dump() for c in with_ahead.contexts] == [
+        c.model_dump() for c in without.contexts
+    ]
+    assert any(len(c.chunk_ids) > 1 for c in with_ahead.contexts)
+    # only a seed whose first candidates were claimed by earlier seeds asks the store again
+    assert plain.reads >= 3 and reading.reads < plain.reads and reading.reads <= 1
+    assert set(ahead.candidates) == {s.id for s in seeds}
+
+
+def test_reading_ahead_of_other_seeds_changes_nothing(store: ChunkStore) -> None:
+    """Read-ahead data for other seeds, or with another fetch size, is not used wrongly."""
+    chunks = corpus()
+    config = ContextConstructionConfig(max_context_length=3, context_similarity_threshold=0.2)
+    seeds = SeedSelector(chunks, config, random.Random(2), max_passes=1).take(6)
+    first, second = seeds[:3], seeds[3:]
+    ahead = prefetch_neighbours(first, store, config)
+    plain = group_contexts(second, store, config, used={s.id for s in second})
+    reading = ReadCountingStore(store)
+    mixed = group_contexts(second, reading, config, used={s.id for s in second}, prefetched=ahead)
+    assert [c.chunk_ids for c in mixed.contexts] == [c.chunk_ids for c in plain.contexts]
+    assert reading.reads > 0  # nothing usable was read ahead for these seeds
+    assert prefetch_neighbours([], store, config).candidates == {}
+    single = ContextConstructionConfig(max_context_length=1)
+    assert prefetch_neighbours(first, store, single).candidates == {}

@@ -243,6 +243,27 @@ def test_limiter_settings_are_checked() -> None:
         wrap_llm(FunctionModel(lambda p, s: p), limiter=RateLimiter(2), rpm=10)
 
 
+def test_a_slot_held_outside_a_model_counts_against_max_concurrent() -> None:
+    """A remote embedder's request takes a slot of the run's limiter, so model requests wait."""
+    limiter = RateLimiter(1)
+    order: list[str] = []
+    model = wrap_llm(FunctionModel(lambda p, s: order.append(p) or "ok"), limiter=limiter)
+
+    async def main() -> None:
+        async with limiter.slot():
+            assert limiter.in_flight == 1
+            request = asyncio.ensure_future(model.acomplete("model"))
+            # the request cannot finish while the slot is held (with no slot it would at once)
+            done, _ = await asyncio.wait({request}, timeout=0.2)
+            assert not done
+            order.append("embedding done")
+        await request
+
+    asyncio.run(main())
+    assert order == ["embedding done", "model"]
+    assert limiter.in_flight == 0 and limiter.peak_in_flight == 1
+
+
 def test_tpm_budget_is_estimated_from_the_prompt(monkeypatch) -> None:
     calls = []
     real = _Window.try_acquire

@@ -8,6 +8,9 @@ contexts of a run; only with ``allow_reuse`` (the selector has started reusing c
 corpus is too small) may a neighbour already be claimed, and each such chunk is counted.
 
 The store is queried in batches: all seeds of one file (or all seeds, across files) per request.
+What the store holds for a set of seeds (their vectors, their nearest chunks, those chunks) does
+not depend on which chunks are claimed, so :func:`prefetch_neighbours` can read it ahead, while
+the critic is still scoring the seeds; :func:`group_contexts` then only claims.
 """
 
 from __future__ import annotations
@@ -101,6 +104,51 @@ def _embeddings(store: NeighbourStore, ids: Sequence[str]) -> dict[str, np.ndarr
     return dict(zip(ids, rows, strict=True))
 
 
+@dataclass
+class Prefetched:
+    """The store's answers for some seeds, read ahead of grouping (see :func:`prefetch_neighbours`).
+
+    ``candidates`` is each seed's first query (``fetch`` nearest chunks in its scope, nothing
+    excluded); ``vectors`` holds the unit vectors of the seeds and of those chunks, ``chunks``
+    the chunks themselves.
+    """
+
+    fetch: int
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    candidates: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+    chunks: dict[str, Chunk] = field(default_factory=dict)
+
+
+def first_fetch(config: ContextConstructionConfig) -> int:
+    """How many nearest chunks a seed's first query asks for."""
+    return (config.max_context_length - 1) * 2 + 2
+
+
+def prefetch_neighbours(
+    seeds: Sequence[Chunk],
+    store: NeighbourStore,
+    config: ContextConstructionConfig,
+    *,
+    batch_size: int = 32,
+) -> Prefetched:
+    """Read from the store what grouping ``seeds`` will need first; claims nothing, so it may run
+    in another thread while the run goes on (the store is only read)."""
+    fetch = first_fetch(config)
+    ahead = Prefetched(fetch)
+    if config.max_context_length < 2 or not seeds:
+        return ahead
+    parts: list[tuple[Chunk, ScoredSeed | None]] = [(seed, None) for seed in seeds]
+    ahead.vectors = _embeddings(store, [seed.id for seed in seeds])
+    rows = _query(
+        parts, list(range(len(parts))), ahead.vectors, store, config, fetch, [], batch_size
+    )
+    ahead.candidates = {seeds[i].id: row for i, row in rows.items()}
+    found = sorted({cid for row in rows.values() for cid, _ in row} - ahead.vectors.keys())
+    ahead.vectors.update(_embeddings(store, found))
+    ahead.chunks = {chunk.id: chunk for chunk in store.get(found)} if found else {}
+    return ahead
+
+
 def _seed_parts(seed: ScoredSeed | Chunk) -> tuple[Chunk, ScoredSeed | None]:
     return (seed.chunk, seed) if isinstance(seed, ScoredSeed) else (seed, None)
 
@@ -114,12 +162,15 @@ def group_contexts(
     allow_reuse: bool = False,
     batch_size: int = 32,
     stats: StageStats | None = None,
+    prefetched: Prefetched | None = None,
 ) -> GroupResult:
     """Build one context per seed, in seed order; blocking (store calls).
 
     ``used``: the run's claimed chunk ids (the selector's ``used``); seeds are expected to be in it
     already, neighbours are added, and a seed that cannot reach ``min_context_length`` chunks is
     released and reported in ``dropped``. Call it from one thread at a time: it claims chunks.
+    ``prefetched`` (from :func:`prefetch_neighbours` over these seeds, or more) saves the store
+    reads it holds; the contexts are the same with or without it.
     """
     result = GroupResult()
     parts = [_seed_parts(s) for s in seeds]
@@ -127,13 +178,16 @@ def group_contexts(
         stats.items_in += len(parts)
     wanted = config.max_context_length - 1
     neighbours: list[list[tuple[str, float]]] = [[] for _ in parts]
+    ahead = prefetched if prefetched is not None else Prefetched(first_fetch(config))
     if wanted > 0 and parts:
-        seed_vectors = _embeddings(store, [c.id for c, _ in parts])
+        seed_vectors = _cached_embeddings(store, [c.id for c, _ in parts], ahead)
         neighbours = _find_neighbours(
-            parts, seed_vectors, store, config, used, allow_reuse, batch_size, result
+            parts, seed_vectors, store, config, used, allow_reuse, batch_size, result, ahead
         )
     found_ids = sorted({cid for row in neighbours for cid, _ in row})
-    fetched = {c.id: c for c in store.get(found_ids)} if found_ids else {}
+    missing = [cid for cid in found_ids if cid not in ahead.chunks]
+    fetched = {cid: ahead.chunks[cid] for cid in found_ids if cid in ahead.chunks}
+    fetched.update({c.id: c for c in store.get(missing)} if missing else {})
     for (seed, scored), row in zip(parts, neighbours, strict=True):
         chunks = [seed] + [fetched[cid] for cid, _ in row]
         if len(chunks) < config.min_context_length:
@@ -174,6 +228,7 @@ def _find_neighbours(
     allow_reuse: bool,
     batch_size: int,
     result: GroupResult,
+    ahead: Prefetched,
 ) -> list[list[tuple[str, float]]]:
     """Neighbours per seed, claimed in seed order.
 
@@ -189,11 +244,16 @@ def _find_neighbours(
     seen_claimed: set[str] = set()
     shared = result.shared_ids
     todo = list(range(len(parts)))
-    fetch = wanted * 2 + 2
+    fetch = first_fetch(config)
     while todo:
         exclude = sorted(seen_claimed)
-        candidates = _query(parts, todo, seed_vectors, store, config, fetch, exclude, batch_size)
-        vectors = _embeddings(store, sorted({cid for row in candidates.values() for cid, _ in row}))
+        candidates = _prefetched_rows(parts, todo, ahead) if not exclude else None
+        if candidates is None or fetch != ahead.fetch:
+            candidates = _query(
+                parts, todo, seed_vectors, store, config, fetch, exclude, batch_size
+            )
+        found = sorted({cid for row in candidates.values() for cid, _ in row})
+        vectors = _cached_embeddings(store, found, ahead)
         retry: list[int] = []
         for position, i in enumerate(todo):
             seed = parts[i][0]
@@ -230,6 +290,24 @@ def _find_neighbours(
     return chosen
 
 
+def _prefetched_rows(
+    parts: list[tuple[Chunk, ScoredSeed | None]], todo: list[int], ahead: Prefetched
+) -> dict[int, list[tuple[str, float]]] | None:
+    """The first query's rows for ``todo``, when every one of them was read ahead."""
+    rows = {i: ahead.candidates.get(parts[i][0].id) for i in todo}
+    if any(row is None for row in rows.values()):
+        return None
+    return {i: row for i, row in rows.items() if row is not None}
+
+
+def _cached_embeddings(
+    store: NeighbourStore, ids: Sequence[str], ahead: Prefetched
+) -> dict[str, np.ndarray]:
+    missing = [i for i in ids if i not in ahead.vectors]
+    found = _embeddings(store, missing)
+    return {i: ahead.vectors[i] if i in ahead.vectors else found[i] for i in ids}
+
+
 def _query(
     parts: list[tuple[Chunk, ScoredSeed | None]],
     todo: list[int],
@@ -260,7 +338,10 @@ __all__ = [
     "TOO_FEW",
     "GroupResult",
     "NeighbourStore",
+    "Prefetched",
     "context_id",
+    "first_fetch",
     "group_contexts",
     "make_context",
+    "prefetch_neighbours",
 ]

@@ -8,6 +8,7 @@ errors here.
 
 from __future__ import annotations
 
+import copy
 import os
 from typing import Any
 
@@ -104,7 +105,9 @@ class GeminiModel(SDKModel):
             config["max_output_tokens"] = self.max_tokens
         if schema is not None and self._mode == "json_schema":
             config["response_mime_type"] = "application/json"
-            config["response_json_schema"] = json_schema(schema)
+            config["response_json_schema"] = copy.deepcopy(
+                json_schema(schema)
+            )  # shared: the SDK may edit it
         elif schema is not None:
             if self._mode == "json_object":
                 config["response_mime_type"] = "application/json"

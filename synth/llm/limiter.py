@@ -10,9 +10,11 @@ are estimated before it is sent (prompt tokens plus ``max_tokens``) and correcte
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections import deque
+from collections.abc import AsyncIterator
 
 from pydantic import BaseModel
 
@@ -155,6 +157,18 @@ class RateLimiter:
     @property
     def in_flight(self) -> int:
         return self._slots.in_use
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Hold one of the ``max_concurrent`` slots (and one request of the ``rpm`` budget) for a
+        request made outside a model, such as a call to a remote embedder."""
+        await self._slots.acquire()
+        try:
+            if self._requests is not None:
+                await self._requests.acquire(1)
+            yield
+        finally:
+            self._slots.release()
 
     @property
     def peak_in_flight(self) -> int:

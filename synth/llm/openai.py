@@ -35,7 +35,7 @@ from synth.llm._adapter import (
 )
 from synth.llm._http import error_for_status
 from synth.llm.base import REQUESTS_SENT, Completion
-from synth.llm.structured import schema_instructions, schema_name, strict_json_schema
+from synth.llm.structured import json_schema, schema_instructions, schema_name, strict_json_schema
 
 #: arguments synth sets itself; they cannot come from ``options``
 RESERVED = ("model", "messages", "stream", "n")
@@ -110,7 +110,7 @@ class OpenAIModel(SDKModel):
             kwargs["max_completion_tokens"] = self.max_tokens
         if schema is not None and mode == "json_schema":
             strict = strict_json_schema(schema)
-            body = strict if strict is not None else schema.model_json_schema()
+            body = strict if strict is not None else json_schema(schema)
             kwargs["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, TypeVar, overload
@@ -69,17 +70,24 @@ def parse_verdict(text: str, schema: type[M] | None = None) -> dict[str, Any] | 
         ) from None
 
 
+@functools.lru_cache(maxsize=512)
 def json_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema of a pydantic model, as sent to providers and hashed into cache keys."""
+    """The JSON schema of a pydantic model, as sent to providers and hashed into cache keys.
+
+    Made once per model class (pydantic takes about a millisecond to build one, which every
+    request would otherwise pay); the dict is shared, so callers must not change it.
+    """
     return schema.model_json_schema()
 
 
+@functools.lru_cache(maxsize=512)
 def strict_json_schema(schema: type[BaseModel]) -> dict[str, Any] | None:
     """The schema in the form strict JSON-schema modes require, or ``None`` when it has no such form.
 
     Strict modes (OpenAI ``strict: true``, Anthropic structured outputs) want every object closed
     (``additionalProperties: false``) with every property required and no ``default``. A model with
-    free-form mappings (``dict[str, X]``) cannot be closed, so it gets ``None``.
+    free-form mappings (``dict[str, X]``) cannot be closed, so it gets ``None``. Made once per
+    model class and shared, like :func:`json_schema`.
     """
     converted = _strict(json_schema(schema))
     return converted if isinstance(converted, dict) else None
@@ -116,6 +124,7 @@ def schema_name(schema: type[BaseModel]) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", schema.__name__)[:64] or "reply"
 
 
+@functools.lru_cache(maxsize=512)
 def schema_instructions(schema: type[BaseModel]) -> str:
     """The text appended to a prompt when the provider cannot be given the schema directly."""
     body = json.dumps(json_schema(schema), indent=2, sort_keys=True)

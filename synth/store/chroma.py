@@ -139,9 +139,10 @@ class ChunkStore:
         records = self._get_by_ids(ids, include=["embeddings"])
         return np.asarray([records[i]["embedding"] for i in ids], dtype=np.float32)
 
-    def chunks(self, source: str | None = None) -> list[Chunk]:
-        """Every stored chunk (or those of one source file), ordered by source then index."""
-        where = {"source": source} if source is not None else None
+    def chunks(self, source: str | Sequence[str] | None = None) -> list[Chunk]:
+        """Every stored chunk (or those of one source file, or of several), ordered by source then
+        index."""
+        where = _source_filter(source)
         found = [
             from_record(chunk_id, document, metadata)
             for chunk_id, document, metadata in self._scan(where, ["documents", "metadatas"])
