@@ -29,10 +29,8 @@ class TimeoutModel(WrapperModel):
         label: str | None = None,
     ) -> Completion:
         try:
-            return await asyncio.wait_for(
-                self.inner.arequest(prompt, system=system, schema=schema, label=label),
-                self.timeout,
-            )
+            async with asyncio.timeout(self.timeout):  # no extra task per request, as wait_for makes
+                return await self.inner.arequest(prompt, system=system, schema=schema, label=label)
         except TimeoutError:
             raise ModelTimeoutError(
                 f"{self.provider}:{self.model} did not answer within {self.timeout:g} s"
