@@ -8,8 +8,8 @@ same candidates in every run, however far ahead a run has asked.
 :class:`DocsFeed` is stages 2 to 4 of the pipeline: it draws seed chunks (``SeedSelector``), has
 the critic score them a batch per request (the batches are sent on demand and concurrently), and
 groups the accepted seeds with their neighbours strictly in seed order. While the critic scores a
-batch, a worker thread reads the seeds' neighbours from the store, so grouping, when the verdicts
-come, only has to claim them. New batches are drawn only
+batch, a worker thread reads the seeds' neighbours from the store (one thread for all batches, so
+the reads take little from the requests), and grouping, when the verdicts come, only claims them. New batches are drawn only
 at fixed points of that order (the batch ``lookahead`` places after the one just grouped), which is
 what keeps the draws, and so the contexts, independent of timing.
 """
@@ -21,6 +21,7 @@ import hashlib
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,6 +153,8 @@ class DocsFeed:
         self._next_group = 0
         self._tasks: set[asyncio.Task[None]] = set()
         self._reads: set[asyncio.Future[Prefetched]] = set()
+        #: one thread reads ahead, batch after batch, so the reads barely slow the requests
+        self._reader: ThreadPoolExecutor | None = None
         #: why no more candidates can come, once none can
         self.exhausted_reason = "the corpus has no more chunks to start a context from"
         self.error: BaseException | None = None
@@ -206,6 +209,9 @@ class DocsFeed:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._reads:  # store reads in threads cannot be cancelled: let them end first
             await asyncio.gather(*self._reads, return_exceptions=True)
+        if self._reader is not None:
+            self._reader.shutdown(wait=False)
+            self._reader = None
 
     # ---- inside ----------------------------------------------------------------------------------
     def _create_batch(self) -> None:
@@ -235,8 +241,10 @@ class DocsFeed:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         if self.config.max_context_length > 1:
+            if self._reader is None:
+                self._reader = ThreadPoolExecutor(1, thread_name_prefix="synth-read-ahead")
             read = loop.run_in_executor(
-                None, prefetch_neighbours, batch.seeds, self.store, self.config
+                self._reader, prefetch_neighbours, batch.seeds, self.store, self.config
             )
             batch.ahead = read
             self._reads.add(read)
