@@ -8,7 +8,7 @@ fresh interpreter so memory readings do not mix:
 * ``chroma``: chromadb's own ``collection.add`` of the very records synth stores (ids, hash vectors,
   texts, metadata), in batches of the client's max batch size;
 * ``synth``: ``synth.ingest_documents(folder, embedder="hash")`` into a new store, then the same call
-  again over the unchanged corpus (which must embed nothing);
+  again over the unchanged corpus (which must embed nothing, and read no file);
 * ``stages``: the same work split into load, chunk, embed and store (and the one-off start-up:
   loading the tokenizer, opening the store), to see where the time goes;
 * ``trace``: the synth run again under tracemalloc for the peak Python heap.
@@ -168,6 +168,10 @@ def _child_synth(folder: Path, store: Path, trace: bool) -> dict[str, Any]:
             "chunks": second.chunks,
             "embedded": second.embedded,
             "reused": second.reused,
+            "files_unchanged": second.unchanged,
+            # files a reader opened: every file met but those skipped (unsupported, hidden) and
+            # those found unchanged (an unreadable file is tried again)
+            "files_read": sum(1 for f in second.files if f.status != "skipped" and not f.unchanged),
         },
     }
 
@@ -365,6 +369,7 @@ def tables(results: list[dict[str, Any]]) -> dict[str, str]:
                     row["ratio"],
                     row["cpu_ratio"],
                     synth["second_run"]["seconds"],
+                    synth["second_run"]["files_read"],
                     synth["second_run"]["embedded"],
                 ]
             )
@@ -382,6 +387,7 @@ def tables(results: list[dict[str, Any]]) -> dict[str, str]:
             "synth / (bare+chroma)",
             "same, CPU time",
             "2nd run s",
+            "2nd run files read",
             "2nd run embedded",
         ],
         speed_rows,
@@ -538,6 +544,11 @@ def main(argv: list[str] | None = None) -> int:
             for result in results
             for part in result["parts"].values()
         ),
+        "second_run_files_read": sum(
+            part["synth"]["second_run"]["files_read"]
+            for result in results
+            for part in result["parts"].values()
+        ),
         "rss_growth_mib": [
             row["synth"]["rss_peak_mib"] - row["synth"]["rss_base_mib"] for row in all_rows
         ],
@@ -557,7 +568,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n### {title}\n\n{table}")
     print(
         f"\nworst synth / (bare + chroma) ratio: {summary['worst_ratio']:.2f} wall, "
-        f"{summary['worst_cpu_ratio']:.2f} CPU (aim <= {AIM_RATIO}); second runs embedded {summary['second_run_embedded']} chunks"
+        f"{summary['worst_cpu_ratio']:.2f} CPU (aim <= {AIM_RATIO}); second runs embedded "
+        f"{summary['second_run_embedded']} chunks and read {summary['second_run_files_read']} files"
     )
     write_json(args.out, payload)
     return 0

@@ -6,7 +6,7 @@ from synth.ingest.chunking import (
     iter_chunks,
     make_chunking_config,
 )
-from synth.ingest.load import iter_load, load_documents
+from synth.ingest.load import FileToLoad, SkipHook, iter_load, load_documents
 from synth.ingest.registry import (
     Loader,
     register_loader,
@@ -18,9 +18,11 @@ from synth.ingest.report import FileStatus, LoadedFile, LoadReport
 __all__ = [
     "ChunkingConfig",
     "FileStatus",
+    "FileToLoad",
     "LoadReport",
     "LoadedFile",
     "Loader",
+    "SkipHook",
     "chunk_documents",
     "iter_chunks",
     "iter_load",

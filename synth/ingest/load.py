@@ -3,15 +3,17 @@
 ``iter_load`` streams one ``LoadedFile`` per file, so a large corpus never sits in memory at once;
 ``load_documents`` collects them into a ``LoadReport``. A file that cannot be read becomes an
 ``"error"`` with a one-line reason and the others go on; hidden files and unsupported types are
-``"skipped"`` and listed, never silently dropped.
+``"skipped"`` and listed, never silently dropped. ``iter_load``'s ``skip`` hook sees each file
+before it is opened and can answer for it (say, because it is already stored and unchanged).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from synth.data import Document
 from synth.errors import ConfigError, IngestError
@@ -24,6 +26,19 @@ from synth.ingest.report import FileStatus, LoadedFile, LoadReport
 logger = logging.getLogger("synth.ingest")
 
 PathsArg = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
+
+
+class FileToLoad(NamedTuple):
+    """A file ``iter_load`` is about to read, as its ``skip`` hook sees it."""
+
+    file: Path  # where it is on disk
+    path: str  # its display path: ``Document.path`` and ``FileStatus.path`` if it is read
+    suffix: str  # the registered suffix that chose its loader (".pdf", ".tar.gz", ...)
+    loader: Loader  # what would read it
+
+
+#: ``iter_load``'s hook: a FileStatus to report instead of reading the file, or None to read it
+SkipHook = Callable[[FileToLoad], FileStatus | None]
 
 
 def load_documents(
@@ -51,8 +66,14 @@ def iter_load(
     *,
     loaders: Mapping[str, Loader] | None = None,
     password: str | None = None,
+    skip: SkipHook | None = None,
 ) -> Iterator[LoadedFile]:
-    """One ``LoadedFile`` per file met, in walk order; the streaming form of ``load_documents``."""
+    """One ``LoadedFile`` per file met, in walk order; the streaming form of ``load_documents``.
+
+    ``skip`` is called with each file that has a loader, just before it would be opened; when it
+    returns a ``FileStatus``, that status is yielded (with no document) and the file is not read.
+    Files flagged on the walk (hidden, unsupported, already loaded) never reach it.
+    """
     table = resolve_loaders(loaders, password)
     seen_files: dict[Path, str] = {}
     seen_names: set[str] = set()
@@ -71,6 +92,11 @@ def iter_load(
             continue
         display = _unique_name(candidate, seen_names)
         seen_files[real] = display
+        if skip is not None:
+            answer = skip(FileToLoad(candidate.file, display, suffix, loader))
+            if answer is not None:
+                yield LoadedFile(answer, None)
+                continue
         yield _load_one(candidate.file, display, suffix, loader)
 
 
@@ -180,4 +206,4 @@ def _as_path_list(paths: PathsArg) -> list[str | os.PathLike[str]]:
     return list(paths)
 
 
-__all__ = ["iter_load", "load_documents"]
+__all__ = ["FileToLoad", "SkipHook", "iter_load", "load_documents"]

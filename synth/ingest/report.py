@@ -29,7 +29,8 @@ class FileStatus(BaseModel):
 
 
 class LoadedFile(NamedTuple):
-    """One result of ``iter_load``: the file's status and, when it loaded, its document."""
+    """One result of ``iter_load``: the file's status and, when it was read, its document
+    (``None`` for a file that could not be read, was skipped, or that a skip hook answered for)."""
 
     status: FileStatus
     document: Document | None

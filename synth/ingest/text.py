@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import re
 from pathlib import Path
 
 import charset_normalizer
@@ -21,6 +22,8 @@ _BOMS = (
 )
 # When the detector ties, prefer the commonest legacy encoding of Western text.
 _PREFERRED_ON_TIE = "cp1252"
+# Control characters that do not occur in text (tab, newline, carriage return, form feed do).
+_CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f]")
 
 
 def read_text(path: Path) -> Document:
@@ -63,7 +66,7 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
 def _looks_binary(text: str) -> bool:
     """More than 5% control characters (other than tab, newline, carriage return, form feed)."""
     sample = text[:20_000]
-    controls = sum(1 for c in sample if ord(c) < 32 and c not in "\t\n\r\f")
+    controls = len(_CONTROL.findall(sample))  # a C-speed scan: a text file has none
     return controls > 0.05 * max(len(sample), 1)
 
 

@@ -29,7 +29,9 @@ class TimeoutModel(WrapperModel):
         label: str | None = None,
     ) -> Completion:
         try:
-            async with asyncio.timeout(self.timeout):  # no extra task per request, as wait_for makes
+            async with asyncio.timeout(
+                self.timeout
+            ):  # no extra task per request, as wait_for makes
                 return await self.inner.arequest(prompt, system=system, schema=schema, label=label)
         except TimeoutError:
             raise ModelTimeoutError(

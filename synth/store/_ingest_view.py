@@ -13,6 +13,8 @@ from rich.text import Text
 from synth.store.ingest_run import IngestedFile, IngestReport
 
 _STYLES = {"ok": "green", "error": "red", "skipped": "yellow"}
+#: the reason column of a file stored before and unchanged since
+UNCHANGED_NOTE = "unchanged, not read again"
 #: a width no table row reaches, to measure a table's natural width
 _UNBOUNDED = 1_000_000
 
@@ -36,7 +38,7 @@ def print_ingest_report(report: IngestReport, console: Console) -> None:
             Text(row.status, style=_STYLES.get(row.status, "")),
             str(row.chunks) if row.status == "ok" else "",
             str(row.tokens) if row.status == "ok" else "",
-            Text(row.reason),
+            Text(_reason(row)),
         )
     if console.is_terminal:
         console.print(table)
@@ -45,6 +47,12 @@ def print_ingest_report(report: IngestReport, console: Console) -> None:
     where = f"store: {report.collection} in {report.store} ({report.embedder})"
     console.file.write(f"{summary_line(report)}\n{where}\n")
     console.file.flush()
+
+
+def _reason(row: IngestedFile) -> str:
+    if not row.unchanged:
+        return row.reason
+    return "; ".join(part for part in (UNCHANGED_NOTE, row.reason) if part)
 
 
 def _print_unfolded(table: Table, console: Console) -> None:
@@ -87,4 +95,4 @@ def ingest_progress(console: Console) -> Iterator[Callable[[IngestedFile], None]
         yield on_file
 
 
-__all__ = ["ingest_progress", "print_ingest_report", "summary_line"]
+__all__ = ["UNCHANGED_NOTE", "ingest_progress", "print_ingest_report", "summary_line"]

@@ -11,10 +11,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -31,6 +32,8 @@ from synth.store.embedders import make_embedder
 logger = logging.getLogger("synth.store")
 
 DEFAULT_STORE_PATH = ".synth/chroma"
+#: what Chroma stores as a metadata value
+MetadataValue = str | int | float | bool
 #: records per page when reading a whole collection
 _PAGE = 1000
 
@@ -43,6 +46,15 @@ class AddResult(BaseModel):
 
     def __add__(self, other: AddResult) -> AddResult:
         return AddResult(embedded=self.embedded + other.embedded, reused=self.reused + other.reused)
+
+
+class PreparedChunks(NamedTuple):
+    """Chunks ready to store: the new ones with their vectors, and what was already stored."""
+
+    new: list[Chunk]
+    vectors: np.ndarray  # one row per new chunk
+    stored: set[str]  # ids already in the collection
+    repeated: int  # chunks given more than once
 
 
 class SourceStats(BaseModel):
@@ -78,9 +90,10 @@ class ChunkStore:
             if collection is not None
             else collection_name(self.embedder, self.chunking)
         )
+        self._lock = threading.RLock()  # one Chroma call at a time, whichever thread makes it
         self._client = _connect(self.path, url)
         try:
-            with _chroma_errors("open the collection"):
+            with self._calling("open the collection"):
                 self._max_batch = max(1, int(self._client.get_max_batch_size()))
                 self._collection = self._client.get_or_create_collection(
                     self.collection_name,
@@ -94,8 +107,25 @@ class ChunkStore:
             raise
 
     # ---- writing ---------------------------------------------------------------------------------
-    def add(self, chunks: Iterable[Chunk]) -> AddResult:
-        """Store ``chunks``, embedding only those whose ids are not stored yet."""
+    def add(
+        self,
+        chunks: Iterable[Chunk],
+        *,
+        marks: Mapping[str, Mapping[str, MetadataValue]] | None = None,
+        assume_new: bool = False,
+    ) -> AddResult:
+        """Store ``chunks``, embedding only those whose ids are not stored yet.
+
+        ``marks`` maps chunk ids to extra metadata stored with those chunks (merged into the
+        stored metadata of a chunk that is already there); marked chunks are stored after the
+        others, so a mark never exists without the rest of its call's chunks. ``assume_new``
+        skips looking up which ids are stored (for a caller that knows none is: Chroma would
+        ignore a stored one).
+        """
+        return self.commit(self.prepare(chunks, assume_new=assume_new), marks=marks)
+
+    def prepare(self, chunks: Iterable[Chunk], *, assume_new: bool = False) -> PreparedChunks:
+        """The first half of :meth:`add`: find which chunks are new and embed them."""
         unique: dict[str, Chunk] = {}
         repeated = 0
         for chunk in chunks:
@@ -103,27 +133,61 @@ class ChunkStore:
                 repeated += 1
             else:
                 unique[chunk.id] = chunk
-        if not unique:
-            return AddResult(reused=repeated)
-        stored = self._existing_ids(list(unique))
+        stored = set() if assume_new or not unique else self._existing_ids(list(unique))
         new = [chunk for chunk_id, chunk in unique.items() if chunk_id not in stored]
+        vectors = self.embedder.embed_array([chunk.text for chunk in new])
+        return PreparedChunks(new, vectors, stored, repeated)
+
+    def commit(
+        self,
+        prepared: PreparedChunks,
+        *,
+        marks: Mapping[str, Mapping[str, MetadataValue]] | None = None,
+    ) -> AddResult:
+        """The second half of :meth:`add`: store what :meth:`prepare` made, with ``marks``."""
+        marks = marks or {}
+        order = sorted(range(len(prepared.new)), key=lambda i: prepared.new[i].id in marks)
         step = min(self._max_batch, max(self.embedder.batch_size, 1) * 8)
-        for start in range(0, len(new), step):
-            batch = new[start : start + step]
-            vectors = self.embedder.embed_array([chunk.text for chunk in batch])
-            with _chroma_errors("add chunks"):
+        for start in range(0, len(order), step):
+            rows = order[start : start + step]
+            batch = [prepared.new[i] for i in rows]
+            with self._calling("add chunks"):
                 self._collection.add(
                     ids=[chunk.id for chunk in batch],
-                    embeddings=vectors,
+                    embeddings=prepared.vectors[rows],
                     documents=[chunk.text for chunk in batch],
-                    metadatas=[to_metadata(chunk) for chunk in batch],
+                    metadatas=[
+                        {**to_metadata(chunk), **marks.get(chunk.id, {})} for chunk in batch
+                    ],
                 )
-        return AddResult(embedded=len(new), reused=len(stored) + repeated)
+        self.update_metadata({i: mark for i, mark in marks.items() if i in prepared.stored})
+        return AddResult(
+            embedded=len(prepared.new), reused=len(prepared.stored) + prepared.repeated
+        )
+
+    def update_metadata(self, updates: Mapping[str, Mapping[str, MetadataValue]]) -> None:
+        """Merge ``updates`` (chunk id -> metadata keys) into stored chunks' metadata."""
+        ids = list(updates)
+        for start in range(0, len(ids), self._max_batch):
+            batch = ids[start : start + self._max_batch]
+            with self._calling("update chunk metadata"):
+                self._collection.update(ids=batch, metadatas=[dict(updates[i]) for i in batch])
+
+    def delete_documents(self, document_ids: Iterable[str]) -> None:
+        """Remove every stored chunk of these documents (by ``Chunk.document_id``)."""
+        ids = sorted(set(document_ids))
+        for start in range(0, len(ids), self._max_batch):
+            batch = ids[start : start + self._max_batch]
+            where = (
+                {"document_id": batch[0]} if len(batch) == 1 else {"document_id": {"$in": batch}}
+            )
+            with self._calling("delete chunks"):
+                self._collection.delete(where=where)
 
     # ---- reading ---------------------------------------------------------------------------------
     def count(self) -> int:
         """How many chunks are stored."""
-        with _chroma_errors("count chunks"):
+        with self._calling("count chunks"):
             return int(self._collection.count())
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:
@@ -153,6 +217,11 @@ class ChunkStore:
         """The ids of every stored chunk (or those of one source file), in no particular order."""
         where = {"source": source} if source is not None else None
         return [chunk_id for chunk_id, _, _ in self._scan(where, [])]
+
+    def first_chunks(self) -> Iterator[tuple[str, Mapping[str, Any]]]:
+        """The id and stored metadata of each stored document's first chunk (index 0)."""
+        for chunk_id, _, metadata in self._scan({"index": 0}, ["metadatas"]):
+            yield chunk_id, metadata or {}
 
     def sources(self) -> dict[str, SourceStats]:
         """Each stored source file with its number of chunks and tokens, sorted by path."""
@@ -194,7 +263,7 @@ class ChunkStore:
         results: list[list[tuple[str, float]]] = []
         for start in range(0, len(queries), self._max_batch):
             batch = queries[start : start + self._max_batch]
-            with _chroma_errors("query"):
+            with self._calling("query"):
                 answer = self._collection.query(
                     query_embeddings=batch,
                     n_results=fetch,
@@ -247,6 +316,12 @@ class ChunkStore:
         return f"ChunkStore({self.collection_name!r} at {where!r})"
 
     # ---- internals ---------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _calling(self, action: str) -> Iterator[None]:
+        """One Chroma call: alone (a background writer may share this store), errors translated."""
+        with self._lock, _chroma_errors(action):
+            yield
+
     def _collection_metadata(self) -> dict[str, str | int | float | bool]:
         params = self.chunking.model_dump(mode="json")
         meta: dict[str, str | int | float | bool] = {"synth_embedder": self.embedder.name}
@@ -260,7 +335,7 @@ class ChunkStore:
         with warnings.catch_warnings():
             # reading the configuration of a collection made without an embedding function warns
             warnings.simplefilter("ignore", DeprecationWarning)
-            with _chroma_errors("read the collection configuration"):
+            with self._calling("read the collection configuration"):
                 config = self._collection.configuration or {}
         hnsw = config.get("hnsw") or {}
         space = hnsw.get("space") if isinstance(hnsw, Mapping) else None
@@ -279,7 +354,7 @@ class ChunkStore:
     def _existing_ids(self, ids: list[str]) -> set[str]:
         found: set[str] = set()
         for start in range(0, len(ids), self._max_batch):
-            with _chroma_errors("look up stored chunks"):
+            with self._calling("look up stored chunks"):
                 answer = self._collection.get(ids=ids[start : start + self._max_batch], include=[])
             found.update(answer["ids"])
         return found
@@ -288,7 +363,7 @@ class ChunkStore:
         records: dict[str, dict[str, Any]] = {}
         unique = list(dict.fromkeys(ids))
         for start in range(0, len(unique), self._max_batch):
-            with _chroma_errors("get chunks"):
+            with self._calling("get chunks"):
                 answer = self._collection.get(
                     ids=unique[start : start + self._max_batch], include=include
                 )
@@ -313,7 +388,7 @@ class ChunkStore:
     ) -> Iterator[tuple[str, str | None, Mapping[str, Any] | None]]:
         offset = 0
         while True:
-            with _chroma_errors("read chunks"):
+            with self._calling("read chunks"):
                 answer = self._collection.get(
                     where=where, include=include, limit=_PAGE, offset=offset
                 )
@@ -417,4 +492,4 @@ def _chroma_errors(action: str) -> Iterator[None]:
         raise StoreError(f"cannot {action}: {message}") from exc
 
 
-__all__ = ["DEFAULT_STORE_PATH", "AddResult", "ChunkStore", "SourceStats"]
+__all__ = ["DEFAULT_STORE_PATH", "AddResult", "ChunkStore", "PreparedChunks", "SourceStats"]

@@ -28,6 +28,9 @@ class Embedder(ABC):
     default_batch_size: int = 64
     #: True when each batch is a request to a service (counted as embedding requests in a run)
     remote: bool = False
+    #: True when embedding is Python work that holds the GIL throughout: ingest then embeds on its
+    #: own thread, not in its background writer (two threads taking turns on the GIL are slower)
+    holds_gil: bool = False
 
     def __init__(self, *, batch_size: int | None = None) -> None:
         size = self.default_batch_size if batch_size is None else batch_size

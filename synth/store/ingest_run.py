@@ -1,8 +1,12 @@
 """``ingest_documents(paths)``: load, chunk, embed and store documents, one file at a time.
 
 Files stream through: each loaded document is chunked at once and its chunks wait in a small buffer
-that is embedded and stored when full, so memory stays flat however large the folder. Chunks
-already stored are not embedded again. The report lists every file met with its status.
+that is embedded and stored when full, in a background thread while the next files are read, so
+memory stays flat however large the folder. Chunks already stored are not embedded again, and a
+file stored before and unchanged since (same bytes, same chunking, embedder and reader; see
+``_fingerprint``) is not even read: its stored chunks are counted as reused. When a file has
+changed, the chunks of its earlier version are removed. The report lists every file met with its
+status.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import logging
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -18,7 +23,15 @@ from pydantic import BaseModel, Field
 from synth.data import Chunk
 from synth.errors import ConfigError
 from synth.ingest import ChunkingConfig, chunk_documents, iter_load, make_chunking_config
-from synth.store.chroma import DEFAULT_STORE_PATH, AddResult, ChunkStore
+from synth.store._reingest import FileMemory
+from synth.store._writer import BackgroundWriter
+from synth.store.chroma import (
+    DEFAULT_STORE_PATH,
+    AddResult,
+    ChunkStore,
+    MetadataValue,
+    PreparedChunks,
+)
 from synth.store.embedder import Embedder
 from synth.store.embedders import make_embedder
 
@@ -33,16 +46,20 @@ class IngestedFile(BaseModel):
     reason: str = ""
     chunks: int = 0
     tokens: int = 0
+    document_id: str | None = None  # the stored document, for a file that is "ok"
+    unchanged: bool = False  # stored before and unchanged since: not read again, chunks reused
 
 
 class IngestReport(BaseModel):
     """What one ``ingest`` run did: every file with its status, and the totals."""
 
     files: list[IngestedFile] = Field(default_factory=list)
-    chunks: int = 0  # chunks cut from the files read
+    chunks: int = 0  # chunks of the "ok" files (cut now, or stored before and unchanged)
     tokens: int = 0  # tokens in those chunks
     embedded: int = 0  # chunks embedded now
     reused: int = 0  # chunks already stored, not embedded again
+    unchanged: int = 0  # "ok" files stored before and unchanged since: not read again
+    removed: int = 0  # earlier versions of changed files whose chunks were removed
     embedder: str = ""  # the embedder's spec, e.g. "hash:384"
     notice: str | None = None  # why this embedder, when none was named
     collection: str = ""
@@ -55,7 +72,7 @@ class IngestReport(BaseModel):
 
     @property
     def any_read(self) -> bool:
-        """Whether at least one file was read."""
+        """Whether at least one file is "ok" (read now, or stored before and unchanged)."""
         return any(f.status == "ok" for f in self.files)
 
     def to_json(self) -> dict[str, Any]:
@@ -68,6 +85,8 @@ class IngestReport(BaseModel):
             "tokens": self.tokens,
             "embedded": self.embedded,
             "reused": self.reused,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
             "embedder": self.embedder,
             "collection": self.collection,
         }
@@ -102,6 +121,17 @@ def ingest_documents(
         return _ingest(paths, opened, password, on_file)
 
 
+@dataclass
+class _Batch:
+    """One write for the background writer: chunks to store, with what goes with them."""
+
+    chunks: list[Chunk] = field(default_factory=list)
+    prepared: PreparedChunks | None = None  # the chunks, looked up and embedded already
+    marks: dict[str, dict[str, MetadataValue]] = field(default_factory=dict)  # fingerprints
+    stale: list[str] = field(default_factory=list)  # document ids of earlier versions
+    refresh: dict[str, dict[str, MetadataValue]] = field(default_factory=dict)  # stored stats
+
+
 def _ingest(
     paths: list[str | os.PathLike[str]],
     store: ChunkStore,
@@ -114,45 +144,93 @@ def _ingest(
         collection=store.collection_name,
         store=store.url or str(store.path),
     )
+    memory = FileMemory(store)
     added = AddResult()
-    pending: list[Chunk] = []
+
+    def write(batch: _Batch) -> None:
+        nonlocal added
+        if batch.stale:  # first, so a crash never leaves two versions of a file
+            store.delete_documents(batch.stale)
+        if batch.prepared is None and batch.chunks:
+            batch.prepared = store.prepare(batch.chunks, assume_new=memory.empty)
+        if batch.prepared is not None:
+            added += store.commit(batch.prepared, marks=batch.marks)
+        if batch.refresh:
+            store.update_metadata(batch.refresh)
+
+    def submit(batch: _Batch) -> None:
+        if store.embedder.holds_gil and batch.chunks:  # embed here, store in the background
+            batch.prepared = store.prepare(batch.chunks, assume_new=memory.empty)
+            batch.chunks = []
+        writer.submit(batch)
+
+    batch = _Batch()
     flush_at = max(store.embedder.batch_size, 64)
-    for loaded in iter_load(paths, password=password):
-        status = loaded.status
-        row = IngestedFile(path=status.path, status=status.status, reason=status.reason)
-        if loaded.document is not None:
-            chunks = chunk_documents([loaded.document], store.chunking)
-            row.chunks = len(chunks)
-            row.tokens = sum(chunk.token_count for chunk in chunks)
-            if not chunks and row.status == "ok":
-                row.status, row.reason = "error", "no text to chunk"
-            pending.extend(chunks)
-            if len(pending) >= flush_at:
-                added += store.add(pending)
-                pending = []
-        report.files.append(row)
-        report.chunks += row.chunks
-        report.tokens += row.tokens
-        if on_file is not None:
-            on_file(row)
-    if pending:
-        added += store.add(pending)
-    report.embedded, report.reused = added.embedded, added.reused
+    with BackgroundWriter(write, name="ingest-writer") as writer:
+        for loaded in iter_load(paths, password=password, skip=memory.skip):
+            status = loaded.status
+            row = IngestedFile(path=status.path, status=status.status, reason=status.reason)
+            stored = memory.unchanged(status.path)
+            if stored is not None:
+                row.chunks, row.tokens = stored.chunks, stored.tokens
+                row.document_id, row.unchanged = stored.document_id, True
+                report.unchanged += 1
+                report.reused += stored.chunks
+            elif loaded.document is not None:
+                chunks = chunk_documents([loaded.document], store.chunking)
+                row.chunks = len(chunks)
+                row.tokens = sum(chunk.token_count for chunk in chunks)
+                row.document_id = loaded.document.id
+                if chunks:
+                    report.removed += _queue(batch, memory, row, status.file, chunks)
+                elif row.status == "ok":
+                    row.status, row.reason, row.document_id = "error", "no text to chunk", None
+            report.files.append(row)
+            report.chunks += row.chunks
+            report.tokens += row.tokens
+            if on_file is not None:
+                on_file(row)
+            if len(batch.chunks) >= flush_at:
+                submit(batch)
+                batch = _Batch()
+        batch.refresh = memory.refresh
+        if batch.chunks or batch.stale or batch.refresh:
+            submit(batch)
+        writer.finish()
+    report.embedded = added.embedded
+    report.reused += added.reused
     counts = report.counts()
     logger.info(
-        "ingest: %d files (%d ok, %d error, %d skipped), %d chunks, %d tokens, "
-        "%d embedded, %d reused, into %s",
+        "ingest: %d files (%d ok, %d error, %d skipped; %d unchanged, not read), %d chunks, "
+        "%d tokens, %d embedded, %d reused, %d earlier versions removed, into %s",
         len(report.files),
         counts["ok"],
         counts["error"],
         counts["skipped"],
+        report.unchanged,
         report.chunks,
         report.tokens,
         report.embedded,
         report.reused,
+        report.removed,
         report.collection,
     )
     return report
+
+
+def _queue(
+    batch: _Batch, memory: FileMemory, row: IngestedFile, file: str, chunks: list[Chunk]
+) -> int:
+    """Add a file's chunks to ``batch``, with its fingerprint and the stored earlier versions of
+    the file to remove; return how many such versions there are."""
+    assert row.document_id is not None
+    mark = memory.fingerprint(row.path, file, chunks=row.chunks, tokens=row.tokens, note=row.reason)
+    if mark is not None:
+        batch.marks[chunks[0].id] = mark
+    stale = memory.stale(row.path, row.document_id)
+    batch.stale.extend(stale)
+    batch.chunks.extend(chunks)
+    return len(stale)
 
 
 def _check_matches(

@@ -1,0 +1,81 @@
+"""Store writes in one background thread, in order, while the caller reads the next files.
+
+A remote embedder or a Chroma server waits on the network, so embedding and storing one batch
+overlaps with parsing and chunking the next files. (Embedded Chroma's insert holds the GIL for its
+whole native call, so with it little overlaps.) At most ``depth`` batches wait, so memory stays
+bounded.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+Job = TypeVar("Job")
+
+_STOP = object()
+
+
+class BackgroundWriter(Generic[Job]):
+    """Runs ``work(job)`` for each submitted job, one at a time and in order, in its own thread.
+
+    The first error a job raises is raised again in the caller: by the next :meth:`submit` or by
+    :meth:`finish`. Jobs submitted after a failure are dropped. Use it as a context manager so the
+    thread always ends: leaving the block on an error drops the jobs still waiting.
+    """
+
+    def __init__(
+        self, work: Callable[[Job], None], *, depth: int = 1, name: str = "writer"
+    ) -> None:
+        self._work = work
+        self._queue: queue.Queue[object] = queue.Queue(maxsize=max(1, depth))
+        self._error: BaseException | None = None
+        self._cancelled = False
+        self._finished = False
+        self._thread = threading.Thread(target=self._run, name=f"synth-{name}", daemon=False)
+        self._thread.start()
+
+    def submit(self, job: Job) -> None:
+        """Queue ``job`` (waiting while ``depth`` jobs already wait)."""
+        self._raise_if_failed()
+        self._queue.put(job)
+
+    def finish(self) -> None:
+        """Wait until every queued job is done; raise the first job error, if any."""
+        self._stop()
+        self._raise_if_failed()
+
+    def __enter__(self) -> BackgroundWriter[Job]:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is not None:
+            self._cancelled = True  # the caller failed: what still waits is not wanted
+        self._stop()
+
+    def _stop(self) -> None:
+        if not self._finished:
+            self._finished = True
+            self._queue.put(_STOP)
+            self._thread.join()
+
+    def _raise_if_failed(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def _run(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is _STOP:
+                return
+            if self._error is not None or self._cancelled:
+                continue
+            try:
+                self._work(job)  # type: ignore[arg-type]
+            except BaseException as exc:  # handed over to the caller's thread
+                self._error = exc
+
+
+__all__ = ["BackgroundWriter"]

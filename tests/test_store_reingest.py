@@ -1,0 +1,370 @@
+"""Re-ingesting: unchanged files are not read again, changed ones replace their old chunks.
+
+Every test taking ``store_factory`` runs on embedded Chroma and on a real ``chroma run`` server.
+Readers are the real ones wrapped to count the files they are asked to read; hashing is counted
+the same way, by wrapping the function that hashes.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import test_store_chroma
+from ingest_files import make_docx, make_pdf
+from test_store_chroma import CountingEmbedder, StoreFactory, make_chunk
+
+from synth import ChunkStore, HashEmbedder, ingest_documents
+from synth.errors import ModelError
+from synth.ingest import register_loader, registered_loaders, unregister_loader
+from synth.ingest.docx import read_docx
+from synth.ingest.pdf import read_pdf
+from synth.ingest.text import read_text
+from synth.store import _reingest
+from synth.store._fingerprint import SETTLE_NS
+
+# the fixtures of test_store_chroma: its `chroma run` server, and stores on each backend
+chroma_server = test_store_chroma.chroma_server
+store_factory = test_store_chroma.store_factory
+
+CHUNKING = {"chunk_size": 48}
+HOUR_NS = 3600 * 10**9
+
+
+class CountingReader:
+    """A real reader that records the name of every file it is asked to read."""
+
+    def __init__(self, read: Callable[[Path], object], names: list[str]) -> None:
+        self.read = read
+        self.names = names
+        self.on_read: Callable[[Path], None] | None = None  # e.g. change the file while reading
+
+    def __call__(self, path: Path) -> object:
+        self.names.append(Path(path).name)
+        result = self.read(path)
+        if self.on_read is not None:
+            self.on_read(Path(path))
+        return result
+
+
+@pytest.fixture
+def reads() -> Iterator[list[str]]:
+    """The names of the files read, in order (the built-in readers, counted)."""
+    names: list[str] = []
+    builtin = registered_loaders()
+    for suffix, read in ((".txt", read_text), (".md", read_text), (".docx", read_docx)):
+        register_loader(suffix, CountingReader(read, names))
+    register_loader(".pdf", CountingReader(read_pdf, names))
+    yield names
+    for suffix in (".txt", ".md", ".docx", ".pdf"):
+        unregister_loader(suffix)
+    assert registered_loaders().keys() == builtin.keys()
+
+
+@pytest.fixture
+def hashed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the files hashed to decide whether they changed."""
+    names: list[str] = []
+    real = _reingest.sha256_of
+
+    def counting(path: Path) -> str:
+        names.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(_reingest, "sha256_of", counting)
+    return names
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """Four readable files of a few chunks each, a broken PDF and an unsupported file."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text(
+        "The harbour light turns every twelve seconds and the keeper logs each tide. " * 20
+    )
+    (root / "b.md").write_text("# Storms\n\n" + "Storm flags mean a gale is coming soon. " * 15)
+    make_docx(
+        root / "c.docx",
+        [("p", "Lamp oil is ordered each spring from the mainland. " * 8), ("p", "Wicks too.")],
+    )
+    make_pdf(root / "d.pdf", ["Page one tells of fog horns and rocks. " * 10, "Page two. " * 20])
+    (root / "broken.pdf").write_bytes(b"not a pdf")
+    (root / "picture.png").write_bytes(b"\x89PNG")
+    settle(root)
+    return root
+
+
+def settle(root: Path, age_ns: int = HOUR_NS) -> None:
+    """Date every file's modification ``age_ns`` back, as files written long before an ingest."""
+    when = time.time_ns() - age_ns
+    for path in root.rglob("*"):
+        if path.is_file():
+            os.utime(path, ns=(when, when))
+
+
+def rows(report: object) -> list[tuple[object, ...]]:
+    return [
+        (f.path, f.status, f.reason, f.chunks, f.tokens, f.document_id)
+        for f in report.files  # type: ignore[attr-defined]
+    ]
+
+
+def ok_names(report: object) -> list[str]:
+    return [Path(f.path).name for f in report.files if f.status == "ok"]  # type: ignore[attr-defined]
+
+
+# ---- an unchanged corpus --------------------------------------------------------------------------
+def test_a_second_run_reads_chunks_and_embeds_no_unchanged_file(
+    store_factory: StoreFactory, folder: Path, reads: list[str], hashed: list[str]
+) -> None:
+    embedder = CountingEmbedder()
+    store = store_factory(embedder, chunking=CHUNKING)
+    first = ingest_documents(folder, store=store)
+    assert sorted(reads) == ["a.txt", "b.md", "broken.pdf", "c.docx", "d.pdf"]
+    assert sorted(hashed) == sorted(reads)  # hashed before reading: the fingerprint's content hash
+    assert first.embedded == first.chunks == embedder.embedded_texts > 8
+    assert (first.unchanged, first.reused) == (0, 0)
+    reads.clear()
+    hashed.clear()
+
+    second = ingest_documents(folder, store=store)
+
+    assert reads == ["broken.pdf"]  # only the file that could not be read is tried again
+    assert hashed == ["broken.pdf"]  # the stat of a file modified long ago settles the others
+    assert embedder.embedded_texts == first.embedded  # nothing embedded
+    assert rows(second) == rows(first)  # the same rows: statuses, reasons, chunks, tokens, ids
+    assert (second.chunks, second.tokens) == (first.chunks, first.tokens)
+    assert (second.embedded, second.reused) == (0, first.chunks)
+    assert second.unchanged == 4 and second.to_json()["unchanged"] == 4
+    assert [Path(f.path).name for f in second.files if f.unchanged] == ok_names(first)
+    assert store.count() == first.chunks
+
+
+def test_files_written_just_before_an_ingest_are_hashed_again_not_read(
+    store_factory: StoreFactory, folder: Path, reads: list[str], hashed: list[str]
+) -> None:
+    store = store_factory(chunking=CHUNKING)
+    settle(folder, age_ns=0)  # modified now: a write within the same clock tick would not show
+    first = ingest_documents(folder, store=store)
+    reads.clear()
+    hashed.clear()
+    second = ingest_documents(folder, store=store)
+    assert reads == ["broken.pdf"]
+    assert sorted(hashed) == ["a.txt", "b.md", "broken.pdf", "c.docx", "d.pdf"]  # not read
+    assert rows(second) == rows(first) and second.embedded == 0
+
+
+def test_a_touched_but_identical_file_is_hashed_once_not_read(
+    store_factory: StoreFactory, folder: Path, reads: list[str], hashed: list[str]
+) -> None:
+    store = store_factory(chunking=CHUNKING)
+    first = ingest_documents(folder, store=store)
+    when = time.time_ns() - HOUR_NS // 2
+    os.utime(folder / "a.txt", ns=(when, when))
+    reads.clear()
+    hashed.clear()
+    second = ingest_documents(folder, store=store)
+    assert reads == ["broken.pdf"] and hashed == ["a.txt", "broken.pdf"]
+    assert rows(second) == rows(first) and second.embedded == 0
+    hashed.clear()
+    third = ingest_documents(folder, store=store)
+    assert hashed == ["broken.pdf"]  # the new stat of a.txt was stored
+    assert rows(third) == rows(first)
+
+
+# ---- changed files ---------------------------------------------------------------------------------
+def test_a_changed_file_is_read_again_and_its_old_chunks_removed(
+    store_factory: StoreFactory, folder: Path, reads: list[str]
+) -> None:
+    embedder = CountingEmbedder()
+    store = store_factory(embedder, chunking=CHUNKING)
+    first = ingest_documents(folder, store=store)
+    path = next(f.path for f in first.files if f.path.endswith("b.md"))
+    old_id = next(f.document_id for f in first.files if f.path == path)
+    (folder / "b.md").write_text("# Tides\n\n" + "Spring tides follow the full moon. " * 12)
+    settle(folder)
+    reads.clear()
+    embedded_before = embedder.embedded_texts
+
+    second = ingest_documents(folder, store=store)
+
+    assert reads == ["b.md", "broken.pdf"]
+    changed = next(f for f in second.files if f.path == path)
+    assert not changed.unchanged and changed.document_id not in (None, old_id)
+    assert second.embedded == changed.chunks == embedder.embedded_texts - embedded_before
+    assert second.reused == second.chunks - changed.chunks
+    assert second.removed == 1
+    stored = store.chunks(source=path)
+    assert {c.document_id for c in stored} == {changed.document_id}
+    assert len(stored) == changed.chunks
+    assert store.count() == second.chunks  # nothing of the old version is left
+    reads.clear()
+    third = ingest_documents(folder, store=store)
+    assert reads == ["broken.pdf"] and rows(third) == rows(second)
+
+
+def test_a_file_changed_while_it_is_read_is_read_again_next_time(
+    tmp_path: Path, folder: Path, reads: list[str]
+) -> None:
+    reader = registered_loaders()[".txt"]
+    assert isinstance(reader, CountingReader)
+    reader.on_read = lambda path: path.write_text(path.read_text() + " One more line.")
+    with ChunkStore(HashEmbedder(32), path=tmp_path / "db", chunking=CHUNKING) as store:
+        ingest_documents(folder, store=store)
+        reader.on_read = None
+        settle(folder)
+        reads.clear()
+        second = ingest_documents(folder, store=store)
+        assert reads == ["a.txt", "broken.pdf"]  # its stored fingerprint would not be true
+        reads.clear()
+        ingest_documents(folder, store=store)
+        assert reads == ["broken.pdf"]
+    assert second.removed == 1  # the version read while it changed
+
+
+def test_another_chunk_size_in_the_same_collection_cuts_every_file_again(
+    store_factory: StoreFactory, folder: Path, reads: list[str]
+) -> None:
+    first = ingest_documents(
+        folder, store=store_factory(chunking={"chunk_size": 48}, collection="synth-shared")
+    )
+    reads.clear()
+    store = store_factory(chunking={"chunk_size": 24}, collection="synth-shared")
+    second = ingest_documents(folder, store=store)
+    assert sorted(reads) == ["a.txt", "b.md", "broken.pdf", "c.docx", "d.pdf"]
+    assert second.unchanged == 0 and second.chunks > first.chunks
+    assert second.embedded == second.chunks  # new chunks, new ids
+    assert store.count() == first.chunks + second.chunks  # same documents: both cuts are kept
+    reads.clear()
+    assert ingest_documents(folder, store=store).unchanged == 4 and reads == ["broken.pdf"]
+
+
+def test_a_deleted_file_leaves_the_report_and_the_others_are_not_read(
+    store_factory: StoreFactory, folder: Path, reads: list[str]
+) -> None:
+    store = store_factory(chunking=CHUNKING)
+    first = ingest_documents(folder, store=store)
+    gone = next(f for f in first.files if f.path.endswith("c.docx"))
+    (folder / "c.docx").unlink()
+    reads.clear()
+    second = ingest_documents(folder, store=store)
+    assert reads == ["broken.pdf"]
+    assert gone.path not in {f.path for f in second.files}
+    assert second.chunks == second.reused == first.chunks - gone.chunks
+    assert (second.embedded, second.unchanged) == (0, 3)
+    # the store is shared by every folder ingested into it: a file missing here is not pruned
+    assert len(store.chunks(source=gone.path)) == gone.chunks
+
+
+# ---- stores written before fingerprints ------------------------------------------------------------
+def test_a_store_without_fingerprints_is_read_once_and_embeds_nothing(
+    store_factory: StoreFactory, folder: Path, reads: list[str]
+) -> None:
+    embedder = CountingEmbedder()
+    store = store_factory(embedder, chunking=CHUNKING)
+    first = ingest_documents(folder, store=store)
+    _forget_fingerprints(store)
+    (folder / "a.txt").write_text("A new text about gulls and terns on the outer rocks. " * 9)
+    settle(folder)
+    reads.clear()
+    texts = embedder.embedded_texts
+    second = ingest_documents(folder, store=store)
+    assert sorted(reads) == ["a.txt", "b.md", "broken.pdf", "c.docx", "d.pdf"]
+    changed = next(f for f in second.files if f.path.endswith("a.txt"))
+    assert second.embedded == changed.chunks == embedder.embedded_texts - texts
+    assert second.removed == 1 and store.count() == second.chunks < first.chunks + changed.chunks
+    reads.clear()
+    assert ingest_documents(folder, store=store).unchanged == 4 and reads == ["broken.pdf"]
+
+
+def _forget_fingerprints(store: ChunkStore) -> None:
+    """Strip the fingerprints, as in a store written by an earlier synth."""
+    from synth.store import _fingerprint
+
+    keys = [getattr(_fingerprint, name) for name in ("STAT", "SHA256", "SETUP", "SETTLED")]
+    keys += [_fingerprint.CHUNKS, _fingerprint.TOKENS, _fingerprint.NOTE]
+    heads = [chunk_id for chunk_id, _ in store.first_chunks()]
+    store._collection.update(ids=heads, metadatas=[dict.fromkeys(keys) for _ in heads])
+    assert all(_fingerprint.SHA256 not in meta for _, meta in store.first_chunks())
+
+
+# ---- the store calls behind it -----------------------------------------------------------------------
+def test_marks_are_stored_with_new_chunks_and_merged_into_stored_ones(
+    store_factory: StoreFactory,
+) -> None:
+    store = store_factory()
+    store.add([make_chunk(0), make_chunk(1)])
+    result = store.add(
+        [make_chunk(i) for i in range(3)],
+        marks={make_chunk(0).id: {"file_note": "old"}, make_chunk(2).id: {"file_note": "new"}},
+    )
+    assert (result.embedded, result.reused) == (1, 2)
+    notes = {chunk_id: meta.get("file_note") for chunk_id, meta in store.first_chunks()}
+    assert notes == {make_chunk(0).id: "old"}  # first_chunks: index 0 only
+    (got,) = store._collection.get(ids=[make_chunk(2).id], include=["metadatas"])["metadatas"]
+    assert got["file_note"] == "new" and got["source"] == "a.txt"
+    assert store.get([make_chunk(0).id]) == [make_chunk(0)]  # marks are not chunk metadata
+    store.delete_documents([make_chunk(0).document_id])
+    assert store.count() == 0
+
+
+def test_a_failure_while_storing_stops_the_run_and_its_thread(tmp_path: Path) -> None:
+    class Failing(HashEmbedder):
+        holds_gil = False  # embedded by the background writer
+
+        def __init__(self) -> None:
+            super().__init__(32, batch_size=64)
+            self.batches = 0
+
+        def _embed_batch(self, texts: list[str]) -> np.ndarray:
+            self.batches += 1
+            if self.batches == 2:
+                raise ModelError("the embedding service is down")
+            return super()._embed_batch(texts)
+
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for n in range(40):
+        (folder / f"{n:02}.txt").write_text(f"Note {n} on buoys, bells and beacons. " * 12)
+    before = {t.name for t in threading.enumerate()}
+    embedder = Failing()
+    with ChunkStore(embedder, path=tmp_path / "db", chunking={"chunk_size": 16}) as store:
+        with pytest.raises(ModelError, match="service is down"):
+            ingest_documents(folder, store=store)
+        assert embedder.batches == 2  # nothing was sent after the failure
+    assert {t.name for t in threading.enumerate()} == before
+
+
+def test_the_settle_window_is_a_few_seconds() -> None:
+    assert 1 <= SETTLE_NS / 10**9 <= 10
+
+
+def test_the_ingest_table_says_which_files_were_not_read_again(
+    tmp_path: Path, folder: Path
+) -> None:
+    import io
+
+    from rich.console import Console
+
+    from synth.store._ingest_view import UNCHANGED_NOTE, print_ingest_report, summary_line
+
+    with ChunkStore(HashEmbedder(32), path=tmp_path / "db", chunking=CHUNKING) as store:
+        first = ingest_documents(folder, store=store)
+        second = ingest_documents(folder, store=store)
+    out = io.StringIO()
+    print_ingest_report(second, Console(file=out, width=200, force_terminal=False))
+    lines = out.getvalue().splitlines()
+    for row in second.files:
+        line = next(line for line in lines if row.path in line)
+        assert (UNCHANGED_NOTE in line) == (row.status == "ok")
+    # the totals read as on the first run, with the chunks counted as reused
+    assert summary_line(second) == summary_line(first).replace(
+        f"{first.embedded:,} embedded now, 0 reused", f"0 embedded now, {first.chunks:,} reused"
+    )
+    assert summary_line(second) in lines
