@@ -9,7 +9,9 @@ same candidates in every run, however far ahead a run has asked.
 the critic score them a batch per request (the batches are sent on demand and concurrently), and
 groups the accepted seeds with their neighbours strictly in seed order. While the critic scores a
 batch, a worker thread reads the seeds' neighbours from the store (one thread for all batches, so
-the reads take little from the requests), and grouping, when the verdicts come, only claims them. New batches are drawn only
+the reads take little from the requests), and grouping, when the verdicts come, only claims them.
+The first critic requests can go out while the ingest is still storing the last chunks: the store
+is read only after ``store_ready()`` says every chunk is in. New batches are drawn only
 at fixed points of that order (the batch ``lookahead`` places after the one just grouped), which is
 what keeps the draws, and so the contexts, independent of timing.
 """
@@ -129,9 +131,12 @@ class DocsFeed:
         journal: Any = None,
         rejects: Any = None,
         notify: Notify = lambda: None,
+        store_ready: Callable[[], object] | None = None,
     ) -> None:
         self.config = config
         self.store = store
+        #: waits (from any thread) until every chunk is stored; the store is read only after it
+        self.store_ready = store_ready or (lambda: None)
         self.selector = SeedSelector(chunks, config, rng)
         self.critic = critic
         self.prompts = prompts
@@ -210,7 +215,7 @@ class DocsFeed:
         if self._reads:  # store reads in threads cannot be cancelled: let them end first
             await asyncio.gather(*self._reads, return_exceptions=True)
         if self._reader is not None:
-            self._reader.shutdown(wait=False)
+            self._reader.shutdown(wait=True)  # its reads are all done: this is at once
             self._reader = None
 
     # ---- inside ----------------------------------------------------------------------------------
@@ -243,12 +248,14 @@ class DocsFeed:
         if self.config.max_context_length > 1:
             if self._reader is None:
                 self._reader = ThreadPoolExecutor(1, thread_name_prefix="synth-read-ahead")
-            read = loop.run_in_executor(
-                self._reader, prefetch_neighbours, batch.seeds, self.store, self.config
-            )
+            read = loop.run_in_executor(self._reader, self._read_ahead, batch.seeds)
             batch.ahead = read
             self._reads.add(read)
             read.add_done_callback(self._read_done)
+
+    def _read_ahead(self, seeds: list[Chunk]) -> Prefetched:
+        self.store_ready()
+        return prefetch_neighbours(seeds, self.store, self.config)
 
     def _read_done(self, read: asyncio.Future[Prefetched]) -> None:
         self._reads.discard(read)
@@ -275,6 +282,8 @@ class DocsFeed:
                         "scores": [_dump_score(s) for s in scores],
                     },
                 )
+            if batch.ahead is not None:  # grouped with the reads at hand, not by reading again
+                await asyncio.wait({batch.ahead})
             batch.scores = scores
         except asyncio.CancelledError:
             raise
@@ -302,6 +311,7 @@ class DocsFeed:
         if not accepted:
             self._write_rejects(batch)
             return []
+        self.store_ready()  # a failed store write ends the run here
         result = group_contexts(
             accepted,
             self.store,

@@ -21,29 +21,36 @@ def ingest_for_run(
     store_url: str | None = None,
 ) -> tuple[Any, Any, list[Chunk]]:
     """Load, chunk (``config``'s chunk size, overlap and encoding), embed and store the files
-    under ``paths``; return the open store, the ingest report and the chunks of the files read.
+    under ``paths``; return the open store, the ingest under way (a
+    :class:`~synth.store.ingest_run.PendingIngest`) and the chunks of the files read.
 
+    It returns once every file is chunked: the last chunks may still be being embedded and stored.
+    Call ``finish()`` on the ingest before reading the store (and before closing it).
     When no file could be read, one ConfigError line says why for each file (the first few)."""
     from synth.ingest import make_chunking_config
-    from synth.store import ChunkStore, ingest_documents
+    from synth.store import ChunkStore
+    from synth.store.ingest_run import start_ingest
 
     sizes: dict[str, Any] = {"chunk_size": config.chunk_size, "chunk_overlap": config.chunk_overlap}
     if config.encoding is not None:
         sizes["encoding"] = config.encoding
     chunking = make_chunking_config(**sizes)
     store = ChunkStore(embedder, path=store_path, url=store_url, chunking=chunking)
+    pending = None
     try:
-        report = ingest_documents(paths, store=store)
-        if not report.any_read:
-            raise ConfigError(nothing_read(paths, report.files))
-        chunks = chunks_of_run(report, store, paths, chunking)
+        pending = start_ingest(paths, store, keep_chunks=True)
+        if not pending.report.any_read:
+            raise ConfigError(nothing_read(paths, pending.report.files))
+        chunks = chunks_of_run(pending, store)
     except BaseException:
+        if pending is not None:
+            pending.close()
         store.close()
         raise
-    return store, report, chunks
+    return store, pending, chunks
 
 
-#: files named in the "no document could be read" line before "and N more"
+#: the "no document could be read" line names this many files before "and N more"
 SHOWN_FILES = 4
 
 
@@ -63,26 +70,23 @@ def nothing_read(paths: list[str], files: list[Any]) -> str:
 SOURCES_PER_READ = 256
 
 
-def chunks_of_run(report: Any, store: Any, paths: list[str], chunking: Any) -> list[Chunk]:
-    """The stored chunks of the files this run read (not other folders sharing the store), file
-    by file in the report's order."""
-    sources = [row.path for row in report.files if row.status == "ok"]
-    by_source: dict[str, list[Chunk]] = {source: [] for source in sources}
+def chunks_of_run(pending: Any, store: Any) -> list[Chunk]:
+    """The chunks of the files this run read (not other folders sharing the store), file by file
+    in the report's order: those read now as the ingest cut them, those unchanged since an earlier
+    ingest from the store (their stored version only)."""
+    rows = [row for row in pending.report.files if row.status == "ok"]
+    stored_rows = [row for row in rows if row.path not in pending.chunks]
+    by_source: dict[str, list[Chunk]] = {row.path: [] for row in stored_rows}
+    sources = list(by_source)
     for start in range(0, len(sources), SOURCES_PER_READ):
         for chunk in store.chunks(source=sources[start : start + SOURCES_PER_READ]):
             by_source[chunk.source].append(chunk)
     chunks: list[Chunk] = []
-    stale = False
-    for found in by_source.values():
-        if len({c.document_id for c in found}) > 1:
-            stale = True  # the file changed since an earlier ingest: its old chunks are stored too
-        chunks.extend(found)
-    if stale:
-        from synth.ingest import chunk_documents, load_documents
-
-        loaded = load_documents(paths)
-        current = {c.id for c in chunk_documents(loaded.documents, chunking)}
-        chunks = [c for c in chunks if c.id in current]
+    for row in rows:
+        if row.path in pending.chunks:
+            chunks.extend(pending.chunks[row.path])
+        else:  # a version left by an interrupted ingest is not this file's
+            chunks.extend(c for c in by_source[row.path] if c.document_id == row.document_id)
     return chunks
 
 

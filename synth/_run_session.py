@@ -250,10 +250,18 @@ class RunSession:
                 out.setdefault(stage, dict.fromkeys(USAGE_FIELDS, 0))["embedding_requests"] += n
         return out
 
-    def count_embeddings(self, stage: str, embedder: Any, since: int) -> None:
-        """Record the batches ``embedder`` sent for ``stage`` since it had sent ``since``."""
-        if getattr(embedder, "remote", False):
-            self.embedding_requests[stage] += embedder.batches_embedded - since
+    def count_embeddings(
+        self, stage: str, embedder: Any, since: int, until: int | None = None
+    ) -> None:
+        """Record the batches ``embedder`` sent for ``stage`` since it had sent ``since`` (and until
+        it had sent ``until``, when given: what it sent after is not the stage's, and when it is
+        also the deduplication embedder, the batches up to ``until`` are not deduplication's)."""
+        if not getattr(embedder, "remote", False):
+            return
+        end = embedder.batches_embedded if until is None else until
+        self.embedding_requests[stage] += end - since
+        if until is not None and embedder is self._dedup_embedder:
+            self._dedup_mark = max(self._dedup_mark, until)
 
     def stage_rows(self) -> list[dict[str, Any]]:
         """The per-stage rows of the candidates the run used (so far)."""

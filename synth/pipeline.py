@@ -242,15 +242,11 @@ class Synthesizer:
                 return run.replay()
             embedder = self._get_embedder(contexts_config)
             sent_before = embedder.batches_embedded
-            store, report, chunks = self._ingest(paths, contexts_config)
-            run.count_embeddings("ingest", embedder, sent_before)
+            store, pending, chunks = self._ingest(paths, contexts_config)
             try:
+                report = pending.report
                 if report.notice:
                     run.note(report.notice)
-                run.note(
-                    f"ingested {_files_read(report)} of {len(report.files)} files: {len(chunks)} chunks "
-                    f"({report.embedded} embedded now, {report.reused} already stored)"
-                )
                 run.rows.append(ingest_row(report))
                 run.info["inputs"] = {
                     "paths": paths,
@@ -258,10 +254,23 @@ class Synthesizer:
                     "chunks": len(chunks),
                     "store": report.collection,
                 }
-                feed = self._docs_feed(chunks, store, contexts_config, generation, num_goldens, run)
+                # the last chunks may still be being stored: the feed waits for them before it
+                # reads the store, while the first critic requests are already out
+                feed = self._docs_feed(
+                    chunks, store, contexts_config, generation, num_goldens, run, pending.finish
+                )
                 target = _target(generation, num_goldens, feed.wanted)
-                return await run.execute(feed, target)
+                dataset = await run.execute(feed, target)
+                report = pending.finish()
+                run.count_embeddings("ingest", embedder, sent_before, pending.embedder_batches)
+                run.note(
+                    f"ingested {_files_read(report)} of {len(report.files)} files: "
+                    f"{len(chunks)} chunks ({report.embedded} embedded now, "
+                    f"{report.reused} already stored)"
+                )
+                return dataset
             finally:
+                pending.close()  # when the run failed first: the writes still waiting are dropped
                 store.close()
 
     generate_goldens_from_docs = _sync_twin(
@@ -363,8 +372,9 @@ class Synthesizer:
         paths = as_paths(document_paths)
         contexts_config = self.context_construction_config
         generation = self._generation(include_expected_output, max_goldens_per_context)
-        store, report, chunks = self._ingest(paths, contexts_config)
+        store, pending, chunks = self._ingest(paths, contexts_config)
         try:
+            pending.finish()
             feed = self._docs_feed(chunks, store, contexts_config, generation, num_goldens, None)
             count = feed.wanted
             while len(feed.candidates) < count and not feed.exhausted:
@@ -372,6 +382,7 @@ class Synthesizer:
                 feed.advance()
             chosen = feed.candidates[:count]
         finally:
+            pending.close()
             store.close()
         seeds = [_seed_of(c, chunks) for c in chosen]
         return make_plan(
@@ -387,7 +398,7 @@ class Synthesizer:
             generator=_spec_name(self.model or default_model_spec(self.base_url)),
             critic=_spec_name(self.critic_model or self.model or default_model_spec(self.base_url)),
             num_goldens=num_goldens,
-            files=_files_read(report),
+            files=_files_read(pending.report),
             chunks=len(chunks),
         )
 
@@ -495,7 +506,8 @@ class Synthesizer:
     def _ingest(
         self, paths: list[str], config: ContextConstructionConfig
     ) -> tuple[Any, Any, list[Chunk]]:
-        """Stage 1: load, chunk, embed and store; the store, the report and this run's chunks."""
+        """Stage 1: load, chunk, embed and store; the store, the ingest under way (its last writes
+        may still run: ``finish()`` waits for them) and this run's chunks."""
         return ingest_for_run(
             paths,
             config,
@@ -512,9 +524,10 @@ class Synthesizer:
         generation: GenerationConfig,
         num_goldens: int | None,
         run: RunSession | None,
+        store_ready: Callable[[], object] | None = None,
     ) -> DocsFeed:
         """The feed of contexts from ``chunks``; without a ``run`` (a plan), no critic, no
-        prompts and no journals."""
+        prompts and no journals. ``store_ready`` waits until every chunk is stored."""
         wanted = None
         if num_goldens is not None:
             wanted = _ceil_div(num_goldens, generation.max_goldens_per_context)
@@ -531,6 +544,7 @@ class Synthesizer:
             wanted=wanted,
             journal=run.journal("critic"),
             rejects=run.journal("rejects"),
+            store_ready=store_ready,
         )
 
     def _run(

@@ -414,3 +414,33 @@ def test_a_prompt_overridden_for_one_stage_is_what_that_stage_sends() -> None:
     version = dataset[0].metadata["prompt_version"]
     assert version == synth.manifest["prompt_version"]
     assert version != plain[0].metadata["prompt_version"]
+
+
+def test_a_store_write_failing_after_the_critic_started_ends_the_run_with_that_error(
+    tmp_path: Path,
+) -> None:
+    """The run starts its critic requests while the last chunks are still being embedded and
+    stored; an embedder failing there ends the run with its own error, recorded as failed, and
+    leaves no thread behind."""
+    import threading
+
+    import numpy as np
+
+    from synth.errors import ModelError
+    from synth.store import HashEmbedder
+
+    class FailingEmbedder(HashEmbedder):
+        name = "hash-failing"
+
+        def _embed_batch(self, texts: list[str]) -> np.ndarray:
+            raise ModelError("the embedding service is down")
+
+    replies = Replies()
+    synth = synthesizer(replies, embedder=FailingEmbedder(64), run_dir=tmp_path / "run")
+    with pytest.raises(ModelError, match="service is down"):
+        synth.generate_goldens_from_docs(SAMPLE, num_goldens=4)
+    manifest = json.loads(next((tmp_path / "run").rglob("manifest.json")).read_text())
+    assert manifest["status"] == "failed" and "service is down" in manifest["error"]
+    assert replies.prompts  # the critic was asked before the failure was known
+    left = {t.name for t in threading.enumerate()}
+    assert not {name for name in left if "writer" in name or "read-ahead" in name}, left

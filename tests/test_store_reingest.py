@@ -27,6 +27,7 @@ from synth.ingest.pdf import read_pdf
 from synth.ingest.text import read_text
 from synth.store import _reingest
 from synth.store._fingerprint import SETTLE_NS
+from synth.store.ingest_run import start_ingest
 
 # the fixtures of test_store_chroma: its `chroma run` server, and stores on each backend
 chroma_server = test_store_chroma.chroma_server
@@ -368,3 +369,52 @@ def test_the_ingest_table_says_which_files_were_not_read_again(
         f"{first.embedded:,} embedded now, 0 reused", f"0 embedded now, {first.chunks:,} reused"
     )
     assert summary_line(second) in lines
+
+
+# ---- an ingest whose writes run on while the caller starts ------------------------------------------
+def test_started_ingest_hands_over_the_chunks_and_stores_them_once_finished(
+    store_factory: StoreFactory, folder: Path
+) -> None:
+    """``start_ingest(keep_chunks=True)`` returns when every file is chunked, with those chunks; the
+    store holds them, exactly as handed over, once ``finish`` returns (called from any thread)."""
+    embedder = CountingEmbedder()
+    store = store_factory(embedder, chunking=CHUNKING)
+    pending = start_ingest([folder], store, keep_chunks=True)
+    report = pending.report
+    assert sorted(Path(p).name for p in pending.chunks) == ["a.txt", "b.md", "c.docx", "d.pdf"]
+    assert report.chunks == sum(len(c) for c in pending.chunks.values()) > 4
+    finished: list[object] = []
+    waiters = [threading.Thread(target=lambda: finished.append(pending.finish())) for _ in range(3)]
+    for waiter in waiters:
+        waiter.start()
+    for waiter in waiters:
+        waiter.join()
+    assert finished == [report] * 3 and report.embedded == report.chunks
+    assert embedder.embedded_texts == report.chunks  # embedded once, though finished thrice
+    stored = {chunk.id: chunk for chunk in store.chunks()}
+    handed = [chunk for chunks in pending.chunks.values() for chunk in chunks]
+    assert [stored[chunk.id] for chunk in handed] == handed
+    # the same files again: nothing read, the chunks come from the store
+    again = start_ingest([folder], store, keep_chunks=True)
+    assert again.chunks == {} and again.finish().reused == report.chunks
+
+
+def test_a_started_ingest_that_fails_to_store_says_so_at_finish(tmp_path: Path) -> None:
+    class Failing(HashEmbedder):
+        def _embed_batch(self, texts: list[str]) -> np.ndarray:
+            raise ModelError("the embedding service is down")
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.txt").write_text("Buoys, bells and beacons. " * 30)
+    before = {t.name for t in threading.enumerate()}
+    with ChunkStore(Failing(32), path=tmp_path / "db", chunking={"chunk_size": 16}) as store:
+        pending = start_ingest([folder], store, keep_chunks=True)
+        assert pending.report.chunks > 0  # read and chunked: storing fails later, in the writer
+        with pytest.raises(ModelError, match="service is down"):
+            pending.finish()
+        pending.close()  # after finish: nothing left to stop
+        closed = start_ingest([folder], store, keep_chunks=True)
+        closed.close()  # a caller that failed: the waiting writes are dropped, nothing raised
+        assert store.count() == 0
+    assert {t.name for t in threading.enumerate()} == before

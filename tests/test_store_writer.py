@@ -69,3 +69,23 @@ def test_a_failing_caller_drops_the_jobs_still_waiting() -> None:
             raise KeyError("the caller failed")
     assert done == [1]  # the job under way finished; the two waiting were dropped
     assert "synth-writer" not in _threads()
+
+
+def test_a_paused_writer_takes_every_job_without_waiting_and_starts_on_resume() -> None:
+    done: list[int] = []
+    with BackgroundWriter(done.append, depth=None, paused=True) as writer:
+        for n in range(50):  # an unbounded queue: the caller never waits on the writer
+            writer.submit(n)
+        assert done == []  # nothing ran before resume
+        writer.resume()
+        writer.finish()
+    assert done == list(range(50))
+
+
+def test_cancel_drops_the_jobs_of_a_paused_writer() -> None:
+    done: list[int] = []
+    writer = BackgroundWriter(done.append, depth=None, paused=True)
+    for n in range(5):
+        writer.submit(n)
+    writer.cancel()
+    assert done == [] and "synth-writer" not in _threads()

@@ -27,15 +27,30 @@ class BackgroundWriter(Generic[Job]):
     """
 
     def __init__(
-        self, work: Callable[[Job], None], *, depth: int = 1, name: str = "writer"
+        self,
+        work: Callable[[Job], None],
+        *,
+        depth: int | None = 1,
+        name: str = "writer",
+        paused: bool = False,
     ) -> None:
+        """``depth`` None queues without bound; ``paused`` holds the jobs until :meth:`resume`."""
         self._work = work
-        self._queue: queue.Queue[object] = queue.Queue(maxsize=max(1, depth))
+        self._queue: queue.Queue[object] = queue.Queue(
+            maxsize=0 if depth is None else max(1, depth)
+        )
         self._error: BaseException | None = None
         self._cancelled = False
         self._finished = False
+        self._go = threading.Event()
+        if not paused:
+            self._go.set()
         self._thread = threading.Thread(target=self._run, name=f"synth-{name}", daemon=False)
         self._thread.start()
+
+    def resume(self) -> None:
+        """Start on the jobs (of a writer made ``paused``)."""
+        self._go.set()
 
     def submit(self, job: Job) -> None:
         """Queue ``job`` (waiting while ``depth`` jobs already wait)."""
@@ -47,18 +62,25 @@ class BackgroundWriter(Generic[Job]):
         self._stop()
         self._raise_if_failed()
 
+    def cancel(self) -> None:
+        """Drop the jobs still waiting and wait for the one under way; raises nothing."""
+        self._cancelled = True
+        self._stop()
+
     def __enter__(self) -> BackgroundWriter[Job]:
         return self
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         if exc_type is not None:
-            self._cancelled = True  # the caller failed: what still waits is not wanted
-        self._stop()
+            self.cancel()  # the caller failed: what still waits is not wanted
+        else:
+            self._stop()
 
     def _stop(self) -> None:
         if not self._finished:
             self._finished = True
             self._queue.put(_STOP)
+            self._go.set()
             self._thread.join()
 
     def _raise_if_failed(self) -> None:
@@ -66,6 +88,7 @@ class BackgroundWriter(Generic[Job]):
             raise self._error
 
     def _run(self) -> None:
+        self._go.wait()
         while True:
             job = self._queue.get()
             if job is _STOP:

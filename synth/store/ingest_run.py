@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,12 +133,64 @@ class _Batch:
     refresh: dict[str, dict[str, MetadataValue]] = field(default_factory=dict)  # stored stats
 
 
-def _ingest(
-    paths: list[str | os.PathLike[str]],
+class PendingIngest:
+    """An ingest whose files are all read and chunked, while its last writes may still run.
+
+    ``report`` has every file and the chunk and token totals at once; ``embedded`` and ``reused``
+    are complete after :meth:`finish`. ``chunks`` holds, by path, the chunks of the files read now
+    (with ``keep_chunks``), so a caller can start on them before they are stored.
+    """
+
+    def __init__(
+        self,
+        report: IngestReport,
+        writer: BackgroundWriter[Any],
+        added: AddResult,
+        embedder: Embedder,
+    ) -> None:
+        self.report = report
+        self.chunks: dict[str, list[Chunk]] = {}
+        self._writer = writer
+        self._added = added
+        self._embedder = embedder
+        self._lock = threading.Lock()
+        self._done = False
+        #: the embedder's ``batches_embedded`` once every write is done (see :meth:`finish`)
+        self.embedder_batches: int | None = None
+
+    def finish(self) -> IngestReport:
+        """Wait until every chunk is stored (from any thread; once is enough) and return the
+        complete report; a failed write raises here."""
+        with self._lock:
+            if not self._done:
+                self._writer.finish()
+                self._done = True
+                self.embedder_batches = self._embedder.batches_embedded
+                self.report.embedded = self._added.embedded
+                self.report.reused += self._added.reused
+                _log(self.report)
+        return self.report
+
+    def close(self) -> None:
+        """Stop after the write under way (the others are dropped); raises nothing. For a caller
+        that failed before :meth:`finish`."""
+        with self._lock:
+            if not self._done:
+                self._done = True
+                self._writer.cancel()
+
+
+def start_ingest(
+    paths: Sequence[str | os.PathLike[str]],
     store: ChunkStore,
-    password: str | None,
-    on_file: Callable[[IngestedFile], None] | None,
-) -> IngestReport:
+    *,
+    password: str | None = None,
+    on_file: Callable[[IngestedFile], None] | None = None,
+    keep_chunks: bool = False,
+) -> PendingIngest:
+    """Read and chunk every file under ``paths`` into ``store``; return as soon as the last file
+    is chunked, its writes (embedding, storing) still running in the background: call
+    :meth:`PendingIngest.finish` before reading the store, and before closing it."""
     report = IngestReport(
         embedder=store.embedder.name,
         notice=store.embedder.notice,
@@ -148,25 +201,33 @@ def _ingest(
     added = AddResult()
 
     def write(batch: _Batch) -> None:
-        nonlocal added
         if batch.stale:  # first, so a crash never leaves two versions of a file
             store.delete_documents(batch.stale)
         if batch.prepared is None and batch.chunks:
             batch.prepared = store.prepare(batch.chunks, assume_new=memory.empty)
         if batch.prepared is not None:
-            added += store.commit(batch.prepared, marks=batch.marks)
+            result = store.commit(batch.prepared, marks=batch.marks)
+            added.embedded += result.embedded
+            added.reused += result.reused
         if batch.refresh:
             store.update_metadata(batch.refresh)
 
+    # with keep_chunks every chunk is in memory anyway: the writes wait until all files are read
+    # (then they run while the caller starts on the chunks), instead of slowing the reading
+    writer: BackgroundWriter[_Batch] = BackgroundWriter(
+        write, name="ingest-writer", depth=None if keep_chunks else 1, paused=keep_chunks
+    )
+    pending = PendingIngest(report, writer, added, store.embedder)
+
     def submit(batch: _Batch) -> None:
-        if store.embedder.holds_gil and batch.chunks:  # embed here, store in the background
+        if store.embedder.holds_gil and batch.chunks and not keep_chunks:  # embed here
             batch.prepared = store.prepare(batch.chunks, assume_new=memory.empty)
             batch.chunks = []
         writer.submit(batch)
 
     batch = _Batch()
     flush_at = max(store.embedder.batch_size, 64)
-    with BackgroundWriter(write, name="ingest-writer") as writer:
+    try:
         for loaded in iter_load(paths, password=password, skip=memory.skip):
             status = loaded.status
             row = IngestedFile(path=status.path, status=status.status, reason=status.reason)
@@ -183,6 +244,8 @@ def _ingest(
                 row.document_id = loaded.document.id
                 if chunks:
                     report.removed += _queue(batch, memory, row, status.file, chunks)
+                    if keep_chunks:
+                        pending.chunks[row.path] = chunks
                 elif row.status == "ok":
                     row.status, row.reason, row.document_id = "error", "no text to chunk", None
             report.files.append(row)
@@ -196,9 +259,23 @@ def _ingest(
         batch.refresh = memory.refresh
         if batch.chunks or batch.stale or batch.refresh:
             submit(batch)
-        writer.finish()
-    report.embedded = added.embedded
-    report.reused += added.reused
+        writer.resume()
+    except BaseException:
+        pending.close()
+        raise
+    return pending
+
+
+def _ingest(
+    paths: list[str | os.PathLike[str]],
+    store: ChunkStore,
+    password: str | None,
+    on_file: Callable[[IngestedFile], None] | None,
+) -> IngestReport:
+    return start_ingest(paths, store, password=password, on_file=on_file).finish()
+
+
+def _log(report: IngestReport) -> None:
     counts = report.counts()
     logger.info(
         "ingest: %d files (%d ok, %d error, %d skipped; %d unchanged, not read), %d chunks, "
@@ -215,7 +292,6 @@ def _ingest(
         report.removed,
         report.collection,
     )
-    return report
 
 
 def _queue(
@@ -252,4 +328,4 @@ def _check_matches(
             raise ConfigError("ingest got chunking settings that differ from the store's; give one")
 
 
-__all__ = ["IngestReport", "IngestedFile", "ingest_documents"]
+__all__ = ["IngestReport", "IngestedFile", "PendingIngest", "ingest_documents", "start_ingest"]
