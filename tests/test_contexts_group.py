@@ -233,6 +233,13 @@ def test_reading_ahead_gives_the_same_contexts_with_fewer_reads(
     # only a seed whose first candidates were claimed by earlier seeds asks the store again
     assert plain.reads >= 3 and reading.reads < plain.reads and reading.reads <= 1
     assert set(ahead.candidates) == {s.id for s in seeds}
+    # a store without query_chunks (three calls instead of one) reads the same
+    slow = prefetch_neighbours(seeds, ReadCountingStore(store), config)
+    assert slow.candidates == ahead.candidates
+    assert slow.chunks.items() <= ahead.chunks.items()  # the one call brings the seeds too
+    assert slow.vectors.keys() == ahead.vectors.keys()
+    for chunk_id, vector in slow.vectors.items():
+        np.testing.assert_allclose(vector, ahead.vectors[chunk_id], atol=1e-6)
 
 
 def test_reading_ahead_of_other_seeds_changes_nothing(store: ChunkStore) -> None:

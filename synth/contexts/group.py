@@ -16,7 +16,7 @@ the critic is still scoring the seeds; :func:`group_contexts` then only claims.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -139,6 +139,19 @@ def prefetch_neighbours(
         return ahead
     parts: list[tuple[Chunk, ScoredSeed | None]] = [(seed, None) for seed in seeds]
     ahead.vectors = _embeddings(store, [seed.id for seed in seeds])
+    query_chunks = getattr(store, "query_chunks", None)
+    if query_chunks is not None:  # one call per scope brings the chunks and vectors too
+        for scope, members in _scopes(parts, range(len(parts)), config).items():
+            for start in range(0, len(members), batch_size):
+                batch = members[start : start + batch_size]
+                matrix = np.stack([ahead.vectors[seeds[i].id] for i in batch]).astype(np.float32)
+                for i, hits in zip(batch, query_chunks(matrix, fetch, source=scope), strict=True):
+                    ahead.candidates[seeds[i].id] = [(c.id, float(sim)) for c, sim, _ in hits]
+                    for chunk, _, vector in hits:
+                        ahead.chunks[chunk.id] = chunk
+                        if chunk.id not in ahead.vectors:
+                            ahead.vectors[chunk.id] = _unit_rows(vector)[0]
+        return ahead
     rows = _query(
         parts, list(range(len(parts))), ahead.vectors, store, config, fetch, [], batch_size
     )
@@ -308,6 +321,19 @@ def _cached_embeddings(
     return {i: ahead.vectors[i] if i in ahead.vectors else found[i] for i in ids}
 
 
+def _scopes(
+    parts: list[tuple[Chunk, ScoredSeed | None]],
+    todo: Iterable[int],
+    config: ContextConstructionConfig,
+) -> dict[str | None, list[int]]:
+    """The seeds of ``todo`` by the scope their neighbours come from: their file, or everything."""
+    scopes: dict[str | None, list[int]] = {}
+    for i in todo:
+        scope = None if config.allow_cross_file_contexts else parts[i][0].source
+        scopes.setdefault(scope, []).append(i)
+    return scopes
+
+
 def _query(
     parts: list[tuple[Chunk, ScoredSeed | None]],
     todo: list[int],
@@ -319,12 +345,8 @@ def _query(
     batch_size: int,
 ) -> dict[int, list[tuple[str, float]]]:
     """One store query per batch of seeds sharing a scope (their file, or everything)."""
-    scopes: dict[str | None, list[int]] = {}
-    for i in todo:
-        scope = None if config.allow_cross_file_contexts else parts[i][0].source
-        scopes.setdefault(scope, []).append(i)
     out: dict[int, list[tuple[str, float]]] = {}
-    for scope, members in scopes.items():
+    for scope, members in _scopes(parts, todo, config).items():
         for start in range(0, len(members), batch_size):
             batch = members[start : start + batch_size]
             matrix = np.stack([seed_vectors[parts[i][0].id] for i in batch]).astype(np.float32)

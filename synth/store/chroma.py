@@ -247,6 +247,43 @@ class ChunkStore:
         keeps chunks of that file (or those files); ``exclude_ids`` are never returned.
         Similarity is the true cosine, ``1 - cosine distance``, in [-1, 1].
         """
+        return [
+            [(hit[0], hit[1]) for hit in hits]
+            for hits in self._nearest(embeddings, n_results, source, exclude_ids, [])
+        ]
+
+    def query_chunks(
+        self,
+        embeddings: np.ndarray | Sequence[Sequence[float]],
+        n_results: int = 10,
+        *,
+        source: str | Sequence[str] | None = None,
+    ) -> list[list[tuple[Chunk, float, np.ndarray]]]:
+        """:meth:`query` with each hit's chunk and stored vector: ``(chunk, similarity, vector)``,
+        in one store call where :meth:`query`, :meth:`get` and :meth:`get_embeddings` take three."""
+        include = ["documents", "metadatas", "embeddings"]
+        return [
+            [
+                (
+                    from_record(chunk_id, answer["documents"][row], answer["metadatas"][row]),
+                    similarity,
+                    np.asarray(answer["embeddings"][row], dtype=np.float32),
+                )
+                for chunk_id, similarity, answer, row in hits
+            ]
+            for hits in self._nearest(embeddings, n_results, source, None, include)
+        ]
+
+    def _nearest(
+        self,
+        embeddings: np.ndarray | Sequence[Sequence[float]],
+        n_results: int,
+        source: str | Sequence[str] | None,
+        exclude_ids: Iterable[str] | None,
+        include: list[str],
+    ) -> list[list[tuple[str, float, dict[str, Any], int]]]:
+        """Per query vector: ``(chunk_id, similarity, answer, row)`` of its hits, where ``row``
+        indexes the query's own lists in ``answer`` (for the fields in ``include``)."""
         queries = np.asarray(embeddings, dtype=np.float32)
         if queries.ndim == 1:
             queries = queries[None, :]
@@ -260,7 +297,7 @@ class ChunkStore:
             return [[] for _ in range(len(queries))]
         fetch = min(n_results + len(excluded), total)
         where = _source_filter(source)
-        results: list[list[tuple[str, float]]] = []
+        results: list[list[tuple[str, float, dict[str, Any], int]]] = []
         for start in range(0, len(queries), self._max_batch):
             batch = queries[start : start + self._max_batch]
             with self._calling("query"):
@@ -268,12 +305,15 @@ class ChunkStore:
                     query_embeddings=batch,
                     n_results=fetch,
                     where=where,
-                    include=["distances"],
+                    include=["distances", *include],  # type: ignore[list-item]
                 )
-            for ids, distances in zip(answer["ids"], answer["distances"] or [], strict=True):
+            for number, (ids, distances) in enumerate(
+                zip(answer["ids"], answer["distances"] or [], strict=True)
+            ):
+                own = {key: _column(answer, key, number) for key in include}
                 hits = [
-                    (chunk_id, 1.0 - float(distance))
-                    for chunk_id, distance in zip(ids, distances, strict=True)
+                    (chunk_id, 1.0 - float(distance), own, row)
+                    for row, (chunk_id, distance) in enumerate(zip(ids, distances, strict=True))
                     if chunk_id not in excluded
                 ]
                 results.append(hits[:n_results])
