@@ -24,7 +24,8 @@ def ingest_for_run(
     under ``paths``; return the open store, the ingest under way (a
     :class:`~synth.store.ingest_run.PendingIngest`) and the chunks of the files read.
 
-    It returns once every file is chunked: the last chunks may still be being embedded and stored.
+    It returns once every file is chunked: the chunks may still be being embedded and stored
+    (not with a remote embedder, whose requests must stay within the run's ``max_concurrent``).
     Call ``finish()`` on the ingest before reading the store (and before closing it).
     When no file could be read, one ConfigError line says why for each file (the first few)."""
     from synth.ingest import make_chunking_config
@@ -39,6 +40,9 @@ def ingest_for_run(
     pending = None
     try:
         pending = start_ingest(paths, store, keep_chunks=True)
+        if getattr(embedder, "remote", False):
+            # its requests would run beside the critic's, outside max_concurrent: done first
+            pending.finish()
         if not pending.report.any_read:
             raise ConfigError(nothing_read(paths, pending.report.files))
         chunks = chunks_of_run(pending, store)

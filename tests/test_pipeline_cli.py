@@ -300,3 +300,8 @@ def test_embedding_requests_are_counted_per_stage(server) -> None:
     assert by_stage["dedup"]["embedding_requests"] > 0
     assert manifest["totals"]["embedding_requests"] == len(server.requests_to("embeddings"))
     assert manifest["totals"]["requests"] == len(server.requests_to("chat"))
+    # a remote embedder's ingest requests are all answered before the first chat request: they
+    # would otherwise run outside max_concurrent
+    ingest = server.requests[: by_stage["ingest"]["embedding_requests"]]
+    first_chat = server.requests_to("chat")[0]
+    assert all(r.kind == "embeddings" and r.finished <= first_chat.started for r in ingest)
