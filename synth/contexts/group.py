@@ -42,6 +42,10 @@ class NeighbourStore(Protocol):
         exclude_ids: Sequence[str] | None = None,
     ) -> list[list[tuple[str, float]]]: ...
 
+    def query_chunks(
+        self, embeddings: Any, n_results: int, *, source: str | None = None
+    ) -> list[list[tuple[Chunk, float, Any]]]: ...
+
     def get(self, ids: Sequence[str]) -> list[Chunk]: ...
 
     def get_embeddings(self, ids: Sequence[str]) -> Any: ...
@@ -139,26 +143,16 @@ def prefetch_neighbours(
         return ahead
     parts: list[tuple[Chunk, ScoredSeed | None]] = [(seed, None) for seed in seeds]
     ahead.vectors = _embeddings(store, [seed.id for seed in seeds])
-    query_chunks = getattr(store, "query_chunks", None)
-    if query_chunks is not None:  # one call per scope brings the chunks and vectors too
-        for scope, members in _scopes(parts, range(len(parts)), config).items():
-            for start in range(0, len(members), batch_size):
-                batch = members[start : start + batch_size]
-                matrix = np.stack([ahead.vectors[seeds[i].id] for i in batch]).astype(np.float32)
-                for i, hits in zip(batch, query_chunks(matrix, fetch, source=scope), strict=True):
-                    ahead.candidates[seeds[i].id] = [(c.id, float(sim)) for c, sim, _ in hits]
-                    for chunk, _, vector in hits:
-                        ahead.chunks[chunk.id] = chunk
-                        if chunk.id not in ahead.vectors:
-                            ahead.vectors[chunk.id] = _unit_rows(vector)[0]
-        return ahead
-    rows = _query(
-        parts, list(range(len(parts))), ahead.vectors, store, config, fetch, [], batch_size
-    )
-    ahead.candidates = {seeds[i].id: row for i, row in rows.items()}
-    found = sorted({cid for row in rows.values() for cid, _ in row} - ahead.vectors.keys())
-    ahead.vectors.update(_embeddings(store, found))
-    ahead.chunks = {chunk.id: chunk for chunk in store.get(found)} if found else {}
+    for scope, members in _scopes(parts, range(len(parts)), config).items():
+        for start in range(0, len(members), batch_size):  # the chunks and vectors come along
+            batch = members[start : start + batch_size]
+            matrix = np.stack([ahead.vectors[seeds[i].id] for i in batch]).astype(np.float32)
+            for i, hits in zip(batch, store.query_chunks(matrix, fetch, source=scope), strict=True):
+                ahead.candidates[seeds[i].id] = [(chunk.id, float(sim)) for chunk, sim, _ in hits]
+                for chunk, _, vector in hits:
+                    ahead.chunks[chunk.id] = chunk
+                    if chunk.id not in ahead.vectors:
+                        ahead.vectors[chunk.id] = _unit_rows(vector)[0]
     return ahead
 
 
