@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import importlib.metadata
 import json
 import platform
 import resource
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,11 +97,17 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def work_dir(given: Path | None, name: str) -> Path:
-    """The bench's scratch folder: ``given`` (created if missing) or a new temporary one."""
+@contextlib.contextmanager
+def work_dir(given: Path | None, name: str, *, keep: bool | None = None) -> Iterator[Path]:
+    """The bench's scratch folder: ``given`` (created if missing) or a new temporary one, removed
+    afterwards unless ``keep`` (default: keep a folder given, remove a temporary one)."""
     work = Path(tempfile.mkdtemp(prefix=f"synth-bench-{name}-")) if given is None else given
     work.mkdir(parents=True, exist_ok=True)
-    return work
+    try:
+        yield work
+    finally:
+        if not (given is not None if keep is None else keep):
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def write_json(path: str | Path | None, payload: dict[str, Any]) -> None:

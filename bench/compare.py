@@ -309,9 +309,8 @@ def main(argv: list[str] | None = None) -> int:
             print(INSTALL_HINT)
             return 0
 
-    work = work_dir(args.workdir, "compare")
     rows = []
-    try:
+    with work_dir(args.workdir, "compare") as work:
         for scenario, faults in scenarios:
             options = ServerOptions(
                 latency=args.latency, faults=faults, rpm=args.rpm, seed=args.seed, replies=REPLIES
@@ -327,9 +326,6 @@ def main(argv: list[str] | None = None) -> int:
                     file=sys.stderr,
                     flush=True,
                 )
-    finally:
-        if args.workdir is None:
-            shutil.rmtree(work, ignore_errors=True)
     rendered = table(rows)
     payload = {
         **header(["bench/compare.py", *argv], PACKAGES),

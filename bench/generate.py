@@ -397,9 +397,8 @@ def main(argv: list[str] | None = None) -> int:
         replies=REPLIES,
         seed=args.seed,
     )
-    work = work_dir(args.workdir, "generate")
     results = []
-    try:
+    with work_dir(args.workdir, "generate") as work:
         corpus = args.folder.resolve() if args.folder else build_corpus(work, args.copies)
         for goldens in args.goldens:
             result = measure(corpus, goldens, options, args, work)
@@ -411,9 +410,6 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
                 flush=True,
             )
-    finally:
-        if args.workdir is None:
-            shutil.rmtree(work, ignore_errors=True)
     rendered = tables(results)
     payload = {
         **header(["bench/generate.py", *argv], PACKAGES),

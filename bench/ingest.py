@@ -517,21 +517,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
 
-    work = work_dir(args.workdir, "ingest")
-
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
     results = []
-    try:
+    with work_dir(args.workdir, "ingest", keep=args.keep) as work:
         for size in args.sizes:
             shape = CorpusShape(
                 pdf_pages=size, docx_paragraphs=max(1, round(size * args.docx_ratio))
             )
             results.append(measure_size(work, work / "pool", shape, parts, args.repeat, log))
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
     rendered = tables(results)
     all_rows = [result["parts"]["all"] for result in results]
     summary = {
