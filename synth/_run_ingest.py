@@ -39,9 +39,13 @@ def ingest_for_run(
     store = ChunkStore(embedder, path=store_path, url=store_url, chunking=chunking)
     pending = None
     try:
-        pending = start_ingest(paths, store, keep_chunks=True)
-        if getattr(embedder, "remote", False):
-            # its requests would run beside the critic's, outside max_concurrent: done first
+        # every chunk is kept for the run anyway, so the writes may wait until all files are
+        # read and then run while the first critic requests are out; not a remote embedder's:
+        # its requests would run beside the critic's, outside max_concurrent, so they overlap
+        # with the reading instead and are done first
+        remote = bool(getattr(embedder, "remote", False))
+        pending = start_ingest(paths, store, keep_chunks=True, hold_writes=not remote)
+        if remote:
             pending.finish()
         if not pending.report.any_read:
             raise ConfigError(nothing_read(paths, pending.report.files))

@@ -375,11 +375,12 @@ def test_the_ingest_table_says_which_files_were_not_read_again(
 def test_started_ingest_hands_over_the_chunks_and_stores_them_once_finished(
     store_factory: StoreFactory, folder: Path
 ) -> None:
-    """``start_ingest(keep_chunks=True)`` returns when every file is chunked, with those chunks; the
-    store holds them, exactly as handed over, once ``finish`` returns (called from any thread)."""
+    """``start_ingest(keep_chunks=True, hold_writes=True)`` returns when every file is chunked, with
+    those chunks (none embedded or stored yet); the store holds them, exactly as handed over, once
+    ``finish`` returns (called from any thread)."""
     embedder = CountingEmbedder()
     store = store_factory(embedder, chunking=CHUNKING)
-    pending = start_ingest([folder], store, keep_chunks=True)
+    pending = start_ingest([folder], store, keep_chunks=True, hold_writes=True)
     report = pending.report
     assert sorted(Path(p).name for p in pending.chunks) == ["a.txt", "b.md", "c.docx", "d.pdf"]
     assert report.chunks == sum(len(c) for c in pending.chunks.values()) > 4
@@ -409,12 +410,12 @@ def test_a_started_ingest_that_fails_to_store_says_so_at_finish(tmp_path: Path) 
     (folder / "a.txt").write_text("Buoys, bells and beacons. " * 30)
     before = {t.name for t in threading.enumerate()}
     with ChunkStore(Failing(32), path=tmp_path / "db", chunking={"chunk_size": 16}) as store:
-        pending = start_ingest([folder], store, keep_chunks=True)
+        pending = start_ingest([folder], store, keep_chunks=True, hold_writes=True)
         assert pending.report.chunks > 0  # read and chunked: storing fails later, in the writer
         with pytest.raises(ModelError, match="service is down"):
             pending.finish()
         pending.close()  # after finish: nothing left to stop
-        closed = start_ingest([folder], store, keep_chunks=True)
+        closed = start_ingest([folder], store, keep_chunks=True, hold_writes=True)
         closed.close()  # a caller that failed: the waiting writes are dropped, nothing raised
         assert store.count() == 0
     assert {t.name for t in threading.enumerate()} == before

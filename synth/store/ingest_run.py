@@ -187,10 +187,15 @@ def start_ingest(
     password: str | None = None,
     on_file: Callable[[IngestedFile], None] | None = None,
     keep_chunks: bool = False,
+    hold_writes: bool = False,
 ) -> PendingIngest:
     """Read and chunk every file under ``paths`` into ``store``; return as soon as the last file
     is chunked, its writes (embedding, storing) still running in the background: call
-    :meth:`PendingIngest.finish` before reading the store, and before closing it."""
+    :meth:`PendingIngest.finish` before reading the store, and before closing it.
+
+    ``keep_chunks`` keeps the chunks of the files read in :attr:`PendingIngest.chunks`.
+    ``hold_writes`` starts the writes (all of them embedding too) only once every file is read,
+    so they do not slow the reading; it holds every chunk in memory until written."""
     report = IngestReport(
         embedder=store.embedder.name,
         notice=store.embedder.notice,
@@ -212,15 +217,13 @@ def start_ingest(
         if batch.refresh:
             store.update_metadata(batch.refresh)
 
-    # with keep_chunks every chunk is in memory anyway: the writes wait until all files are read
-    # (then they run while the caller starts on the chunks), instead of slowing the reading
     writer: BackgroundWriter[_Batch] = BackgroundWriter(
-        write, name="ingest-writer", depth=None if keep_chunks else 1, paused=keep_chunks
+        write, name="ingest-writer", depth=None if hold_writes else 1, paused=hold_writes
     )
     pending = PendingIngest(report, writer, added, store.embedder)
 
     def submit(batch: _Batch) -> None:
-        if store.embedder.holds_gil and batch.chunks and not keep_chunks:  # embed here
+        if store.embedder.holds_gil and batch.chunks and not hold_writes:  # embed here
             batch.prepared = store.prepare(batch.chunks, assume_new=memory.empty)
             batch.chunks = []
         writer.submit(batch)
