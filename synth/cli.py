@@ -63,16 +63,19 @@ def _run_ingest(args: argparse.Namespace) -> int:
     chunking = make_chunking_config(
         chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap, encoding=args.encoding
     )
-    with ingest_progress(errors) as on_file:
-        report = ingest_documents(
-            args.paths,
-            embedder=embedder,
-            chunking=chunking,
-            store_path=args.store_path,
-            store_url=args.store_url,
-            password=args.password,
-            on_file=on_file,
-        )
+    try:
+        with ingest_progress(errors) as on_file:
+            report = ingest_documents(
+                args.paths,
+                embedder=embedder,
+                chunking=chunking,
+                store_path=args.store_path,
+                store_url=args.store_url,
+                password=args.password,
+                on_file=on_file,
+            )
+    finally:
+        embedder.close()
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False))
     else:
@@ -201,6 +204,15 @@ def _judging_kwargs(args: argparse.Namespace) -> dict:
     return kwargs
 
 
+def _close_models(judges: dict | None) -> None:
+    """Close the judge models ``--judge`` made from provider specs (not a user's callables)."""
+    from synth.llm.base import LLM
+
+    for model in (judges or {}).values():
+        if isinstance(model, LLM):
+            model.close()
+
+
 def _add_evaluate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "evaluate",
@@ -245,7 +257,11 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         )
     else:
         system = load_callable(args.system) if args.system else None
-        report = evaluate_answers(system, args.dataset, **_judging_kwargs(args))
+        kwargs = _judging_kwargs(args)
+        try:
+            report = evaluate_answers(system, args.dataset, **kwargs)
+        finally:
+            _close_models(kwargs["judges"])
     if args.output:
         report.write(args.output)
     if args.json:
@@ -317,9 +333,11 @@ def _run_benchmark(args: argparse.Namespace) -> int:
     from synth.evaluate._specs import systems
     from synth.evaluate.benchmark import benchmark
 
-    result = benchmark(
-        systems(args.system), args.dataset, rank_by=args.rank_by, **_judging_kwargs(args)
-    )
+    kwargs = _judging_kwargs(args)
+    try:
+        result = benchmark(systems(args.system), args.dataset, rank_by=args.rank_by, **kwargs)
+    finally:
+        _close_models(kwargs["judges"])
     if args.output:
         result.write(args.output)
     if args.json:

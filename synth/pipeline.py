@@ -485,13 +485,19 @@ class Synthesizer:
         return model
 
     def close(self) -> None:
-        """Release the clients and threads of the models made from specs, and the cache file.
+        """Release the clients and threads of the models and embedders made from specs, and the
+        cache file.
 
         After Ctrl-C this also ends requests still waiting on a server, so the process can exit.
         """
         for model in self._owned:
             model.close()
         self._owned.clear()
+        made = [] if self._embedder_obj is self.embedder else [self._embedder_obj]
+        made += [embedder for named, embedder in self._stage_embedders if embedder is not named]
+        for embedder in made:
+            if embedder is not None:
+                embedder.close()  # it reopens its client if used again
         if isinstance(self._cache_obj, SQLiteCache):
             self._cache_obj.close()
         self._models = None

@@ -109,6 +109,12 @@ def make_judges(
     return made
 
 
+def close_judges(judges: Mapping[str, LLMJudge]) -> None:
+    """Close the judges :func:`make_judges` made (a judge made from a spec owns its model)."""
+    for judge in judges.values():
+        judge.close()
+
+
 def judge_metric_names(
     metrics: Sequence[str] | None, criteria: Mapping[str, str] | None, has_judges: bool
 ) -> list[str]:
@@ -326,28 +332,31 @@ def evaluate_answers(
         )
     items = as_items(dataset)
     judge_map = make_judges(judges, on_error=on_error, cache=cache)
-    criteria = dict(criteria or {})
-    metric_names = judge_metric_names(metrics, criteria, bool(judge_map))
-    text_fns = text_metric_functions(text_metrics)
+    try:
+        criteria = dict(criteria or {})
+        metric_names = judge_metric_names(metrics, criteria, bool(judge_map))
+        text_fns = text_metric_functions(text_metrics)
 
-    async def main(limiter: asyncio.Semaphore) -> list[ItemResult]:
-        rows = [
-            _score_item(
-                item,
-                system,
-                judge_map,
-                metric_names,
-                text_fns,
-                criteria,
-                limiter,
-                on_error,
-                keep_verdicts,
-            )
-            for item in items
-        ]
-        return await gather_all(rows)
+        async def main(limiter: asyncio.Semaphore) -> list[ItemResult]:
+            rows = [
+                _score_item(
+                    item,
+                    system,
+                    judge_map,
+                    metric_names,
+                    text_fns,
+                    criteria,
+                    limiter,
+                    on_error,
+                    keep_verdicts,
+                )
+                for item in items
+            ]
+            return await gather_all(rows)
 
-    rows = run_jobs(n_jobs, main)
+        rows = run_jobs(n_jobs, main)
+    finally:
+        close_judges(judge_map)
     config: dict[str, Any] = {
         "system": callable_name(system) if system is not None else "stored answers",
         "metrics": list(metric_names),

@@ -24,6 +24,7 @@ from synth.evaluate.answers import (
     DEFAULT_TEXT_METRICS,
     AnswerEvaluation,
     TextMetric,
+    close_judges,
     evaluate_answers,
     judge_metric_names,
     make_judges,
@@ -177,27 +178,31 @@ def benchmark(
     shared_cache: MutableMapping[str, Any] = {} if cache is None else cache
     # models are made once; each system's run gets fresh usage counts over the shared cache. A
     # judge that brought its own cache keeps it (unless cache= is given): it is still one cache
+    made = make_judges(judges, on_error=on_error, cache=cache)
     judge_map = {
         name: judge if judge.cache is not None else judge.with_options(cache=shared_cache)
-        for name, judge in make_judges(judges, on_error=on_error, cache=cache).items()
+        for name, judge in made.items()
     }
-    ranking, tie_breakers = _ranking(rank_by, judge_map, metrics, text_metrics, criteria)
-    reports = {
-        name: evaluate_answers(
-            system,
-            items,
-            judges=judge_map or None,
-            metrics=metrics,
-            text_metrics=text_metrics,
-            criteria=criteria,
-            on_error=on_error,
-            n_jobs=n_jobs,
-            keep_verdicts=keep_verdicts,
-            cache=cache,  # None: each judge keeps the cache set above
-            seed=seed,
-        )
-        for name, system in systems.items()
-    }
+    try:
+        ranking, tie_breakers = _ranking(rank_by, judge_map, metrics, text_metrics, criteria)
+        reports = {
+            name: evaluate_answers(
+                system,
+                items,
+                judges=judge_map or None,
+                metrics=metrics,
+                text_metrics=text_metrics,
+                criteria=criteria,
+                on_error=on_error,
+                n_jobs=n_jobs,
+                keep_verdicts=keep_verdicts,
+                cache=cache,  # None: each judge keeps the cache set above
+                seed=seed,
+            )
+            for name, system in systems.items()
+        }
+    finally:
+        close_judges(made)  # the models made from specs (the copies above share them)
     keys = [ranking, *tie_breakers]
     order = sorted(reports, key=lambda name: _sort_key([reports[name].metrics[m] for m in keys]))
     leaderboard = [

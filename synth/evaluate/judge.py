@@ -87,6 +87,7 @@ class LLMJudge:
         if on_error not in ("raise", "record"):
             raise ConfigError(f"on_error must be 'raise' or 'record', got {on_error!r}")
         self.model = resolve_model(model)
+        self._owns_model = isinstance(model, str)  # made here from a spec: closed by close()
         self.name = name or self.model.model or self.model.provider or "judge"
         self.on_error: OnError = on_error
         self.cache = cache
@@ -95,6 +96,12 @@ class LLMJudge:
 
     def __repr__(self) -> str:
         return f"LLMJudge({self.name!r}, model={self.model!r})"
+
+    def close(self) -> None:
+        """Release the model's clients when this judge made it from a spec string (copies made by
+        :meth:`with_options` share the model and leave it open)."""
+        if self._owns_model:
+            self.model.close()
 
     def identity(self) -> dict[str, Any]:
         """Return what identifies this judge: provider, model, options, prompt version and hash."""

@@ -27,7 +27,7 @@ from synth.evaluate._run import (
     run_jobs,
     system_output,
 )
-from synth.evaluate.answers import make_judges, panel_agreement
+from synth.evaluate.answers import close_judges, make_judges, panel_agreement
 from synth.evaluate.judge import JudgeResult
 from synth.evaluate.report import Evaluation, ItemResult, Score, summarize
 from synth.evaluate.stats import mean_score
@@ -155,7 +155,10 @@ def evaluate_preference(
     async def main(limiter: asyncio.Semaphore) -> list[tuple[ItemResult, dict[str, JudgeResult]]]:
         return await gather_all(score(item, i, limiter) for i, item in enumerate(items))
 
-    outcomes = run_jobs(n_jobs, main)
+    try:
+        outcomes = run_jobs(n_jobs, main)
+    finally:
+        close_judges(judge_map)
     rows = [row for row, _ in outcomes]
     config = {"names": list(names), "judges": list(judge_map), "n_items": len(items), "seed": seed}
     report = PreferenceEvaluation(items=rows, config=config, names=names)

@@ -82,6 +82,7 @@ class ChunkStore:
         collection: str | None = None,
     ) -> None:
         self.embedder = make_embedder(embedder)
+        self._owns_embedder = self.embedder is not embedder  # made here: closed by close()
         self.chunking = _chunking_config(chunking)
         self.url = url
         self.path = None if url else Path(path)
@@ -342,8 +343,11 @@ class ChunkStore:
         }
 
     def close(self) -> None:
-        """Release the Chroma client (its files, or its HTTP connections); safe to call twice."""
+        """Release the Chroma client (its files, or its HTTP connections) and an embedder made
+        from a spec; safe to call twice."""
         close_client(self._client)
+        if self._owns_embedder:
+            self.embedder.close()
 
     def __enter__(self) -> ChunkStore:
         return self

@@ -53,6 +53,9 @@ class Embedder(ABC):
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         """Embed at most ``batch_size`` texts; return a (len(texts), dimension) array."""
 
+    def close(self) -> None:  # noqa: B027 - most embedders hold nothing open
+        """Release what the embedder holds open (an HTTP client); it opens again when used."""
+
     def identity(self) -> dict[str, Any]:
         """What the vectors depend on: used to name collections, never holds a key."""
         return {"embedder": self.name, "dimension": self.dimension}

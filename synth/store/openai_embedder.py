@@ -76,6 +76,11 @@ class OpenAIEmbedder(Embedder):
         # the dimension is fixed by the model name; asking for it could cost a request
         return {"embedder": self.name}
 
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
     def _make_client(self) -> Any:
         import openai
 
