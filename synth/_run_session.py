@@ -13,11 +13,13 @@ import asyncio
 import os
 import time
 from collections import Counter
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from synth._run_dir import Journal, RunDir
 from synth._run_feeds import DocsFeed
+from synth._run_gc import frozen_heap
 from synth._run_manifest import (
     USAGE_FIELDS,
     add_usage,
@@ -113,6 +115,8 @@ class RunSession:
         self.session: dict[str, Any] = {"started_at": now(), "status": "running", "usage": {}}
         self.sessions.append(self.session)
         self._flush(force=True)
+        self._heap = ExitStack()  # closed by __aexit__
+        self._heap.enter_context(frozen_heap())  # see synth._run_gc: no full scans of the imports
         return self
 
     async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
@@ -128,6 +132,7 @@ class RunSession:
         finally:
             assert self.dir is not None
             self.dir.close()
+            self._heap.close()
 
     @property
     def _saved(self) -> Path:

@@ -1,0 +1,98 @@
+"""The garbage collector during a run: the heap from before the run is frozen, then let go."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from synth_replies import Replies
+
+from synth import FunctionModel, Synthesizer
+from synth._run_gc import frozen_heap
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_docs"
+
+
+@pytest.fixture(autouse=True)
+def clean_collector() -> Iterator[None]:
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+    yield
+    gc.unfreeze()
+    gc.enable()
+
+
+class Cycle:
+    """Garbage only the collector can free (it refers to itself)."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_the_heap_from_before_is_frozen_during_the_block_and_collected_after() -> None:
+    before = Cycle()
+    old = weakref.ref(before)
+    del before  # garbage now, in a cycle: only the collector frees it
+    with frozen_heap():
+        assert gc.get_freeze_count() > 0
+        gc.collect()
+        assert old() is not None  # frozen, so not collected
+        during = Cycle()
+        new = weakref.ref(during)
+        del during
+        gc.collect()  # what the block made is collected as usual
+        assert new() is None and old() is not None
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert old() is None
+
+
+def test_overlapping_runs_share_one_freeze_until_the_last_ends() -> None:
+    first, second = frozen_heap(), frozen_heap()
+    first.__enter__()
+    frozen = gc.get_freeze_count()
+    second.__enter__()
+    assert gc.get_freeze_count() >= frozen
+    first.__exit__(None, None, None)
+    assert gc.get_freeze_count() > 0
+    second.__exit__(None, None, None)
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_caller_s_own_freeze_or_disabled_collector_is_left_alone() -> None:
+    gc.freeze()
+    held = gc.get_freeze_count()
+    with frozen_heap():
+        assert gc.get_freeze_count() == held
+    assert gc.get_freeze_count() == held  # not undone: it was not ours
+    gc.unfreeze()
+    gc.disable()
+    with frozen_heap():
+        assert gc.get_freeze_count() == 0
+    assert not gc.isenabled()
+
+
+def test_an_error_in_the_block_still_unfreezes() -> None:
+    with pytest.raises(RuntimeError), frozen_heap():
+        raise RuntimeError("boom")
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_run_freezes_while_it_asks_and_unfreezes_when_it_ends() -> None:
+    seen: list[int] = []
+    lock = threading.Lock()
+    replies = Replies()
+
+    async def model(prompt: str, system: str | None = None) -> str:
+        with lock:
+            seen.append(gc.get_freeze_count())
+        return await replies(prompt, system)
+
+    synth = Synthesizer(FunctionModel(model, name="replies"), embedder="hash", seed=1)
+    dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=4)
+    assert len(dataset) == 4
+    assert seen and min(seen) > 0
+    assert gc.get_freeze_count() == 0
