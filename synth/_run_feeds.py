@@ -7,11 +7,12 @@ same candidates in every run, however far ahead a run has asked.
 
 :class:`DocsFeed` is stages 2 to 4 of the pipeline: it draws seed chunks (``SeedSelector``), has
 the critic score them a batch per request (the batches are sent on demand and concurrently), and
-groups the accepted seeds with their neighbours strictly in seed order. While the critic scores a
-batch, a worker thread reads the seeds' neighbours from the store (one thread for all batches, so
-the reads take little from the requests), and grouping, when the verdicts come, only claims them.
-The first critic requests can go out while the ingest is still storing the last chunks: the store
-is read only after ``store_ready()`` says every chunk is in. New batches are drawn only
+groups the accepted seeds with their neighbours strictly in seed order. Neighbours are found among
+the run's own chunks, exactly, in memory (:class:`~synth.contexts.index.ChunkIndex`, its vectors
+read from the store in one go). While the critic scores a batch, a worker thread finds the seeds'
+neighbours, and grouping, when the verdicts come, only claims them. The first critic requests can
+go out while the ingest is still storing the last chunks: the store is read only after
+``store_ready()`` says every chunk is in. New batches are drawn only
 at fixed points of that order (the batch ``lookahead`` places after the one just grouped), which is
 what keeps the draws, and so the contexts, independent of timing.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
+import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +32,7 @@ from typing import Any
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import BELOW_THRESHOLD, ContextScore, score_contexts
 from synth.contexts.group import Prefetched, group_contexts, prefetch_neighbours
+from synth.contexts.index import ChunkIndex
 from synth.contexts.select import SeedSelector
 from synth.data import Chunk, Context
 from synth.errors import AuthenticationError, ModelError
@@ -135,6 +138,7 @@ class DocsFeed:
     ) -> None:
         self.config = config
         self.store = store
+        self.chunks = chunks
         #: waits (from any thread) until every chunk is stored; the store is read only after it
         self.store_ready = store_ready or (lambda: None)
         self.selector = SeedSelector(chunks, config, rng)
@@ -158,8 +162,10 @@ class DocsFeed:
         self._next_group = 0
         self._tasks: set[asyncio.Task[None]] = set()
         self._reads: set[asyncio.Future[Prefetched]] = set()
-        #: one thread reads ahead, batch after batch, so the reads barely slow the requests
+        #: one thread finds neighbours ahead, batch after batch (the first waits for the store)
         self._reader: ThreadPoolExecutor | None = None
+        self._index: ChunkIndex | None = None
+        self._index_lock = threading.Lock()
         #: why no more candidates can come, once none can
         self.exhausted_reason = "the corpus has no more chunks to start a context from"
         self.error: BaseException | None = None
@@ -254,8 +260,16 @@ class DocsFeed:
             read.add_done_callback(self._read_done)
 
     def _read_ahead(self, seeds: list[Chunk]) -> Prefetched:
-        self.store_ready()
-        return prefetch_neighbours(seeds, self.store, self.config)
+        return prefetch_neighbours(seeds, self.neighbours(), self.config)
+
+    def neighbours(self) -> ChunkIndex:
+        """The run's chunks to find neighbours among (made once, from any thread, when every chunk
+        is stored; a failed store write raises here)."""
+        with self._index_lock:
+            if self._index is None:
+                self.store_ready()
+                self._index = ChunkIndex.from_store(self.chunks, self.store)
+            return self._index
 
     def _read_done(self, read: asyncio.Future[Prefetched]) -> None:
         self._reads.discard(read)
@@ -311,10 +325,9 @@ class DocsFeed:
         if not accepted:
             self._write_rejects(batch)
             return []
-        self.store_ready()  # a failed store write ends the run here
         result = group_contexts(
             accepted,
-            self.store,
+            self.neighbours(),  # a failed store write ends the run here
             self.config,
             used=self.selector.used,
             allow_reuse=self.selector.exhausted,

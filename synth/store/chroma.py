@@ -293,10 +293,11 @@ class ChunkStore:
         if n_results < 1:
             raise ConfigError(f"n_results must be at least 1, got {n_results}")
         excluded = set(exclude_ids or ())
-        total = self.count()
-        if total == 0 or len(queries) == 0:
-            return [[] for _ in range(len(queries))]
-        fetch = min(n_results + len(excluded), total)
+        if len(queries) == 0:
+            return []
+        # Chroma answers with fewer when fewer are stored (none from an empty collection), so
+        # there is no count to ask first
+        fetch = n_results + len(excluded)
         where = _source_filter(source)
         results: list[list[tuple[str, float, dict[str, Any], int]]] = []
         for start in range(0, len(queries), self._max_batch):

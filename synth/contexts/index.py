@@ -1,0 +1,139 @@
+"""A run's chunks in memory, searched exactly: what grouping reads instead of the store.
+
+A run holds every chunk of its files anyway (seeds are drawn from them), so grouping can find each
+seed's neighbours among those chunks without a store query per file. :class:`ChunkIndex` reads
+their vectors from the store once, in one batched read, and answers every query after that with
+a product of unit vectors:
+
+- the similarity is the exact cosine, not an approximate nearest-neighbour index's guess, and ties
+  go to the smaller chunk id, so the answer never depends on the order chunks were stored in;
+- the scope is the run's own files: a file's chunks, or, with ``allow_cross_file_contexts``, all
+  of them, never chunks other folders left in a shared store, nor an earlier version of a file;
+- a query takes microseconds; a Chroma query filtered to one file takes about a millisecond and
+  holds the interpreter's lock throughout, which holds up every request thread of the run.
+
+It has the read half of :class:`synth.contexts.group.NeighbourStore`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from synth.data import Chunk
+from synth.errors import ConfigError, StoreError
+
+
+class ChunkIndex:
+    """``chunks`` with their ``vectors`` (one row each, any length), searched by exact cosine."""
+
+    def __init__(self, chunks: Sequence[Chunk], vectors: Any) -> None:
+        matrix = np.asarray(vectors, dtype=np.float32)
+        if matrix.ndim != 2 or len(matrix) != len(chunks):
+            raise ConfigError(
+                f"a chunk index needs one vector per chunk: {len(chunks)} chunks, "
+                f"vectors of shape {matrix.shape}"
+            )
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        self._unit = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+        self._chunks = list(chunks)
+        self._row = {chunk.id: row for row, chunk in enumerate(self._chunks)}
+        if len(self._row) != len(self._chunks):
+            raise ConfigError("a chunk index got the same chunk id twice")
+        self._ids = np.array([chunk.id for chunk in self._chunks], dtype=str)
+        by_source: dict[str, list[int]] = {}
+        for row, chunk in enumerate(self._chunks):
+            by_source.setdefault(chunk.source, []).append(row)
+        self._by_source = {s: np.array(rows, dtype=np.intp) for s, rows in by_source.items()}
+        self._all = np.arange(len(self._chunks), dtype=np.intp)
+
+    @classmethod
+    def from_store(cls, chunks: Sequence[Chunk], store: Any) -> ChunkIndex:
+        """The index of ``chunks`` with the vectors ``store`` holds for them (one read)."""
+        unique = list({chunk.id: chunk for chunk in chunks}.values())
+        return cls(unique, store.get_embeddings([chunk.id for chunk in unique]))
+
+    def __len__(self) -> int:
+        return len(self._chunks)
+
+    # ---- what grouping asks ----------------------------------------------------------------------
+    def query(
+        self,
+        embeddings: Any,
+        n_results: int,
+        *,
+        source: str | None = None,
+        exclude_ids: Sequence[str] | None = None,
+    ) -> list[list[tuple[str, float]]]:
+        """Per query vector, the ``n_results`` most similar chunks of ``source`` (or all) but
+        ``exclude_ids``, as ``(chunk_id, cosine similarity)``, most similar first."""
+        return [
+            [(str(self._ids[row]), sim) for row, sim in hits]
+            for hits in self._nearest(embeddings, n_results, source, exclude_ids)
+        ]
+
+    def query_chunks(
+        self, embeddings: Any, n_results: int, *, source: str | None = None
+    ) -> list[list[tuple[Chunk, float, np.ndarray]]]:
+        """Like :meth:`query`, with each hit's chunk and unit vector."""
+        return [
+            [(self._chunks[row], sim, self._unit[row]) for row, sim in hits]
+            for hits in self._nearest(embeddings, n_results, source, None)
+        ]
+
+    def get(self, ids: Sequence[str]) -> list[Chunk]:
+        """The chunks with these ids, in the order asked; StoreError names ids it lacks."""
+        return [self._chunks[row] for row in self._rows(ids)]
+
+    def get_embeddings(self, ids: Sequence[str]) -> np.ndarray:
+        """The unit vectors of these chunks, one row per id in the order asked."""
+        return self._unit[self._rows(ids)]
+
+    # ---- inside ----------------------------------------------------------------------------------
+    def _rows(self, ids: Sequence[str]) -> list[int]:
+        missing = [i for i in ids if i not in self._row]
+        if missing:
+            shown = ", ".join(repr(m) for m in missing[:5])
+            raise StoreError(f"{len(missing)} chunk id(s) not among the run's chunks: {shown}")
+        return [self._row[i] for i in ids]
+
+    def _nearest(
+        self,
+        embeddings: Any,
+        n_results: int,
+        source: str | None,
+        exclude_ids: Iterable[str] | None,
+    ) -> list[list[tuple[int, float]]]:
+        queries = np.asarray(embeddings, dtype=np.float32)
+        if queries.ndim == 1:
+            queries = queries[None, :]
+        if queries.ndim != 2:
+            raise ConfigError(f"query embeddings must be a 2-d array, got shape {queries.shape}")
+        if n_results < 1:
+            raise ConfigError(f"n_results must be at least 1, got {n_results}")
+        scope = self._all if source is None else self._by_source.get(source, self._all[:0])
+        excluded = {self._row[i] for i in exclude_ids or () if i in self._row}
+        if excluded:
+            scope = scope[~np.isin(scope, list(excluded))]
+        if len(queries) == 0:
+            return []
+        if len(scope) == 0:
+            return [[] for _ in range(len(queries))]
+        norms = np.linalg.norm(queries, axis=1, keepdims=True)
+        units = np.divide(queries, norms, out=np.zeros_like(queries), where=norms > 0)
+        similarities = units.astype(np.float64) @ self._unit[scope].astype(np.float64).T
+        return [self._top(scope, row, n_results) for row in similarities]
+
+    def _top(self, scope: np.ndarray, sims: np.ndarray, n: int) -> list[tuple[int, float]]:
+        """The ``n`` best of ``scope`` by ``sims``, ties to the smaller chunk id."""
+        if len(scope) > n:  # only what can make the top n (ties at the edge included) is sorted
+            edge = np.partition(sims, len(sims) - n)[len(sims) - n]
+            keep = np.flatnonzero(sims >= edge)
+            scope, sims = scope[keep], sims[keep]
+        order = np.lexsort((self._ids[scope], -sims))[:n]
+        return [(int(scope[i]), float(sims[i])) for i in order]
+
+
+__all__ = ["ChunkIndex"]
