@@ -285,3 +285,38 @@ def test_a_hung_connection_cannot_stall_even_when_the_sdk_would_wait(fake_openai
     assert llm.usage.total.failures == {"timeout": 1}
     fake_openai.close()  # releases the hung request, so the SDK's thread ends
     client.close()
+
+
+def test_many_requests_in_flight_go_through_small_connection_pools(fake_openai) -> None:
+    """At 64 in flight the model's client has four pools of 16; every request is answered and
+    none waits for a connection (all 64 are in the server at once)."""
+    from synth.llm._pool import ShardedTransport
+
+    fake_openai.reply = "ok"
+    fake_openai.latency = 0.3
+    with _llm(fake_openai, max_concurrent=64) as llm:
+
+        async def ask_all() -> list[str]:
+            return await asyncio.gather(*(llm.acomplete(f"q{i}") for i in range(64)))
+
+        assert asyncio.run(ask_all()) == ["ok"] * 64
+        transports = [
+            m._client._client._transport for m in _inner_models(llm) if hasattr(m, "_client")
+        ]
+    assert transports and all(isinstance(t, ShardedTransport) for t in transports)
+    assert len(transports[0]) == 4
+    assert fake_openai.peak_in_flight == 64
+    with _llm(fake_openai, max_concurrent=16) as llm:  # one pool is enough: the SDK's own
+        assert not any(
+            isinstance(m._client._client._transport, ShardedTransport)
+            for m in _inner_models(llm)
+            if hasattr(m, "_client")
+        )
+
+
+def _inner_models(llm):  # type: ignore[no-untyped-def]
+    seen = []
+    while llm is not None and llm not in seen:
+        seen.append(llm)
+        llm = getattr(llm, "inner", None)
+    return seen

@@ -34,6 +34,7 @@ from synth.llm._adapter import (
     refuse_unknown,
 )
 from synth.llm._http import error_for_status
+from synth.llm._pool import pooled_http_client
 from synth.llm.base import REQUESTS_SENT, Completion
 from synth.llm.structured import json_schema, schema_instructions, schema_name, strict_json_schema
 
@@ -83,7 +84,13 @@ class OpenAIModel(SDKModel):
                 "no OpenAI API key: set OPENAI_API_KEY, or point base_url (--base-url, "
                 "OPENAI_BASE_URL) at a local OpenAI-compatible server"
             )
-        return openai.OpenAI(api_key=key, base_url=base_url, timeout=self.timeout, max_retries=0)
+        options: dict[str, Any] = {}
+        http_client = pooled_http_client(openai, self._max_workers)
+        if http_client is not None:  # many requests in flight: several small connection pools
+            options["http_client"] = http_client
+        return openai.OpenAI(
+            api_key=key, base_url=base_url, timeout=self.timeout, max_retries=0, **options
+        )
 
     def _initial_mode(self, accepted: set[str] | None) -> str:
         if accepted is not None and "response_format" not in accepted:
