@@ -344,8 +344,8 @@ def main(argv: list[str] | None = None) -> int:
         "rows": rows,
         "table": rendered,
     }
+    write_json(args.out, payload)  # first: printing to a closed pipe must not lose it
     print(rendered)
-    write_json(args.out, payload)
     return 0
 
 

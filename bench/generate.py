@@ -431,9 +431,9 @@ def main(argv: list[str] | None = None) -> int:
         "runs": results,
         "tables": rendered,
     }
+    write_json(args.out, payload)  # first: printing to a closed pipe must not lose it
     for title, rendered_table in rendered.items():
         print(f"\n### {title}\n\n{rendered_table}")
-    write_json(args.out, payload)
     return 0
 
 

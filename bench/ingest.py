@@ -559,6 +559,7 @@ def main(argv: list[str] | None = None) -> int:
         "summary": summary,
         "tables": rendered,
     }
+    write_json(args.out, payload)  # first: printing to a closed pipe must not lose it
     for title, table in rendered.items():
         print(f"\n### {title}\n\n{table}")
     print(
@@ -566,7 +567,6 @@ def main(argv: list[str] | None = None) -> int:
         f"{summary['worst_cpu_ratio']:.2f} CPU (aim <= {AIM_RATIO}); second runs embedded "
         f"{summary['second_run_embedded']} chunks and read {summary['second_run_files_read']} files"
     )
-    write_json(args.out, payload)
     return 0
 
 
