@@ -24,6 +24,7 @@ import numpy as np
 
 from synth.data import Chunk
 from synth.errors import ConfigError, StoreError
+from synth.store._queries import query_matrix
 
 
 class ChunkIndex:
@@ -106,13 +107,7 @@ class ChunkIndex:
         source: str | None,
         exclude_ids: Iterable[str] | None,
     ) -> list[list[tuple[int, float]]]:
-        queries = np.asarray(embeddings, dtype=np.float32)
-        if queries.ndim == 1:
-            queries = queries[None, :]
-        if queries.ndim != 2:
-            raise ConfigError(f"query embeddings must be a 2-d array, got shape {queries.shape}")
-        if n_results < 1:
-            raise ConfigError(f"n_results must be at least 1, got {n_results}")
+        queries = query_matrix(embeddings, n_results)
         scope = self._all if source is None else self._by_source.get(source, self._all[:0])
         excluded = {self._row[i] for i in exclude_ids or () if i in self._row}
         if excluded:

@@ -25,6 +25,7 @@ from synth.data import Chunk
 from synth.errors import ConfigError, StoreError
 from synth.ingest import ChunkingConfig, make_chunking_config
 from synth.store._naming import check_collection_name, collection_name
+from synth.store._queries import query_matrix
 from synth.store._records import from_record, to_metadata
 from synth.store.embedder import Embedder
 from synth.store.embedders import make_embedder
@@ -285,13 +286,7 @@ class ChunkStore:
     ) -> list[list[tuple[str, float, dict[str, Any], int]]]:
         """Per query vector: ``(chunk_id, similarity, answer, row)`` of its hits, where ``row``
         indexes the query's own lists in ``answer`` (for the fields in ``include``)."""
-        queries = np.asarray(embeddings, dtype=np.float32)
-        if queries.ndim == 1:
-            queries = queries[None, :]
-        if queries.ndim != 2:
-            raise ConfigError(f"query embeddings must be a 2-d array, got shape {queries.shape}")
-        if n_results < 1:
-            raise ConfigError(f"n_results must be at least 1, got {n_results}")
+        queries = query_matrix(embeddings, n_results)
         excluded = set(exclude_ids or ())
         if len(queries) == 0:
             return []
