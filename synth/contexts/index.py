@@ -37,8 +37,7 @@ class ChunkIndex:
                 f"a chunk index needs one vector per chunk: {len(chunks)} chunks, "
                 f"vectors of shape {matrix.shape}"
             )
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        self._unit = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+        self._unit = _unit_rows(matrix)
         self._chunks = list(chunks)
         self._row = {chunk.id: row for row, chunk in enumerate(self._chunks)}
         if len(self._row) != len(self._chunks):
@@ -116,9 +115,10 @@ class ChunkIndex:
             return []
         if len(scope) == 0:
             return [[] for _ in range(len(queries))]
-        norms = np.linalg.norm(queries, axis=1, keepdims=True)
-        units = np.divide(queries, norms, out=np.zeros_like(queries), where=norms > 0)
-        similarities = units.astype(np.float64) @ self._unit[scope].astype(np.float64).T
+        # float32 products (the whole index is never copied for a query across files), ranked
+        # in float64
+        vectors = self._unit if scope is self._all else self._unit[scope]
+        similarities = (_unit_rows(queries) @ vectors.T).astype(np.float64)
         return [self._top(scope, row, n_results) for row in similarities]
 
     def _top(self, scope: np.ndarray, sims: np.ndarray, n: int) -> list[tuple[int, float]]:
@@ -129,6 +129,12 @@ class ChunkIndex:
             scope, sims = scope[keep], sims[keep]
         order = np.lexsort((self._ids[scope], -sims))[:n]
         return [(int(scope[i]), float(sims[i])) for i in order]
+
+
+def _unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """Each row scaled to length 1 (a zero row stays zero)."""
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
 
 
 __all__ = ["ChunkIndex"]
