@@ -131,6 +131,7 @@ def _child_synth(folder: Path, store: Path, trace: bool) -> dict[str, Any]:
     import tracemalloc
 
     import chromadb  # noqa: F401  (imported before the baseline reading, as synth would)
+    import chromadb.api.rust  # noqa: F401  (the client's bindings: chroma add's client has them)
 
     from synth import ingest_documents
 
@@ -204,6 +205,7 @@ def _traced_heap() -> dict[str, Any]:
 
 def _child_stages(folder: Path, store: Path) -> dict[str, Any]:
     import chromadb  # noqa: F401  (imported before any timing, as in the synth run)
+    import chromadb.api.rust  # noqa: F401
     import numpy as np
 
     from synth import (
