@@ -289,11 +289,18 @@ def test_a_hung_connection_cannot_stall_even_when_the_sdk_would_wait(fake_openai
 
 def test_many_requests_in_flight_go_through_small_connection_pools(fake_openai) -> None:
     """At 64 in flight the model's client has four pools of 16; every request is answered and
-    none waits for a connection (all 64 are in the server at once)."""
+    none waits for a connection: the server answers none until all 64 are in."""
+    import threading
+
     from synth.llm._pool import ShardedTransport
 
-    fake_openai.reply = "ok"
-    fake_openai.latency = 0.3
+    all_in = threading.Barrier(64, timeout=30)  # broken (a server error) if fewer ever arrive
+
+    def reply(request: dict) -> str:
+        all_in.wait()
+        return "ok"
+
+    fake_openai.reply = reply
     with _llm(fake_openai, max_concurrent=64) as llm:
 
         async def ask_all() -> list[str]:
