@@ -17,6 +17,7 @@ from synth._run_config import PipelineConfig, load_pipeline
 from synth._run_manifest import render_table
 from synth._run_plan import Plan, render_plan
 from synth._run_progress import NullProgress, RichProgress
+from synth._run_rejects import first_drops
 from synth._run_session import replay_note
 from synth.dataset import SUFFIXES
 from synth.errors import ConfigError
@@ -180,6 +181,9 @@ def run(args: argparse.Namespace) -> int:
         synthesizer.close()
     dataset.save(output)
     manifest = synthesizer.manifest or {}
+    if getattr(args, "debug", False) and manifest.get("run_dir"):
+        for line in first_drops(manifest["run_dir"]):  # the first drop of each kind, with why
+            print(f"synth: debug: {line}", file=sys.stderr)
     sessions = manifest.get("sessions") or [{}]
     if sessions[-1].get("replayed") and args.quiet and not args.json:
         # the progress display (not shown with --quiet) has said it already

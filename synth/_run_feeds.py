@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from synth._run_rejects import reject_row
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import BELOW_THRESHOLD, ContextScore, score_contexts
 from synth.contexts.group import Prefetched, group_contexts, prefetch_neighbours
@@ -101,6 +102,7 @@ class SeedBatch:
     scores: list[ContextScore | str] | None = None  # a score, or a drop reason
     grouped: bool = False
     outcome: dict[str, str] = field(default_factory=dict)  # seed id -> "ok" or drop reason
+    failed: dict[str, ModelError] = field(default_factory=dict)  # seed id -> its failed request
     ahead: asyncio.Future[Prefetched] | None = None  # the store's answers, read while scored
 
     @property
@@ -133,6 +135,7 @@ class DocsFeed:
         wanted: int | None = None,
         journal: Any = None,
         rejects: Any = None,
+        bad_replies: Any = None,
         notify: Notify = lambda: None,
         store_ready: Callable[[], object] | None = None,
     ) -> None:
@@ -152,6 +155,7 @@ class DocsFeed:
         self.budget = self.wanted * (1 + config.max_retries) + per_call
         self.journal = journal
         self.rejects = rejects
+        self.bad_replies = bad_replies
         self.notify = notify
         self.batches: list[SeedBatch] = []
         self.candidates: list[Candidate] = []
@@ -285,6 +289,11 @@ class DocsFeed:
             scores: list[ContextScore | str] = [
                 model_error_reason(r) if isinstance(r, ModelError) else r for r in results
             ]
+            batch.failed = {
+                c.id: r
+                for c, r in zip(batch.seeds, results, strict=True)
+                if isinstance(r, ModelError)
+            }
             if AUTH_FAILURE in scores:
                 raise AuthenticationError(REFUSED_KEY)
             # a failed request is not journaled: a rerun asks again (what did answer is cached)
@@ -368,9 +377,17 @@ class DocsFeed:
                 if reason == BELOW_THRESHOLD or reason.startswith("model_error")
                 else "group"
             )
+            record = {
+                "stage": stage,
+                "reason": reason,
+                "chunk_id": chunk.id,
+                "source": chunk.source,
+            }
+            error = batch.failed.get(chunk.id)
+            detail = str(error) if error is not None else None
+            raw = getattr(error, "raw", None) or getattr(error, "text", None) or None
             self.rejects.append(
-                f"{batch.key}:{chunk.id}",
-                {"stage": stage, "reason": reason, "chunk_id": chunk.id, "source": chunk.source},
+                f"{batch.key}:{chunk.id}", reject_row(record, detail, raw, self.bad_replies)
             )
 
     # ---- accounting ------------------------------------------------------------------------------

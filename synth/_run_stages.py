@@ -3,7 +3,8 @@
 Each stage's output (every draft, dropped ones with their reason) is appended to the run's journal
 as soon as the stage is done for that candidate, and a resumed run starts each candidate after its
 last journaled stage, so no finished work is asked for again. Dropped drafts also go to
-``rejects.jsonl``.
+``rejects.jsonl``, with the check that failed and the raw reply of a failed request
+(``synth._run_rejects``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from synth._run_dir import RunDir
 from synth._run_feeds import Candidate
+from synth._run_rejects import BAD_REPLIES, reject_row
 from synth.generate import evolve, expected, inputs, style
 from synth.generate import filter as input_filter
 from synth.generate.config import (
@@ -123,14 +125,15 @@ class CandidateRunner:
             rejects = self.run.journal("rejects")
             for draft in drafts:
                 if not draft.kept and (stage == "inputs" or draft.id in before):
+                    record = {
+                        "candidate": candidate.key,
+                        "stage": draft.dropped_at or stage,
+                        "reason": draft.drop_reason,
+                        "input": draft.input,
+                    }
+                    bad = self.run.journal(BAD_REPLIES)
                     rejects.append(
-                        draft.id,
-                        {
-                            "candidate": candidate.key,
-                            "stage": draft.dropped_at or stage,
-                            "reason": draft.drop_reason,
-                            "input": draft.input,
-                        },
+                        draft.id, reject_row(record, draft.drop_detail, draft.drop_raw, bad)
                     )
             if stage == "inputs" and candidate.scratch:
                 self._scratch_future(candidate.seq).set_result([d.input for d in drafts if d.kept])

@@ -550,6 +550,7 @@ class Synthesizer:
             wanted=wanted,
             journal=run.journal("critic"),
             rejects=run.journal("rejects"),
+            bad_replies=run.journal("bad_replies"),
             store_ready=store_ready,
         )
 

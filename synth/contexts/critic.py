@@ -18,6 +18,7 @@ from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.select import SeedSelector
 from synth.data import Chunk
 from synth.errors import ModelError, OutputParseError
+from synth.generate._batch import BatchRequest, ask_batch
 from synth.generate._text import numbered
 from synth.generate.stats import StageStats, model_error_reason
 from synth.generate.templates import PromptSet, default_prompts
@@ -88,13 +89,21 @@ def parse(text: str, n: int) -> list[ContextScore]:
         raise OutputParseError(str(exc), raw=text) from None
 
 
+def _score(item: _Item) -> ContextScore:
+    return ContextScore.model_validate(item.model_dump(exclude={"index"}))
+
+
 async def _score_batch(
     batch: Sequence[Chunk], llm: LLM, prompts: PromptSet | None, stats: StageStats | None
-) -> list[ContextScore]:
-    if stats is not None:
-        stats.requests += 1
-    reply = await llm.acomplete(build_prompt(batch, prompts), schema=CriticReply, label=LABEL)
-    return check_reply(reply, len(batch))
+) -> list[ContextScore | ModelError]:
+    request = BatchRequest(
+        LABEL,
+        CriticReply,
+        "critic scored passages",
+        lambda positions: build_prompt([batch[i] for i in positions], prompts),
+        _score,
+    )
+    return await ask_batch(llm, request, len(batch), stats)
 
 
 async def score_contexts(
@@ -108,22 +117,13 @@ async def score_contexts(
     """Score candidates, ``contexts_per_critic_call`` per request, batches concurrently.
 
     Returns one entry per candidate, in order: its :class:`ContextScore`, or the
-    :class:`~synth.errors.ModelError` that failed its batch (never raised).
+    :class:`~synth.errors.ModelError` that left it unscored (never raised). A reply that misnumbers
+    its entries keeps what it can match; the rest is asked again (see ``synth.generate._batch``).
     """
     size = config.contexts_per_critic_call
     batches = [list(candidates[i : i + size]) for i in range(0, len(candidates), size)]
-    results = await asyncio.gather(
-        *(_score_batch(b, llm, prompts, stats) for b in batches), return_exceptions=True
-    )
-    out: list[ContextScore | ModelError] = []
-    for batch, result in zip(batches, results, strict=True):
-        if isinstance(result, ModelError):
-            out.extend([result] * len(batch))
-        elif isinstance(result, BaseException):
-            raise result
-        else:
-            out.extend(result)
-    return out
+    results = await asyncio.gather(*(_score_batch(b, llm, prompts, stats) for b in batches))
+    return [score for result in results for score in result]
 
 
 @dataclass

@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from synth.errors import ModelError, OutputParseError
-from synth.generate._call import ask
-from synth.generate.draft import Draft, live
-from synth.generate.stats import StageStats, model_error_reason
+from synth.generate._call import ask_checked
+from synth.generate.draft import Draft, drop_failed, live
+from synth.generate.stats import StageStats
 from synth.llm.base import LLM
 
 M = TypeVar("M", bound=BaseModel)
@@ -38,9 +38,9 @@ async def rewrite(
     """Ask for one rewrite of ``draft`` and revise it (``record`` kept in its history);
     False, with the draft dropped as ``model_error:<kind>``, when the model fails."""
     try:
-        text = check(await ask(llm, prompt, schema, label, stats))
+        text = await ask_checked(llm, prompt, schema, check, label, stats)
     except ModelError as exc:
-        draft.drop(label, model_error_reason(exc))
+        drop_failed(draft, label, exc)
         return False
     draft.revise(label, text, **record)
     return True

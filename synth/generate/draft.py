@@ -8,6 +8,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from synth.data import Context, Golden
+from synth.errors import ModelError
+from synth.generate.stats import model_error_reason
 
 
 def draft_id(*parts: object) -> str:
@@ -35,6 +37,9 @@ class Draft(BaseModel):
     expected_output: str | None = None
     drop_reason: str | None = None
     dropped_at: str | None = None
+    drop_detail: str | None = None  # what failed, e.g. "critic scored passages [2], expected 1..2"
+    #: the raw reply a failed request got, for the run's record of bad replies (never journaled)
+    drop_raw: str | None = Field(default=None, exclude=True)
     history: list[dict[str, Any]] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
@@ -42,10 +47,14 @@ class Draft(BaseModel):
     def kept(self) -> bool:
         return self.drop_reason is None
 
-    def drop(self, stage: str, reason: str) -> None:
-        """Mark the draft dropped by ``stage`` for ``reason``."""
+    def drop(
+        self, stage: str, reason: str, detail: str | None = None, raw: str | None = None
+    ) -> None:
+        """Mark the draft dropped by ``stage`` for ``reason`` (with what failed, when known)."""
         self.drop_reason = reason
         self.dropped_at = stage
+        self.drop_detail = detail
+        self.drop_raw = raw
 
     def revise(self, stage: str, new_input: str, **extra: Any) -> None:
         """Replace the input, keeping the old one in ``history``."""
@@ -87,9 +96,15 @@ class Draft(BaseModel):
         )
 
 
+def drop_failed(draft: Draft, stage: str, exc: ModelError) -> None:
+    """Drop ``draft`` as ``model_error:<kind>``, keeping the error's message and raw reply."""
+    raw = getattr(exc, "raw", None) or getattr(exc, "text", None) or None
+    draft.drop(stage, model_error_reason(exc), str(exc) or None, raw)
+
+
 def live(drafts: list[Draft]) -> list[Draft]:
     """The drafts not dropped yet."""
     return [d for d in drafts if d.kept]
 
 
-__all__ = ["Draft", "draft_id", "live"]
+__all__ = ["Draft", "draft_id", "drop_failed", "live"]

@@ -9,11 +9,11 @@ from pydantic import BaseModel
 
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
-from synth.generate._call import ask
+from synth.generate._batch import BatchRequest, ask_batch
 from synth.generate._text import context_text, numbered
 from synth.generate.config import StylingConfig
-from synth.generate.draft import Draft, live
-from synth.generate.stats import StageStats, model_error_reason
+from synth.generate.draft import Draft, drop_failed, live
+from synth.generate.stats import StageStats
 from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
@@ -70,6 +70,13 @@ def parse(text: str, n: int) -> list[str]:
     return check_reply(parse_verdict(text, ExpectedReply), n, raw=text)
 
 
+def _answer(entry: _Output) -> str:
+    text = entry.expected_output.strip()
+    if not text:
+        raise OutputParseError("the answer is blank")
+    return text
+
+
 async def _answer_group(
     drafts: list[Draft],
     llm: LLM,
@@ -77,15 +84,18 @@ async def _answer_group(
     prompts: PromptSet | None,
     stats: StageStats | None,
 ) -> None:
-    prompt = build_prompt([d.input for d in drafts], drafts[0].context, output_format, prompts)
-    try:
-        answers = check_reply(await ask(llm, prompt, ExpectedReply, LABEL, stats), len(drafts))
-    except ModelError as exc:
-        for draft in drafts:
-            draft.drop(LABEL, model_error_reason(exc))
-        return
+    context = drafts[0].context
+
+    def prompt(positions: list[int]) -> str:
+        return build_prompt([drafts[i].input for i in positions], context, output_format, prompts)
+
+    request = BatchRequest(LABEL, ExpectedReply, "the reply answers items", prompt, _answer)
+    answers = await ask_batch(llm, request, len(drafts), stats)
     for draft, answer in zip(drafts, answers, strict=True):
-        draft.expected_output = answer
+        if isinstance(answer, ModelError):
+            drop_failed(draft, LABEL, answer)
+        else:
+            draft.expected_output = answer
 
 
 async def run(
@@ -98,7 +108,8 @@ async def run(
 ) -> list[Draft]:
     """Answer every live draft, one request per context; returns all drafts, dropped ones marked.
 
-    A model failure drops the drafts of that request with ``model_error:<kind>``.
+    A reply that misnumbers its answers keeps those it can match and asks again for the rest
+    (``synth.generate._batch``); a draft left unanswered is dropped with ``model_error:<kind>``.
     """
     todo = live(list(drafts))
     output_format = styling.expected_output_format if styling is not None else None

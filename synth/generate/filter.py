@@ -17,11 +17,11 @@ from pydantic import BaseModel, Field
 
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
-from synth.generate._call import ask
+from synth.generate._batch import BatchRequest, ask_batch
 from synth.generate._text import context_text, numbered
 from synth.generate.config import FiltrationConfig
-from synth.generate.draft import Draft, live
-from synth.generate.stats import StageStats, model_error_reason
+from synth.generate.draft import Draft, drop_failed, live
+from synth.generate.stats import StageStats
 from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
@@ -130,16 +130,51 @@ def parse_rewrite(text: str, n: int) -> list[str]:
     return check_rewrite_reply(parse_verdict(text, RewriteReply), n, raw=text)
 
 
+def _input_score(item: _ScoreItem) -> InputScore:
+    rewrite = (item.rewrite or "").strip() or None
+    return InputScore(score=item.score, feedback=item.feedback, rewrite=rewrite)
+
+
+def _rewritten(item: _RewriteItem) -> str:
+    text = item.input.strip()
+    if not text:
+        raise OutputParseError("the rewritten input is blank")
+    return text
+
+
 async def _rewrite(
     pairs: list[tuple[str, str]],
     context: Context | None,
     llm: LLM,
     prompts: PromptSet | None,
     stats: StageStats | None,
-) -> list[str]:
-    prompt = build_rewrite_prompt(pairs, context, prompts)
-    reply = await ask(llm, prompt, RewriteReply, REWRITE_LABEL, stats)
-    return check_rewrite_reply(reply, len(pairs))
+) -> list[str | ModelError]:
+    request = BatchRequest(
+        REWRITE_LABEL,
+        RewriteReply,
+        "the rewrite reply covers items",
+        lambda positions: build_rewrite_prompt([pairs[i] for i in positions], context, prompts),
+        _rewritten,
+    )
+    return await ask_batch(llm, request, len(pairs), stats)
+
+
+async def _score(
+    texts: list[str],
+    context: Context | None,
+    llm: LLM,
+    threshold: float,
+    prompts: PromptSet | None,
+    stats: StageStats | None,
+) -> list[InputScore | ModelError]:
+    request = BatchRequest(
+        LABEL,
+        FilterReply,
+        "the filter reply covers items",
+        lambda positions: build_prompt([texts[i] for i in positions], context, prompts, threshold),
+        _input_score,
+    )
+    return await ask_batch(llm, request, len(texts), stats)
 
 
 async def _filter_group(
@@ -151,37 +186,39 @@ async def _filter_group(
 ) -> None:
     context = drafts[0].context
     threshold = config.synthetic_input_quality_threshold
-
-    async def score(texts: list[str]) -> list[InputScore]:
-        prompt = build_prompt(texts, context, prompts, threshold)
-        return check_reply(await ask(llm, prompt, FilterReply, LABEL, stats), len(texts))
-
-    try:
-        first = await score([d.input for d in drafts])
-    except ModelError as exc:
-        for draft in drafts:
-            draft.drop(LABEL, model_error_reason(exc))
-        return
-    current = {d.id: (d.input, s) for d, s in zip(drafts, first, strict=True)}
-    best = {d.id: current[d.id] for d in drafts}
-    failure: str | None = None
+    first = await _score([d.input for d in drafts], context, llm, threshold, prompts, stats)
+    current: dict[str, tuple[str, InputScore]] = {}
+    for draft, verdict in zip(drafts, first, strict=True):
+        if isinstance(verdict, ModelError):
+            drop_failed(draft, LABEL, verdict)
+        else:
+            current[draft.id] = (draft.input, verdict)
+    drafts = [d for d in drafts if d.id in current]
+    best = dict(current)
+    failures: dict[str, ModelError] = {}  # a draft whose rewrite or rescoring failed stops there
     for attempt in range(1, config.max_quality_retries + 1):
-        failing = [d for d in drafts if current[d.id][1].score < threshold]
+        failing = [d for d in drafts if d.id not in failures and current[d.id][1].score < threshold]
         if not failing:
             break
-        try:
-            proposed = {d.id: current[d.id][1].rewrite for d in failing}
-            missing = [d for d in failing if not proposed[d.id]]
-            if missing:
-                pairs = [(current[d.id][0], current[d.id][1].feedback) for d in missing]
-                texts = await _rewrite(pairs, context, llm, prompts, stats)
-                proposed.update({d.id: t for d, t in zip(missing, texts, strict=True)})
-            rewritten = [proposed[d.id] or "" for d in failing]
-            rescored = await score(rewritten)
-        except ModelError as exc:
-            failure = model_error_reason(exc)
+        proposed = {d.id: current[d.id][1].rewrite for d in failing}
+        missing = [d for d in failing if not proposed[d.id]]
+        if missing:
+            pairs = [(current[d.id][0], current[d.id][1].feedback) for d in missing]
+            texts = await _rewrite(pairs, context, llm, prompts, stats)
+            for draft, text in zip(missing, texts, strict=True):
+                if isinstance(text, ModelError):
+                    failures[draft.id] = text
+                else:
+                    proposed[draft.id] = text
+        failing = [d for d in failing if d.id not in failures]
+        if not failing:
             break
+        rewritten = [proposed[d.id] or "" for d in failing]
+        rescored = await _score(rewritten, context, llm, threshold, prompts, stats)
         for draft, text, verdict in zip(failing, rewritten, rescored, strict=True):
+            if isinstance(verdict, ModelError):
+                failures[draft.id] = verdict
+                continue
             old_text, old = current[draft.id]
             draft.history.append(
                 {
@@ -203,7 +240,11 @@ async def _filter_group(
         draft.input_quality = verdict.score
         draft.feedback = verdict.feedback or None
         if verdict.score < threshold:
-            draft.drop(LABEL, failure or BELOW_THRESHOLD)
+            failure = failures.get(draft.id)
+            if failure is not None:
+                drop_failed(draft, LABEL, failure)
+            else:
+                draft.drop(LABEL, BELOW_THRESHOLD)
 
 
 async def run(

@@ -13,10 +13,11 @@ from pydantic import BaseModel
 
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
-from synth.generate._call import ask
+from synth.generate._batch import batch_schema
+from synth.generate._call import ask_checked
 from synth.generate._text import context_text, numbered, styling_block
 from synth.generate.config import GenerationConfig, StylingConfig
-from synth.generate.draft import Draft, draft_id
+from synth.generate.draft import Draft, draft_id, drop_failed
 from synth.generate.stats import StageStats, model_error_reason
 from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
@@ -109,14 +110,13 @@ async def _generate(
     if stats is not None:
         stats.items_in += 1
     try:
-        reply = await ask(llm, prompt, InputsReply, LABEL, stats)
-        texts = check_reply(reply, n)
+        schema = batch_schema(InputsReply, n)
+        texts = await ask_checked(llm, prompt, schema, lambda r: check_reply(r, n), LABEL, stats)
     except ModelError as exc:
-        reason = model_error_reason(exc)
-        if stats is not None:
-            stats.drop(reason)
         failed = Draft(id=draft_id(key, "failed"), input="", context=context)
-        failed.drop(LABEL, reason)
+        drop_failed(failed, LABEL, exc)
+        if stats is not None:
+            stats.drop(failed.drop_reason or model_error_reason(exc))
         return [failed]
     if stats is not None:
         stats.items_out += len(texts)

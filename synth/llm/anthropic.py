@@ -85,7 +85,7 @@ class AnthropicModel(SDKModel):
     ) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for one request."""
         strict = (
-            strict_json_schema(schema)
+            strict_json_schema(schema, bounds=False)  # Anthropic refuses numeric and length bounds
             if schema is not None and self._mode == "json_schema"
             else None
         )

@@ -3,8 +3,10 @@
 The key is a SHA-256 over the model's identity (provider, model, redacted options, base URL,
 ``max_tokens``, structured mode), the system prompt, the prompt and the schema's JSON. API keys are
 never part of an identity, so never part of a key. Only complete replies are stored, and with a
-schema only replies that parse, so a cached reply is always a usable one. Identical requests in
-flight at the same time are sent once.
+schema only replies that parse, so a cached reply is always a usable one; a reply that parses but
+that its caller then refuses (a batch reply it cannot match) is removed with :func:`forget_reply`, so
+a rerun asks again instead of replaying it. Identical requests in flight at the same time are sent
+once.
 
 ``cache`` is any ``MutableMapping[str, str]``: a dict, a ``shelve`` file, or :class:`SQLiteCache`.
 Anything the mapping raises (other than a miss) becomes :class:`CacheError`, never a model error.
@@ -108,6 +110,22 @@ class CacheModel(WrapperModel):
         with self._mapping("write"):
             self.cache[key] = _encode(completion)
 
+    def forget(
+        self, prompt: str, *, system: str | None = None, schema: type[BaseModel] | None = None
+    ) -> bool:
+        """Remove the stored reply of this request; whether there was one.
+
+        For a reply that parsed but that its caller then found unusable (a batch it cannot match):
+        kept, it would be replayed by every rerun instead of being asked again.
+        """
+        key = self.key(prompt, system=system, schema=schema)
+        try:
+            with self._mapping("delete"):
+                del self.cache[key]
+        except KeyError:
+            return False
+        return True
+
     async def arequest(
         self,
         prompt: str,
@@ -163,6 +181,14 @@ class CacheModel(WrapperModel):
         return f"CacheModel({self.inner!r}, cache={type(self.cache).__name__})"
 
 
+def forget_reply(
+    llm: LLM, prompt: str, *, system: str | None = None, schema: type[BaseModel] | None = None
+) -> bool:
+    """Remove this request's reply from the response cache of ``llm``'s chain, if it has one."""
+    cache = llm.layer(CacheModel) if isinstance(llm, WrapperModel) else None
+    return cache.forget(prompt, system=system, schema=schema) if cache is not None else False
+
+
 def _thread_bound(exc: BaseException) -> bool:
     """Whether ``exc`` says the mapping was used outside the thread that opened it.
 
@@ -187,4 +213,4 @@ def _usable(completion: Completion, schema: type[BaseModel] | None) -> bool:
     return True
 
 
-__all__ = ["CACHE_FORMAT", "CacheModel", "cache_key"]
+__all__ = ["CACHE_FORMAT", "CacheModel", "cache_key", "forget_reply"]

@@ -119,4 +119,18 @@ class RetryModel(WrapperModel):
         return f"RetryModel({self.inner!r}, max_retries={self.config.max_retries}, max_reasks={self.config.max_reasks})"
 
 
-__all__ = ["TRANSIENT", "RetryConfig", "RetryModel"]
+def reask_budget(llm: LLM) -> int:
+    """``max_reasks`` of the retry layer in ``llm``'s chain (the default when it has none)."""
+    retry = llm.layer(RetryModel) if isinstance(llm, WrapperModel) else None
+    return (retry.config if retry is not None else RetryConfig()).max_reasks
+
+
+def count_reask(llm: LLM, label: str | None, kind: str) -> None:
+    """Count a re-ask that the caller decided on (after checking a parsed reply) as a retry of
+    ``kind`` in the usage of ``llm``'s retry layer (nothing when the chain has none)."""
+    retry = llm.layer(RetryModel) if isinstance(llm, WrapperModel) else None
+    if retry is not None:
+        retry.usage.record(model_key(retry), label, retry=kind)
+
+
+__all__ = ["TRANSIENT", "RetryConfig", "RetryModel", "count_reask", "reask_budget"]

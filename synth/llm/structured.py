@@ -80,16 +80,25 @@ def json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     return schema.model_json_schema()
 
 
+#: keywords some strict modes refuse (Anthropic: numeric bounds and ``maxItems``; ``minItems`` only
+#: as 0 or 1); OpenAI strict mode and Gemini accept them all
+BOUND_KEYWORDS = frozenset(
+    {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "maxItems"}
+)
+
+
 @functools.lru_cache(maxsize=512)
-def strict_json_schema(schema: type[BaseModel]) -> dict[str, Any] | None:
+def strict_json_schema(schema: type[BaseModel], *, bounds: bool = True) -> dict[str, Any] | None:
     """The schema in the form strict JSON-schema modes require, or ``None`` when it has no such form.
 
     Strict modes (OpenAI ``strict: true``, Anthropic structured outputs) want every object closed
     (``additionalProperties: false``) with every property required and no ``default``. A model with
-    free-form mappings (``dict[str, X]``) cannot be closed, so it gets ``None``. Made once per
-    model class and shared, like :func:`json_schema`.
+    free-form mappings (``dict[str, X]``) cannot be closed, so it gets ``None``. ``bounds=False``
+    also drops the bounds a provider refuses (:data:`BOUND_KEYWORDS`, and ``minItems`` above 1),
+    for Anthropic; the reply is checked against them after parsing anyway. Made once per model
+    class and shared, like :func:`json_schema`.
     """
-    converted = _strict(json_schema(schema))
+    converted = _strict(json_schema(schema), bounds)
     return converted if isinstance(converted, dict) else None
 
 
@@ -97,19 +106,25 @@ class _NotStrict(Exception):
     pass
 
 
-def _strict(node: Any) -> Any:
+def _strict(node: Any, bounds: bool) -> Any:
     try:
-        return _close(node)
+        return _close(node, bounds)
     except _NotStrict:
         return None
 
 
-def _close(node: Any) -> Any:
+def _close(node: Any, bounds: bool) -> Any:
     if isinstance(node, list):
-        return [_close(item) for item in node]
+        return [_close(item, bounds) for item in node]
     if not isinstance(node, dict):
         return node
-    out = {key: _close(value) for key, value in node.items() if key != "default"}
+    out = {key: _close(value, bounds) for key, value in node.items() if key != "default"}
+    if not bounds:
+        for key in BOUND_KEYWORDS & out.keys():
+            if not isinstance(out[key], dict):  # a keyword, not a property of that name
+                del out[key]
+        if isinstance(out.get("minItems"), int) and out["minItems"] > 1:
+            out["minItems"] = 1
     if "properties" in node or node.get("type") == "object":
         extra = node.get("additionalProperties")
         if isinstance(extra, dict) or (extra is True and not node.get("properties")):

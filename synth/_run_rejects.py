@@ -1,0 +1,64 @@
+"""What a run records of each drop: the reason, the check that failed, and the raw reply.
+
+``rejects.jsonl`` holds one row per dropped item (its stage and reason, and for a failed request
+``detail``, the check that failed, e.g. "critic scored passages [2, 3], expected 1..2"). The raw
+reply of a failed request is kept once in ``bad_replies.jsonl`` (keyed by its hash), and the reject
+row points at it: ``"raw_reply": {"file": "bad_replies.jsonl", "key": ...}``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from synth._run_dir import Journal
+
+BAD_REPLIES = "bad_replies"
+
+
+def reject_row(
+    record: dict[str, Any], detail: str | None, raw: str | None, bad_replies: Journal | None
+) -> dict[str, Any]:
+    """``record`` with the drop's ``detail`` and, when the raw reply is known, where it is kept."""
+    row = dict(record)
+    if detail:
+        row["detail"] = detail
+    if raw and bad_replies is not None:
+        key = hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
+        if key not in bad_replies:
+            bad_replies.append(key, {"reply": raw})
+        row["raw_reply"] = {"file": bad_replies.path.name, "key": key}
+    return row
+
+
+def first_drops(run_dir: str | Path) -> list[str]:
+    """One line per drop reason: the first drop of that reason in the run's ``rejects.jsonl``."""
+    path = Path(run_dir) / "rejects.jsonl"
+    seen: dict[str, str] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        reason = str(row.get("reason"))
+        if reason in seen:
+            continue
+        where = row.get("raw_reply")
+        parts = [f"first drop {reason} at {row.get('stage')}"]
+        if row.get("detail"):
+            parts.append(str(row["detail"]))
+        if isinstance(where, dict):
+            parts.append(
+                f"raw reply: {Path(run_dir) / str(where.get('file'))} key {where.get('key')}"
+            )
+        seen[reason] = ": ".join(parts[:2]) + "".join(f" ({p})" for p in parts[2:])
+    return list(seen.values())
+
+
+__all__ = ["BAD_REPLIES", "first_drops", "reject_row"]

@@ -1,0 +1,199 @@
+"""Batch requests: one reply entry per numbered item, kept even when the model misnumbers some.
+
+The critic, the filter (scores and rewrites) and the expected-output step ask for one entry per
+numbered item (``{"scores": [{"index": 1, ...}, ...]}``). The schema sent for n items says how many
+entries and which numbers (:func:`batch_schema`: ``minItems``/``maxItems`` n, ``index`` 1..n), which
+a model with structured outputs follows; parsing does not enforce them, so a reply that misses some
+still parses and what it holds is kept. :func:`match_entries` decides which entry answers which
+item, and only where that is unambiguous:
+
+1. an index in 1..n given once matches that item;
+2. exactly n entries numbered consecutively in reply order from another start (0-based, shifted by
+   one) match by order;
+3. an index given more than once matches only if every copy is identical, else none of them does;
+4. entries numbered outside 1..n are ignored.
+
+:func:`ask_batch` asks, keeps every entry it can match, and asks for the rest in one smaller request
+(the prompt rebuilt with only the missing items, numbered 1..k); a reply that matches nothing is
+asked again whole, like a malformed one. Each re-ask is counted as a retry (kind ``partial`` or
+``unmatched``) and in the stage's notes; together they are bounded by the model's ``max_reasks``.
+A reply that matched nothing is removed from the response cache, so a rerun asks again instead of
+replaying it; items still unanswered at the end fail with an OutputParseError that says what was
+wrong ("critic scored passages [2, 3], expected 1..2") and keeps the raw reply.
+"""
+
+from __future__ import annotations
+
+import functools
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, Field, create_model
+
+from synth.errors import ModelError, OutputParseError
+from synth.generate._call import ask_text
+from synth.generate.stats import StageStats
+from synth.llm.base import LLM
+from synth.llm.cache import forget_reply
+from synth.llm.retry import count_reask, reask_budget
+
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+
+#: retry kinds of the two re-asks
+PARTIAL = "partial"
+UNMATCHED = "unmatched"
+
+
+def list_field(schema: type[BaseModel]) -> str:
+    """The name of the reply model's one list field (the entries)."""
+    names = [
+        name
+        for name, info in schema.model_fields.items()
+        if typing.get_origin(info.annotation) is list
+    ]
+    if len(names) != 1:
+        raise TypeError(f"{schema.__name__} must have exactly one list field, has {names}")
+    return names[0]
+
+
+@functools.lru_cache(maxsize=256)
+def batch_schema(schema: type[M], n: int) -> type[M]:
+    """``schema`` whose JSON schema asks for exactly ``n`` entries, each ``index`` in 1..n.
+
+    The bounds are in the JSON schema only: parsing accepts any number of entries and any index, so
+    a partial reply can be salvaged. Made once per ``(schema, n)``; the class keeps its name (the
+    name providers are sent).
+    """
+    name = list_field(schema)
+    item: Any = typing.get_args(schema.model_fields[name].annotation)[0]
+    if isinstance(item, type) and issubclass(item, BaseModel) and "index" in item.model_fields:
+        bounds: Any = {"minimum": 1, "maximum": n}
+        item = create_model(
+            item.__name__,
+            __base__=item,
+            __module__=item.__module__,
+            __doc__=item.__doc__,
+            index=(int, Field(json_schema_extra=bounds)),
+        )
+    size: Any = {"minItems": n, "maxItems": n}
+    fields: Any = {name: (list[item], Field(json_schema_extra=size))}
+    return create_model(
+        schema.__name__,
+        __base__=schema,
+        __module__=schema.__module__,
+        __doc__=schema.__doc__,
+        **fields,
+    )
+
+
+@dataclass(frozen=True)
+class Match:
+    """Which reply entry answers which item: ``found`` maps item number (1..n) to the entry's
+    position in the reply; ``missing`` lists the item numbers left unanswered."""
+
+    found: dict[int, int]
+    missing: tuple[int, ...]
+    by_order: bool = False
+
+
+def match_entries(indices: Sequence[int], n: int, entries: Sequence[object] = ()) -> Match:
+    """Match reply entries (their ``indices``, in reply order) to items 1..n by the module's rules.
+
+    ``entries`` (the entries themselves, compared with ``==``) lets identical duplicates match;
+    without them a duplicated index matches nothing.
+    """
+    if n > 0 and len(indices) == n and indices[0] != 1:
+        if all(indices[p] == indices[0] + p for p in range(n)):
+            return Match({p + 1: p for p in range(n)}, (), by_order=True)
+    positions: dict[int, list[int]] = {}
+    for position, index in enumerate(indices):
+        if 1 <= index <= n:
+            positions.setdefault(index, []).append(position)
+    found: dict[int, int] = {}
+    for index, where in positions.items():
+        first = where[0]
+        if len(where) == 1 or (
+            len(entries) == len(indices) and all(entries[p] == entries[first] for p in where[1:])
+        ):
+            found[index] = first
+    missing = tuple(i for i in range(1, n + 1) if i not in found)
+    return Match(dict(sorted(found.items())), missing)
+
+
+def describe(what: str, indices: Sequence[int], n: int) -> str:
+    """The check that failed, e.g. ``critic scored passages [2, 3], expected 1..2``."""
+    return f"{what} {list(indices)}, expected 1..{n}"
+
+
+@dataclass(frozen=True)
+class BatchRequest(Generic[T]):
+    """What one batch step asks: ``prompt(positions)`` builds the prompt for those items (0-based
+    positions, shown numbered 1..k), ``value(entry)`` turns a matched entry into the result
+    (OutputParseError when the entry is unusable, e.g. blank: that item is asked again)."""
+
+    label: str
+    schema: type[BaseModel]
+    what: str
+    prompt: Callable[[list[int]], str]
+    value: Callable[[Any], T]
+
+
+async def ask_batch(
+    llm: LLM, request: BatchRequest[T], n: int, stats: StageStats | None = None
+) -> list[T | ModelError]:
+    """One result per item, in order: its value, or the ModelError that left it unanswered."""
+    out: list[T | ModelError | None] = [None] * n
+    todo = list(range(n))
+    budget = reask_budget(llm)
+    while todo:
+        prompt = request.prompt(todo)
+        schema = batch_schema(request.schema, len(todo))
+        try:
+            text, reply = await ask_text(llm, prompt, schema, request.label, stats)
+        except ModelError as exc:
+            for i in todo:
+                out[i] = exc
+            break
+        entries = getattr(reply, list_field(schema))
+        indices = [entry.index for entry in entries]
+        match = match_entries(indices, len(todo), entries)
+        problems = []
+        for number, position in match.found.items():
+            try:
+                out[todo[number - 1]] = request.value(entries[position])
+            except OutputParseError as exc:
+                problems.append(f"item {number}: {exc}")
+        left = [i for i in todo if out[i] is None]
+        if not left:
+            break
+        if len(left) == len(todo):
+            forget_reply(llm, prompt, schema=schema)  # nothing usable: never replayed
+        if budget <= 0:
+            detail = "; ".join([describe(request.what, indices, len(todo)), *problems])
+            error = OutputParseError(detail, raw=text)
+            for i in left:
+                out[i] = error
+            break
+        budget -= 1
+        kind = UNMATCHED if len(left) == len(todo) else PARTIAL
+        count_reask(llm, request.label, kind)
+        if stats is not None:
+            stats.note(f"reask_{kind}")
+        todo = left
+    return typing.cast("list[T | ModelError]", out)
+
+
+__all__ = [
+    "PARTIAL",
+    "UNMATCHED",
+    "BatchRequest",
+    "Match",
+    "ask_batch",
+    "batch_schema",
+    "describe",
+    "list_field",
+    "match_entries",
+]
