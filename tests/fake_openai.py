@@ -15,10 +15,16 @@ What a chat request is answered with (first match wins):
 1. a fault taken from ``sequence`` (one entry per chat request, ``None`` = no fault), else a fault
    drawn at random from ``faults`` (``{kind: probability}``), else a 429 when more than ``rpm``
    requests arrived within ``rpm_window`` seconds;
-2. ``reply``: a string (the content), a dict (sent as its JSON), a :class:`Reply` (full control), or a
-   callable ``(request_json) -> str | dict | Reply``; the default is :func:`smart_reply`, which
-   answers a JSON-schema request (``response_format`` or a schema in the prompt) with a plausible
-   object that matches it, and anything else with a sentence.
+2. in the smart mode (the default), ``reply``: a string (the content), a dict (sent as its JSON), a
+   :class:`Reply` (full control), or a callable ``(request_json) -> str | dict | Reply``; the default
+   is :func:`smart_reply`, which answers a JSON-schema request (``response_format`` or a schema in
+   the prompt) with a plausible object that matches it, reading the prompt's numbered items, and
+   anything else with a sentence (tests/synth_replies.py answers synth's own prompts);
+3. in the generic mode (``mode="generic"``), a reply made from the JSON schema alone, as any
+   OpenAI-compatible server with structured outputs gives, knowing nothing of the prompt: see
+   :func:`generic_reply` for the fill rules, and ``sloppy={"missing": 0.2}`` (kinds
+   :data:`SLOPPY`, seeded by ``seed``) for batch replies that miss, repeat or misnumber an entry
+   (:attr:`FakeOpenAI.slips` counts them).
 
 Fault kinds (:data:`FAULTS`): ``rate_limit`` (429 with ``retry-after-ms`` and ``Retry-After``),
 ``server_error`` (500), ``overloaded`` (503), ``bad_request`` (400), ``auth`` (401), ``hang`` (never
@@ -34,6 +40,7 @@ Standalone, for subprocess tests and benches (prints the base URL on its first l
 
     python tests/fake_openai.py --port 0 --latency 0.05 --fault server_error=0.05 --rpm 600 \\
         --log requests.jsonl --replies mypackage.replies:reply
+    python tests/fake_openai.py --port 0 --mode generic --sloppy missing=0.2 --seed 1
 """
 
 from __future__ import annotations
@@ -52,7 +59,7 @@ import struct
 import sys
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -305,6 +312,147 @@ def smart_reply(request: dict[str, Any]) -> str:
     return _Writer(prompt, rng).sentence()
 
 
+# ---- the generic mode: answers from the schema alone ----------------------------------------------
+
+#: ways a sloppy batch reply can go wrong (see :func:`generic_reply`)
+SLOPPY = ("missing", "duplicated", "renumbered", "unnumbered")
+
+_ADJECTIVES = (
+    "annual quarterly remote local shared optional primary secondary detailed brief careful "
+    "manual automatic wireless portable standard advanced internal external seasonal daily"
+).split()
+_NOUNS = (
+    "report schedule device account policy budget sensor network invoice archive contract "
+    "warranty battery printer module license backup workflow dashboard supplier garden recipe "
+    "library museum harbour vehicle ticket engine lesson meeting"
+).split()
+_VERBS = (
+    "describes requires updates limits explains covers lists replaces extends protects "
+    "measures records tracks schedules reviews"
+).split()
+_PLACES = "office warehouse clinic school station kitchen factory studio branch depot".split()
+
+
+def _sentence(rng: random.Random) -> str:
+    a, b = rng.sample(_ADJECTIVES, 2)
+    n1, n2 = rng.sample(_NOUNS, 2)
+    return (
+        f"The {a} {n1} {rng.choice(_VERBS)} the {b} {n2} at the {rng.choice(_PLACES)} "
+        f"{rng.randint(2, 999)}."
+    )
+
+
+def _index_like(item: dict[str, Any], root: dict[str, Any]) -> str | None:
+    """The name of an object's numbering property: ``index``, else a bounded integer."""
+    props = _resolve(item, root).get("properties") or {}
+    named = [k for k, v in props.items() if _resolve(v, root).get("type") == "integer"]
+    if "index" in named:
+        return "index"
+    bounded = [k for k in named if "minimum" in props[k] and "maximum" in props[k]]
+    return bounded[0] if bounded else None
+
+
+class _Generic:
+    """Fills a JSON schema like a careful model with structured outputs, knowing no prompt."""
+
+    def __init__(self, root: dict[str, Any], rng: random.Random, sloppy: dict[str, float]) -> None:
+        self.root, self.rng, self.sloppy = root, rng, sloppy
+        self.slips: list[str] = []
+
+    def value(self, schema: dict[str, Any], position: int | None = None) -> Any:
+        schema = _resolve(schema, self.root)
+        if "const" in schema:
+            return schema["const"]
+        if schema.get("enum"):
+            return self.rng.choice(schema["enum"])
+        for key in ("anyOf", "oneOf"):
+            if key in schema:
+                options = [o for o in schema[key] if _resolve(o, self.root).get("type") != "null"]
+                return self.value((options or schema[key])[0], position)
+        if "allOf" in schema:
+            return self.value(schema["allOf"][0], position)
+        kind = schema.get("type", "object" if "properties" in schema else "string")
+        if isinstance(kind, list):
+            kind = next((k for k in kind if k != "null"), "null")
+        if kind == "object":
+            props = schema.get("properties") or {}
+            return {key: self.value(sub, position) for key, sub in props.items()}
+        if kind == "array":
+            return self.array(schema)
+        if kind in ("integer", "number"):
+            low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+            high = schema.get("maximum", schema.get("exclusiveMaximum", low + 1))
+            if kind == "integer" and position is not None and "minimum" in schema:
+                return int(min(low + position, high))  # numbered in order
+            value = low + (high - low) * 0.75
+            return int(math.floor(value)) if kind == "integer" else round(float(value), 2)
+        if kind == "boolean":
+            return True
+        if kind == "null":
+            return None
+        text = _sentence(self.rng)
+        if "maxLength" in schema:
+            text = text[: schema["maxLength"]]
+        return text.ljust(schema.get("minLength", 0), ".")
+
+    def array(self, schema: dict[str, Any]) -> list[Any]:
+        low = schema.get("minItems", 0)
+        high = schema.get("maxItems", max(low, 3))
+        count = min(max(low, 3), high)
+        item = schema.get("items") or {"type": "string"}
+        number = (
+            _index_like(item, self.root) if _resolve(item, self.root).get("properties") else None
+        )
+        entries = [
+            self.value(item, position if number is not None else None) for position in range(count)
+        ]
+        if number is None or not entries:
+            return entries
+        return self.slip(entries, number)
+
+    def slip(self, entries: list[dict[str, Any]], number: str) -> list[dict[str, Any]]:
+        draw = self.rng.random()
+        slip = None
+        for kind, rate in self.sloppy.items():
+            if draw < rate:
+                slip = kind
+                break
+            draw -= rate
+        if slip is None:
+            return entries
+        self.slips.append(slip)
+        at = self.rng.randrange(len(entries))
+        if slip == "missing":
+            return entries[:at] + entries[at + 1 :]
+        if slip == "duplicated":
+            return entries[: at + 1] + [dict(entries[at])] + entries[at + 1 :]
+        if slip == "renumbered":
+            shift = self.rng.choice((-1, 1))
+            return [{**e, number: e[number] + shift} for e in entries]
+        return [{**e, number: 1} for e in entries]  # unnumbered: all the same number
+
+
+def generic_reply(
+    request: dict[str, Any], rng: random.Random, sloppy: dict[str, float] | None = None
+) -> str:
+    """A reply made from the request's JSON schema alone, as a model with structured outputs gives.
+
+    Fill rules: every property present (so every required one); strings are generic sentences
+    (nothing taken from the prompt); numbers three quarters of the way from ``minimum`` to
+    ``maximum`` (0 and 1 when unbounded); an enum picks a member; arrays have ``minItems`` entries,
+    3 when unbounded (never more than ``maxItems``); in an array of objects, an integer with a
+    ``minimum`` is ``minimum + position`` (a careful model numbers in order). ``sloppy``
+    (``{kind: probability}``, kinds :data:`SLOPPY`) spoils arrays of objects that have an ``index``
+    (or another bounded integer): ``missing`` drops one entry, ``duplicated`` repeats one,
+    ``renumbered`` shifts every number by one (0-based or from 2), ``unnumbered`` gives all the
+    number 1. A request without a schema gets a sentence.
+    """
+    schema = schema_in_prompt(request)
+    if schema is None:
+        return _sentence(rng)
+    return json.dumps(_Generic(schema, rng, dict(sloppy or {})).value(schema))
+
+
 def _word_count(text: str) -> int:
     return len(text.split())
 
@@ -334,6 +482,8 @@ class FakeOpenAI:
         self,
         *,
         reply: str | dict[str, Any] | Reply | ReplyFn | None = None,
+        mode: str = "smart",
+        sloppy: dict[str, float] | None = None,
         latency: float | tuple[float, float] = 0.0,
         faults: dict[str, float] | None = None,
         sequence: Iterable[str | None] = (),
@@ -347,7 +497,20 @@ class FakeOpenAI:
         port: int = 0,
         log_path: str | None = None,
     ) -> None:
+        if mode not in ("smart", "generic"):
+            raise ValueError(f"mode is 'smart' or 'generic', got {mode!r}")
+        if mode == "generic" and reply is not None:
+            raise ValueError("the generic mode makes its own replies: give no reply=")
+        unknown = set(sloppy or {}) - set(SLOPPY)
+        if unknown:
+            raise ValueError(f"unknown sloppy kinds {sorted(unknown)}; known: {', '.join(SLOPPY)}")
         self.reply = reply
+        self.mode = mode
+        self.sloppy = dict(sloppy or {})
+        #: how many batch replies the generic mode spoiled, by sloppy kind
+        self.slips: Counter[str] = Counter()
+        self._seen: dict[str, int] = {}
+        self.seed = seed
         self.latency = latency
         self.faults = dict(faults or {})
         self.sequence: deque[str | None] = deque(sequence)
@@ -550,6 +713,8 @@ class FakeOpenAI:
         return float(self.latency)
 
     def _answer(self, body: dict[str, Any]) -> Reply:
+        if self.mode == "generic":
+            return Reply(content=self._generic(body))
         script = self.reply if self.reply is not None else smart_reply
         value = script(body) if callable(script) else script
         if isinstance(value, Reply):
@@ -557,6 +722,22 @@ class FakeOpenAI:
         if isinstance(value, dict):
             return Reply(content=json.dumps(value))
         return Reply(content=str(value))
+
+    def _generic(self, body: dict[str, Any]) -> str:
+        # drawn from the request and how many times it was seen, so which replies are spoiled does
+        # not depend on the order concurrent requests arrive in, and a re-ask is answered afresh
+        key = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        with self._lock:
+            nth = self._seen[key] = self._seen.get(key, 0) + 1
+        rng = random.Random(f"{self.seed}:{key}:{nth}")
+        schema = schema_in_prompt(body)
+        if schema is None:
+            return _sentence(rng)
+        generic = _Generic(schema, rng, self.sloppy)
+        content = json.dumps(generic.value(schema))
+        with self._lock:
+            self.slips.update(generic.slips)
+        return content
 
 
 def _quiet_handle_error(server: ThreadingHTTPServer, request: Any, client_address: Any) -> None:
@@ -781,6 +962,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rpm-window", type=float, default=60.0)
     parser.add_argument("--retry-after", type=float, default=0.01)
     parser.add_argument("--replies", help="module:function taking the request JSON")
+    parser.add_argument(
+        "--mode",
+        choices=("smart", "generic"),
+        default="smart",
+        help="generic: answer from the JSON schema alone, knowing no prompt",
+    )
+    parser.add_argument(
+        "--sloppy",
+        action="append",
+        default=[],
+        metavar="KIND=RATE",
+        help="with --mode generic, spoil batch replies: " + ", ".join(SLOPPY),
+    )
     parser.add_argument("--reply-text", help="a fixed reply content")
     parser.add_argument("--embedding-dim", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
@@ -796,6 +990,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     server = FakeOpenAI(
         reply=reply,
+        mode=args.mode,
+        sloppy=dict(_parse_fault(f) for f in args.sloppy),
         latency=latency,
         faults=dict(_parse_fault(f) for f in args.fault),
         sequence=sequence,
