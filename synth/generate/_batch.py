@@ -17,8 +17,8 @@ item, and only where that is unambiguous:
 (the prompt rebuilt with only the missing items, numbered 1..k); a reply that matches nothing is
 asked again whole, like a malformed one. Each re-ask is counted as a retry (kind ``partial`` or
 ``unmatched``) and in the stage's notes; together they are bounded by the model's ``max_reasks``.
-A reply that matched nothing is removed from the response cache, so a rerun asks again instead of
-replaying it; items still unanswered at the end fail with an OutputParseError that says what was
+A reply that matched nothing, and the last reply of a batch given up on, are removed from the
+response cache, so a rerun asks again instead of replaying them; items still unanswered at the end fail with an OutputParseError that says what was
 wrong ("critic scored passages [2, 3], expected 1..2") and keeps the raw reply.
 """
 
@@ -169,8 +169,10 @@ async def ask_batch(
         left = [i for i in todo if out[i] is None]
         if not left:
             break
-        if len(left) == len(todo):
-            forget_reply(llm, prompt, schema=schema)  # nothing usable: never replayed
+        if len(left) == len(todo) or budget <= 0:
+            # nothing usable, or the last reply of a batch given up on: a rerun asks again rather
+            # than replaying it (a partial reply that led to a re-ask stays: the re-ask is not cached)
+            forget_reply(llm, prompt, schema=schema)
         if budget <= 0:
             detail = "; ".join([describe(request.what, indices, len(todo)), *problems])
             error = OutputParseError(detail, raw=text)
