@@ -18,10 +18,15 @@ SAMPLE = str(REPO / "sample_docs")
 PIPELINES = REPO / "pipelines"
 
 
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch):
-    """The fake server answering synth's prompts, with the openai provider pointed at it."""
-    with fake_openai.FakeOpenAI(reply=synth_replies.reply) as fake:
+@pytest.fixture(params=["smart", "generic"])
+def server(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest):
+    """The fake server, with the openai provider pointed at it: answering synth's prompts (smart),
+    or answering every request from its JSON schema alone, knowing no prompt (generic)."""
+    if request.param == "smart":
+        fake = fake_openai.FakeOpenAI(reply=synth_replies.reply)
+    else:
+        fake = fake_openai.FakeOpenAI(mode="generic")
+    with fake:
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-cli-not-a-real-key")
         monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
         yield fake
@@ -215,6 +220,8 @@ def test_every_shipped_pipeline_runs(server) -> None:
         assert code == 0, name
         dataset = Dataset.load(out)
         assert len(dataset) == 4, name
+    if server.mode != "smart":
+        return  # the persona greeting is synth_replies' restyling, which a generic server lacks
     support = Dataset.load("support-bot.jsonl")
     assert all(g.metadata["persona"] for g in support)
     assert all(g.input.startswith("Hi (") for g in support)
@@ -305,3 +312,70 @@ def test_embedding_requests_are_counted_per_stage(server) -> None:
     ingest = server.requests[: by_stage["ingest"]["embedding_requests"]]
     first_chat = server.requests_to("chat")[0]
     assert all(r.kind == "embeddings" and r.finished <= first_chat.started for r in ingest)
+
+
+@pytest.mark.parametrize("slip", ["missing", "duplicated", "renumbered", "unnumbered"])
+def test_sloppy_batch_replies_still_deliver_exactly_n(monkeypatch, capsys, slip: str) -> None:
+    """A generic server whose batch replies miss, repeat or misnumber an entry 30% of the time:
+    every golden is delivered; the re-asks are counted as retries of their kind."""
+    with fake_openai.FakeOpenAI(mode="generic", sloppy={slip: 0.3}, seed=2) as fake:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-sloppy-not-a-real-key")
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+        code = main(["generate", SAMPLE, "--goldens", "12", "--json", "-o", "g.jsonl"])
+        report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["goldens"] == 12 and len(Dataset.load("g.jsonl")) == 12
+    assert fake.slips[slip] > 0
+    # an item whose re-asks were spoiled too (0.3 to the third power) is dropped, with the detail,
+    # and topped up like any other drop
+    rejects = Path(report["run_dir"], "rejects.jsonl").read_text().splitlines()
+    for row in map(json.loads, rejects):
+        assert row["reason"] == "model_error:invalid_output" and "expected 1.." in row["detail"]
+    assert report["totals"]["requests"] == fake.request_count("chat")
+    retries = report["totals"]["retries"]
+    if slip in ("missing", "unnumbered"):
+        # a spoiled reply costs one re-ask (unless it was itself the last re-ask allowed)
+        assert retries > 0
+    else:
+        assert retries == 0  # identical duplicates and a consistent shift are matched as they are
+
+
+def test_a_server_missing_one_batch_entry_in_five_costs_at_most_15_percent_more_requests(
+    monkeypatch, capsys, tmp_path: Path
+) -> None:
+    counts = {}
+    for sloppy in ({}, {"missing": 0.2}):
+        with fake_openai.FakeOpenAI(mode="generic", sloppy=sloppy, seed=1) as fake:
+            monkeypatch.setenv("OPENAI_API_KEY", "sk-test-bound-not-a-real-key")
+            monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+            folder = tmp_path / f"run-{len(counts)}"  # its own response cache
+            folder.mkdir()
+            monkeypatch.chdir(folder)
+            code = main(["generate", SAMPLE, "--goldens", "20", "--json"])
+            report = json.loads(capsys.readouterr().out)
+            assert code == 0 and report["goldens"] == 20
+            counts[bool(sloppy)] = fake.request_count("chat")
+    assert counts[True] <= 1.15 * counts[False], counts
+
+
+def test_debug_prints_the_first_drop_of_each_kind_with_its_detail(monkeypatch, capsys) -> None:
+    """Every batch reply misnumbered: the items are dropped, and rejects.jsonl and --debug say why
+    and where the raw reply is kept."""
+    with fake_openai.FakeOpenAI(mode="generic", sloppy={"unnumbered": 1.0}) as fake:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-debug-not-a-real-key")
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+        main(["generate", SAMPLE, "--goldens", "4", "--quiet", "--debug", "--run-dir", "run"])
+    err = capsys.readouterr().err
+    rejects = [json.loads(line) for line in Path("run/rejects.jsonl").read_text().splitlines()]
+    critic = [r for r in rejects if r["stage"] == "critic"]
+    assert critic and critic[0]["reason"] == "model_error:invalid_output"
+    assert critic[0]["detail"].startswith("critic scored passages [1, 1")
+    where = critic[0]["raw_reply"]
+    bad = {}
+    for line in Path("run", where["file"]).read_text().splitlines():
+        row = json.loads(line)
+        bad[row["key"]] = row["reply"]
+    assert '"index": 1' in bad[where["key"]]
+    debug = [line for line in err.splitlines() if line.startswith("synth: debug: first drop")]
+    reasons = {r["reason"] for r in rejects}
+    assert len(debug) == len(reasons)
+    assert any("critic scored passages [1, 1" in line and where["key"] in line for line in debug)
