@@ -31,6 +31,8 @@ class ServerOptions:
     rpm_window: float = 60.0
     replies: str | None = None  # module:function answering chat requests
     seed: int = 0
+    generic: bool = False  # answer from the JSON schema alone (replies unused)
+    sloppy: dict[str, float] = field(default_factory=dict)  # with generic: spoiled batch replies
 
     def args(self) -> list[str]:
         out = ["--latency", str(self.latency), "--seed", str(self.seed)]
@@ -38,12 +40,19 @@ class ServerOptions:
             out += ["--fault", f"{kind}={rate}"]
         if self.rpm is not None:
             out += ["--rpm", str(self.rpm), "--rpm-window", str(self.rpm_window)]
-        if self.replies:
+        if self.generic:
+            out += ["--mode", "generic"]
+            for kind, rate in self.sloppy.items():
+                out += ["--sloppy", f"{kind}={rate}"]
+        elif self.replies:
             out += ["--replies", self.replies]
         return out
 
     def describe(self) -> str:
         parts = [f"latency {self.latency:g} s"]
+        if self.generic:
+            parts.append("generic replies")
+            parts += [f"batch entries {kind} {rate:.0%}" for kind, rate in self.sloppy.items()]
         parts += [f"{kind} {rate:.0%}" for kind, rate in self.faults.items()]
         if self.rpm is not None:
             parts.append(f"{self.rpm} requests per {self.rpm_window:g} s")

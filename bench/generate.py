@@ -1,8 +1,9 @@
 """Generation bench: the full pipeline against the fake OpenAI server, and how close it runs to the floor.
 
 For each asked number of goldens it starts the fake server (``tests/fake_openai.py`` with
-``tests/synth_replies.py`` answering synth's prompts; a latency per request, optional faults and a
-requests-per-minute limit), then runs ``Synthesizer.generate_goldens_from_docs(num_goldens=N)`` in a
+``tests/synth_replies.py`` answering synth's prompts, or with ``--generic`` answering from the JSON
+schema alone, ``--sloppy missing=0.2`` spoiling batch replies; a latency per request, optional
+faults and a requests-per-minute limit), then runs ``Synthesizer.generate_goldens_from_docs(num_goldens=N)`` in a
 fresh interpreter on a corpus (``sample_docs`` repeated ``--copies`` times, each copy after the first
 re-spelled so copies do not duplicate each other; or ``--folder``), with no
 response cache, a new run directory and the ``hash`` embedder unless told otherwise.
@@ -21,6 +22,7 @@ embedder calls the server). A third bound, ``requests x latency / max_concurrent
 concurrency limit allows; it is reported next to the floor.
 
     python bench/generate.py --goldens 200 --latency 0.5 --out bench-results/generate.json
+    python bench/generate.py --goldens 60 --generic --sloppy missing=0.2 --latency 0.05
 """
 
 from __future__ import annotations
@@ -363,6 +365,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rpm", type=int, help="requests per --rpm-window the server allows")
     parser.add_argument("--rpm-window", type=float, default=60.0)
     parser.add_argument(
+        "--generic",
+        action="store_true",
+        help="the server answers from the JSON schema alone, knowing none of synth's prompts",
+    )
+    parser.add_argument(
+        "--sloppy",
+        default="",
+        help="with --generic: spoiled batch replies, e.g. missing=0.2 (missing, duplicated, "
+        "renumbered, unnumbered)",
+    )
+    parser.add_argument(
         "--pace",
         action="store_true",
         help="with --rpm: give synth the same budget (Synthesizer(rpm=, rate_window=), what "
@@ -388,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.copies < 1:
         parser.error("--copies must be at least 1")
+    if args.sloppy and not args.generic:
+        parser.error("--sloppy needs --generic")
 
     options = ServerOptions(
         latency=args.latency,
@@ -396,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
         rpm_window=args.rpm_window,
         replies=REPLIES,
         seed=args.seed,
+        generic=args.generic,
+        sloppy=parse_faults(args.sloppy),
     )
     results = []
     with work_dir(args.workdir, "generate") as work:

@@ -366,7 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="synth",
         description="Turn documents into an evaluation dataset, then score systems against it.",
     )
-    debug_help = "show full tracebacks on errors, and (generate) the first drop of each kind"
+    debug_help = "show full tracebacks on errors"
     parser.add_argument("--debug", action="store_true", help=debug_help)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in _COMMANDS:
