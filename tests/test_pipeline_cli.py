@@ -379,3 +379,27 @@ def test_debug_prints_the_first_drop_of_each_kind_with_its_detail(monkeypatch, c
     reasons = {r["reason"] for r in rejects}
     assert len(debug) == len(reasons)
     assert any("critic scored passages [1, 1" in line and where["key"] in line for line in debug)
+
+
+def test_a_rerun_asks_again_what_was_misnumbered_instead_of_replaying_the_cache(
+    monkeypatch, capsys
+) -> None:
+    """Every batch reply misnumbered: nothing delivered. The same command again, once the server
+    numbers its replies, asks those requests again (the on-disk response cache and the run
+    directory kept none of them) and delivers."""
+    with fake_openai.FakeOpenAI(mode="generic", sloppy={"unnumbered": 1.0}) as fake:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-rerun-not-a-real-key")
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+        args = ["generate", SAMPLE, "--goldens", "4", "--json", "--run-dir", "run"]
+        main(args)
+        first = json.loads(capsys.readouterr().out)
+        assert first["goldens"] == 0
+        critic_prompts = {r.prompt for r in fake.requests_to("chat") if "judging" in r.prompt}
+        assert critic_prompts
+        fake.sloppy = {}
+        fake.reset()
+        assert main(args) == 0
+        second = json.loads(capsys.readouterr().out)
+        again = {r.prompt for r in fake.requests_to("chat") if "judging" in r.prompt}
+    assert second["goldens"] == 4
+    assert critic_prompts & again  # asked again, not replayed from .synth/cache.sqlite
