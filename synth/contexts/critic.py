@@ -18,9 +18,9 @@ from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.select import SeedSelector
 from synth.data import Chunk
 from synth.errors import ModelError, OutputParseError
-from synth.generate._text import numbered
+from synth.generate._text import tagged_list
 from synth.generate.stats import StageStats, model_error_reason
-from synth.generate.templates import PromptSet, default_prompts
+from synth.generate.templates import SYSTEM, PromptSet, default_prompts
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
 
@@ -60,7 +60,7 @@ def build_prompt(chunks: Sequence[Chunk | str], prompts: PromptSet | None = None
     """The critic prompt for one batch of candidate chunks (or their texts)."""
     texts = [c.text if isinstance(c, Chunk) else c for c in chunks]
     return (prompts or default_prompts()).render(
-        "context_critic", chunks=numbered(texts, "Passage"), count=len(texts)
+        "context_critic", chunks=tagged_list("passages", "passage", texts), count=len(texts)
     )
 
 
@@ -93,7 +93,9 @@ async def _score_batch(
 ) -> list[ContextScore]:
     if stats is not None:
         stats.requests += 1
-    reply = await llm.acomplete(build_prompt(batch, prompts), schema=CriticReply, label=LABEL)
+    reply = await llm.acomplete(
+        build_prompt(batch, prompts), system=SYSTEM, schema=CriticReply, label=LABEL
+    )
     return check_reply(reply, len(batch))
 
 

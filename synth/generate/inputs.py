@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
 from synth.generate._call import ask
-from synth.generate._text import context_text, numbered, styling_block
+from synth.generate._text import context_text, styling_block, tagged_list
 from synth.generate.config import GenerationConfig, StylingConfig
 from synth.generate.draft import Draft, draft_id
 from synth.generate.stats import StageStats, model_error_reason
@@ -74,7 +74,7 @@ def build_examples_prompt(
     """The prompt asking for ``n`` new inputs in the style of ``examples``."""
     return (prompts or default_prompts()).render(
         "inputs_from_goldens",
-        examples=numbered(list(examples), "Example"),
+        examples=tagged_list("examples", "example", list(examples)),
         context=context_text(context),
         count=n,
         styling=_styling(styling),
