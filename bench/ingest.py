@@ -13,10 +13,15 @@ fresh interpreter so memory readings do not mix:
   loading the tokenizer, opening the store), to see where the time goes;
 * ``trace``: the synth run again under tracemalloc for the peak Python heap.
 
+With ``--text-mb N`` it also ingests one generated N MB text file (``text``) and reports its peak
+resident set above the reading taken after imports (``VmHWM`` from /proc/self/status), against the
+aim of under 4 times the file's size; ``--sizes none`` runs that row alone.
+
 Memory: ``ru_maxrss`` (peak resident set, whole process, including chromadb's native code) minus
 the reading taken after imports; and the tracemalloc peak (Python allocations only, numpy included).
 
     python bench/ingest.py --sizes 1000,2000,4000 --out bench-results/ingest.json
+    python bench/ingest.py --sizes none --text-mb 50
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from _util import header, markdown_table, max_rss_mib, run_child, work_dir, writ
 
 PARTS = ("pdf", "docx", "all")
 AIM_RATIO = 1.3
+TEXT_AIM = 4.0  # a text file's peak resident set above the baseline, in times its size
 PACKAGES = ("synth", "chromadb", "pypdf", "python-docx", "fpdf2", "tiktoken", "numpy")
 
 
@@ -260,9 +266,68 @@ def _child_stages(folder: Path, store: Path) -> dict[str, Any]:
     return {"seconds": times, "documents": len(documents), "chunks": len(chunks)}
 
 
+def _vm_hwm_mib() -> float:
+    """This process's peak resident set so far (VmHWM), in MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return max_rss_mib()
+
+
+def _child_text(file: Path, store: Path) -> dict[str, Any]:
+    import chromadb  # noqa: F401  (its import and the tokenizer are the baseline, not the file)
+
+    from synth import ingest_documents
+    from synth._tokens import get_encoding
+
+    get_encoding("cl100k_base")
+    base = _vm_hwm_mib()
+    start = time.perf_counter()
+    report = ingest_documents(file, embedder="hash", store_path=store)
+    return {
+        "seconds": time.perf_counter() - start,
+        "chunks": report.chunks,
+        "file_mib": file.stat().st_size / 2**20,
+        "rss_base_mib": base,
+        "rss_peak_mib": _vm_hwm_mib(),
+    }
+
+
+def write_text_file(path: Path, megabytes: float, seed: int = 7) -> None:
+    """A text file of about ``megabytes`` MiB: paragraphs of sentences from a small vocabulary."""
+    import random
+
+    rng = random.Random(seed)
+    words = (
+        "solar panel inverter battery grid outage warranty claim alert yield storage charge "
+        "the of and to a in is for on with"
+    ).split()
+    target, size = int(megabytes * 2**20), 0
+    with path.open("w", encoding="utf-8", newline="") as out:
+        while size < target:
+            sentences = [
+                " ".join(rng.choice(words) for _ in range(rng.randint(6, 25))).capitalize() + "."
+                for _ in range(rng.randint(2, 8))
+            ]
+            paragraph = " ".join(sentences) + "\n\n"
+            out.write(paragraph)
+            size += len(paragraph)
+
+
+def measure_text(work: Path, megabytes: float) -> dict[str, Any]:
+    """One ingest of a generated text file, in a fresh interpreter: peak RSS above baseline."""
+    file = work / f"text-{megabytes:g}mb.txt"
+    write_text_file(file, megabytes)
+    store = work / "text-store"
+    shutil.rmtree(store, ignore_errors=True)
+    result = run_child(Path(__file__), ["--child", "text", str(file), str(store)])
+    growth = result["rss_peak_mib"] - result["rss_base_mib"]
+    return {**result, "growth_mib": growth, "times_file": growth / result["file_mib"]}
+
+
 def child_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["bare", "chroma", "synth", "trace", "stages"])
+    parser.add_argument("mode", choices=["bare", "chroma", "synth", "trace", "stages", "text"])
     parser.add_argument("folder", type=Path)
     parser.add_argument("store", type=Path)
     args = parser.parse_args(argv)
@@ -272,6 +337,8 @@ def child_main(argv: list[str]) -> int:
         result = _child_chroma(args.folder, args.store)
     elif args.mode == "stages":
         result = _child_stages(args.folder, args.store)
+    elif args.mode == "text":
+        result = _child_text(args.folder, args.store)
     else:
         result = _child_synth(args.folder, args.store, trace=args.mode == "trace")
     print(json.dumps(result))
@@ -467,6 +534,8 @@ def _traced(result: dict[str, Any], key: str) -> Any:
 
 
 def parse_sizes(text: str) -> list[int]:
+    if text.strip() == "none":
+        return []
     sizes = [int(part) for part in text.split(",") if part.strip()]
     if not sizes or any(size < 1 for size in sizes):
         raise argparse.ArgumentTypeError("sizes are positive integers, e.g. 1000,2000,4000")
@@ -505,6 +574,12 @@ def main(argv: list[str] | None = None) -> int:
         default=3,
         help="runs of each timing, the fastest kept (default 3)",
     )
+    parser.add_argument(
+        "--text-mb",
+        type=float,
+        default=0.0,
+        help="also ingest one generated text file of this many MiB and report its peak memory",
+    )
     parser.add_argument("--out", type=Path, help="write the results here as JSON")
     parser.add_argument(
         "--workdir", type=Path, help="scratch folder (default: a new temporary folder)"
@@ -523,13 +598,21 @@ def main(argv: list[str] | None = None) -> int:
         print(message, file=sys.stderr, flush=True)
 
     results = []
+    text_row = None
     with work_dir(args.workdir, "ingest", keep=args.keep) as work:
+        if args.text_mb > 0:
+            log(f"text file: {args.text_mb:g} MiB")
+            text_row = measure_text(work, args.text_mb)
         for size in args.sizes:
             shape = CorpusShape(
                 pdf_pages=size, docx_paragraphs=max(1, round(size * args.docx_ratio))
             )
             results.append(measure_size(work, work / "pool", shape, parts, args.repeat, log))
+    if not results:
+        return _report_text_only(args, argv, text_row)
     rendered = tables(results)
+    if text_row is not None:
+        rendered["Text file"] = text_table(text_row)
     all_rows = [result["parts"]["all"] for result in results]
     summary = {
         "aim_ratio": AIM_RATIO,
@@ -558,6 +641,7 @@ def main(argv: list[str] | None = None) -> int:
         "memory_measure": "ru_maxrss (peak RSS, whole process) minus the reading after imports; "
         "tracemalloc peak (Python heap) in a separate run",
         "sizes": results,
+        "text_file": text_row,
         "summary": summary,
         "tables": rendered,
     }
@@ -570,6 +654,35 @@ def main(argv: list[str] | None = None) -> int:
         f"{summary['second_run_embedded']} chunks and read {summary['second_run_files_read']} files"
     )
     return 0
+
+
+def text_table(row: dict[str, Any]) -> str:
+    """The text-file row: its size, peak RSS above the baseline, and how many times its size."""
+    return markdown_table(
+        ["file MiB", "chunks", "seconds", "peak RSS above baseline MiB", "times the file", "aim"],
+        [
+            [
+                round(row["file_mib"], 1),
+                row["chunks"],
+                round(row["seconds"], 1),
+                round(row["growth_mib"], 1),
+                round(row["times_file"], 2),
+                f"< {TEXT_AIM:g}",
+            ]
+        ],
+    )
+
+
+def _report_text_only(args: argparse.Namespace, argv: list[str], row: dict[str, Any] | None) -> int:
+    if row is None:
+        print("nothing to measure: give --sizes or --text-mb", file=sys.stderr)
+        return 2
+    payload = {**header(["bench/ingest.py", *argv], PACKAGES), "text_file": row}
+    write_json(args.out, payload)
+    print(f"\n### Text file\n\n{text_table(row)}")
+    within = row["times_file"] < TEXT_AIM
+    print(f"\npeak above baseline: {row['times_file']:.2f} times the file (aim < {TEXT_AIM:g})")
+    return 0 if within else 1
 
 
 if __name__ == "__main__":

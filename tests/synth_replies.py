@@ -29,9 +29,8 @@ from typing import Any
 _lock = threading.Lock()
 _answered = 0
 
-_NUMBERED = re.compile(
-    r"\[(?:Passage |Example )?(\d+)\]\n(.*?)(?=\n\n\[(?:Passage |Example )?\d+\]\n|\Z)", re.DOTALL
-)
+_NUMBERED = re.compile(r'<(passage|input|example|item) index="\d+">\n(.*?)\n</\1>', re.DOTALL)
+_TAGGED = re.compile(r"<(\w+)>\n(.*?)\n</\1>", re.DOTALL)
 _SENTENCE = re.compile(r"[^.!?\n]{20,}[.!?]")
 _WORDS = re.compile(r"[A-Za-z][A-Za-z0-9'-]+")
 
@@ -64,7 +63,15 @@ def _section(prompt: str, start: str, ends: tuple[str, ...]) -> str:
 
 def _items(block: str) -> list[str]:
     found = [text.strip() for _, text in _NUMBERED.findall(block)]
-    return found or ([block.strip()] if block.strip() else [])
+    return found or ([_untag(block)] if block.strip() else [])
+
+
+def _untag(block: str, name: str | None = None) -> str:
+    """The text inside the first ``<name>`` tag of ``block`` (any tag when None), or ``block``."""
+    for found_name, text in _TAGGED.findall(block):
+        if name is None or found_name == name:
+            return text.strip()
+    return block.strip()
 
 
 def _sentences(text: str) -> list[str]:
@@ -153,14 +160,14 @@ def _rewrite(prompt: str) -> dict[str, Any]:
     blocks = _items(_section(prompt, "Inputs with feedback", ("\n\nRewrite each",)))
     out = []
     for i, block in enumerate(blocks, start=1):
-        text = block.split("\n", 1)[0].removeprefix("Input: ").strip()
+        text = _untag(block, "input")
         out.append({"index": i, "input": f"{text.rstrip('?')} (clarified)"})
     return {"inputs": out}
 
 
 _EVOLVED = {
     "multi-step": "and what follows from that",
-    "two of the numbered": "drawing on both passages",
+    "two of the passages": "drawing on both passages",
     "specific entities": "for the specific model named",
     "constraint": "if the battery is below 20 percent",
     "comparison": "compared with the alternative described",
@@ -170,14 +177,14 @@ _EVOLVED = {
 
 
 def _evolve(prompt: str) -> dict[str, Any]:
-    text = _section(prompt, "Input:", ("\n\nRewrite it",))
+    text = _untag(_section(prompt, "Input:", ("\n\nRewrite it",)), "input")
     instruction = prompt.split("Rewrite it as follows:", 1)[-1]
     tail = next((t for k, t in _EVOLVED.items() if k in instruction), "in more detail")
     return {"input": f"{text.rstrip('?')}, {tail}?"}
 
 
 def _style(prompt: str) -> dict[str, Any]:
-    text = _section(prompt, "Input:", ("\n\nKeep its meaning",))
+    text = _untag(_section(prompt, "Input:", ("\n\nKeep its meaning",)), "input")
     persona = re.search(r"Write as this user: (.*)", prompt)
     who = f" ({persona.group(1).strip()[:40]})" if persona else ""
     return {"input": f"Hi{who}, quick question: {text}"}

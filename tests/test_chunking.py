@@ -1,15 +1,21 @@
-"""Chunking: token limits, stable ids, page spans, offsets, config validation."""
+"""Chunking: token limits, stable ids, page spans, offsets, config validation, and streamed\nsplitting that cuts exactly what splitting the whole text does."""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from synth import ChunkingConfig, ConfigError, Document, Page, chunk_documents
+from synth import ChunkingConfig, ConfigError, Document, Page, chunk_documents, load_documents
 from synth._tokens import count_tokens
-from synth.ingest import iter_chunks
+from synth.ingest import chunking, iter_chunks
 from synth.ingest._ids import document_id
 from synth.ingest.chunking import _within_limit
 
+SAMPLE_DOCS = Path(__file__).resolve().parents[1] / "sample_docs"
 PARAGRAPH = (
     "The Hearth gateway measures the grid every few seconds and decides where solar energy goes. "
     "Surplus charges the battery; once it is full, the rest is exported. "
@@ -171,3 +177,64 @@ def test_overrides_apply_on_top_of_a_config():
         chunk_documents([doc("x")], config, chunk_size=50)
     chunks = chunk_documents([doc(long_text())], config, chunk_overlap=0)
     assert all(c.token_count <= 300 for c in chunks)
+
+
+# ---- streamed splitting: the same chunks as splitting the whole text at once ----------------------
+def awkward_text(megabytes: float, seed: int = 5) -> str:
+    """Paragraphs of mixed scripts, CRLF and LF line ends, runs of blank lines, tabs, and now and
+    then a paragraph too long for one chunk (so the recursive splits and window ends fall at odd
+    places)."""
+    rng = random.Random(seed)
+    words = ["grid", "Akku", "délai", "東京", "naïve", "ε=0.5", "über", "\t", "🙂", "x" * 30]
+    ends = ["\n\n", "\r\n\r\n", "\n", "\r\n", "\n\n\n", " ", "\n\n\n\n", "", "\r\n\n"]
+    parts: list[str] = []
+    size = 0
+    while size < megabytes * 1_000_000:
+        paragraph = " ".join(rng.choice(words) for _ in range(rng.randint(1, 60)))
+        if rng.random() < 0.03:
+            paragraph = (paragraph + " ") * rng.randint(40, 300)
+        parts.append(paragraph + rng.choice(ends))
+        size += len(parts[-1])
+    return "".join(parts)
+
+
+def whole_and_streamed(text: str, size: int, overlap: int) -> tuple[list[str], list[str]]:
+    lengths = chunking._TokenLengths("cl100k_base")
+    splitter = chunking._Splitter(
+        chunk_size=size,
+        chunk_overlap=overlap,
+        length_function=lengths,
+        keep_separator="start",
+        strip_whitespace=True,
+    )
+    whole = splitter.split_text(text)
+    lengths.clear()
+    return whole, list(chunking._split(splitter, text, lengths))
+
+
+@pytest.mark.parametrize(
+    ("size", "overlap", "window"),
+    [(1024, 0, chunking.WINDOW_CHARS), (64, 16, 2_000), (40, 0, 1)],
+)
+def test_streamed_split_equals_the_whole_text_split(
+    monkeypatch: pytest.MonkeyPatch, size: int, overlap: int, window: int
+) -> None:
+    monkeypatch.setattr(chunking, "WINDOW_CHARS", window)
+    big = awkward_text(3.0 if window == chunking.WINDOW_CHARS else 0.3)
+    texts = [big, big.replace("\n\n", "\n"), "no separator at all" * 500, "", "\r\n\r\n"]
+    texts += [d.text for d in load_documents(SAMPLE_DOCS).documents]
+    for text in texts:
+        whole, streamed = whole_and_streamed(text, size, overlap)
+        assert streamed == whole
+
+
+def test_streamed_chunks_keep_their_ids_texts_and_spans(monkeypatch: pytest.MonkeyPatch) -> None:
+    documents = [doc(awkward_text(1.5), "big.txt"), *load_documents(SAMPLE_DOCS).documents]
+    config = ChunkingConfig(chunk_size=256, chunk_overlap=32)
+    streamed = chunk_documents(documents, config)
+
+    def whole(splitter: Any, text: str, lengths: Any) -> Iterator[str]:
+        return iter(splitter.split_text(text))
+
+    monkeypatch.setattr(chunking, "_split", whole)
+    assert streamed == chunk_documents(documents, config)

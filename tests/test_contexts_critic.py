@@ -16,7 +16,7 @@ from synth.errors import OutputParseError, ServerError
 from synth.generate.stats import StageStats
 from synth.llm.base import FunctionModel, run_sync
 
-PASSAGE = re.compile(r"\[Passage (\d+)\]\n(.*?)(?=\n\n\[Passage |\n\nReply with)", re.DOTALL)
+PASSAGE = re.compile(r'<passage index="(\d+)">\n(.*?)\n</passage>', re.DOTALL)
 
 
 def chunk(source: str, i: int, text: str) -> Chunk:
@@ -59,7 +59,8 @@ class Critic:
 
 def test_build_prompt_numbers_every_passage() -> None:
     prompt = build_prompt(["alpha text", "beta text"])
-    assert "[Passage 1]\nalpha text" in prompt and "[Passage 2]\nbeta text" in prompt
+    assert '<passage index="1">\nalpha text\n</passage>' in prompt
+    assert '<passage index="2">\nbeta text\n</passage>' in prompt
     assert "clarity" in prompt and "relevance" in prompt
     assert PASSAGE.findall(prompt) == [("1", "alpha text"), ("2", "beta text")]
 

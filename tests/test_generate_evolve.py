@@ -34,14 +34,17 @@ TWO = Context(
 
 def evolver(prompt: str, system: str | None) -> str:
     """Appends the evolution's first instruction word to the input, so the order is visible."""
-    current = re.search(r"\nInput:\n(.*?)\n\nRewrite it as follows: (\w+)", prompt, re.DOTALL)
+    current = re.search(
+        r"\nInput:\n<input>\n(.*?)\n</input>\n\nRewrite it as follows: (\w+)", prompt, re.DOTALL
+    )
     assert current is not None
     return json.dumps({"input": f"{current.group(1)} +{current.group(2)}"})
 
 
 def test_prompt_keeps_the_context_and_the_rule() -> None:
     prompt = evolve.build_prompt("How do rooks move?", Evolution.IN_BREADTH, TWO)
-    assert "[Passage 2]\nBishops move diagonally." in prompt
+    assert '<passage index="2">\nBishops move diagonally.\n</passage>\n</context>' in prompt
+    assert "<input>\nHow do rooks move?\n</input>" in prompt
     assert default_prompts().instruction(Evolution.IN_BREADTH) in prompt
     assert "must still be answerable from the context above alone" in prompt
 

@@ -21,7 +21,14 @@ CONTEXT = Context(
     texts=["Bread needs yeast, flour and water."],
     source_files=["bread.txt"],
 )
-ITEM = re.compile(r"\[(\d+)\]\n(.*?)(?=\n\n\[\d+\]\n|\n\n(?:Score each|Rewrite each))", re.DOTALL)
+# one numbered input (filter, expected) or item (rewrite: an <input> and its <feedback>)
+ITEM = re.compile(r'<(input|item) index="(\d+)">\n(.*?)\n</\1>', re.DOTALL)
+PAIR = re.compile(r"<input>\n(.*?)\n</input>\n<feedback>\n(.*?)\n</feedback>", re.DOTALL)
+
+
+def items_of(prompt: str) -> list[tuple[str, str]]:
+    """``(index, text)`` of every numbered input or item of a prompt."""
+    return [(index, text) for _, index, text in ITEM.findall(prompt)]
 
 
 class Critic:
@@ -41,7 +48,7 @@ class Critic:
         self.calls: list[str] = []
 
     def __call__(self, prompt: str, system: str | None) -> str:
-        items = ITEM.findall(prompt)
+        items = items_of(prompt)
         if prompt.startswith("You review"):
             self.calls.append("score")
             assert "below 0.5, also give" in prompt
@@ -58,8 +65,8 @@ class Critic:
             raise ServerError("503")
         out = []
         for i, block in items:
-            text = block.split("\n")[0].removeprefix("Input: ")
-            assert f"Feedback: fix {text}" in block
+            text, feedback = PAIR.findall(block)[0]
+            assert feedback == f"fix {text}"
             out.append({"index": int(i), "input": self.rewrites[text]})
         return json.dumps({"inputs": out})
 
@@ -70,10 +77,11 @@ def drafts(*texts: str) -> list[Draft]:
 
 def test_prompts_and_parse() -> None:
     prompt = input_filter.build_prompt(["What is in bread?", "Why?"], CONTEXT)
-    assert ITEM.findall(prompt) == [("1", "What is in bread?"), ("2", "Why?")]
+    assert items_of(prompt) == [("1", "What is in bread?"), ("2", "Why?")]
     assert "self-containment" in prompt and "Bread needs yeast" in prompt
     rewrite = input_filter.build_rewrite_prompt([("Why?", "say what about")], CONTEXT)
-    assert "Input: Why?\nFeedback: say what about" in rewrite
+    assert PAIR.findall(rewrite) == [("Why?", "say what about")]
+    assert '<items>\n<item index="1">\n<input>\nWhy?' in rewrite
     scores = input_filter.parse(
         json.dumps({"scores": [{"index": 1, "score": 0.25, "feedback": "vague"}]}), 1
     )

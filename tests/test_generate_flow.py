@@ -34,10 +34,15 @@ WORDS = (
     "amber basalt cobalt dune ember fjord garnet harbor iris jasper kelp lagoon meadow nectar onyx "
     "prairie quartz reef sierra tundra umber valley willow xenon yarrow zephyr"
 ).split()
-PASSAGE = re.compile(r"\[Passage (\d+)\]\n")
-ITEM = re.compile(
-    r"\[(\d+)\]\n(.*?)(?=\n\n\[\d+\]\n|\n\n(?:Score each|Rewrite each|Answer each))", re.DOTALL
-)
+PASSAGE = re.compile(r'<passage index="(\d+)">\n')
+# one numbered input (filter, expected) or item (rewrite: an <input> and its <feedback>)
+ITEM = re.compile(r'<(input|item) index="(\d+)">\n(.*?)\n</\1>', re.DOTALL)
+ONE_INPUT = re.compile(r"<input>\n(.*?)\n</input>", re.DOTALL)
+
+
+def items_of(prompt: str) -> list[tuple[str, str]]:
+    """``(index, text)`` of every numbered input or item of a prompt."""
+    return [(index, text) for _, index, text in ITEM.findall(prompt)]
 
 
 class World:
@@ -69,7 +74,7 @@ class World:
                 {"inputs": [f"{' '.join(rng.sample(WORDS, 4))} #{k}?" for k in (1, 2)]}
             )
         if prompt.startswith("You review"):
-            items = ITEM.findall(prompt)
+            items = items_of(prompt)
             # the first version of every "#2" question is vague, the rewrite passes
             verdicts = []
             for i, t in items:
@@ -86,23 +91,23 @@ class World:
                     verdicts.append({"index": int(i), "score": 0.9, "feedback": ""})
             return "filter", json.dumps({"scores": verdicts})
         if prompt.startswith("You improve"):
-            items = ITEM.findall(prompt)
+            items = items_of(prompt)
             return "rewrite", json.dumps(
                 {
                     "inputs": [
                         {
                             "index": int(i),
-                            "input": b.split("\n")[0].removeprefix("Input: ") + " (specific)",
+                            "input": ONE_INPUT.findall(b)[0] + " (specific)",
                         }
                         for i, b in items
                     ]
                 }
             )
         if "to make it more demanding" in prompt:
-            text = prompt.split("\nInput:\n", 1)[1].split("\n\nRewrite it", 1)[0]
+            text = ONE_INPUT.findall(prompt.split("\nInput:\n", 1)[1])[0]
             return "evolve", json.dumps({"input": text + " Explain why."})
         if prompt.startswith("You write the ideal answers"):
-            items = ITEM.findall(prompt)
+            items = items_of(prompt)
             return "expected", json.dumps(
                 {
                     "outputs": [

@@ -27,8 +27,8 @@ def test_build_prompt_shows_context_count_and_styling() -> None:
     )
     prompt = inputs.build_prompt(CONTEXT, 3, styling=styling)
     assert (
-        "[Passage 1]\nSolar panels convert sunlight" in prompt
-        and "[Passage 2]\nAn inverter" in prompt
+        '<context>\n<passage index="1">\nSolar panels convert sunlight' in prompt
+        and '<passage index="2">\nAn inverter' in prompt
     )
     assert "Write 3 distinct inputs" in prompt
     assert (
@@ -55,7 +55,8 @@ def test_examples_prompt_lists_examples() -> None:
     prompt = inputs.build_examples_prompt(
         ["How do I reset my card?", "Why was I charged twice?"], 4
     )
-    assert "[Example 1]\nHow do I reset my card?" in prompt and "Write 4 new" in prompt
+    assert '<examples>\n<example index="1">\nHow do I reset my card?\n</example>' in prompt
+    assert "Write 4 new" in prompt
 
 
 def test_parse_cleans_and_limits() -> None:
@@ -133,7 +134,7 @@ def test_run_unparseable_reply_is_a_drop() -> None:
 
 def test_from_scratch_and_from_examples() -> None:
     def model(prompt: str, system: str | None) -> str:
-        if "Example 1" in prompt:
+        if '<example index="1">' in prompt:
             return json.dumps({"inputs": ["Can I freeze my card?"]})
         return json.dumps(
             {"inputs": ["Where is my parcel?", "Can I change the address?", "Refund?"]}

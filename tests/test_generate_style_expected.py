@@ -29,12 +29,12 @@ STYLING = StylingConfig(
     expected_output_format="two sentences",
     personas=["a retired chef", "a student on a budget", "a busy parent"],
 )
-ITEM = re.compile(r"\[(\d+)\]\n(.*?)(?=\n\n\[\d+\]\n|\n\nAnswer each)", re.DOTALL)
+ITEM = re.compile(r'<input index="(\d+)">\n(.*?)\n</input>', re.DOTALL)
 
 
 def stylist(prompt: str, system: str | None) -> str:
     persona = re.search(r"Write as this user: (.*)\n", prompt)
-    text = re.search(r"\nInput:\n(.*?)\n\nKeep its meaning", prompt, re.DOTALL)
+    text = re.search(r"\nInput:\n<input>\n(.*?)\n</input>\n\nKeep its meaning", prompt, re.DOTALL)
     assert text is not None
     who = persona.group(1) if persona else "anyone"
     return json.dumps({"input": f"[{who}] {text.group(1)}"})

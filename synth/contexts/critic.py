@@ -19,7 +19,7 @@ from synth.contexts.select import SeedSelector
 from synth.data import Chunk
 from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import BatchRequest, ask_batch
-from synth.generate._text import numbered
+from synth.generate._text import tagged_list
 from synth.generate.stats import StageStats, model_error_reason
 from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
@@ -61,7 +61,7 @@ def build_prompt(chunks: Sequence[Chunk | str], prompts: PromptSet | None = None
     """The critic prompt for one batch of candidate chunks (or their texts)."""
     texts = [c.text if isinstance(c, Chunk) else c for c in chunks]
     return (prompts or default_prompts()).render(
-        "context_critic", chunks=numbered(texts, "Passage"), count=len(texts)
+        "context_critic", chunks=tagged_list("passages", "passage", texts), count=len(texts)
     )
 
 

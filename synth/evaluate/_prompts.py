@@ -1,9 +1,10 @@
 """The judge's prompts: pure functions from the inputs to one prompt string.
 
-Untrusted text (questions, answers, contexts, references, criteria) goes inside tags, and every
-closing tag inside it is escaped (``</`` becomes ``<\\/``), so no input can close its tag and pose
-as an instruction. The system prompt says that tagged text is data. The version and a hash of every
-template are recorded in each judge's identity; change ``PROMPT_VERSION`` when the wording changes.
+Untrusted text (questions, answers, contexts, references, criteria) goes inside tags with every tag
+start inside it escaped by ``synth._untrusted`` (``</`` becomes ``<\\/``, ``<context`` becomes
+``<\\context``), so no input can close its tag, forge another context or pose as an instruction.
+The system prompt says that tagged text is data. The version and a hash of every template are
+recorded in each judge's identity; change ``PROMPT_VERSION`` when the wording changes.
 """
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-PROMPT_VERSION = "1"
+from synth._untrusted import tag, tag_list
+
+# 2: opening tags inside untrusted text are escaped too, not only closing ones
+PROMPT_VERSION = "2"
 
 SYSTEM = (
     "You are a careful, impartial evaluator. The user message holds instructions and, inside tags "
@@ -102,20 +106,8 @@ def prompt_hash() -> str:
     return digest[:16]
 
 
-def escape(text: str) -> str:
-    """Return untrusted ``text`` with every closing tag escaped, so it cannot end its own tag."""
-    return text.replace("</", "<\\/")
-
-
-def tag(name: str, text: str, **attributes: object) -> str:
-    """Return ``text`` escaped and wrapped in ``<name ...>`` tags."""
-    attrs = "".join(f' {key}="{value}"' for key, value in attributes.items())
-    return f"<{name}{attrs}>\n{escape(text)}\n</{name}>"
-
-
 def _contexts(contexts: Sequence[str]) -> str:
-    inner = "\n".join(tag("context", text, index=i) for i, text in enumerate(contexts, start=1))
-    return f"<contexts>\n{inner}\n</contexts>"
+    return tag_list("contexts", "context", contexts)
 
 
 def faithfulness_prompt(question: str, answer: str, contexts: Sequence[str]) -> str:
@@ -195,9 +187,7 @@ __all__ = [
     "context_precision_prompt",
     "context_recall_prompt",
     "criteria_prompt",
-    "escape",
     "faithfulness_prompt",
     "preference_prompt",
     "prompt_hash",
-    "tag",
 ]

@@ -33,10 +33,9 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, Field, create_model
 
 from synth.errors import ModelError, OutputParseError
-from synth.generate._call import ask_text
+from synth.generate._call import ask_text, forget
 from synth.generate.stats import StageStats
 from synth.llm.base import LLM
-from synth.llm.cache import forget_reply
 from synth.llm.retry import count_reask, reask_budget
 
 M = TypeVar("M", bound=BaseModel)
@@ -172,7 +171,7 @@ async def ask_batch(
         if len(left) == len(todo) or budget <= 0:
             # nothing usable, or the last reply of a batch given up on: a rerun asks again rather
             # than replaying it (a partial reply that led to a re-ask stays: the re-ask is not cached)
-            forget_reply(llm, prompt, schema=schema)
+            forget(llm, prompt, schema)
         if budget <= 0:
             detail = "; ".join([describe(request.what, indices, len(todo)), *problems])
             error = OutputParseError(detail, raw=text)

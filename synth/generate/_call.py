@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from synth.errors import OutputParseError
 from synth.generate.stats import StageStats
+from synth.generate.templates import SYSTEM
 from synth.llm.base import LLM, check_complete
 from synth.llm.cache import forget_reply
 from synth.llm.retry import count_reask, reask_budget
@@ -27,7 +28,8 @@ REFUSED = "invalid_output"
 
 
 async def ask(llm: LLM, prompt: str, schema: type[M], label: str, stats: StageStats | None) -> M:
-    """Send ``prompt`` and return the reply parsed into ``schema`` (ModelError on failure)."""
+    """Send ``prompt`` with the generation system message and return the reply parsed into
+    ``schema`` (ModelError on failure)."""
     return (await ask_text(llm, prompt, schema, label, stats))[1]
 
 
@@ -37,7 +39,9 @@ async def ask_text(
     """Like :func:`ask`, with the reply's raw text first (for the record of a refused reply)."""
     if stats is not None:
         stats.requests += 1
-    completion = check_complete(await llm.arequest(prompt, schema=schema, label=label))
+    completion = check_complete(
+        await llm.arequest(prompt, system=SYSTEM, schema=schema, label=label)
+    )
     return completion.text, parse_verdict(completion.text, schema)
 
 
@@ -57,10 +61,15 @@ async def ask_checked(
         try:
             return check(reply)
         except OutputParseError as exc:
-            forget_reply(llm, prompt, schema=schema)
+            forget(llm, prompt, schema)
             if budget <= 0:
                 raise OutputParseError(str(exc), raw=text) from None
             budget -= 1
             count_reask(llm, label, REFUSED)
             if stats is not None:
                 stats.note("reasked")
+
+
+def forget(llm: LLM, prompt: str, schema: type[BaseModel]) -> None:
+    """Remove a refused reply to ``prompt`` (sent by :func:`ask_text`) from the response cache."""
+    forget_reply(llm, prompt, system=SYSTEM, schema=schema)

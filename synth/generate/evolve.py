@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from synth.data import Context
 from synth.generate._rewrite import nonblank_input, rewrite, run_live
-from synth.generate._text import context_text
+from synth.generate._text import context_text, tagged
 from synth.generate.config import MULTI_CHUNK_EVOLUTIONS, Evolution, EvolutionConfig
 from synth.generate.draft import Draft
 from synth.generate.stats import StageStats
@@ -65,7 +65,7 @@ def build_prompt(
     prompts = prompts or default_prompts()
     return prompts.render(
         "evolve",
-        input=text.strip(),
+        input=tagged("input", text),
         instruction=prompts.instruction(evolution),
         context=context_text(context),
     )

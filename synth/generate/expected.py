@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import BatchRequest, ask_batch
-from synth.generate._text import context_text, numbered
+from synth.generate._text import context_text, tagged_list
 from synth.generate.config import StylingConfig
 from synth.generate.draft import Draft, drop_failed, live
 from synth.generate.stats import StageStats
@@ -44,7 +44,7 @@ def build_prompt(
     fmt = f"\nWrite each answer in this format: {output_format}\n" if output_format else ""
     return (prompts or default_prompts()).render(
         "expected",
-        inputs=numbered(list(inputs)),
+        inputs=tagged_list("inputs", "input", list(inputs)),
         context=context_text(context),
         count=len(inputs),
         output_format=fmt,

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import BatchRequest, ask_batch
-from synth.generate._text import context_text, numbered
+from synth.generate._text import context_text, feedback_items, tagged_list
 from synth.generate.config import FiltrationConfig
 from synth.generate.draft import Draft, drop_failed, live
 from synth.generate.stats import StageStats
@@ -76,7 +76,7 @@ def build_prompt(
     """The scoring prompt for the inputs of one context (rewrites asked below ``threshold``)."""
     return (prompts or default_prompts()).render(
         "filter",
-        inputs=numbered(list(inputs)),
+        inputs=tagged_list("inputs", "input", list(inputs)),
         context=context_text(context),
         count=len(inputs),
         threshold=f"{threshold:g}",
@@ -106,12 +106,8 @@ def build_rewrite_prompt(
     items: Sequence[tuple[str, str]], context: Context | None, prompts: PromptSet | None = None
 ) -> str:
     """The rewrite prompt for ``(input, feedback)`` pairs of one context."""
-    blocks = [
-        f"Input: {text.strip()}\nFeedback: {feedback.strip() or '(none)'}"
-        for text, feedback in items
-    ]
     return (prompts or default_prompts()).render(
-        "rewrite", items=numbered(blocks), context=context_text(context), count=len(items)
+        "rewrite", items=feedback_items(items), context=context_text(context), count=len(items)
     )
 
 

@@ -15,7 +15,7 @@ from synth.data import Context
 from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import batch_schema
 from synth.generate._call import ask_checked
-from synth.generate._text import context_text, numbered, styling_block
+from synth.generate._text import context_text, styling_block, tagged_list
 from synth.generate.config import GenerationConfig, StylingConfig
 from synth.generate.draft import Draft, draft_id, drop_failed
 from synth.generate.stats import StageStats, model_error_reason
@@ -75,7 +75,7 @@ def build_examples_prompt(
     """The prompt asking for ``n`` new inputs in the style of ``examples``."""
     return (prompts or default_prompts()).render(
         "inputs_from_goldens",
-        examples=numbered(list(examples), "Example"),
+        examples=tagged_list("examples", "example", list(examples)),
         context=context_text(context),
         count=n,
         styling=_styling(styling),

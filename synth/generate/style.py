@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from synth.data import Context
 from synth.generate._rewrite import nonblank_input, rewrite, run_live
-from synth.generate._text import context_text, styling_block
+from synth.generate._text import context_text, styling_block, tagged
 from synth.generate.config import StylingConfig
 from synth.generate.draft import Draft
 from synth.generate.evolve import draft_rng
@@ -56,7 +56,7 @@ def build_prompt(
     """The prompt restyling ``text`` (its meaning kept, its wording changed)."""
     return (prompts or default_prompts()).render(
         "style",
-        input=text.strip(),
+        input=tagged("input", text),
         styling=styling_block(styling.scenario, styling.task, styling.input_format, persona),
         context=context_text(context),
     )

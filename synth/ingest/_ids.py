@@ -17,10 +17,20 @@ def chunk_id(document_id: str, params: str, index: int) -> str:
     return _digest("chunk", document_id, params, str(index))
 
 
+#: characters encoded at a time, so a long document is never copied whole to bytes to be hashed
+_SLICE = 1 << 20
+
+
 def _digest(*parts: str) -> str:
     digest = hashlib.sha256()
     for part in parts:
-        data = part.encode("utf-8", errors="surrogatepass")
-        digest.update(len(data).to_bytes(8, "big"))  # length-prefixed: no two part lists collide
-        digest.update(data)
+        slices = range(0, len(part), _SLICE)
+        size = sum(len(_utf8(part[i : i + _SLICE])) for i in slices)
+        digest.update(size.to_bytes(8, "big"))  # length-prefixed: no two part lists collide
+        for i in slices:
+            digest.update(_utf8(part[i : i + _SLICE]))
     return digest.hexdigest()[:ID_LENGTH]
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", errors="surrogatepass")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -93,7 +94,7 @@ def iter_chunks(
     cfg = make_chunking_config(config, **overrides)
     get_encoding(cfg.encoding)  # fail (or notice the offline fallback) before the first document
     lengths = _TokenLengths(cfg.encoding)
-    splitter = RecursiveCharacterTextSplitter(
+    splitter = _Splitter(
         chunk_size=cfg.chunk_size,
         chunk_overlap=cfg.chunk_overlap,
         length_function=lengths,
@@ -106,7 +107,7 @@ def iter_chunks(
         documents_in += 1
         produced = 0
         try:
-            for chunk in _chunk_document(document, cfg, splitter):
+            for chunk in _chunk_document(document, cfg, splitter, lengths):
                 produced += 1
                 yield chunk
         finally:
@@ -138,13 +139,92 @@ class _TokenLengths:
         self._counts.clear()
 
 
+class _Splitter(RecursiveCharacterTextSplitter):
+    """langchain's recursive splitter, remembering the splits it joined last (see :func:`_split`)."""
+
+    last_joined: list[str]
+    last_kept: bool
+
+    def _join_docs(self, docs: list[str], separator: str) -> str | None:
+        joined = super()._join_docs(docs, separator)
+        self.last_joined, self.last_kept = list(docs), joined is not None
+        return joined
+
+
+#: characters of top-level splits merged at a time by :func:`_split`
+WINDOW_CHARS = 256 * 1024
+
+
+def _split(splitter: _Splitter, text: str, lengths: _TokenLengths) -> Iterator[str]:
+    """The chunks ``splitter.split_text(text)`` returns, in order, made a window at a time.
+
+    The whole-text splitter holds every split of the text, the same splits joined to their
+    separators, and every chunk, at once: several copies of a large document. This walks the
+    top-level splits lazily and merges them a window at a time. The merge is greedy from left to
+    right and its state at any point is the list of splits it is holding (their total never
+    exceeds ``chunk_size``), so each window's chunks but the last are final, and merging the last
+    one's splits again with the next window's continues exactly where the whole-text merge would.
+    A split too long for a chunk ends a merge there as in the whole-text splitter, and is split
+    on its own with the next separators.
+    """
+    separators = splitter._separators
+    found = next((i for i, sep in enumerate(separators) if sep and sep in text), None)
+    if found is None:  # no separator but characters: nothing to stream
+        yield from splitter.split_text(text)
+        return
+    rest = separators[found + 1 :]
+    window: list[str] = []
+    size = carried_size = 0
+
+    def merge(final: bool) -> Iterator[str]:
+        nonlocal window, size, carried_size
+        docs = splitter._merge_splits(window, "")
+        carried = [] if final else splitter.last_joined
+        if carried and splitter.last_kept:
+            docs = docs[:-1]
+        window, size = list(carried), sum(map(len, carried))
+        carried_size = size
+        lengths.clear()  # bounded: counts are kept for one window (and its carried splits) only
+        return iter(docs)
+
+    for piece in _top_splits(text, separators[found]):
+        if lengths(piece) < splitter._chunk_size:
+            window.append(piece)
+            size += len(piece)
+            if size - carried_size >= WINDOW_CHARS:
+                yield from merge(final=False)
+            continue
+        if window:
+            yield from merge(final=True)
+        if rest:
+            yield from splitter._split_text(piece, rest)
+            lengths.clear()
+        else:
+            yield piece
+    if window:
+        yield from merge(final=True)
+
+
+def _top_splits(text: str, separator: str) -> Iterator[str]:
+    """``text`` cut before every ``separator`` (kept at the start of the next split), lazily."""
+    start = 0
+    for match in re.finditer(re.escape(separator), text):
+        if match.start() > start:
+            yield text[start : match.start()]
+        start = match.start()
+    if start < len(text):
+        yield text[start:]
+
+
 def _chunk_document(
-    document: Document, cfg: ChunkingConfig, splitter: RecursiveCharacterTextSplitter
+    document: Document, cfg: ChunkingConfig, splitter: _Splitter, lengths: _TokenLengths
 ) -> Iterator[Chunk]:
     params = cfg.key()
     page_starts = [page.start for page in document.pages]
     pieces = (
-        piece for text in splitter.split_text(document.text) for piece in _within_limit(text, cfg)
+        piece
+        for text in _split(splitter, document.text, lengths)
+        for piece in _within_limit(text, cfg)
     )
     index = 0
     previous: tuple[int, int] | None = None

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from synth.data import Chunk
 from synth.errors import ConfigError
-from synth.ingest import ChunkingConfig, chunk_documents, iter_load, make_chunking_config
+from synth.ingest import ChunkingConfig, iter_chunks, iter_load, make_chunking_config
 from synth.store._reingest import FileMemory
 from synth.store._writer import BackgroundWriter
 from synth.store.chroma import (
@@ -247,14 +247,35 @@ def start_ingest(
                 report.unchanged += 1
                 report.reused += stored.chunks
             elif loaded.document is not None:
-                chunks = chunk_documents([loaded.document], store.chunking)
-                row.chunks = len(chunks)
-                row.tokens = sum(chunk.token_count for chunk in chunks)
-                row.document_id = loaded.document.id
-                if chunks:
-                    report.removed += _queue(batch, memory, row, status.file, chunks)
+                # a file's chunks stream to the writer as they are cut, all but its first ones:
+                # those wait for its last, as they carry the file's fingerprint (its chunk and
+                # token counts), written last so a crash never leaves a half-stored file marked
+                document = loaded.document
+                del loaded  # the text is let go as soon as it is chunked, before the next file
+                row.document_id = document.id
+                head: list[Chunk] = []
+                kept: list[Chunk] = []
+                for chunk in iter_chunks([document], store.chunking):
+                    if not head:  # older versions go first, once the file has a chunk to store
+                        stale = memory.stale(row.path, row.document_id)
+                        batch.stale.extend(stale)
+                        report.removed += len(stale)
+                    row.chunks += 1
+                    row.tokens += chunk.token_count
                     if keep_chunks:
-                        pending.chunks[row.path] = chunks
+                        kept.append(chunk)
+                    if len(head) < flush_at:
+                        head.append(chunk)
+                        continue
+                    batch.chunks.append(chunk)
+                    if len(batch.chunks) >= flush_at:
+                        submit(batch)
+                        batch = _Batch()
+                del document
+                if head:
+                    _queue(batch, memory, row, status.file, head)
+                    if keep_chunks:
+                        pending.chunks[row.path] = kept
                 elif row.status == "ok":
                     row.status, row.reason, row.document_id = "error", "no text to chunk", None
             report.files.append(row)
@@ -304,18 +325,13 @@ def _log(report: IngestReport) -> None:
 
 
 def _queue(
-    batch: _Batch, memory: FileMemory, row: IngestedFile, file: str, chunks: list[Chunk]
-) -> int:
-    """Add a file's chunks to ``batch``, with its fingerprint and the stored earlier versions of
-    the file to remove; return how many such versions there are."""
-    assert row.document_id is not None
+    batch: _Batch, memory: FileMemory, row: IngestedFile, file: str, head: list[Chunk]
+) -> None:
+    """Add a file's first chunks to ``batch``, with the file's fingerprint on the first."""
     mark = memory.fingerprint(row.path, file, chunks=row.chunks, tokens=row.tokens, note=row.reason)
     if mark is not None:
-        batch.marks[chunks[0].id] = mark
-    stale = memory.stale(row.path, row.document_id)
-    batch.stale.extend(stale)
-    batch.chunks.extend(chunks)
-    return len(stale)
+        batch.marks[head[0].id] = mark
+    batch.chunks.extend(head)
 
 
 def _check_matches(
