@@ -18,6 +18,7 @@ from synth._run_manifest import render_table
 from synth._run_plan import Plan, render_plan
 from synth._run_progress import NullProgress, RichProgress
 from synth._run_session import replay_note
+from synth.cli import EXIT_PARTIAL
 from synth.dataset import SUFFIXES
 from synth.errors import ConfigError
 from synth.pipeline import Synthesizer, default_model_spec
@@ -185,22 +186,29 @@ def run(args: argparse.Namespace) -> int:
         # the progress display (not shown with --quiet) has said it already
         failures = int(manifest.get("totals", {}).get("failures", 0) or 0)
         print(replay_note(str(manifest.get("run_dir")), failures), file=sys.stderr)
+    short = dataset.shortfall
     if args.json:
         print(
             json.dumps(
                 {"output": str(output), "goldens": len(dataset), **manifest}, ensure_ascii=False
             )
         )
+    else:
+        if not args.quiet:
+            out.print(
+                render_table(manifest.get("stages", []), title=f"run {manifest.get('run_id')}")
+            )
+            for reason in short.reasons if short is not None else ():
+                print(f"fewer goldens than asked: {reason}")
+            contexts = manifest.get("contexts") or {}
+            if contexts.get("corpus_too_small"):
+                print(small_corpus_note(int(contexts.get("reused_chunks", 0))))
+        print(_summary(manifest, output, len(dataset)))
+    if short is None:
         return 0
-    if not args.quiet:
-        out.print(render_table(manifest.get("stages", []), title=f"run {manifest.get('run_id')}"))
-        for reason in manifest.get("shortfall", []):
-            print(f"fewer goldens than asked: {reason}")
-        contexts = manifest.get("contexts") or {}
-        if contexts.get("corpus_too_small"):
-            print(small_corpus_note(int(contexts.get("reused_chunks", 0))))
-    print(_summary(manifest, output, len(dataset)))
-    return 0
+    sys.stdout.flush()  # the summary first, then the line that explains the exit code
+    print(f"synth: {short} (exit code {EXIT_PARTIAL})", file=sys.stderr)
+    return EXIT_PARTIAL
 
 
 def _exit_now_if_requests_hang() -> None:

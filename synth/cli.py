@@ -2,17 +2,33 @@
 
 Each subcommand has an ``_add_<name>`` function that declares its arguments and a ``_run_<name>``
 function that calls the library. A :class:`~synth.errors.SynthError` becomes one line on stderr and
-exit code 2; ``--debug`` shows the traceback instead.
+exit code 2; ``--debug`` shows the traceback instead. Every exit code is one of the ``EXIT_*``
+constants below (docs/cli.md has the table).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
-from synth.errors import SynthError
+from synth.errors import SynthError, SynthWarning
+
+#: everything asked was done
+EXIT_OK = 0
+#: ``synth ingest``: no file could be read
+EXIT_NOTHING_READ = 1
+#: a usage error or a ``synth: error:`` line (nothing, or nothing useful, was written)
+EXIT_ERROR = 2
+#: the output was written but is short: fewer goldens than asked, or evaluation items that failed
+EXIT_PARTIAL = 3
+#: interrupted by Ctrl-C (128 + SIGINT)
+EXIT_INTERRUPTED = 130
+#: stdout was closed early (``synth ... | head``): 128 + SIGPIPE, what a shell reports for it
+EXIT_CLOSED_PIPE = 141
 
 
 # ---- ingest (foundation issue) -------------------------------------------------------------------
@@ -386,7 +402,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            # the command says it in its own lines and its exit code (EXIT_PARTIAL)
+            warnings.simplefilter("ignore", SynthWarning)
+            code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe is found here, not at exit, where it cannot be handled
+        return code
+    except BrokenPipeError:
+        return _closed_pipe()
     except (SynthError, OSError) as exc:  # OSError: a path the user gave cannot be read or written
         if args.debug:
             raise
@@ -395,6 +418,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("synth: interrupted", file=sys.stderr)
         return 130
+
+
+def _closed_pipe() -> int:
+    """End quietly after stdout was closed by its reader (``synth ... | head``).
+
+    What is still buffered for stdout can never be written: stdout is pointed at the null device,
+    so the interpreter's flush at exit neither fails nor prints "Exception ignored" (as Python's
+    documentation of SIGPIPE recommends).
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a real file (captured): nothing to redirect
+        pass
+    return EXIT_CLOSED_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover
