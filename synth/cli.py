@@ -172,7 +172,8 @@ def _judging_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         metavar="NAME",
         help="judge metric: faithfulness, answer_relevance, context_precision, context_recall, "
-        "answer_correctness (default with judges: faithfulness and answer_relevance); repeatable",
+        "answer_correctness (default with judges and no --criteria: faithfulness and "
+        "answer_relevance); repeatable",
     )
     p.add_argument(
         "--text-metric",
@@ -185,7 +186,8 @@ def _judging_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=RUBRIC",
-        help="an extra judge metric: the answer rated 1-5 against RUBRIC; repeatable",
+        help="a judge metric: the answer rated 1-5 against RUBRIC; repeatable (alone, it "
+        "replaces the default metrics: add them with --metric)",
     )
     p.add_argument("--base-url", help="OpenAI-compatible server for openai:<model> judges")
     p.add_argument("--n-jobs", type=int, default=4, metavar="N", help="calls at once (4)")
@@ -255,6 +257,7 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
 def _run_evaluate(args: argparse.Namespace) -> int:
     from synth.errors import ConfigError
     from synth.evaluate import _io, _tables
+    from synth.evaluate._run import failure_summary
     from synth.evaluate._specs import load_callable
     from synth.evaluate.answers import evaluate_answers
     from synth.evaluate.report import Evaluation
@@ -286,7 +289,18 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         _tables.show(_tables.evaluation_tables(report))
         if args.output:
             print(f"wrote {args.output}")
-    return 0
+    return _failed_items_code([("", failure_summary(report))])
+
+
+def _failed_items_code(summaries: list[tuple[str, str | None]]) -> int:
+    """EXIT_PARTIAL, after one line on stderr per report whose items failed; else EXIT_OK."""
+    failed = [(name, line) for name, line in summaries if line is not None]
+    if not failed:
+        return EXIT_OK
+    sys.stdout.flush()  # the tables first, then the lines that explain the exit code
+    for name, line in failed:
+        print(f"synth: {name}{line} (exit code {EXIT_PARTIAL})", file=sys.stderr)
+    return EXIT_PARTIAL
 
 
 def _add_compare(sub: argparse._SubParsersAction) -> None:
@@ -346,6 +360,7 @@ def _add_benchmark(sub: argparse._SubParsersAction) -> None:
 
 def _run_benchmark(args: argparse.Namespace) -> int:
     from synth.evaluate import _io, _tables
+    from synth.evaluate._run import failure_summary
     from synth.evaluate._specs import systems
     from synth.evaluate.benchmark import benchmark
 
@@ -362,7 +377,9 @@ def _run_benchmark(args: argparse.Namespace) -> int:
         _tables.show(_tables.benchmark_tables(result))
         if args.output:
             print(f"wrote {args.output}")
-    return 0
+    return _failed_items_code(
+        [(f"system {name}: ", failure_summary(report)) for name, report in result.reports.items()]
+    )
 
 
 # --------------------------------------------------------------------------------------------------
