@@ -13,6 +13,7 @@ from typing import Any
 
 from rich.console import Console
 
+from synth._console import CommandConsole, print_fitted
 from synth._run_config import PipelineConfig, load_pipeline
 from synth._run_manifest import render_table
 from synth._run_plan import Plan, render_plan
@@ -145,10 +146,8 @@ def run(args: argparse.Namespace) -> int:
     output = Path(config.output or DEFAULT_OUTPUT)
     if not args.plan:
         check_output(output)
-    out = Console(highlight=False)
-    if not out.is_terminal:  # a file or a pipe: do not wrap the table at 80 columns
-        out = Console(highlight=False, width=160)
-    err = Console(stderr=True, highlight=False)
+    out = CommandConsole(highlight=False)  # tables printed with print_fitted: never cut when piped
+    err = CommandConsole(stderr=True, highlight=False)
     if config.model is None and default_model_spec(config.base_url) is None:
         for line in NO_MODEL_LINES:
             print(line, file=sys.stderr)
@@ -195,8 +194,9 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         if not args.quiet:
-            out.print(
-                render_table(manifest.get("stages", []), title=f"run {manifest.get('run_id')}")
+            print_fitted(
+                out,
+                render_table(manifest.get("stages", []), title=f"run {manifest.get('run_id')}"),
             )
             for reason in short.reasons if short is not None else ():
                 print(f"fewer goldens than asked: {reason}")
@@ -255,7 +255,7 @@ def _print_plan(plan: Plan, args: argparse.Namespace, out: Console) -> None:
     if args.json:
         print(json.dumps(plan.to_json(), ensure_ascii=False))
         return
-    out.print(render_plan(plan))
+    print_fitted(out, render_plan(plan))
     for note in plan.notes:
         print(f"note: {note}")
 

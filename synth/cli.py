@@ -13,9 +13,12 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from synth.errors import SynthError, SynthWarning
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 #: everything asked was done
 EXIT_OK = 0
@@ -66,13 +69,12 @@ def _add_ingest(sub: argparse._SubParsersAction) -> None:
 def _run_ingest(args: argparse.Namespace) -> int:
     import json
 
-    from rich.console import Console
-
+    from synth._console import CommandConsole
     from synth.ingest import make_chunking_config
     from synth.store import ingest_documents, make_embedder
     from synth.store._ingest_view import ingest_progress, print_ingest_report
 
-    errors = Console(stderr=True, highlight=False)
+    errors = CommandConsole(stderr=True, highlight=False)
     embedder = make_embedder(args.embedder, base_url=args.base_url, batch_size=args.batch_size)
     if embedder.notice:
         errors.print(embedder.notice, markup=False, soft_wrap=True)  # one line, never wrapped
@@ -95,7 +97,7 @@ def _run_ingest(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False))
     else:
-        print_ingest_report(report, Console(highlight=False))
+        print_ingest_report(report, CommandConsole(highlight=False))
     return 0 if report.any_read else 1
 
 
@@ -386,6 +388,11 @@ def _run_benchmark(args: argparse.Namespace) -> int:
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line, with where to look for the fix."""
 
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        # argparse's own swallows a failed write: a closed pipe must reach main() (exit 141)
+        if message:
+            (file or sys.stderr).write(message)
+
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
@@ -413,6 +420,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``synth`` command line; return its exit code (one of the ``EXIT_*`` constants)."""
+    try:
+        try:
+            return _main(argv)
+        finally:
+            sys.stdout.flush()  # a closed pipe is found here, not at exit where it cannot be handled
+    except BrokenPipeError:
+        return _closed_pipe()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -422,11 +440,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             # the command says it in its own lines and its exit code (EXIT_PARTIAL)
             warnings.simplefilter("ignore", SynthWarning)
-            code = int(args.func(args) or 0)
-        sys.stdout.flush()  # a closed pipe is found here, not at exit, where it cannot be handled
-        return code
+            return int(args.func(args) or 0)
     except BrokenPipeError:
-        return _closed_pipe()
+        raise  # stdout was closed: see main()
     except (SynthError, OSError) as exc:  # OSError: a path the user gave cannot be read or written
         if args.debug:
             raise
