@@ -17,7 +17,7 @@ from synth import FunctionModel, Synthesizer
 from synth.contexts.config import ContextConstructionConfig
 from synth.dataset import Dataset
 from synth.errors import AuthenticationError, ConfigError, ShortfallWarning
-from synth.generate.config import StylingConfig
+from synth.generate.config import EvolutionConfig, StylingConfig
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_docs"
@@ -482,3 +482,41 @@ def test_a_store_write_failing_after_the_critic_started_ends_the_run_with_that_e
     assert replies.prompts  # the critic was asked before the failure was known
     left = {t.name for t in threading.enumerate()}
     assert not {name for name in left if "writer" in name or "read-ahead" in name}, left
+
+
+class _Recorded:
+    """A progress display that keeps the stage names of the last snapshot it was shown."""
+
+    def __init__(self) -> None:
+        self.stages: list[str] = []
+        self._snapshot = None
+
+    def start(self, snapshot) -> None:
+        self._snapshot = snapshot
+
+    def stop(self) -> None:
+        assert self._snapshot is not None
+        self.stages = [name for name, _, _ in self._snapshot().stages]
+
+    def note(self, text: str) -> None:
+        return None
+
+
+def test_the_progress_display_shows_only_the_stages_that_run() -> None:
+    shown = _Recorded()
+    synthesizer(Replies(), progress=shown).generate_goldens_from_docs(SAMPLE, num_goldens=2)
+    assert shown.stages == ["critic (seeds)", "inputs", "filter", "evolve", "expected"]
+    bare = _Recorded()
+    synthesizer(
+        Replies(),
+        progress=bare,
+        use_context_critic=False,
+        use_filter=False,
+        evolution_config=EvolutionConfig(num_evolutions=0),
+    ).generate_goldens_from_docs(SAMPLE, num_goldens=2, include_expected_output=False)
+    assert bare.stages == ["inputs"]
+    styled = _Recorded()
+    synthesizer(
+        Replies(), progress=styled, styling_config=StylingConfig(personas=["a nurse"])
+    ).generate_goldens_from_docs(SAMPLE, num_goldens=2)
+    assert "style" in styled.stages
