@@ -15,6 +15,7 @@ from synth.errors import (
     CacheError,
     ConfigError,
     DatasetError,
+    FailedItemsWarning,
     IncompleteCompletionError,
     IngestError,
     ModelConnectionError,
@@ -23,8 +24,10 @@ from synth.errors import (
     OutputParseError,
     RateLimitError,
     ServerError,
+    ShortfallWarning,
     StoreError,
     SynthError,
+    SynthWarning,
 )
 from synth.llm.base import LLM, Completion, FunctionModel
 from synth.llm.structured import parse_verdict
@@ -92,7 +95,7 @@ from synth.generate import (
 from synth.pipeline import PipelineConfig, Synthesizer, load_pipeline
 
 # ---- dataset -------------------------------------------------------------------------------------
-from synth.dataset import Dataset
+from synth.dataset import Dataset, Shortfall
 
 # ---- evaluate ------------------------------------------------------------------------------------
 from synth.evaluate.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
@@ -197,6 +200,7 @@ __all__ = [
     "Dataset",
     "DatasetError",
     "Document",
+    "FailedItemsWarning",
     "FileStatus",
     "FunctionModel",
     "Golden",
@@ -211,8 +215,11 @@ __all__ = [
     "Page",
     "RateLimitError",
     "ServerError",
+    "Shortfall",
+    "ShortfallWarning",
     "StoreError",
     "SynthError",
+    "SynthWarning",
     # contexts and generate
     "ContextConstructionConfig",
     "ContextScore",

@@ -13,12 +13,14 @@ from typing import Any
 
 from rich.console import Console
 
+from synth._console import CommandConsole, print_fitted
 from synth._run_config import PipelineConfig, load_pipeline
 from synth._run_manifest import render_table
 from synth._run_plan import Plan, render_plan
 from synth._run_progress import NullProgress, RichProgress
 from synth._run_rejects import first_drops
 from synth._run_session import replay_note
+from synth.cli import EXIT_PARTIAL
 from synth.dataset import SUFFIXES
 from synth.errors import ConfigError
 from synth.pipeline import Synthesizer, default_model_spec
@@ -145,10 +147,8 @@ def run(args: argparse.Namespace) -> int:
     output = Path(config.output or DEFAULT_OUTPUT)
     if not args.plan:
         check_output(output)
-    out = Console(highlight=False)
-    if not out.is_terminal:  # a file or a pipe: do not wrap the table at 80 columns
-        out = Console(highlight=False, width=160)
-    err = Console(stderr=True, highlight=False)
+    out = CommandConsole(highlight=False)  # tables printed with print_fitted: never cut when piped
+    err = CommandConsole(stderr=True, highlight=False)
     if config.model is None and default_model_spec(config.base_url) is None:
         for line in NO_MODEL_LINES:
             print(line, file=sys.stderr)
@@ -189,22 +189,30 @@ def run(args: argparse.Namespace) -> int:
         # the progress display (not shown with --quiet) has said it already
         failures = int(manifest.get("totals", {}).get("failures", 0) or 0)
         print(replay_note(str(manifest.get("run_dir")), failures), file=sys.stderr)
+    short = dataset.shortfall
     if args.json:
         print(
             json.dumps(
                 {"output": str(output), "goldens": len(dataset), **manifest}, ensure_ascii=False
             )
         )
+    else:
+        if not args.quiet:
+            print_fitted(
+                out,
+                render_table(manifest.get("stages", []), title=f"run {manifest.get('run_id')}"),
+            )
+            for reason in short.reasons if short is not None else ():
+                print(f"fewer goldens than asked: {reason}")
+            contexts = manifest.get("contexts") or {}
+            if contexts.get("corpus_too_small"):
+                print(small_corpus_note(int(contexts.get("reused_chunks", 0))))
+        print(_summary(manifest, output, len(dataset)))
+    if short is None:
         return 0
-    if not args.quiet:
-        out.print(render_table(manifest.get("stages", []), title=f"run {manifest.get('run_id')}"))
-        for reason in manifest.get("shortfall", []):
-            print(f"fewer goldens than asked: {reason}")
-        contexts = manifest.get("contexts") or {}
-        if contexts.get("corpus_too_small"):
-            print(small_corpus_note(int(contexts.get("reused_chunks", 0))))
-    print(_summary(manifest, output, len(dataset)))
-    return 0
+    sys.stdout.flush()  # the summary first, then the line that explains the exit code
+    print(f"synth: {short} (exit code {EXIT_PARTIAL})", file=sys.stderr)
+    return EXIT_PARTIAL
 
 
 def _exit_now_if_requests_hang() -> None:
@@ -251,7 +259,7 @@ def _print_plan(plan: Plan, args: argparse.Namespace, out: Console) -> None:
     if args.json:
         print(json.dumps(plan.to_json(), ensure_ascii=False))
         return
-    out.print(render_plan(plan))
+    print_fitted(out, render_plan(plan))
     for note in plan.notes:
         print(f"note: {note}")
 

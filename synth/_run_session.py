@@ -220,12 +220,15 @@ class RunSession:
         counts = totals(list(usage.values())) if usage else {}
         stages: list[tuple[str, int, int]] = []
         stream, feed = self.stream, self.feed
-        if feed is not None and isinstance(feed, DocsFeed):
+        # only the stages that do something: no critic line with the critic off, no style line
+        # when the styling rewrites nothing (the filter and evolve steps are not run when off)
+        if isinstance(feed, DocsFeed) and feed.critic is not None:
             scored = sum(len(b.seeds) for b in feed.batches if b.scores is not None and b.sent)
             stages.append(("critic (seeds)", scored, feed.sent_seeds))
         if stream is not None:
             for name, (done, total) in stream.stage_counts().items():
-                stages.append((name, done, total))
+                if name != "style" or self.settings.styling.rewrites_inputs:
+                    stages.append((name, done, total))
         return Snapshot(
             title=f"run {self.dir.id}" if self.dir is not None else "",
             stages=stages,

@@ -2,17 +2,36 @@
 
 Each subcommand has an ``_add_<name>`` function that declares its arguments and a ``_run_<name>``
 function that calls the library. A :class:`~synth.errors.SynthError` becomes one line on stderr and
-exit code 2; ``--debug`` shows the traceback instead.
+exit code 2; ``--debug`` shows the traceback instead. Every exit code is one of the ``EXIT_*``
+constants below (docs/cli.md has the table).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import warnings
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-from synth.errors import SynthError
+from synth.errors import SynthError, SynthWarning
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
+#: everything asked was done
+EXIT_OK = 0
+#: ``synth ingest``: no file could be read
+EXIT_NOTHING_READ = 1
+#: a usage error or a ``synth: error:`` line (nothing, or nothing useful, was written)
+EXIT_ERROR = 2
+#: the output was written but is short: fewer goldens than asked, or evaluation items that failed
+EXIT_PARTIAL = 3
+#: interrupted by Ctrl-C (128 + SIGINT)
+EXIT_INTERRUPTED = 130
+#: stdout was closed early (``synth ... | head``): 128 + SIGPIPE, what a shell reports for it
+EXIT_CLOSED_PIPE = 141
 
 
 # ---- ingest (foundation issue) -------------------------------------------------------------------
@@ -50,13 +69,12 @@ def _add_ingest(sub: argparse._SubParsersAction) -> None:
 def _run_ingest(args: argparse.Namespace) -> int:
     import json
 
-    from rich.console import Console
-
+    from synth._console import CommandConsole
     from synth.ingest import make_chunking_config
     from synth.store import ingest_documents, make_embedder
     from synth.store._ingest_view import ingest_progress, print_ingest_report
 
-    errors = Console(stderr=True, highlight=False)
+    errors = CommandConsole(stderr=True, highlight=False)
     embedder = make_embedder(args.embedder, base_url=args.base_url, batch_size=args.batch_size)
     if embedder.notice:
         errors.print(embedder.notice, markup=False, soft_wrap=True)  # one line, never wrapped
@@ -79,7 +97,7 @@ def _run_ingest(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False))
     else:
-        print_ingest_report(report, Console(highlight=False))
+        print_ingest_report(report, CommandConsole(highlight=False))
     return 0 if report.any_read else 1
 
 
@@ -156,7 +174,8 @@ def _judging_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         metavar="NAME",
         help="judge metric: faithfulness, answer_relevance, context_precision, context_recall, "
-        "answer_correctness (default with judges: faithfulness and answer_relevance); repeatable",
+        "answer_correctness (default with judges and no --criteria: faithfulness and "
+        "answer_relevance); repeatable",
     )
     p.add_argument(
         "--text-metric",
@@ -169,7 +188,8 @@ def _judging_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=RUBRIC",
-        help="an extra judge metric: the answer rated 1-5 against RUBRIC; repeatable",
+        help="a judge metric: the answer rated 1-5 against RUBRIC; repeatable (alone, it "
+        "replaces the default metrics: add them with --metric)",
     )
     p.add_argument("--base-url", help="OpenAI-compatible server for openai:<model> judges")
     p.add_argument("--n-jobs", type=int, default=4, metavar="N", help="calls at once (4)")
@@ -239,6 +259,7 @@ def _add_evaluate(sub: argparse._SubParsersAction) -> None:
 def _run_evaluate(args: argparse.Namespace) -> int:
     from synth.errors import ConfigError
     from synth.evaluate import _io, _tables
+    from synth.evaluate._run import failure_summary
     from synth.evaluate._specs import load_callable
     from synth.evaluate.answers import evaluate_answers
     from synth.evaluate.report import Evaluation
@@ -270,7 +291,18 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         _tables.show(_tables.evaluation_tables(report))
         if args.output:
             print(f"wrote {args.output}")
-    return 0
+    return _failed_items_code([("", failure_summary(report))])
+
+
+def _failed_items_code(summaries: list[tuple[str, str | None]]) -> int:
+    """EXIT_PARTIAL, after one line on stderr per report whose items failed; else EXIT_OK."""
+    failed = [(name, line) for name, line in summaries if line is not None]
+    if not failed:
+        return EXIT_OK
+    sys.stdout.flush()  # the tables first, then the lines that explain the exit code
+    for name, line in failed:
+        print(f"synth: {name}{line} (exit code {EXIT_PARTIAL})", file=sys.stderr)
+    return EXIT_PARTIAL
 
 
 def _add_compare(sub: argparse._SubParsersAction) -> None:
@@ -330,6 +362,7 @@ def _add_benchmark(sub: argparse._SubParsersAction) -> None:
 
 def _run_benchmark(args: argparse.Namespace) -> int:
     from synth.evaluate import _io, _tables
+    from synth.evaluate._run import failure_summary
     from synth.evaluate._specs import systems
     from synth.evaluate.benchmark import benchmark
 
@@ -346,12 +379,19 @@ def _run_benchmark(args: argparse.Namespace) -> int:
         _tables.show(_tables.benchmark_tables(result))
         if args.output:
             print(f"wrote {args.output}")
-    return 0
+    return _failed_items_code(
+        [(f"system {name}: ", failure_summary(report)) for name, report in result.reports.items()]
+    )
 
 
 # --------------------------------------------------------------------------------------------------
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line, with where to look for the fix."""
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        # argparse's own swallows a failed write: a closed pipe must reach main() (exit 141)
+        if message:
+            (file or sys.stderr).write(message)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
@@ -380,13 +420,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``synth`` command line; return its exit code (one of the ``EXIT_*`` constants)."""
+    try:
+        try:
+            return _main(argv)
+        finally:
+            sys.stdout.flush()  # a closed pipe is found here, not at exit where it cannot be handled
+    except BrokenPipeError:
+        return _closed_pipe()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            # the command says it in its own lines and its exit code (EXIT_PARTIAL)
+            warnings.simplefilter("ignore", SynthWarning)
+            return int(args.func(args) or 0)
+    except BrokenPipeError:
+        raise  # stdout was closed: see main()
     except (SynthError, OSError) as exc:  # OSError: a path the user gave cannot be read or written
         if args.debug:
             raise
@@ -395,6 +451,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("synth: interrupted", file=sys.stderr)
         return 130
+
+
+def _closed_pipe() -> int:
+    """End quietly after stdout was closed by its reader (``synth ... | head``).
+
+    What is still buffered for stdout can never be written: stdout is pointed at the null device,
+    so the interpreter's flush at exit neither fails nor prints "Exception ignored" (as Python's
+    documentation of SIGPIPE recommends).
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a real file (captured): nothing to redirect
+        pass
+    return EXIT_CLOSED_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

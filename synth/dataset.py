@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -59,6 +60,28 @@ def _format(path: Path) -> tuple[_Reader, _Writer]:
             f"{path}: unsupported dataset suffix {path.suffix or '(none)'!r}; "
             f"use one of {', '.join(SUFFIXES)}"
         ) from None
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """Why a generate call delivered fewer goldens than asked.
+
+    ``reasons`` lead with the cause that stopped the run first (:attr:`reason`), then what was
+    dropped where, most first. Kept in the dataset's metadata (``num_goldens``, ``delivered``,
+    ``shortfall``), so it survives save and load.
+    """
+
+    asked: int
+    delivered: int
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def reason(self) -> str:
+        """The cause that stopped the run first."""
+        return self.reasons[0] if self.reasons else "no reason was recorded"
+
+    def __str__(self) -> str:
+        return f"delivered {self.delivered} of {self.asked} goldens: {self.reason}"
 
 
 class Dataset:
@@ -108,7 +131,23 @@ class Dataset:
     def __getitem__(self, index: int | slice) -> Golden | Dataset:
         if isinstance(index, slice):
             return Dataset(self.goldens[index], self.metadata)
-        return self.goldens[index]
+        try:
+            return self.goldens[index]
+        except IndexError:
+            short = self.shortfall
+            if short is None:
+                raise
+            raise IndexError(f"no golden {index}: the run {short}") from None
+
+    @property
+    def shortfall(self) -> Shortfall | None:
+        """Why the run that made this dataset delivered fewer goldens than asked (None when it
+        delivered them all, or when no number was asked)."""
+        asked, delivered = self.metadata.get("num_goldens"), self.metadata.get("delivered")
+        if not isinstance(asked, int) or not isinstance(delivered, int) or delivered >= asked:
+            return None
+        reasons = self.metadata.get("shortfall") or []
+        return Shortfall(asked, delivered, tuple(str(r) for r in reasons))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Dataset):
@@ -189,4 +228,4 @@ def _as_golden(value: object, where: str) -> Golden:
     raise DatasetError(f"{where}: expected a Golden or a dict, got {kind(value)}")
 
 
-__all__ = ["SUFFIXES", "Dataset", "ExportFormatName"]
+__all__ = ["SUFFIXES", "Dataset", "ExportFormatName", "Shortfall"]

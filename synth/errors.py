@@ -18,7 +18,13 @@
         ├── IncompleteCompletionError     the reply was cut off or filtered
         └── OutputParseError              the reply could not be parsed; keeps the raw text
 
-SDK errors are translated inside their adapter and nowhere else.
+    SynthWarning (also UserWarning)       something finished, but not as asked
+    ├── ShortfallWarning                  a generate call delivered fewer goldens than asked
+    └── FailedItemsWarning                an evaluation scored some items without a system's
+                                          answer or a judge's verdict (they failed)
+
+SDK errors are translated inside their adapter and nowhere else. A warning is given with
+:func:`warnings.warn`, so ``warnings.simplefilter("error", SynthWarning)`` turns it into an error.
 """
 
 from __future__ import annotations
@@ -104,12 +110,26 @@ class OutputParseError(ModelError):
         self.raw = raw
 
 
+class SynthWarning(UserWarning):
+    """Base class of every warning synth gives: the call finished, but not as asked."""
+
+
+class ShortfallWarning(SynthWarning):
+    """A generate call delivered fewer goldens than asked; the dataset's ``shortfall`` says why."""
+
+
+class FailedItemsWarning(SynthWarning):
+    """Some items of an evaluation failed (the system raised, or a judge failed); the report's
+    ``errors`` counts them by source and each item's ``errors`` says what happened."""
+
+
 __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "CacheError",
     "ConfigError",
     "DatasetError",
+    "FailedItemsWarning",
     "IncompleteCompletionError",
     "IngestError",
     "ModelConnectionError",
@@ -118,6 +138,8 @@ __all__ = [
     "OutputParseError",
     "RateLimitError",
     "ServerError",
+    "ShortfallWarning",
     "StoreError",
     "SynthError",
+    "SynthWarning",
 ]

@@ -27,9 +27,10 @@ from __future__ import annotations
 import functools
 import os
 import random
+import warnings
 from collections.abc import Callable, Coroutine, Mapping, MutableMapping, Sequence
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec
 
 from synth._run_config import PipelineConfig, load_pipeline
 from synth._run_dir import fingerprint_paths
@@ -50,7 +51,7 @@ from synth._run_stream import Target
 from synth.contexts.config import ContextConstructionConfig
 from synth.data import Chunk, Context
 from synth.dataset import Dataset
-from synth.errors import ConfigError
+from synth.errors import ConfigError, ShortfallWarning
 from synth.generate.config import (
     EvolutionConfig,
     FiltrationConfig,
@@ -75,7 +76,6 @@ RATE_MARGIN = 0.05
 
 ModelArg = str | LLM | Callable[..., Any] | None
 P = ParamSpec("P")
-R = TypeVar("R")
 
 
 def default_model_spec(base_url: str | None = None) -> str | None:
@@ -95,12 +95,42 @@ NO_MODEL = (
 )
 
 
-def _sync_twin(method: Callable[P, Coroutine[Any, Any, R]], doc: str) -> Callable[P, R]:
-    """The sync twin of an async ``a_<name>`` method: same parameters, run to completion."""
+def warn_if_short(dataset: Dataset, stacklevel: int) -> None:
+    """Warn with :class:`~synth.errors.ShortfallWarning` when ``dataset`` holds fewer goldens
+    than were asked, naming the cause that stopped the run first."""
+    short = dataset.shortfall
+    if short is not None:
+        warnings.warn(
+            f"{short} (the dataset's shortfall and the run's manifest list every drop)",
+            ShortfallWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
+def _warns_if_short(
+    method: Callable[P, Coroutine[Any, Any, Dataset]],
+) -> Callable[P, Coroutine[Any, Any, Dataset]]:
+    """``method`` warning when it delivered fewer goldens than asked (see :func:`warn_if_short`);
+    ``__wrapped__`` is ``method`` itself, for its sync twin, which warns in its caller's place."""
 
     @functools.wraps(method)
-    def twin(*args: P.args, **kwargs: P.kwargs) -> R:
-        return run_sync(method(*args, **kwargs))
+    async def checked(*args: P.args, **kwargs: P.kwargs) -> Dataset:
+        dataset = await method(*args, **kwargs)
+        warn_if_short(dataset, stacklevel=2)  # the line that awaited the call
+        return dataset
+
+    return checked
+
+
+def _sync_twin(method: Callable[P, Coroutine[Any, Any, Dataset]], doc: str) -> Callable[P, Dataset]:
+    """The sync twin of an async ``a_<name>`` method: same parameters, run to completion."""
+    unchecked = getattr(method, "__wrapped__", method)
+
+    @functools.wraps(method)
+    def twin(*args: P.args, **kwargs: P.kwargs) -> Dataset:
+        dataset = run_sync(unchecked(*args, **kwargs))
+        warn_if_short(dataset, stacklevel=2)  # the line that called the twin
+        return dataset
 
     twin.__name__ = method.__name__.removeprefix("a_")
     twin.__qualname__ = method.__qualname__.replace(".a_", ".", 1)
@@ -220,6 +250,7 @@ class Synthesizer:
         return cls(**values)
 
     # ---- the four ways in (each with a sync twin, made by _sync_twin, after it) --------------------
+    @_warns_if_short
     async def a_generate_goldens_from_docs(
         self,
         document_paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
@@ -278,6 +309,7 @@ class Synthesizer:
         """Goldens from documents (see :meth:`a_generate_goldens_from_docs`).""",
     )
 
+    @_warns_if_short
     async def a_generate_goldens_from_contexts(
         self,
         contexts: Sequence[Context | Sequence[str]],
@@ -303,6 +335,7 @@ class Synthesizer:
         """Goldens from given contexts (see :meth:`a_generate_goldens_from_contexts`).""",
     )
 
+    @_warns_if_short
     async def a_generate_goldens_from_scratch(
         self, num_goldens: int, *, include_expected_output: bool | None = None
     ) -> Dataset:
@@ -324,6 +357,7 @@ class Synthesizer:
         """Goldens from the styling alone (see :meth:`a_generate_goldens_from_scratch`).""",
     )
 
+    @_warns_if_short
     async def a_generate_goldens_from_goldens(
         self,
         goldens: Any,

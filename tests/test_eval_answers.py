@@ -15,6 +15,7 @@ from synth import (
     AnswerEvaluation,
     ConfigError,
     Dataset,
+    FailedItemsWarning,
     Golden,
     LLMJudge,
     evaluate_answers,
@@ -143,9 +144,15 @@ def test_failures_are_recorded_and_counted() -> None:
     def flaky_judge(prompt: str, system: str | None) -> str:
         return "not json" if "No reference" in prompt else json.dumps({"score": 5, "reason": ""})
 
-    report = evaluate_answers(
-        system, DATASET, judges={"j": flaky_judge}, metrics=["answer_relevance"]
+    with pytest.warns(FailedItemsWarning) as caught:
+        report = evaluate_answers(
+            system, DATASET, judges={"j": flaky_judge}, metrics=["answer_relevance"]
+        )
+    assert [w.filename for w in caught] == [__file__]  # the caller's line
+    assert str(caught[0].message).startswith(
+        "2 of 4 items failed (system 1, j 1); the first, item q2: system: RuntimeError: model down"
     )
+    assert report.failed_items == 2
     assert report.errors == {"system": 1, "j": 1}
     assert report.items[1].errors == {"system": "RuntimeError: model down"}
     assert report.items[1].answer is None and math.isnan(report.items[1].scores["answer_relevance"])
@@ -308,12 +315,13 @@ def test_usage_counts_cached_responses_and_judge_objects_are_not_mutated() -> No
 
 
 def test_report_round_trips_in_every_format_with_nan_and_none(tmp_path) -> None:
-    report = evaluate_answers(
-        lambda q: None if q.startswith("No") else "Paris",  # a None answer is a system failure
-        DATASET,
-        judges={"one": Judge(), "two": Judge(rating=2)},
-        keep_verdicts=True,
-    )
+    with pytest.warns(FailedItemsWarning, match="items failed"):
+        report = evaluate_answers(
+            lambda q: None if q.startswith("No") else "Paris",  # a None answer is a system failure
+            DATASET,
+            judges={"one": Judge(), "two": Judge(rating=2)},
+            keep_verdicts=True,
+        )
     assert any(math.isnan(v) for item in report.items for v in item.scores.values())
     assert any(item.answer is None for item in report.items)
     for suffix in ("json", "jsonl", "yaml", "yml", "toml"):

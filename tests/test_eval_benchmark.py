@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from synth import BenchmarkResult, ConfigError, benchmark
+from synth import BenchmarkResult, ConfigError, FailedItemsWarning, benchmark
 
 DATASET = [
     {
@@ -148,3 +148,18 @@ def test_an_unknown_ranking_metric_is_refused_before_anything_runs() -> None:
     # a per-judge score is a metric of the reports, so it may rank
     result = benchmark({"a": system, "b": good}, DATASET, rank_by="answer_relevance/j", **kwargs)
     assert result.rank_by == "answer_relevance/j" and len(asked) == len(DATASET)
+
+
+def test_failed_items_give_one_warning_naming_each_system() -> None:
+    def flaky(question: str) -> str:
+        if question == DATASET[0]["question"]:
+            raise RuntimeError("backend down")
+        return "Paris"
+
+    with pytest.warns(FailedItemsWarning) as caught:
+        result = benchmark({"ok": lambda q: "Paris", "flaky": flaky}, DATASET)
+    assert len(caught) == 1 and caught[0].filename == __file__
+    message = str(caught[0].message)
+    assert message.startswith(f"flaky: 1 of {len(DATASET)} items failed (system 1)")
+    assert "ok:" not in message
+    assert {row.system: row.errors for row in result.leaderboard} == {"ok": 0, "flaky": 1}

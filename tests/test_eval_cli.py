@@ -31,6 +31,12 @@ def sloppy(question):
     n = int(question.split()[2])
     return str(2 * n) if n % 2 else "no idea"
 
+def broken(question):
+    n = int(question.split()[2])
+    if n % 3 == 0:
+        raise RuntimeError(f"backend down for {n}")
+    return str(2 * n)
+
 def retriever(question):
     n = int(question.split()[2])
     return [f"chunk-{n}", "chunk-x"] if n % 2 else ["chunk-x", f"chunk-{n}"]
@@ -194,3 +200,60 @@ def test_user_errors_are_one_line(project, capsys) -> None:
         )
         == 2
     )
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_evaluate_with_failed_items_exits_3_and_says_so_on_stderr(
+    project, capsys, json_flag: list[str]
+) -> None:
+    folder, module = project
+    code = main([
+        "evaluate", "goldens.jsonl", "--system", f"{module}:broken", "-o", "broken.json",
+        *json_flag,
+    ])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 3
+    assert err.splitlines() == [
+        "synth: 2 of 6 items failed (system 2); the first, item "
+        f"{AnswerEvaluation.read(folder / 'broken.json').items[0].id}: system: "
+        "RuntimeError: backend down for 0 (exit code 3)"
+    ]
+    assert AnswerEvaluation.read(folder / "broken.json").errors == {"system": 2}
+    if json_flag:
+        assert json.loads(out)["errors"] == {"system": 2}
+
+
+def test_evaluate_without_failures_exits_0_and_says_nothing_on_stderr(project, capsys) -> None:
+    _, module = project
+    assert main(["evaluate", "goldens.jsonl", "--system", f"{module}:good"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_benchmark_with_a_failing_system_exits_3_naming_it(project, capsys) -> None:
+    _, module = project
+    code = main([
+        "benchmark", "goldens.jsonl", "--system", f"ok={module}:good",
+        "--system", f"bad={module}:broken",
+    ])  # fmt: skip
+    _, err = capsys.readouterr()
+    assert code == 3
+    [line] = err.splitlines()
+    assert line.startswith("synth: system bad: 2 of 6 items failed (system 2)")
+    assert line.endswith("(exit code 3)")
+
+
+def test_criteria_alone_runs_only_the_rubric_one_call_per_item(project, capsys) -> None:
+    folder, module = project
+    rubric = ["--criteria", "short=The answer is short."]
+    judge = ["--judge", f"j={module}:judge", "--text-metric", "none"]
+    assert main(["evaluate", "goldens.jsonl", "--system", f"{module}:good", *judge, *rubric,
+                 "-o", "rubric.json"]) == 0  # fmt: skip
+    report = AnswerEvaluation.read(folder / "rubric.json")
+    assert report.config["metrics"] == ["short"]
+    assert report.usage["j"]["responses"] == 6  # one per item, not three
+    both = ["--metric", "faithfulness", "--metric", "answer_relevance"]
+    assert main(["evaluate", "goldens.jsonl", "--system", f"{module}:good", *judge, *rubric,
+                 *both, "-o", "all.json"]) == 0  # fmt: skip
+    again = AnswerEvaluation.read(folder / "all.json")
+    assert again.config["metrics"] == ["faithfulness", "answer_relevance", "short"]
+    capsys.readouterr()

@@ -9,6 +9,7 @@ import pytest
 
 from synth import (
     ConfigError,
+    FailedItemsWarning,
     Golden,
     RetrievalEvaluation,
     average_precision,
@@ -115,7 +116,9 @@ def test_retriever_returning_hits_taking_k_and_failing() -> None:
             raise RuntimeError("index offline")
         return [SimpleNamespace(chunk=SimpleNamespace(id="a", text="A"), score=0.9)]
 
-    report = evaluate_retrieval(retriever, DATASET, k=5)
+    with pytest.warns(FailedItemsWarning, match=r"^1 of 3 items failed \(retriever 1\)"):
+        report = evaluate_retrieval(retriever, DATASET, k=5)
+    assert report.failed_items == 1
     assert seen_k == [5, 5]
     assert report.items[0].retrieved == ["a"]
     assert report.metrics["hit_rate@5"] == 1.0

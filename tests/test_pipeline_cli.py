@@ -403,3 +403,25 @@ def test_a_rerun_asks_again_what_was_misnumbered_instead_of_replaying_the_cache(
         again = {r.prompt for r in fake.requests_to("chat") if "judging" in r.prompt}
     assert second["goldens"] == 4
     assert critic_prompts & again  # asked again, not replayed from .synth/cache.sqlite
+
+
+@pytest.mark.parametrize("mode", [[], ["--quiet"], ["--json"]])
+def test_fewer_goldens_than_asked_exits_3_naming_the_cause(
+    monkeypatch: pytest.MonkeyPatch, capsys, mode: list[str]
+) -> None:
+    """A server whose every reply fits no schema: 0 of 5 written, exit 3, the cause on stderr."""
+    with fake_openai.FakeOpenAI(reply='{"nothing": true}') as fake:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-cli-not-a-real-key")
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+        code = main(["generate", SAMPLE, "--goldens", "5", "-o", "short.jsonl", *mode])
+    out, err = capsys.readouterr()
+    assert code == 3
+    assert len(Dataset.load("short.jsonl")) == 0
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("synth: delivered 0 of 5 goldens: model errors: every item failed")
+    assert "model_error:invalid_output" in last and last.endswith("(exit code 3)")
+    assert "top-up limit" not in last and "Warning" not in err
+    if mode == ["--json"]:
+        assert json.loads(out)["shortfall"][0] in last
+    else:
+        assert "wrote 0 of 5 goldens to short.jsonl" in out

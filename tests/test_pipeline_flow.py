@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import json
 import random
+import warnings
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,8 @@ from synth_replies import Replies, stage_of
 from synth import FunctionModel, Synthesizer
 from synth.contexts.config import ContextConstructionConfig
 from synth.dataset import Dataset
-from synth.errors import AuthenticationError, ConfigError
-from synth.generate.config import StylingConfig
+from synth.errors import AuthenticationError, ConfigError, ShortfallWarning
+from synth.generate.config import EvolutionConfig, StylingConfig
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_docs"
@@ -99,15 +100,51 @@ def test_rejected_contexts_and_vague_inputs_are_topped_up(monkeypatch: pytest.Mo
 
 def test_a_corpus_too_small_delivers_what_it_can_and_says_why() -> None:
     synth = synthesizer(Replies())
-    dataset = synth.generate_goldens_from_docs(SAMPLE / "quick_start.md", num_goldens=40)
+    with pytest.warns(ShortfallWarning, match=r"of 40 goldens: the corpus has no more") as caught:
+        dataset = synth.generate_goldens_from_docs(SAMPLE / "quick_start.md", num_goldens=40)
+    assert [w.filename for w in caught] == [__file__]  # attributed to the caller's line
     manifest = synth.manifest
     assert 0 < len(dataset) < 40
     assert manifest["status"] == "partial" and manifest["delivered"] == len(dataset)
-    assert manifest["shortfall"] and any(
-        "corpus" in r or "limit" in r for r in manifest["shortfall"]
-    )
+    assert manifest["shortfall"][0] == "the corpus has no more chunks to start a context from"
     assert dataset.metadata["shortfall"] == manifest["shortfall"]
+    short = dataset.shortfall
+    assert short is not None and (short.asked, short.delivered) == (40, len(dataset))
+    assert short.reason == manifest["shortfall"][0] and list(short.reasons) == manifest["shortfall"]
+    dataset.save("short.jsonl")
+    assert Dataset.load("short.jsonl").shortfall == short  # kept in the metadata sidecar
+    with pytest.raises(IndexError, match="the run delivered .* of 40 goldens: the corpus"):
+        dataset[len(dataset)]
     check_table_adds_up(manifest)
+
+
+def test_every_reply_invalid_says_model_errors_not_the_top_up_limit() -> None:
+    replies = Replies(fail=lambda prompt: "{}" if stage_of(prompt) == "critic" else None)
+    synth = synthesizer(replies)
+
+    async def generate() -> Dataset:
+        with pytest.warns(ShortfallWarning) as caught:
+            dataset = await synth.a_generate_goldens_from_docs(SAMPLE, num_goldens=5)
+        assert [w.filename for w in caught] == [__file__]  # the awaiting line, not asyncio's
+        return dataset
+
+    dataset = asyncio.run(generate())
+    assert len(dataset) == 0
+    reasons = synth.manifest["shortfall"]
+    # what stopped the run first leads; the limit that ended the top-up follows
+    assert reasons[0].startswith("model errors: every item failed, ")
+    assert "at critic: model_error:invalid_output" in reasons[0]
+    assert "did not fit the requested format" in reasons[0]
+    assert reasons[1].startswith("the top-up limit was reached")
+    assert any(r.endswith("dropped at critic: model_error:invalid_output") for r in reasons[2:])
+    assert dataset.shortfall is not None and dataset.shortfall.reason == reasons[0]
+
+
+def test_a_complete_run_has_no_shortfall_and_gives_no_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dataset = synthesizer(Replies()).generate_goldens_from_docs(SAMPLE, num_goldens=3)
+    assert len(dataset) == 3 and dataset.shortfall is None
 
 
 def test_model_failures_drop_items_with_a_reason_and_the_run_goes_on() -> None:
@@ -151,7 +188,8 @@ def test_failed_requests_are_asked_again_when_the_run_is_resumed() -> None:
 
     replies = Replies(fail=fail)
     first = synthesizer(replies)
-    assert len(first.generate_goldens_from_docs(SAMPLE, num_goldens=6)) == 0
+    with pytest.warns(ShortfallWarning, match="delivered 0 of 6 goldens: model errors"):
+        assert len(first.generate_goldens_from_docs(SAMPLE, num_goldens=6)) == 0
     rows = {r["stage"]: r for r in first.manifest["stages"]}
     assert set(rows["evolve"]["dropped"]) == {"model_error:invalid_output"}
     assert first.manifest["status"] == "partial"
@@ -444,3 +482,41 @@ def test_a_store_write_failing_after_the_critic_started_ends_the_run_with_that_e
     assert replies.prompts  # the critic was asked before the failure was known
     left = {t.name for t in threading.enumerate()}
     assert not {name for name in left if "writer" in name or "read-ahead" in name}, left
+
+
+class _Recorded:
+    """A progress display that keeps the stage names of the last snapshot it was shown."""
+
+    def __init__(self) -> None:
+        self.stages: list[str] = []
+        self._snapshot = None
+
+    def start(self, snapshot) -> None:
+        self._snapshot = snapshot
+
+    def stop(self) -> None:
+        assert self._snapshot is not None
+        self.stages = [name for name, _, _ in self._snapshot().stages]
+
+    def note(self, text: str) -> None:
+        return None
+
+
+def test_the_progress_display_shows_only_the_stages_that_run() -> None:
+    shown = _Recorded()
+    synthesizer(Replies(), progress=shown).generate_goldens_from_docs(SAMPLE, num_goldens=2)
+    assert shown.stages == ["critic (seeds)", "inputs", "filter", "evolve", "expected"]
+    bare = _Recorded()
+    synthesizer(
+        Replies(),
+        progress=bare,
+        use_context_critic=False,
+        use_filter=False,
+        evolution_config=EvolutionConfig(num_evolutions=0),
+    ).generate_goldens_from_docs(SAMPLE, num_goldens=2, include_expected_output=False)
+    assert bare.stages == ["inputs"]
+    styled = _Recorded()
+    synthesizer(
+        Replies(), progress=styled, styling_config=StylingConfig(personas=["a nurse"])
+    ).generate_goldens_from_docs(SAMPLE, num_goldens=2)
+    assert "style" in styled.stages

@@ -15,7 +15,7 @@ import synth_replies
 from synth import Synthesizer
 from synth._run_cli import pipeline_from_args
 from synth.cli import build_parser, main
-from synth.errors import ConfigError
+from synth.errors import ConfigError, ShortfallWarning
 from synth.pipeline import RATE_MARGIN
 from synth.store.embedder import Embedder
 
@@ -108,9 +108,10 @@ def test_the_shortfall_names_each_dedup_drop_once() -> None:
         synth_replies.answer, embedder=_SameVector(), cache=None, use_context_critic=False
     )
     contexts = [["The first passage talks about solar panels and their efficiency in winter."]]
-    dataset = synth.generate_goldens_from_contexts(
-        contexts, num_goldens=4, max_goldens_per_context=2
-    )
+    with pytest.warns(ShortfallWarning, match="delivered 1 of 4 goldens: every given context"):
+        dataset = synth.generate_goldens_from_contexts(
+            contexts, num_goldens=4, max_goldens_per_context=2
+        )
     shortfall = synth.manifest["shortfall"]
     assert len(dataset) == 1
     dedup_lines = [r for r in shortfall if "dedup" in r or "duplicate" in r]

@@ -42,3 +42,11 @@ def test_errors_share_one_root() -> None:
     assert errors and all(issubclass(e, synth.SynthError) for e in errors)
     assert issubclass(synth.ConfigError, ValueError)
     assert issubclass(synth.RateLimitError, synth.ModelError)
+
+
+def test_warnings_share_one_root() -> None:
+    found = [getattr(synth, n) for n in synth.__all__ if n.endswith("Warning")]
+    assert {w.__name__ for w in found} == {"SynthWarning", "ShortfallWarning", "FailedItemsWarning"}
+    assert all(issubclass(w, synth.SynthWarning) for w in found)
+    assert issubclass(synth.SynthWarning, UserWarning)  # shown by Python's default filters
+    assert not issubclass(synth.SynthWarning, synth.SynthError)

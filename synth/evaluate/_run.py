@@ -8,16 +8,24 @@ retrievers, callable judges) and a semaphore that bounds every call.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
+import warnings
+from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from synth.errors import ConfigError
+from synth.errors import ConfigError, FailedItemsWarning
 from synth.evaluate.contexts import context_texts
 from synth.llm.base import run_sync
 
+if TYPE_CHECKING:
+    from synth.evaluate.report import Evaluation
+
 T = TypeVar("T")
+P = ParamSpec("P")
+E = TypeVar("E", bound="Evaluation")
 
 
 def check_n_jobs(n_jobs: int) -> int:
@@ -117,6 +125,45 @@ def system_output(output: Any) -> tuple[str, list[str] | None]:
     )
 
 
+def failure_summary(report: Evaluation) -> str | None:
+    """One line saying how many items of ``report`` failed, by source, and the first failure;
+    None when none did."""
+    failed = report.failed_items
+    if not failed:
+        return None
+    sources: Counter[str] = Counter()
+    for item in report.items:
+        sources.update(source.rsplit("/", 1)[-1] for source in item.errors)
+    by = ", ".join(f"{source} {n}" for source, n in sources.most_common())
+    first = next(item for item in report.items if item.errors)
+    source, error = next(iter(first.errors.items()))
+    return (
+        f"{failed} of {len(report.items)} items failed ({by}); the first, item {first.id}: "
+        f"{source}: {error}"
+    )
+
+
+def warn_failed_items(report: Evaluation, stacklevel: int) -> None:
+    """Warn with :class:`~synth.errors.FailedItemsWarning` when items of ``report`` failed."""
+    summary = failure_summary(report)
+    if summary is not None:
+        warnings.warn(summary, FailedItemsWarning, stacklevel=stacklevel + 1)
+
+
+def warns_on_failures(evaluate: Callable[P, E]) -> Callable[P, E]:
+    """``evaluate`` warning in its caller's place when items of its report failed (see
+    :func:`warn_failed_items`); ``__wrapped__`` is ``evaluate`` itself, for callers that report
+    the failures their own way."""
+
+    @functools.wraps(evaluate)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> E:
+        report = evaluate(*args, **kwargs)
+        warn_failed_items(report, stacklevel=2)
+        return report
+
+    return checked
+
+
 def describe(exc: BaseException) -> str:
     """Return ``"Kind: message"`` for an error recorded in a report."""
     message = str(exc)
@@ -128,8 +175,11 @@ __all__ = [
     "check_n_jobs",
     "check_on_error",
     "describe",
+    "failure_summary",
     "gather_all",
     "limited",
     "run_jobs",
     "system_output",
+    "warn_failed_items",
+    "warns_on_failures",
 ]

@@ -13,6 +13,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from synth._console import CommandConsole, print_all_fitted
+
 if TYPE_CHECKING:
     from synth.evaluate.benchmark import BenchmarkResult
     from synth.evaluate.compare import Comparison
@@ -53,9 +55,9 @@ def _judges_table(
 ) -> Table:
     table = Table(title="judges")
     table.add_column("judge")
-    table.add_column("model", overflow="fold", min_width=14)
+    table.add_column("model", overflow="fold")
     for column in ("replies", "cached", "in tokens", "out tokens", "errors"):
-        table.add_column(column, justify="right", no_wrap=True)
+        table.add_column(column, justify="right")
     for name, identity in judges.items():
         counts = usage.get(name, {})
         model = f"{identity.get('provider', '')}:{identity.get('model', '')}"
@@ -145,7 +147,7 @@ def benchmark_tables(result: BenchmarkResult) -> list[Any]:
     board.add_column("rank", justify="right")
     board.add_column("system")
     board.add_column(metric, justify="right")
-    board.add_column("95% CI", justify="right", no_wrap=True)
+    board.add_column("95% CI", justify="right")
     # per-judge scores stay in the reports; the board shows text metrics and panel scores
     first = result.leaderboard[0].metrics if result.leaderboard else {}
     others = [m for m in first if m != metric and "/" not in m]
@@ -163,7 +165,7 @@ def benchmark_tables(result: BenchmarkResult) -> list[Any]:
         )
     pairs = Table(title=f"pairwise comparisons on {metric}")
     for column in ("a", "b", "delta (b - a)", "95% CI", "p-value"):
-        pairs.add_column(column, justify="left" if column in ("a", "b") else "right", no_wrap=True)
+        pairs.add_column(column, justify="left" if column in ("a", "b") else "right")
     for pair in result.comparisons:
         try:
             found = pair.comparison[metric]
@@ -187,10 +189,9 @@ def benchmark_tables(result: BenchmarkResult) -> list[Any]:
 
 
 def show(renderables: Iterable[Any], console: Console | None = None) -> None:
-    """Print ``renderables`` to ``console`` (stdout by default)."""
-    console = console or Console()
-    for renderable in renderables:
-        console.print(renderable)
+    """Print ``renderables`` to ``console`` (stdout by default), every column whole: wrapped to a
+    terminal's width, at the table's natural width when piped (see :mod:`synth._console`)."""
+    print_all_fitted(console or CommandConsole(), renderables)
 
 
 __all__ = ["benchmark_tables", "comparison_table", "evaluation_tables", "fmt", "show"]

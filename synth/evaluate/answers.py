@@ -28,6 +28,7 @@ from synth.evaluate._run import (
     limited,
     run_jobs,
     system_output,
+    warns_on_failures,
 )
 from synth.evaluate.agreement import krippendorff_alpha
 from synth.evaluate.judge import JUDGE_METRICS, JudgeResult, LLMJudge, as_judge
@@ -118,8 +119,13 @@ def close_judges(judges: Mapping[str, LLMJudge]) -> None:
 def judge_metric_names(
     metrics: Sequence[str] | None, criteria: Mapping[str, str] | None, has_judges: bool
 ) -> list[str]:
-    """Return the judge metrics to run: ``metrics`` (validated) then the ``criteria`` names."""
-    names = list(DEFAULT_JUDGE_METRICS if metrics is None and has_judges else metrics or [])
+    """Return the judge metrics to run: ``metrics`` (validated) then the ``criteria`` names.
+
+    The default judge metrics are run only when judges are given and neither ``metrics`` nor
+    ``criteria`` is: rubrics alone do not triple the judge calls behind the caller's back.
+    """
+    defaults = metrics is None and has_judges and not criteria
+    names = list(DEFAULT_JUDGE_METRICS if defaults else metrics or [])
     for name in names:
         if name not in JUDGE_METRICS:
             raise ConfigError(f"unknown judge metric {name!r}{_suggest(name, JUDGE_METRICS)}")
@@ -300,6 +306,7 @@ def panel_agreement(
     return agreement
 
 
+@warns_on_failures
 def evaluate_answers(
     system: Callable[[str], Any] | None,
     dataset: Any,
@@ -319,10 +326,11 @@ def evaluate_answers(
     ``system(question)`` returns a string, a mapping with ``"answer"`` (and the ``"contexts"`` it
     retrieved, which replace the dataset's) or an object with ``.answer``; ``None`` evaluates each
     item's stored answer. ``judges`` is ``{name: model}`` (a callable, an LLM, a ``provider:model``
-    spec or an :class:`LLMJudge`); ``metrics`` the judge metrics (default faithfulness and
-    answer_relevance); ``criteria`` extra rubric metrics ``{name: rubric}``. A metric whose input an
+    spec or an :class:`LLMJudge`); ``metrics`` the judge metrics (default, when no ``criteria``
+    either: faithfulness and answer_relevance); ``criteria`` rubric metrics ``{name: rubric}``. A metric whose input an
     item lacks is NaN and costs no call. ``on_error="record"`` keeps going past failures and counts
-    them; ``n_jobs`` runs calls on threads, results in dataset order; ``cache`` reuses judge replies.
+    them (and warns with :class:`~synth.errors.FailedItemsWarning` when any item failed);
+    ``n_jobs`` runs calls on threads, results in dataset order; ``cache`` reuses judge replies.
     """
     check_on_error(on_error)
     check_n_jobs(n_jobs)

@@ -10,16 +10,19 @@ bootstrap intervals, and compares every pair with the paired sign-flip test.
 from __future__ import annotations
 
 import difflib
+import inspect
 import math
+import warnings
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from synth.errors import ConfigError
+from synth.errors import ConfigError, FailedItemsWarning
 from synth.evaluate import _io
 from synth.evaluate._items import as_items
+from synth.evaluate._run import failure_summary
 from synth.evaluate.answers import (
     DEFAULT_TEXT_METRICS,
     AnswerEvaluation,
@@ -166,6 +169,8 @@ def benchmark(
     ``rank_by`` names the ranking metric (by default the first text metric, else the first judge
     metric's panel score); the other metrics break ties. Every judge call is cached in ``cache``
     (a new dict by default; an :class:`LLMJudge` made with its own cache keeps it then).
+    When items failed, one :class:`~synth.errors.FailedItemsWarning` names each system they
+    failed for (each row's ``errors`` counts them).
     """
     if not isinstance(systems, Mapping) or not systems:
         raise ConfigError("systems must be a non-empty mapping {name: fn(question)}")
@@ -185,8 +190,9 @@ def benchmark(
     }
     try:
         ranking, tie_breakers = _ranking(rank_by, judge_map, metrics, text_metrics, criteria)
-        reports = {
-            name: evaluate_answers(
+        score = inspect.unwrap(evaluate_answers)  # without its warning: one for all, below
+        reports: dict[str, AnswerEvaluation] = {
+            name: score(
                 system,
                 items,
                 judges=judge_map or None,
@@ -228,6 +234,9 @@ def benchmark(
             total = usage.setdefault(judge, dict.fromkeys(counts, 0))
             for key, value in counts.items():
                 total[key] = total.get(key, 0) + value
+    failures = [f"{name}: {line}" for name, r in reports.items() if (line := failure_summary(r))]
+    if failures:
+        warnings.warn("; ".join(failures), FailedItemsWarning, stacklevel=2)
     return BenchmarkResult(
         rank_by=ranking,
         leaderboard=leaderboard,

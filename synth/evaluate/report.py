@@ -77,6 +77,12 @@ class Evaluation(BaseModel):
     items: list[ItemResult] = Field(default_factory=list)
 
     # ---- reading the scores ------------------------------------------------------------------
+    @property
+    def failed_items(self) -> int:
+        """How many items failed: the system (or retriever) raised, or a judge failed on them
+        (each item's ``errors`` says what happened; ``skipped`` metrics are not failures)."""
+        return sum(1 for item in self.items if item.errors)
+
     def scores(self, metric: str) -> dict[str, float]:
         """Return ``{item id: score}`` for ``metric`` (NaN where undefined)."""
         if metric not in self.metrics:

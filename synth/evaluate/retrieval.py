@@ -26,6 +26,7 @@ from synth.evaluate._run import (
     gather_all,
     limited,
     run_jobs,
+    warns_on_failures,
 )
 from synth.evaluate.contexts import context_ids
 from synth.evaluate.report import Evaluation, ItemResult, summarize
@@ -150,6 +151,7 @@ def _takes_k(retriever: Callable[..., Any]) -> bool:
     return "k" in parameters
 
 
+@warns_on_failures
 def evaluate_retrieval(
     retriever: Callable[..., Any],
     dataset: Any,
@@ -164,7 +166,7 @@ def evaluate_retrieval(
     The retriever returns ranked ids, or hits/chunks/mappings with ids; when it takes a ``k``
     argument it is called with the largest cut-off. ``k`` is one cut-off or several. An item
     without ``context_ids`` is NaN everywhere and costs no call; a failing retriever is recorded
-    (``on_error="record"``) or raised.
+    (``on_error="record"``, with a :class:`~synth.errors.FailedItemsWarning`) or raised.
     """
     check_on_error(on_error)
     check_n_jobs(n_jobs)

@@ -6,17 +6,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from synth._console import print_fitted
 from synth.store.ingest_run import IngestedFile, IngestReport
 
 _STYLES = {"ok": "green", "error": "red", "skipped": "yellow"}
 #: the reason column of a file stored before and unchanged since
 UNCHANGED_NOTE = "unchanged, not read again"
-#: a width no table row reaches, to measure a table's natural width
-_UNBOUNDED = 1_000_000
 
 
 def print_ingest_report(report: IngestReport, console: Console) -> None:
@@ -40,10 +38,7 @@ def print_ingest_report(report: IngestReport, console: Console) -> None:
             str(row.tokens) if row.status == "ok" else "",
             Text(_reason(row)),
         )
-    if console.is_terminal:
-        console.print(table)
-    else:
-        _print_unfolded(table, console)
+    print_fitted(console, table)
     where = f"store: {report.collection} in {report.store} ({report.embedder})"
     console.file.write(f"{summary_line(report)}\n{where}\n")
     console.file.flush()
@@ -53,17 +48,6 @@ def _reason(row: IngestedFile) -> str:
     if not row.unchanged:
         return row.reason
     return "; ".join(part for part in (UNCHANGED_NOTE, row.reason) if part)
-
-
-def _print_unfolded(table: Table, console: Console) -> None:
-    """Print ``table`` at its natural width, whatever width ``console`` assumes."""
-    natural = Measurement.get(console, console.options.update_width(_UNBOUNDED), table).maximum
-    width = console.width
-    console.width = max(width, natural)
-    try:
-        console.print(table)
-    finally:
-        console.width = width
 
 
 def summary_line(report: IngestReport) -> str:
