@@ -137,7 +137,7 @@ class ChunkStore:
                 unique[chunk.id] = chunk
         stored = set() if assume_new or not unique else self._existing_ids(list(unique))
         new = [chunk for chunk_id, chunk in unique.items() if chunk_id not in stored]
-        vectors = self.embedder.embed_array([chunk.text for chunk in new])
+        vectors = self.embedder.embed_array([chunk.text for chunk in new], label="ingest")
         return PreparedChunks(new, vectors, stored, repeated)
 
     def commit(
