@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import email.utils
 import math
+import socket
 import threading
 import time
 from collections.abc import Mapping
@@ -73,26 +74,29 @@ def error_for_status(
     return ModelError(message)
 
 
-#: hopeless failures before a server's first good answer that stop the run (one may be a fluke,
-#: say a request too long for the model; several in a row, with nothing answered, are the server)
-HOPELESS_BEFORE_STOP = 3
+#: 400s before a server's first good answer that stop the run (one may be the item's fault, say a
+#: prompt too long for the model; several with nothing answered are the server's)
+REFUSALS_BEFORE_STOP = 3
 
 
 class EndpointGuard:
     """Turns a server that no retry will fix into one :class:`EndpointError` that stops the run.
 
     Until the server has answered one request well, a refused connection (nothing listens, the
-    name does not resolve), a 404 or a 400 counts as hopeless; at :data:`HOPELESS_BEFORE_STOP` of
-    them the guard trips, and every request to it after that raises at once without being sent.
+    name does not resolve) or a 404 trips the guard, and so do ``refusals`` 400s; every request to
+    it after that raises at once without being sent.
     Once the server has answered well, such failures are left to the caller, one item at a time.
     Thread-safe: one guard is shared by every request to one server.
     """
 
-    def __init__(self, base_url: str | None, what: str, fix: str) -> None:
+    def __init__(
+        self, base_url: str | None, what: str, fix: str, refusals: int = REFUSALS_BEFORE_STOP
+    ) -> None:
         self.base_url = redact_url(base_url) or "the default server"
         self.what = what
         self.fix = fix
-        self.hopeless = 0
+        self.refusals = refusals
+        self.refused = 0
         self.answered = False
         self.error: EndpointError | None = None
         self._lock = threading.Lock()
@@ -112,17 +116,19 @@ class EndpointGuard:
         unreachable = getattr(error, "unreachable", False)
         if self.answered:
             return None
+        needed = 1
         if unreachable:
             reason = "nothing answers there (connection refused or unknown host)"
         elif status == 404:
             reason = "it answers 404 Not Found (a wrong path or model name)"
         elif isinstance(error, BadRequestError):
             reason = f"it refuses every request as invalid (HTTP {status or 400})"
+            needed = self.refusals
         else:
             return None
         with self._lock:
-            self.hopeless += 1
-            if self.error is None and self.hopeless >= HOPELESS_BEFORE_STOP:
+            self.refused += 1
+            if self.error is None and self.refused >= needed:
                 detail = " ".join(str(error).split())
                 self.error = EndpointError(
                     f"cannot use the {self.what} server at {self.base_url}: {reason}; "
@@ -134,14 +140,15 @@ class EndpointGuard:
 
 def unreachable(exc: BaseException) -> bool:
     """Whether an SDK's connection error means no connection was made at all (refused, unknown
-    host), as opposed to one dropped midway: httpx says so with ``ConnectError`` in the chain."""
-    import httpx
-
+    host), as opposed to one dropped midway: a ``ConnectError`` (httpx's, or the copy an SDK
+    vendors), a refused connection or a failed name lookup somewhere in its chain."""
     seen: BaseException | None = exc
-    for _ in range(5):
+    for _ in range(8):
         if seen is None:
             return False
-        if isinstance(seen, httpx.ConnectError):
+        if type(seen).__name__ == "ConnectError" or isinstance(
+            seen, (ConnectionRefusedError, socket.gaierror)
+        ):
             return True
         seen = seen.__cause__ or seen.__context__
     return False

@@ -107,6 +107,7 @@ class OpenAIEmbedder(Embedder):
             self.base_url or "https://api.openai.com/v1",
             "embedding",
             "check --base-url (or OPENAI_BASE_URL) and the embedder's model name",
+            refusals=1,  # a batch of chunks is never the one request the server cannot take
         )
 
     @property
