@@ -23,8 +23,8 @@ from pydantic import BaseModel
 
 from synth.data import Chunk
 from synth.errors import ConfigError, StoreError
-from synth.llm._redact import redact_text, redact_url
 from synth.ingest import ChunkingConfig, make_chunking_config
+from synth.llm._redact import redact_text, redact_url
 from synth.store._naming import check_collection_name, collection_name
 from synth.store._queries import query_matrix
 from synth.store._records import from_record, to_metadata
@@ -509,7 +509,9 @@ def _parse_url(url: str) -> tuple[str, int, bool]:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"store URL must look like http://host:port, got {redact_url(url)!r}")
     if parts.path not in ("", "/") or parts.query:
-        raise ConfigError(f"store URL must be http://host:port without a path, got {redact_url(url)!r}")
+        raise ConfigError(
+            f"store URL must be http://host:port without a path, got {redact_url(url)!r}"
+        )
     try:
         port = parts.port
     except ValueError:
