@@ -104,6 +104,13 @@ def test_malformed_replies_are_reasked_max_reasks_times_then_fail(fake_openai) -
     assert embedder.usage.total.failures == {"invalid_output": 1}
 
 
+def test_a_reply_with_a_vector_missing_says_so(fake_openai) -> None:
+    embedder = embedder_for(fake_openai, retry=FAST.model_copy(update={"max_reasks": 0}))
+    fake_openai.queue_faults("wrong_count", endpoint="embeddings")
+    with pytest.raises(OutputParseError, match="1 vectors for 2 texts"):
+        embedder.embed(["a", "b"])
+
+
 def test_the_sdk_does_not_retry_behind_synths_back(fake_openai) -> None:
     embedder = embedder_for(fake_openai, max_retries=0)
     fake_openai.queue_faults("server_error", endpoint="embeddings")
@@ -368,4 +375,9 @@ def test_a_store_password_is_shown_nowhere(quiet_gc, tmp_path, monkeypatch, caps
     out, err = capsys.readouterr()
     assert code == 2
     assert_one_line(err, "127.0.0.1")
+    assert_nowhere("Chr0maPassw0rd", out, err, tmp_path)
+    bad = "http://admin:Chr0maPassw0rd@127.0.0.1:1/some/path"  # refused before connecting
+    assert main(["ingest", SAMPLE_DOCS, "--embedder", "hash", "--store-url", bad]) == 2
+    out, err = capsys.readouterr()
+    assert_one_line(err, "without a path")
     assert_nowhere("Chr0maPassw0rd", out, err, tmp_path)

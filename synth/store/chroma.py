@@ -482,7 +482,7 @@ def _connect(path: Path | None, url: str | None) -> Any:
             path.mkdir(parents=True, exist_ok=True)
             return chromadb.PersistentClient(path=str(path), settings=settings)
     host, port, ssl = _parse_url(url)
-    with _chroma_errors(f"connect to the Chroma server at {redact_url(url)}"):
+    with _chroma_errors(f"connect to the Chroma server at {url}"):  # redacted by _chroma_errors
         return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings)
 
 
