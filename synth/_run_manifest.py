@@ -4,6 +4,10 @@ Item counts come from the stage outputs of the candidates the run used (so they 
 stage's ``items_in`` is ``items_out`` plus the drops, and feeds the next stage). Requests, cached
 responses, retries, failures, tokens and cost come from the models' usage, summed over every
 session of the run (a resumed run adds a session).
+
+Retries are also split by kind, for chat requests and for embedding requests apart: each stage row
+and the totals carry ``retries_by_kind`` = ``{"chat": {kind: n}, "embeddings": {kind: n}}``, the
+kinds of :data:`RETRY_KINDS` always present. A stage's ``retries`` counts both.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from synth.llm.pricing import estimate_cost
-from synth.llm.usage import Usage
+from synth.llm.usage import EMBEDDINGS_LABEL, Usage
 
 #: usage labels (one per request kind) -> the stage row they are counted in
 LABEL_STAGE = {
@@ -41,6 +45,13 @@ USAGE_FIELDS = (
     "output_tokens",
     "cost_usd",
 )
+#: retry kinds always shown (others, such as a re-ask kind, appear when counted): 429, 5xx,
+#: timeout, dropped connection, cut-off reply, malformed reply
+RETRY_KINDS = ("rate_limit", "server", "timeout", "connection", "incomplete", "invalid_output")
+#: the two request families retries are split by
+RETRY_FAMILIES = ("chat", "embeddings")
+#: usage rows keep the split as flat numeric keys "<family>:<kind>" (summed like the others)
+_KIND_SEP = ":"
 _PACKAGES = ("synth", "pydantic", "chromadb", "openai", "numpy", "tiktoken", "rich")
 
 
@@ -65,8 +76,16 @@ def usage_by_stage(usages: Iterable[Usage]) -> dict[str, dict[str, float]]:
     for usage in usages:
         costs = estimate_cost(usage).by_label
         for label, counts in usage.by_label().items():
+            if label.startswith(EMBEDDINGS_LABEL):  # an embedder's: only its retries count here
+                if counts.retries:
+                    stage = label.removeprefix(EMBEDDINGS_LABEL)
+                    row = rows.setdefault(stage, dict.fromkeys(USAGE_FIELDS, 0))
+                    row["retries"] += counts.total_retries
+                    _count_kinds(row, "embeddings", counts.retries)
+                continue
             stage = LABEL_STAGE.get(label, label)
             row = rows.setdefault(stage, dict.fromkeys(USAGE_FIELDS, 0))
+            _count_kinds(row, "chat", counts.retries)
             row["requests"] += counts.requests
             row["cached"] += counts.cached_responses
             row["retries"] += counts.total_retries
@@ -77,14 +96,39 @@ def usage_by_stage(usages: Iterable[Usage]) -> dict[str, dict[str, float]]:
     return rows
 
 
+def _count_kinds(row: dict[str, float], family: str, kinds: Mapping[str, int]) -> None:
+    for kind, n in kinds.items():
+        key = f"{family}{_KIND_SEP}{kind}"
+        row[key] = row.get(key, 0) + n
+
+
+def _summed_keys(row: Mapping[str, Any]) -> list[str]:
+    return [*USAGE_FIELDS, *(k for k in row if _KIND_SEP in k)]
+
+
+def retries_by_kind(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    """``{"chat": {kind: n}, "embeddings": {kind: n}}`` summed over usage rows (flat
+    ``family:kind`` keys) or stage rows (their ``retries_by_kind``)."""
+    out: dict[str, dict[str, int]] = {f: dict.fromkeys(RETRY_KINDS, 0) for f in RETRY_FAMILIES}
+    for row in rows:
+        flat = [(k, v) for k, v in row.items() if _KIND_SEP in k]
+        for family, kinds in (row.get("retries_by_kind") or {}).items():
+            flat.extend((f"{family}{_KIND_SEP}{kind}", n) for kind, n in kinds.items())
+        for key, n in flat:
+            family, _, kind = key.partition(_KIND_SEP)
+            into = out.setdefault(family, dict.fromkeys(RETRY_KINDS, 0))
+            into[kind] = into.get(kind, 0) + int(n)
+    return out
+
+
 def add_usage(*parts: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
     """Sum per-stage usage rows."""
     total: dict[str, dict[str, float]] = {}
     for part in parts:
         for stage, row in part.items():
             into = total.setdefault(stage, dict.fromkeys(USAGE_FIELDS, 0))
-            for key in USAGE_FIELDS:
-                into[key] += row.get(key, 0)
+            for key in _summed_keys(row):
+                into[key] = into.get(key, 0) + row.get(key, 0)
     return total
 
 
@@ -138,21 +182,28 @@ def with_usage(
     named = {row["stage"] for row in rows}
     out = []
     for row in rows:
-        values = usage.get(row["stage"], {})
-        out.append({**row, **{k: _round(k, values.get(k, 0)) for k in USAGE_FIELDS}})
+        out.append({**row, **_usage_columns(usage.get(row["stage"], {}))})
     for stage, values in sorted(usage.items()):
         if stage not in named:
-            extra = stage_row(stage, 0, 0)
-            out.append({**extra, **{k: _round(k, values.get(k, 0)) for k in USAGE_FIELDS}})
+            out.append({**stage_row(stage, 0, 0), **_usage_columns(values)})
     return out
+
+
+def _usage_columns(values: Mapping[str, float]) -> dict[str, Any]:
+    columns: dict[str, Any] = {k: _round(k, values.get(k, 0)) for k in USAGE_FIELDS}
+    columns["retries_by_kind"] = retries_by_kind([values])
+    return columns
 
 
 def _round(key: str, value: float) -> float | int:
     return round(float(value), 6) if key == "cost_usd" else int(value)
 
 
-def totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, float | int]:
-    return {k: _round(k, sum(r.get(k, 0) for r in rows)) for k in USAGE_FIELDS}
+def totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The usage columns summed over ``rows``, with ``retries_by_kind``."""
+    out: dict[str, Any] = {k: _round(k, sum(r.get(k, 0) for r in rows)) for k in USAGE_FIELDS}
+    out["retries_by_kind"] = retries_by_kind(rows)
+    return out
 
 
 def render_table(rows: Sequence[Mapping[str, Any]], title: str | None = None) -> Table:
@@ -194,12 +245,15 @@ def render_table(rows: Sequence[Mapping[str, Any]], title: str | None = None) ->
 
 __all__ = [
     "LABEL_STAGE",
+    "RETRY_FAMILIES",
+    "RETRY_KINDS",
     "USAGE_FIELDS",
     "add_usage",
     "draft_rows",
     "now",
     "package_versions",
     "render_table",
+    "retries_by_kind",
     "stage_row",
     "totals",
     "usage_by_stage",

@@ -225,12 +225,8 @@ class CandidateRunner:
             return record["vectors"]
         embedder = self.settings.embedder
         texts = [d.input for d in kept]
-        limiter = self.settings.limiter
-        if limiter is not None and getattr(embedder, "remote", False):  # within max_concurrent
-            async with limiter.slot():
-                array = await asyncio.to_thread(embedder.embed, texts)
-        else:
-            array = await asyncio.to_thread(embedder.embed, texts)
+        # a remote embedder made for the run holds a slot of the run's limiter per request itself
+        array = await asyncio.to_thread(embedder.embed, texts, label="dedup")
         vectors = [[float(x) for x in row] for row in array]
         journal.append(candidate.key, {"ids": [d.id for d in kept], "vectors": vectors})
         return vectors

@@ -8,6 +8,8 @@
     ├── StoreError                        the vector store failed
     ├── DatasetError                      a dataset file is malformed (names file, line/row, field)
     ├── CacheError                        the response cache failed (never taken for a model failure)
+    ├── EndpointError                     a server no retry will fix: nothing listens, wrong path,
+    │                                     every request refused (stops the run; not an item's failure)
     └── ModelError                        a model call failed
         ├── AuthenticationError           key missing or refused (not retried)
         ├── BadRequestError               the request was refused as invalid (not retried)
@@ -54,6 +56,20 @@ class CacheError(SynthError):
     """The response cache failed."""
 
 
+class EndpointError(SynthError):
+    """A model or embedding server that no retry will fix, before it ever answered well.
+
+    Raised when the first requests to a server all fail the same hopeless way (nothing listens at
+    the address, the path answers 404, every request is refused as invalid). It is not a
+    :class:`ModelError`: it stops the whole run instead of failing one item. ``base_url`` is the
+    server (redacted); the message names it and the fix.
+    """
+
+    def __init__(self, message: str, base_url: str | None = None) -> None:
+        super().__init__(message)
+        self.base_url = base_url
+
+
 class ModelError(SynthError):
     """A model call failed."""
 
@@ -67,6 +83,11 @@ class AuthenticationError(ModelError):
 
 class BadRequestError(ModelError):
     kind = "bad_request"
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        #: the HTTP status, when the refusal came as one (400, 404, 422, ...)
+        self.status = status
 
 
 class RateLimitError(ModelError):
@@ -87,6 +108,11 @@ class ModelTimeoutError(ModelError):
 
 class ModelConnectionError(ModelError):
     kind = "connection"
+
+    def __init__(self, message: str, unreachable: bool = False) -> None:
+        super().__init__(message)
+        #: the connection could not be made at all (refused, unknown host), not dropped midway
+        self.unreachable = unreachable
 
 
 class IncompleteCompletionError(ModelError):
@@ -129,6 +155,7 @@ __all__ = [
     "CacheError",
     "ConfigError",
     "DatasetError",
+    "EndpointError",
     "FailedItemsWarning",
     "IncompleteCompletionError",
     "IngestError",

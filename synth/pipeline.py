@@ -463,12 +463,22 @@ class Synthesizer:
             found = _made_for(self._stage_embedders, named)
             if found is not None:
                 return found
-            made = make_embedder(named, base_url=self.base_url)
+            made = make_embedder(named, base_url=self.base_url, **self._embedding_shares())
             self._stage_embedders.append((named, made))
             return made
         if self._embedder_obj is None:
-            self._embedder_obj = make_embedder(self.embedder, base_url=self.base_url)
+            self._embedder_obj = make_embedder(
+                self.embedder, base_url=self.base_url, **self._embedding_shares()
+            )
         return self._embedder_obj
+
+    def _embedding_shares(self) -> dict[str, Any]:
+        """What a remote embedder made here shares with the models: the run's limiter (its
+        ``max_concurrent``) and usage (its retries, by stage, in the manifest)."""
+        if self._models is None:
+            return {}
+        _, _, usages, limiter = self._models
+        return {"limiter": limiter, "usage": usages[0]}
 
     def _get_models(self) -> tuple[LLM, LLM, list[Usage], RateLimiter]:
         """The generator and critic models, sharing one cache, one limiter and one usage."""

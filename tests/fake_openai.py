@@ -30,7 +30,12 @@ Fault kinds (:data:`FAULTS`): ``rate_limit`` (429 with ``retry-after-ms`` and ``
 ``server_error`` (500), ``overloaded`` (503), ``bad_request`` (400), ``auth`` (401), ``hang`` (never
 answers until the server closes), ``disconnect`` (drops the connection), ``cutoff`` (half the reply,
 ``finish_reason`` ``"length"``), ``content_filter`` (``finish_reason`` ``"content_filter"``),
-``invalid_json`` (a broken JSON object), ``prose`` (the reply wrapped in prose).
+``invalid_json`` (a broken JSON object), ``prose`` (the reply wrapped in prose), ``not_found``
+(404). On embeddings (with ``"embeddings"`` in ``fault_endpoints``) the HTTP faults apply as on
+chat, and :data:`EMBEDDING_FAULTS` adds ``cutoff`` (the JSON body cut in half), ``invalid_json`` (a
+vector holding a string), ``wrong_count`` (one vector fewer than texts) and ``wrong_dimension``
+(one vector one value short); those two mean nothing to chat. ``echo_key=True`` makes every error
+reply quote the request's ``Authorization`` header, as careless gateways do.
 
 Every request is logged (:attr:`FakeOpenAI.requests`): its body, headers, outcome and status, with
 the peak number of requests in flight. ``log_path=`` also appends one JSON line per request to a
@@ -77,6 +82,9 @@ FAULTS = (
     "content_filter",
     "invalid_json",
     "prose",
+    "not_found",
+    "wrong_count",
+    "wrong_dimension",
 )
 #: faults that are about the HTTP exchange and so also apply to embeddings
 HTTP_FAULTS = (
@@ -87,7 +95,10 @@ HTTP_FAULTS = (
     "auth",
     "hang",
     "disconnect",
+    "not_found",
 )
+#: faults an embeddings request can get: the HTTP ones, and replies that are cut off or malformed
+EMBEDDING_FAULTS = (*HTTP_FAULTS, "cutoff", "invalid_json", "wrong_count", "wrong_dimension")
 
 #: headers that carry keys (OpenAI, Azure, Anthropic, Google), never written to the log file
 _CREDENTIAL_HEADERS = frozenset(
@@ -492,6 +503,7 @@ class FakeOpenAI:
         rpm_window: float = 60.0,
         retry_after: float | None = 0.01,
         embedding_dim: int = 64,
+        echo_key: bool = False,
         seed: int = 0,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -514,11 +526,14 @@ class FakeOpenAI:
         self.latency = latency
         self.faults = dict(faults or {})
         self.sequence: deque[str | None] = deque(sequence)
+        #: faults for the next embeddings requests, taken before ``sequence`` (see queue_faults)
+        self.embedding_sequence: deque[str | None] = deque()
         self.fault_endpoints = set(fault_endpoints)
         self.rpm = rpm
         self.rpm_window = rpm_window
         self.retry_after = retry_after
         self.embedding_dim = embedding_dim
+        self.echo_key = echo_key
         self.log_path = log_path
         self._check_faults()
         self._rng = random.Random(seed)
@@ -597,12 +612,16 @@ class FakeOpenAI:
         return openai.AsyncOpenAI(base_url=self.url, api_key=api_key, **kwargs)
 
     # -- scripting
-    def queue_faults(self, *kinds: str | None) -> None:
-        """Answer the next chat requests with these faults, in order (``None`` = answer normally)."""
+    def queue_faults(self, *kinds: str | None, endpoint: str | None = None) -> None:
+        """Answer the next requests with these faults, in order (``None`` = answer normally).
+
+        ``endpoint="embeddings"`` queues them for embeddings requests only (whatever
+        ``fault_endpoints`` says), so chat requests in between do not take them."""
+        known = EMBEDDING_FAULTS if endpoint == "embeddings" else FAULTS
         for kind in kinds:
-            if kind is not None and kind not in FAULTS:
-                raise ValueError(f"unknown fault {kind!r}; known: {', '.join(FAULTS)}")
-        self.sequence.extend(kinds)
+            if kind is not None and kind not in known:
+                raise ValueError(f"unknown fault {kind!r}; known: {', '.join(known)}")
+        (self.embedding_sequence if endpoint == "embeddings" else self.sequence).extend(kinds)
 
     def _check_faults(self) -> None:
         for kind, rate in self.faults.items():
@@ -683,7 +702,9 @@ class FakeOpenAI:
         """The fault for the next request, or ``("rpm_limit", wait)``, or ``(None, None)``."""
         with self._lock:
             fault: str | None = None
-            if kind in self.fault_endpoints:
+            if kind == "embeddings" and self.embedding_sequence:
+                fault = self.embedding_sequence.popleft()
+            elif kind in self.fault_endpoints:
                 if self.sequence:
                     fault = self.sequence.popleft()
                 elif self.faults:
@@ -693,7 +714,7 @@ class FakeOpenAI:
                             fault = name
                             break
                         draw -= rate
-            if kind == "embeddings" and fault not in HTTP_FAULTS:
+            if kind == "embeddings" and fault not in EMBEDDING_FAULTS:
                 fault = None
             if fault is not None:
                 return fault, None
@@ -755,6 +776,7 @@ _HTTP_ERRORS = {
     "overloaded": (503, "the engine is overloaded", "server_error"),
     "bad_request": (400, "invalid request", "invalid_request_error"),
     "auth": (401, "incorrect API key provided", "invalid_api_key"),
+    "not_found": (404, "the model or route does not exist", "not_found"),
 }
 
 
@@ -856,9 +878,11 @@ class _Handler(BaseHTTPRequestHandler):
                 headers = _retry_headers(wait)
             elif fault == "rate_limit":
                 headers = _retry_headers(fake.retry_after)
+            if fake.echo_key:
+                message += f" (you sent {entry.headers.get('authorization')})"
             return status, fault, _error_body(message, kind), headers
         if entry.kind == "embeddings":
-            return 200, "ok", self._embeddings(body), {}
+            return 200, fault or "ok", self._embeddings(body, fault), {}
         reply = fake._answer(body)
         if reply.body is not None or reply.status != 200:
             payload = reply.body if reply.body is not None else _error_body("scripted", "scripted")
@@ -907,7 +931,22 @@ class _Handler(BaseHTTPRequestHandler):
             },
         }
 
-    def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _embeddings(self, body: dict[str, Any], fault: str | None = None) -> Any:
+        """The embeddings reply (a dict), spoilt by ``fault`` (bytes when cut off)."""
+        payload = self._embedding_vectors(body)
+        data = payload["data"]
+        if fault == "wrong_count" and data:
+            data.pop()
+        elif fault == "wrong_dimension" and data and isinstance(data[0]["embedding"], list):
+            data[0]["embedding"] = data[0]["embedding"][:-1]
+        elif fault == "invalid_json" and data and isinstance(data[0]["embedding"], list):
+            data[0]["embedding"][0] = "NaN-ish"
+        elif fault == "cutoff":
+            raw = json.dumps(payload).encode()
+            return raw[: len(raw) // 2]
+        return payload
+
+    def _embedding_vectors(self, body: dict[str, Any]) -> dict[str, Any]:
         inputs = body.get("input", "")
         if isinstance(inputs, str) or (inputs and isinstance(inputs[0], int)):
             inputs = [inputs]

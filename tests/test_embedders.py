@@ -248,8 +248,9 @@ def test_openai_honours_openai_base_url(fake_openai, monkeypatch) -> None:
 )
 def test_openai_errors_become_synth_errors(fake_openai, fault, error) -> None:
     fake_openai.fault_endpoints = {"embeddings"}
-    fake_openai.queue_faults(fault)
     embedder = OpenAIEmbedder("m", base_url=fake_openai.url, max_retries=0)
+    embedder.embed(["answered once"])  # before that, a 400 means the server is the wrong one
+    fake_openai.queue_faults(fault)
     with pytest.raises(error, match="openai:m embeddings"):
         embedder.embed(["hello"])
 

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NoReturn
 
 from synth.errors import ConfigError, ModelError
-from synth.llm._redact import redact_options, redact_url, scrub, secret_values
+from synth.llm._redact import redact_options, redact_text, redact_url, secret_values
 from synth.llm.base import LLM
 
 STRUCTURED_MODES = ("auto", "json_schema", "json_object", "prompt")
@@ -153,7 +153,7 @@ class SDKModel(LLM):
         either, so a logged traceback cannot show it.
         """
         message = str(error)
-        clean = scrub(message, self._secrets)
+        clean = redact_text(message, self._secrets)
         if clean != message:
             error.args = (clean,)
             raise error from None

@@ -1,9 +1,12 @@
-"""What adapters share when they translate an HTTP failure: status to error type, Retry-After."""
+"""What adapters share when they translate an HTTP failure: status to error type, Retry-After, and the
+guard that stops a run on a server no retry will fix."""
 
 from __future__ import annotations
 
 import email.utils
 import math
+import socket
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -11,11 +14,13 @@ from typing import Any
 from synth.errors import (
     AuthenticationError,
     BadRequestError,
+    EndpointError,
     ModelError,
     ModelTimeoutError,
     RateLimitError,
     ServerError,
 )
+from synth.llm._redact import redact_url
 
 
 def retry_after(headers: Mapping[str, str] | Any | None) -> float | None:
@@ -65,5 +70,85 @@ def error_for_status(
     if status is not None and (status >= 500 or status == 409):
         return ServerError(message)
     if status is not None and 400 <= status < 500:
-        return BadRequestError(message)
+        return BadRequestError(message, status=status)
     return ModelError(message)
+
+
+#: 400s before a server's first good answer that stop the run (one may be the item's fault, say a
+#: prompt too long for the model; several with nothing answered are the server's)
+REFUSALS_BEFORE_STOP = 3
+
+
+class EndpointGuard:
+    """Turns a server that no retry will fix into one :class:`EndpointError` that stops the run.
+
+    Until the server has answered one request well, a refused connection (nothing listens, the
+    name does not resolve) or a 404 trips the guard, and so do ``refusals`` 400s; every request to
+    it after that raises at once without being sent.
+    Once the server has answered well, such failures are left to the caller, one item at a time.
+    Thread-safe: one guard is shared by every request to one server.
+    """
+
+    def __init__(
+        self, base_url: str | None, what: str, fix: str, refusals: int = REFUSALS_BEFORE_STOP
+    ) -> None:
+        self.base_url = redact_url(base_url) or "the default server"
+        self.what = what
+        self.fix = fix
+        self.refusals = refusals
+        self.refused = 0
+        self.answered = False
+        self.error: EndpointError | None = None
+        self._lock = threading.Lock()
+
+    def check(self) -> None:
+        """Raise the guard's error when it has tripped (before a request is sent)."""
+        if self.error is not None:
+            raise self.error
+
+    def ok(self) -> None:
+        """A request was answered well: from now on failures are per item."""
+        self.answered = True
+
+    def failed(self, error: ModelError) -> EndpointError | None:
+        """Count ``error``; the :class:`EndpointError` to raise instead when the server is hopeless."""
+        status = getattr(error, "status", None)
+        unreachable = getattr(error, "unreachable", False)
+        if self.answered:
+            return None
+        needed = 1
+        if unreachable:
+            reason = "nothing answers there (connection refused or unknown host)"
+        elif status == 404:
+            reason = "it answers 404 Not Found (a wrong path or model name)"
+        elif isinstance(error, BadRequestError):
+            reason = f"it refuses every request as invalid (HTTP {status or 400})"
+            needed = self.refusals
+        else:
+            return None
+        with self._lock:
+            self.refused += 1
+            if self.error is None and self.refused >= needed:
+                detail = " ".join(str(error).split())
+                self.error = EndpointError(
+                    f"cannot use the {self.what} server at {self.base_url}: {reason}; "
+                    f"{self.fix} (last error: {detail[:300]})",
+                    base_url=self.base_url,
+                )
+            return self.error
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether an SDK's connection error means no connection was made at all (refused, unknown
+    host), as opposed to one dropped midway: a ``ConnectError`` (httpx's, or the copy an SDK
+    vendors), a refused connection or a failed name lookup somewhere in its chain."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if type(seen).__name__ == "ConnectError" or isinstance(
+            seen, (ConnectionRefusedError, socket.gaierror)
+        ):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

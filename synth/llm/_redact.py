@@ -1,8 +1,15 @@
-"""Hide secrets before a model's settings are shown, hashed or written anywhere."""
+"""Hide secrets before a model's settings or an error message are shown, hashed or written anywhere.
+
+:func:`redact_text` is the one redaction every provider and store error message passes through: it
+hides the values a model knows to be secret (its key, its secret options) and anything that looks
+like a credential whoever sent it (``sk-...`` keys, bearer tokens, ``api-key``/``x-api-key``
+headers, a URL's user and password, and token-like query values).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -53,8 +60,41 @@ def secret_values(
     return tuple(sorted({v for v in found if isinstance(v, str) and len(v) >= _MIN_SECRET}))
 
 
+#: what looks like a credential in free text, whoever wrote it (a server may echo a header)
+_PATTERNS = (
+    # OpenAI-style keys (sk-..., sk-proj-...) and other vendors' prefixed keys
+    re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-]{6,}"),
+    # Authorization: Bearer <token> / Basic <token>
+    re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=\-]{6,}"),
+    # api-key: X, x-api-key=X, "api_key": "X", x-goog-api-key: X
+    re.compile(
+        r"(?i)((?:x-goog-|x-)?api[-_]?key[\"']?\s*[:=]\s*[\"']?)[^\s\"',;&}]{4,}",
+    ),
+    # a URL's user:password@
+    re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/@:]*:[^\s/@]*@"),
+    # token-like values in a query string or a form
+    re.compile(
+        r"(?i)([?&;](?:access_token|token|key|api_key|apikey|secret|password|passwd|sig|signature|"
+        r"auth|code)=)[^\s&#\"']+"
+    ),
+)
+
+
+def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with every known secret and every credential-looking value replaced by
+    ``<redacted>``."""
+    text = scrub(str(text), tuple(secrets))
+    key, bearer, header, userinfo, query = _PATTERNS
+    text = key.sub(REDACTED, text)
+    text = bearer.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+    text = header.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+    text = userinfo.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
+    return query.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+
+
 def scrub(text: str, secrets: tuple[str, ...]) -> str:
-    """``text`` with every secret replaced by ``<redacted>`` (longest first)."""
+    """``text`` with every one of ``secrets`` replaced by ``<redacted>`` (longest first)."""
     for secret in sorted(secrets, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
+        if secret:
+            text = text.replace(secret, REDACTED)
     return text

@@ -33,7 +33,7 @@ from synth.llm._adapter import (
     refuse_reserved,
     refuse_unknown,
 )
-from synth.llm._http import error_for_status
+from synth.llm._http import EndpointGuard, error_for_status, unreachable
 from synth.llm._pool import pooled_http_client
 from synth.llm.base import REQUESTS_SENT, Completion
 from synth.llm.structured import json_schema, schema_instructions, schema_name, strict_json_schema
@@ -69,6 +69,9 @@ class OpenAIModel(SDKModel):
             accepted is None or "timeout" in accepted
         )
         self._mode = self._initial_mode(accepted)
+        self._guard = EndpointGuard(
+            self.base_url, "model", "check --base-url (or OPENAI_BASE_URL) and --model"
+        )
 
     def load_sdk(self) -> None:
         self._sdk = import_sdk("openai", "openai", "openai")
@@ -145,6 +148,20 @@ class OpenAIModel(SDKModel):
         schema: type[BaseModel] | None = None,
         label: str | None = None,
     ) -> Completion:
+        self._guard.check()
+        try:
+            completion = await self._arequest(prompt, system, schema)
+        except (BadRequestError, ModelConnectionError) as exc:
+            stop = self._guard.failed(exc)
+            if stop is not None:
+                raise stop from None
+            raise
+        self._guard.ok()
+        return completion
+
+    async def _arequest(
+        self, prompt: str, system: str | None, schema: type[BaseModel] | None
+    ) -> Completion:
         sent = 0
         while True:
             mode = self._mode
@@ -171,7 +188,12 @@ class OpenAIModel(SDKModel):
         except openai.APITimeoutError as exc:
             self.fail(ModelTimeoutError(f"{self.model}: the request timed out"), exc)
         except openai.APIConnectionError as exc:
-            self.fail(ModelConnectionError(f"{self.model}: connection failed: {exc}"), exc)
+            self.fail(
+                ModelConnectionError(
+                    f"{self.model}: connection failed: {exc}", unreachable=unreachable(exc)
+                ),
+                exc,
+            )
         except openai.APIStatusError as exc:
             code = getattr(exc, "code", None)
             status = error_for_status(

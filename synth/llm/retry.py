@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -26,6 +28,8 @@ from synth.llm.base import LLM, Completion, check_complete
 from synth.llm.structured import parse_verdict
 from synth.llm.usage import Usage
 from synth.llm.wrapper import WrapperModel, model_key
+
+T = TypeVar("T")
 
 #: errors worth waiting out
 TRANSIENT = (RateLimitError, ServerError, ModelTimeoutError, ModelConnectionError)
@@ -62,6 +66,49 @@ class RetryConfig(BaseModel):
         return wait
 
 
+async def with_retries(
+    attempt: Callable[[], Awaitable[T]],
+    config: RetryConfig,
+    rng: random.Random,
+    *,
+    on_retry: Callable[[str], None],
+    check: Callable[[T], None] | None = None,
+    reask: bool = True,
+) -> T:
+    """``await attempt()`` until it succeeds, per ``config``: the one retry loop of synth.
+
+    A transient error (:data:`TRANSIENT`) is waited out (backoff, at least its ``Retry-After``) up
+    to ``max_retries`` times; a result that ``check`` refuses with :class:`OutputParseError` or
+    :class:`IncompleteCompletionError` (a malformed or cut-off reply, or an attempt that raised
+    one) is asked again at once, up to ``max_reasks`` times when ``reask``. ``on_retry`` gets the
+    kind of each retry (``rate_limit``, ``server``, ``timeout``, ``connection``, ``incomplete``,
+    ``invalid_output``). Chat models (:class:`RetryModel`) and remote embedders both use it.
+    """
+    retries = reasks = 0
+    while True:
+        try:
+            result = await attempt()
+            if check is not None:
+                check(result)
+        except TRANSIENT as exc:
+            retry_after = getattr(exc, "retry_after", None)
+            if retries >= config.max_retries or (
+                retry_after is not None and retry_after > config.max_retry_after
+            ):
+                raise
+            on_retry(exc.kind)
+            await asyncio.sleep(config.delay(retries, rng, retry_after))
+            retries += 1
+            continue
+        except (IncompleteCompletionError, OutputParseError) as exc:
+            if not reask or reasks >= config.max_reasks:
+                raise
+            on_retry(exc.kind)
+            reasks += 1
+            continue
+        return result
+
+
 class RetryModel(WrapperModel):
     """Retries ``inner`` per :class:`RetryConfig`; counts retries into ``usage``."""
 
@@ -86,34 +133,21 @@ class RetryModel(WrapperModel):
         schema: type[BaseModel] | None = None,
         label: str | None = None,
     ) -> Completion:
-        config, key = self.config, model_key(self)
-        retries = reasks = 0
-        while True:
-            try:
-                completion = await self.inner.arequest(
-                    prompt, system=system, schema=schema, label=label
-                )
-            except TRANSIENT as exc:
-                retry_after = getattr(exc, "retry_after", None)
-                if retries >= config.max_retries or (
-                    retry_after is not None and retry_after > config.max_retry_after
-                ):
-                    raise
-                self.usage.record(key, label, retry=exc.kind)
-                await asyncio.sleep(config.delay(retries, self._rng, retry_after))
-                retries += 1
-                continue
-            try:
-                check_complete(completion)
-                if schema is not None:
-                    parse_verdict(completion.text, schema)
-            except (IncompleteCompletionError, OutputParseError) as exc:
-                if schema is None or reasks >= config.max_reasks:
-                    raise
-                self.usage.record(key, label, retry=exc.kind)
-                reasks += 1
-                continue
-            return completion
+        key = model_key(self)
+
+        def check(completion: Completion) -> None:
+            check_complete(completion)
+            if schema is not None:
+                parse_verdict(completion.text, schema)
+
+        return await with_retries(
+            lambda: self.inner.arequest(prompt, system=system, schema=schema, label=label),
+            self.config,
+            self._rng,
+            on_retry=lambda kind: self.usage.record(key, label, retry=kind),
+            check=check,
+            reask=schema is not None,
+        )
 
     def __repr__(self) -> str:
         return f"RetryModel({self.inner!r}, max_retries={self.config.max_retries}, max_reasks={self.config.max_reasks})"
@@ -133,4 +167,4 @@ def count_reask(llm: LLM, label: str | None, kind: str) -> None:
         retry.usage.record(model_key(retry), label, retry=kind)
 
 
-__all__ = ["TRANSIENT", "RetryConfig", "RetryModel", "count_reask", "reask_budget"]
+__all__ = ["TRANSIENT", "RetryConfig", "RetryModel", "count_reask", "reask_budget", "with_retries"]

@@ -21,6 +21,8 @@ from synth.llm.base import LLM, REQUESTS_SENT, Completion
 from synth.llm.wrapper import WrapperModel, model_key
 
 UNLABELLED = "unlabelled"
+#: the labels of a remote embedder's requests start with this; the rest is the caller's (a stage)
+EMBEDDINGS_LABEL = "embeddings:"
 
 
 @dataclass
@@ -229,4 +231,4 @@ class MeterModel(WrapperModel):
         return completion
 
 
-__all__ = ["UNLABELLED", "MeterModel", "Usage", "UsageCounts", "UsageModel"]
+__all__ = ["EMBEDDINGS_LABEL", "UNLABELLED", "MeterModel", "Usage", "UsageCounts", "UsageModel"]

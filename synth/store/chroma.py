@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from synth.data import Chunk
 from synth.errors import ConfigError, StoreError
 from synth.ingest import ChunkingConfig, make_chunking_config
+from synth.llm._redact import redact_text, redact_url
 from synth.store._naming import check_collection_name, collection_name
 from synth.store._queries import query_matrix
 from synth.store._records import from_record, to_metadata
@@ -137,7 +138,7 @@ class ChunkStore:
                 unique[chunk.id] = chunk
         stored = set() if assume_new or not unique else self._existing_ids(list(unique))
         new = [chunk for chunk_id, chunk in unique.items() if chunk_id not in stored]
-        vectors = self.embedder.embed_array([chunk.text for chunk in new])
+        vectors = self.embedder.embed_array([chunk.text for chunk in new], label="ingest")
         return PreparedChunks(new, vectors, stored, repeated)
 
     def commit(
@@ -333,7 +334,7 @@ class ChunkStore:
         """Where the chunks live and what made them (for reports; never a key)."""
         return {
             "collection": self.collection_name,
-            "location": self.url or str(self.path),
+            "location": redact_url(self.url) or str(self.path),
             "embedder": self.embedder.name,
             "chunking": self.chunking.model_dump(mode="json"),
         }
@@ -352,7 +353,7 @@ class ChunkStore:
         self.close()
 
     def __repr__(self) -> str:
-        where = self.url or str(self.path)
+        where = redact_url(self.url) or str(self.path)
         return f"ChunkStore({self.collection_name!r} at {where!r})"
 
     # ---- internals ---------------------------------------------------------------------------------
@@ -481,7 +482,7 @@ def _connect(path: Path | None, url: str | None) -> Any:
             path.mkdir(parents=True, exist_ok=True)
             return chromadb.PersistentClient(path=str(path), settings=settings)
     host, port, ssl = _parse_url(url)
-    with _chroma_errors(f"connect to the Chroma server at {url}"):
+    with _chroma_errors(f"connect to the Chroma server at {url}"):  # redacted by _chroma_errors
         return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings)
 
 
@@ -506,13 +507,15 @@ def close_client(client: Any) -> None:
 def _parse_url(url: str) -> tuple[str, int, bool]:
     parts = urlsplit(url if "://" in url else f"http://{url}")
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"store URL must look like http://host:port, got {url!r}")
+        raise ConfigError(f"store URL must look like http://host:port, got {redact_url(url)!r}")
     if parts.path not in ("", "/") or parts.query:
-        raise ConfigError(f"store URL must be http://host:port without a path, got {url!r}")
+        raise ConfigError(
+            f"store URL must be http://host:port without a path, got {redact_url(url)!r}"
+        )
     try:
         port = parts.port
     except ValueError:
-        raise ConfigError(f"store URL has an invalid port: {url!r}") from None
+        raise ConfigError(f"store URL has an invalid port: {redact_url(url)!r}") from None
     ssl = parts.scheme == "https"
     return parts.hostname, port or (443 if ssl else 8000), ssl
 
@@ -529,7 +532,10 @@ def _chroma_errors(action: str) -> Iterator[None]:
         if isinstance(exc, ConfigError):
             raise
         message = " ".join(str(exc).split()) or type(exc).__name__
-        raise StoreError(f"cannot {action}: {message}") from exc
+        clean = redact_text(f"cannot {action}: {message}")
+        if clean != f"cannot {action}: {message}":  # chromadb's exception may hold it too
+            raise StoreError(clean) from None
+        raise StoreError(clean) from exc
 
 
 __all__ = ["DEFAULT_STORE_PATH", "AddResult", "ChunkStore", "PreparedChunks", "SourceStats"]

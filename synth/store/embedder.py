@@ -65,8 +65,15 @@ class Embedder(ABC):
         blob = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
 
-    def embed_array(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` in batches; return a float32 (n, dimension) array of unit rows."""
+    def _embed_labelled(self, texts: list[str], label: str | None) -> np.ndarray:
+        """:meth:`_embed_batch` for a caller's ``label`` (a stage); remote embedders count by it."""
+        return self._embed_batch(texts)
+
+    def embed_array(self, texts: Sequence[str], *, label: str | None = None) -> np.ndarray:
+        """Embed ``texts`` in batches; return a float32 (n, dimension) array of unit rows.
+
+        ``label`` names what the vectors are for (``ingest``, ``dedup``): a remote embedder counts
+        its requests and retries under it."""
         if isinstance(texts, str):
             raise ConfigError("embed() takes a list of texts, not one string")
         texts = list(texts)
@@ -75,7 +82,7 @@ class Embedder(ABC):
         parts = []
         for start in range(0, len(texts), self.batch_size):
             batch = texts[start : start + self.batch_size]
-            vectors = np.asarray(self._embed_batch(batch), dtype=np.float32)
+            vectors = np.asarray(self._embed_labelled(batch, label), dtype=np.float32)
             if vectors.shape[0] != len(batch):
                 raise ValueError(
                     f"{self.name} returned {vectors.shape[0]} vectors for {len(batch)} texts"
@@ -85,13 +92,13 @@ class Embedder(ABC):
             self.texts_embedded += len(batch)
         return np.concatenate(parts, axis=0)
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    def embed(self, texts: Sequence[str], *, label: str | None = None) -> list[list[float]]:
         """Embed ``texts`` in batches; return one L2-normalised vector per text."""
-        return self.embed_array(texts).tolist()
+        return self.embed_array(texts, label=label).tolist()
 
-    async def aembed(self, texts: Sequence[str]) -> list[list[float]]:
+    async def aembed(self, texts: Sequence[str], *, label: str | None = None) -> list[list[float]]:
         """Async twin of :meth:`embed` (runs it in a worker thread)."""
-        return await asyncio.to_thread(self.embed, texts)
+        return await asyncio.to_thread(self.embed, texts, label=label)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name}, batch_size={self.batch_size})"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import logging
 import os
+from typing import Any
 
 from synth.errors import ConfigError
 from synth.store.embedder import Embedder
@@ -38,19 +39,27 @@ def make_embedder(
     *,
     base_url: str | None = None,
     batch_size: int | None = None,
+    **remote: Any,
 ) -> Embedder:
-    """Return the embedder ``spec`` names, or the default one (see the module docstring)."""
+    """Return the embedder ``spec`` names, or the default one (see the module docstring).
+
+    ``remote`` (``retry``, ``limiter``, ``usage``) go to a remote embedder, so its requests share
+    the run's retry policy, concurrency and counts; an Embedder passed in keeps its own.
+    """
+    unknown = set(remote) - {"retry", "limiter", "usage"}
+    if unknown:
+        raise ConfigError(f"make_embedder does not take {', '.join(sorted(unknown))}")
     if isinstance(spec, Embedder):
         return spec
     if spec is None or not str(spec).strip():
-        return _default_embedder(base_url=base_url, batch_size=batch_size)
+        return _default_embedder(base_url=base_url, batch_size=batch_size, **remote)
     if not isinstance(spec, str):
         raise ConfigError(f"an embedder spec is a string like 'hash', got {type(spec).__name__}")
     provider, _, rest = spec.strip().partition(":")
     provider = provider.lower()
     if provider == "openai":
         return OpenAIEmbedder(
-            rest or DEFAULT_OPENAI_MODEL, base_url=base_url, batch_size=batch_size
+            rest or DEFAULT_OPENAI_MODEL, base_url=base_url, batch_size=batch_size, **remote
         )
     if provider == "local":
         model = {name.lower(): name for name in LOCAL_MODELS}.get(
@@ -67,10 +76,12 @@ def make_embedder(
     )
 
 
-def _default_embedder(*, base_url: str | None, batch_size: int | None) -> Embedder:
+def _default_embedder(*, base_url: str | None, batch_size: int | None, **remote: Any) -> Embedder:
     embedder: Embedder
     if os.environ.get("OPENAI_API_KEY"):
-        embedder = OpenAIEmbedder(DEFAULT_OPENAI_MODEL, base_url=base_url, batch_size=batch_size)
+        embedder = OpenAIEmbedder(
+            DEFAULT_OPENAI_MODEL, base_url=base_url, batch_size=batch_size, **remote
+        )
         reason = "OPENAI_API_KEY is set"
     elif local_embedder_installed():
         embedder = LocalEmbedder(DEFAULT_LOCAL_MODEL, batch_size=batch_size)
