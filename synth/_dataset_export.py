@@ -38,7 +38,6 @@ from synth._dataset_records import to_deepeval, to_judgeval, to_judgeval_legacy,
 from synth.data import Golden
 from synth.errors import ConfigError
 
-
 _Records = Sequence[dict[str, Any]]
 
 

@@ -191,7 +191,7 @@ def csv_goldens() -> list[Golden]:
         Golden(
             input='Which pump, "P-3" | P-4, runs?\nSay,  briefly.',
             expected_output="P-4 | nightly",
-            context=["A | B, \"quoted\"\nline two", "second\u00e9"],
+            context=['A | B, "quoted"\nline two', "second\u00e9"],
             context_ids=["c1", "c2"],
             source_files=["a.md", "b.md"],
             metadata={"evolutions": ["reasoning"], "score": 0.5},
@@ -210,7 +210,7 @@ def test_deepeval_csv_splits_lists_on_the_unit_separator_and_loads_back() -> Non
         "input", "actual_output", "expected_output", "context", "source_file",
         "additional_metadata",
     ]  # fmt: skip
-    assert first[3] == "A | B, \"quoted\"\nline two\x1fsecond\u00e9"
+    assert first[3] == 'A | B, "quoted"\nline two\x1fsecond\u00e9'
     assert first[4] == "a.md" and second[3] == "" and second[4] == ""
     assert json.loads(first[5])["_synth"] == {
         "context_ids": ["c1", "c2"],
@@ -256,9 +256,7 @@ def test_deepeval_csv_refuses_a_null_list_beside_lists_and_the_separator_in_a_te
 
 def test_reads_a_deepeval_csv_split_on_its_default_separator() -> None:
     Path("mine.csv").write_text(
-        "input,context,source_file,additional_metadata\n"
-        'q,"a|b",f.txt,"{""team"": ""x""}"\n'
-        "q2,,,\n"
+        'input,context,source_file,additional_metadata\nq,"a|b",f.txt,"{""team"": ""x""}"\nq2,,,\n'
     )
     assert Dataset.load("mine.csv").goldens == [
         Golden(input="q", context=["a", "b"], source_files=["f.txt"], metadata={"team": "x"}),
