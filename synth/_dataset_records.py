@@ -5,11 +5,12 @@ A record is read by the first rule that fits:
 - it has ``user_input``: a ragas ``SingleTurnSample`` row (``response``, ``reference``,
   ``reference_contexts``, ``retrieved_contexts``, ``reference_context_ids``);
 - it has a field only deepeval or judgeval use (``additional_metadata``, ``source_file``,
-  ``tools_called``, ``example_id``...): a deepeval ``Golden`` or judgeval ``Example``;
+  ``tools_called``, ``example_id``...): a deepeval ``Golden`` or judgeval ``Example`` (a judgeval
+  1.x example may also hold synth's ``context_ids``, ``source_files`` and ``metadata`` as they are);
 - otherwise it is a synth golden, read strictly: an unknown field is an error.
 
 synth's own fields that another tool has no place for travel in a ``_synth`` object: inside
-``additional_metadata`` for deepeval and judgeval, at the top of the row for ragas (which ignores
+``additional_metadata`` for deepeval and judgeval 0.0.x, at the top of the row for ragas (which ignores
 fields it does not know). Fields of another tool that synth has no place for (a judgeval
 ``example_id``, a ragas ``synthesizer_name``) are kept in the golden's ``metadata`` when not null.
 """
