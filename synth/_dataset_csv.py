@@ -9,7 +9,9 @@ Columns are the golden's fields, in order, under a header row. Cells:
 - ``metadata`` holds a JSON object (an empty cell reads as ``{}``).
 
 The dataset's metadata is in the ``<name>.meta.json`` sidecar. Errors name the row as a
-spreadsheet shows it: the header is row 1, the first golden row 2.
+spreadsheet shows it: the header is row 1, the first golden row 2. A header with deepeval's
+``source_file`` or ``additional_metadata`` column is read as deepeval's CSV (the ``deepeval-csv``
+export, see ``synth/_dataset_deepeval_csv.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from synth._dataset_deepeval_csv import MARKER_COLUMNS, read_deepeval_rows
 from synth._dataset_io import dumps, read_sidecar, read_text, write_sidecar, write_text
 from synth._dataset_records import (
     FIELDS,
@@ -71,6 +74,8 @@ def read_csv(path: Path) -> tuple[list[Golden], dict[str, Any]]:
     header = next(rows, None)
     if header is None:
         raise DatasetError(f"{path}: empty file (expected a header row: {','.join(FIELDS)})")
+    if MARKER_COLUMNS & {name.strip() for name in header}:  # deepeval's CSV (an export)
+        return read_deepeval_rows(rows, header, path), {}
     columns = _check_header(header, path)
     goldens = []
     for row_number, row in enumerate(rows, start=2):

@@ -4,18 +4,25 @@
   ``actual_output``, ``expected_output``, ``context``, ``retrieval_context``, ``source_file``,
   ``additional_metadata``), as ``EvaluationDataset.add_goldens_from_json_file`` reads it; ``.json``
   (or ``.jsonl``, one golden per line).
+- ``deepeval-csv``: the same goldens as deepeval's CSV, as
+  ``EvaluationDataset.add_goldens_from_csv_file`` reads it given
+  ``context_col_delimiter="\\x1f"`` and ``retrieval_context_col_delimiter="\\x1f"``
+  (see ``synth/_dataset_deepeval_csv.py``); ``.csv``.
 - ``ragas``: ragas ``SingleTurnSample`` rows (``user_input``, ``response``, ``reference``,
   ``reference_contexts``, ``retrieved_contexts``, ``reference_context_ids``), as
   ``EvaluationDataset.from_jsonl`` reads them; ``.jsonl`` (or ``.json``, a list for ``from_list``).
-- ``judgeval``: ``{"examples": [...]}`` with judgeval ``Example`` fields, as
+- ``judgeval``: judgeval 1.x, a JSON list of example properties under synth's own field names
+  (nulls left out), as ``Dataset.add_from_json`` reads it (each object becomes
+  ``Example.create(**object)``); ``.json``.
+- ``judgeval-legacy``: judgeval 0.0.x, ``{"examples": [...]}`` with ``Example`` fields, as
   ``EvalDataset.add_from_json`` reads it; ``.json``.
 
-What the tools keep: deepeval and judgeval keep synth's ``metadata`` as ``additional_metadata``,
-with ``context_ids`` and ``source_files`` under its ``_synth`` key; ragas keeps ``context_ids`` as
-``reference_context_ids`` but has no field for ``source_files`` and ``metadata``, which ride in a
-``_synth`` field that ragas ignores when it loads rows (and drops if it saves them again).
-``Dataset.load`` reads all three back, goldens unchanged. The dataset's own metadata is not part of
-any of these formats and is lost.
+What the tools keep: judgeval 1.x keeps every field under its own name. deepeval and judgeval 0.0.x
+keep synth's ``metadata`` as ``additional_metadata``, with ``context_ids`` and ``source_files``
+under its ``_synth`` key; ragas keeps ``context_ids`` as ``reference_context_ids`` but has no field
+for ``source_files`` and ``metadata``, which ride in a ``_synth`` field that ragas ignores when it
+loads rows (and drops if it saves them again). ``Dataset.load`` reads them all back, goldens
+unchanged. The dataset's own metadata is not part of any of these formats and is lost.
 """
 
 from __future__ import annotations
@@ -25,10 +32,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from synth._dataset_deepeval_csv import write_deepeval_csv
 from synth._dataset_json import write_json_value, write_jsonl_records
-from synth._dataset_records import to_deepeval, to_judgeval, to_ragas
+from synth._dataset_records import to_deepeval, to_judgeval, to_judgeval_legacy, to_ragas
 from synth.data import Golden
 from synth.errors import ConfigError
+
+_Records = Sequence[dict[str, Any]]
+
+
+def _write_list(path: Path, records: _Records) -> None:
+    if path.suffix.lower() == ".jsonl":
+        write_jsonl_records(path, records)
+    else:
+        write_json_value(path, records, records)
+
+
+def _write_examples_object(path: Path, records: _Records) -> None:
+    write_json_value(path, {"examples": records}, records)
 
 
 @dataclass(frozen=True)
@@ -39,11 +60,22 @@ class ExportFormat:
     description: str
     suffixes: tuple[str, ...]  # the first is the default
     to_record: Callable[[Golden, str], dict[str, Any]]
+    write: Callable[[Path, _Records], None] = _write_list
 
 
 EXPORT_FORMATS: dict[str, ExportFormat] = {
     "deepeval": ExportFormat("deepeval", "deepeval goldens", (".json", ".jsonl"), to_deepeval),
+    "deepeval-csv": ExportFormat(
+        "deepeval-csv", "deepeval goldens CSV", (".csv",), to_deepeval, write_deepeval_csv
+    ),
     "judgeval": ExportFormat("judgeval", "judgeval examples", (".json",), to_judgeval),
+    "judgeval-legacy": ExportFormat(
+        "judgeval-legacy",
+        "judgeval 0.0.x examples",
+        (".json",),
+        to_judgeval_legacy,
+        _write_examples_object,
+    ),
     "ragas": ExportFormat("ragas", "ragas single-turn samples", (".jsonl", ".json"), to_ragas),
 }
 
@@ -68,19 +100,15 @@ def export_goldens(goldens: Sequence[Golden], path: Path, format: str) -> Path:
         spec.to_record(golden, f"cannot export {path}: index {i}")
         for i, golden in enumerate(goldens)
     ]
-    if spec.name == "judgeval":
-        write_json_value(path, {"examples": records}, records)
-    elif suffix == ".jsonl":
-        write_jsonl_records(path, records)
-    else:
-        write_json_value(path, records, records)
+    spec.write(path, records)
     return path
 
 
 def default_export_path(source: Path, format: str) -> Path:
     """Next to the dataset: ``goldens.json`` -> ``goldens.ragas.jsonl``."""
     spec = export_format(format)
-    return source.with_name(f"{source.stem}.{spec.name}{spec.suffixes[0]}")
+    name = spec.name.removesuffix("-csv")  # goldens.deepeval.csv
+    return source.with_name(f"{source.stem}.{name}{spec.suffixes[0]}")
 
 
 __all__ = [

@@ -5,11 +5,12 @@ A record is read by the first rule that fits:
 - it has ``user_input``: a ragas ``SingleTurnSample`` row (``response``, ``reference``,
   ``reference_contexts``, ``retrieved_contexts``, ``reference_context_ids``);
 - it has a field only deepeval or judgeval use (``additional_metadata``, ``source_file``,
-  ``tools_called``, ``example_id``...): a deepeval ``Golden`` or judgeval ``Example``;
+  ``tools_called``, ``example_id``...): a deepeval ``Golden`` or judgeval ``Example`` (a judgeval
+  1.x example may also hold synth's ``context_ids``, ``source_files`` and ``metadata`` as they are);
 - otherwise it is a synth golden, read strictly: an unknown field is an error.
 
 synth's own fields that another tool has no place for travel in a ``_synth`` object: inside
-``additional_metadata`` for deepeval and judgeval, at the top of the row for ragas (which ignores
+``additional_metadata`` for deepeval and judgeval 0.0.x, at the top of the row for ragas (which ignores
 fields it does not know). Fields of another tool that synth has no place for (a judgeval
 ``example_id``, a ragas ``synthesizer_name``) are kept in the golden's ``metadata`` when not null.
 """
@@ -207,7 +208,12 @@ def _from_deepeval(record: Mapping[str, Any], where: str) -> tuple[dict[str, Any
             data[field] = synth[field]
             names[field] = f"additional_metadata.{SYNTH_KEY}.{field}"
     data["metadata"] = metadata
-    known = {*_DEEPEVAL_NAMES, "additional_metadata", "source_file"}
+    # a judgeval 1.x example (its example_id, name...) may hold synth's own fields as they are
+    for field in ("context_ids", "source_files", "metadata"):
+        if record.get(field) is not None:
+            data[field] = record[field]
+            names[field] = field
+    known = {*_DEEPEVAL_NAMES, *DEFAULTED_FIELDS, "additional_metadata", "source_file"}
     _keep_extras(data, {k: v for k, v in record.items() if k not in known})
     return data, names
 
@@ -243,23 +249,38 @@ def to_deepeval(golden: Golden, where: str) -> dict[str, Any]:
 
 
 def to_judgeval(golden: Golden, where: str) -> dict[str, Any]:
-    """A judgeval ``Example``: synth-only fields go in ``additional_metadata['_synth']``."""
+    """A judgeval (1.x) ``Example``'s properties: synth's own field names, nulls left out.
+
+    judgeval 1.x examples hold any properties (``Example.create(**row)``), so every field keeps
+    its name and nothing needs a ``_synth`` block; a null is left out rather than sent to a
+    dataset schema that types the field as a string.
+    """
+    del where  # every golden fits
+    return {key: value for key, value in to_synth(golden).items() if value is not None}
+
+
+def to_judgeval_legacy(golden: Golden, where: str) -> dict[str, Any]:
+    """A judgeval 0.0.x ``Example``: synth-only fields go in ``additional_metadata['_synth']``."""
     record = to_deepeval(golden, where)
     del record["source_file"]  # an Example has no source_file; the list is in _synth
     return record
 
 
 def to_ragas(golden: Golden, where: str) -> dict[str, Any]:
-    """A ragas ``SingleTurnSample`` row (nulls left out, as ragas writes them) plus ``_synth``."""
+    """A ragas ``SingleTurnSample`` row (nulls left out, as ragas writes them) plus ``_synth``.
+
+    ``reference_context_ids`` is always written, ``[]`` included: a golden made from no chunk
+    says so, rather than leaving ragas to read None ("not known").
+    """
     row: dict[str, Any] = {
         "user_input": golden.input,
         "response": golden.actual_output,
         "reference": golden.expected_output,
         "reference_contexts": golden.context,
         "retrieved_contexts": golden.retrieval_context,
-        "reference_context_ids": golden.context_ids or None,
     }
     row = {key: value for key, value in row.items() if value is not None}
+    row["reference_context_ids"] = list(golden.context_ids)
     row[SYNTH_KEY] = {"source_files": golden.source_files, "metadata": golden.metadata}
     return row
 
@@ -276,6 +297,7 @@ __all__ = [
     "kind",
     "to_deepeval",
     "to_judgeval",
+    "to_judgeval_legacy",
     "to_ragas",
     "to_synth",
     "validate_golden",

@@ -80,6 +80,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="ingest and select contexts only; print the expected requests, tokens and cost",
     )
+    p.add_argument(
+        "--absolute",
+        action="store_true",
+        help="record each golden's source_files as absolute paths (default: relative to the "
+        "folder the command runs in)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     p.add_argument("--quiet", action="store_true", help="no progress display; print one line")
 
@@ -235,7 +241,9 @@ def _exit_now_if_requests_hang() -> None:
 
 
 def _synthesizer(config: PipelineConfig, args: argparse.Namespace) -> Synthesizer:
-    return Synthesizer.from_pipeline(config, run_dir=args.run_dir)
+    return Synthesizer.from_pipeline(
+        config, run_dir=args.run_dir, absolute_paths=True if args.absolute else None
+    )
 
 
 def _summary(manifest: dict[str, Any], output: Path, count: int) -> str:

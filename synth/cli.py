@@ -102,16 +102,27 @@ def _run_ingest(args: argparse.Namespace) -> int:
 
 
 # ---- export (foundation issue) -------------------------------------------------------------------
+_OWN_FORMATS = ("jsonl", "json", "csv", "parquet")
+
+
 def _add_export(sub: argparse._SubParsersAction) -> None:
+    from synth._dataset_export import EXPORT_FORMATS
+
     p = sub.add_parser(
         "export",
-        help="write a dataset in another tool's format",
-        description="Write a saved dataset as deepeval goldens (.json or .jsonl), ragas samples "
-        "(.jsonl or .json) or judgeval examples (.json). `synth` reads all three back.",
+        help="convert a dataset to another of synth's formats or to another tool's",
+        description="Write a saved dataset in another of synth's own formats (jsonl, json, csv, "
+        "parquet: lossless, metadata included; picked by -o's suffix or --format), or for "
+        "another tool: deepeval goldens (.json or .jsonl), deepeval CSV (.csv), ragas samples "
+        "(.jsonl or .json), judgeval 1.x examples (.json) or judgeval 0.0.x examples "
+        "(judgeval-legacy, .json). `synth` reads them all back.",
     )
     p.add_argument("dataset", help="a saved dataset (.json, .jsonl, .csv, .parquet)")
     p.add_argument(
-        "-f", "--format", required=True, choices=["deepeval", "ragas", "judgeval"], help="the tool"
+        "-f",
+        "--format",
+        choices=[*_OWN_FORMATS, *EXPORT_FORMATS],
+        help="synth's own format or the tool (default: synth's format -o's suffix names)",
     )
     p.add_argument(
         "-o",
@@ -125,16 +136,39 @@ def _run_export(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from synth._dataset_export import default_export_path, export_format
-    from synth.dataset import Dataset
+    from synth.dataset import SUFFIXES, Dataset
     from synth.errors import ConfigError
 
     source = Path(args.dataset)
-    output = Path(args.output) if args.output else default_export_path(source, args.format)
+    own = args.format in _OWN_FORMATS or args.format is None
+    if args.format is None:
+        if not args.output:
+            raise ConfigError(
+                "name the file to write with -o (its suffix picks the format) or --format"
+            )
+        output = Path(args.output)
+        if output.suffix.lower() not in SUFFIXES:
+            raise ConfigError(
+                f"{output}: unsupported dataset suffix {output.suffix or '(none)'!r}; use one of "
+                f"{', '.join(SUFFIXES)}, or name another tool's format with --format"
+            )
+    elif own:
+        suffix = f".{args.format}"
+        output = Path(args.output) if args.output else source.with_suffix(suffix)
+        if output.suffix.lower() != suffix:
+            raise ConfigError(f"{output}: a {args.format} dataset is written as {suffix}")
+    else:
+        output = Path(args.output) if args.output else default_export_path(source, args.format)
     if output.resolve() == source.resolve():
         raise ConfigError(f"{output}: is the dataset being exported; choose another -o")
     dataset = Dataset.load(source)
-    dataset.export(output, format=args.format)
-    print(f"wrote {len(dataset)} goldens to {output} ({export_format(args.format).description})")
+    if own:
+        dataset.save(output)
+        what = f"synth dataset, {output.suffix.lower().lstrip('.')}"
+    else:
+        dataset.export(output, format=args.format)
+        what = export_format(args.format).description
+    print(f"wrote {len(dataset)} goldens to {output} ({what})")
     return 0
 
 

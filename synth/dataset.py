@@ -12,8 +12,8 @@ The file format is chosen by the suffix:
 ========== ==================================================================================
 
 Every field survives every format: null, the empty string and the empty list stay distinct.
-``Dataset.load`` also reads the files :meth:`Dataset.export` writes for deepeval, ragas and
-judgeval (see ``synth/_dataset_export.py`` for what each keeps). A malformed file raises
+``Dataset.load`` also reads the files :meth:`Dataset.export` writes for deepeval (JSON and CSV),
+ragas and judgeval (see ``synth/_dataset_export.py`` for what each keeps). A malformed file raises
 :class:`~synth.errors.DatasetError` naming the file, where in it (``line`` for .jsonl, ``row`` for
 .csv with the header as row 1, ``index`` for .json and .parquet) and the field.
 """
@@ -39,7 +39,7 @@ from synth.errors import ConfigError, DatasetError
 if TYPE_CHECKING:
     import pandas as pd
 
-ExportFormatName = Literal["deepeval", "ragas", "judgeval"]
+ExportFormatName = Literal["deepeval", "deepeval-csv", "ragas", "judgeval", "judgeval-legacy"]
 
 _Reader = Callable[[Path], tuple[list[Golden], dict[str, Any]]]
 _Writer = Callable[[Path, Sequence[Golden], Mapping[str, Any]], None]
@@ -180,11 +180,12 @@ class Dataset:
         return cls(goldens, metadata)
 
     def export(self, path: str | os.PathLike[str], format: ExportFormatName) -> Path:
-        """Write the goldens for another tool: ``"deepeval"``, ``"ragas"`` or ``"judgeval"``.
+        """Write the goldens for another tool: ``"deepeval"``, ``"deepeval-csv"``, ``"ragas"``,
+        ``"judgeval"`` (1.x) or ``"judgeval-legacy"`` (0.0.x).
 
-        deepeval and judgeval take ``.json`` (deepeval also ``.jsonl``), ragas ``.jsonl`` or
-        ``.json``. Synth-only fields ride along where the tool keeps them; the dataset's metadata
-        is not exported. Return the path written.
+        deepeval takes ``.json`` or ``.jsonl``, deepeval-csv ``.csv``, ragas ``.jsonl`` or
+        ``.json``, both judgevals ``.json``. Synth-only fields ride along where the tool keeps
+        them; the dataset's metadata is not exported. Return the path written.
         """
         return export_goldens(self.goldens, Path(path), format)
 

@@ -46,6 +46,7 @@ from synth._run_inputs import as_contexts, as_paths, short_hash
 from synth._run_plan import Plan, make_plan
 from synth._run_progress import Progress
 from synth._run_session import RunSession
+from synth._run_sources import locate_source_files, source_locations
 from synth._run_stages import StageSettings
 from synth._run_stream import Target
 from synth.contexts.config import ContextConstructionConfig
@@ -150,7 +151,8 @@ class Synthesizer:
     prompt templates per stage. ``rpm``/``tpm`` cap the requests and tokens every model of the run
     spends per ``rate_window`` seconds (one shared budget; paced over a window
     :data:`RATE_MARGIN` longer, so a server limit of exactly ``rpm`` is not tripped).
-    Nothing is checked or connected until a ``generate_*`` call.
+    A golden's ``source_files`` open from the working folder (relative to it), or are absolute
+    with ``absolute_paths``. Nothing is checked or connected until a ``generate_*`` call.
     """
 
     def __init__(
@@ -178,6 +180,7 @@ class Synthesizer:
         store_path: str | os.PathLike[str] = Path(".synth") / "chroma",
         store_url: str | None = None,
         progress: Progress | None = None,
+        absolute_paths: bool = False,
     ) -> None:
         self.model = model
         self.critic_model = critic_model
@@ -203,6 +206,7 @@ class Synthesizer:
         self.store_path = store_path
         self.store_url = store_url
         self.progress = progress
+        self.absolute_paths = absolute_paths
         self._session: RunSession | None = None
         self._owned: list[LLM] = []
         self._cache_obj: Any = None
@@ -268,9 +272,10 @@ class Synthesizer:
         contexts_config = context_construction_config or self.context_construction_config
         generation = self._generation(include_expected_output, max_goldens_per_context)
         key_inputs = {"paths": fingerprint_paths(paths)}
+        locations = source_locations(paths, absolute=self.absolute_paths)
         async with self._run("docs", key_inputs, num_goldens, generation, contexts_config) as run:
             if run.finished:
-                return run.replay()
+                return locate_source_files(run.replay(), locations)
             embedder = self._get_embedder(contexts_config)
             sent_before = embedder.batches_embedded
             store, pending, chunks = self._ingest(paths, contexts_config)
@@ -299,7 +304,7 @@ class Synthesizer:
                     f"{len(chunks)} chunks ({report.embedded} embedded now, "
                     f"{report.reused} already stored)"
                 )
-                return dataset
+                return locate_source_files(dataset, locations)
             finally:
                 pending.close()  # when the run failed first: the writes still waiting are dropped
                 store.close()

@@ -94,3 +94,42 @@ def test_export_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert info.value.code == 0
     out = capsys.readouterr().out
     assert "--format" in out and "deepeval" in out and "-o OUTPUT" in out
+
+
+# ---- converting between synth's own formats -----------------------------------------------------
+@pytest.mark.parametrize("source", ["goldens.jsonl", "goldens.json", "goldens.csv", "g.parquet"])
+@pytest.mark.parametrize("target", ["out.jsonl", "out.json", "out.csv", "out.parquet"])
+def test_export_converts_between_synths_formats_by_the_output_suffix(
+    source: str, target: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset = _save(source)
+    assert main(["export", source, "-o", target]) == 0
+    kind = target.rsplit(".", 1)[1]
+    assert capsys.readouterr().out == f"wrote 2 goldens to {target} (synth dataset, {kind})\n"
+    assert Dataset.load(target) == dataset  # goldens and the dataset's metadata
+
+
+def test_export_own_format_by_name_goes_next_to_the_dataset(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    Path("data").mkdir()
+    dataset = _save("data/goldens.jsonl")
+    assert main(["export", "data/goldens.jsonl", "--format", "parquet"]) == 0
+    assert capsys.readouterr().out == (
+        "wrote 2 goldens to data/goldens.parquet (synth dataset, parquet)\n"
+    )
+    assert Dataset.load("data/goldens.parquet") == dataset
+
+
+def test_export_own_format_refusals(capsys: pytest.CaptureFixture[str]) -> None:
+    _save("goldens.jsonl")
+    assert main(["export", "goldens.jsonl"]) == 2
+    assert "name the file to write with -o" in capsys.readouterr().err
+    assert main(["export", "goldens.jsonl", "-o", "out.txt"]) == 2
+    err = capsys.readouterr().err
+    assert "unsupported dataset suffix '.txt'" in err and "--format" in err
+    assert main(["export", "goldens.jsonl", "-f", "csv", "-o", "out.json"]) == 2
+    assert "a csv dataset is written as .csv" in capsys.readouterr().err
+    assert main(["export", "goldens.jsonl", "-o", "./goldens.jsonl"]) == 2
+    assert "is the dataset being exported" in capsys.readouterr().err
+    assert not Path("out.json").exists() and not Path("out.txt").exists()

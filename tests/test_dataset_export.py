@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -86,18 +87,50 @@ def test_ragas_export_is_single_turn_sample_rows() -> None:
     assert rows[0]["reference_context_ids"] == ["manual.pdf:3", "manual.pdf:4"]
     assert "response" not in rows[0] and "retrieved_contexts" not in rows[0]  # nulls left out
     assert rows[1]["response"] == "" and rows[1]["reference_contexts"] == []
-    assert rows[1]["retrieved_contexts"] == ["r1"] and "reference_context_ids" not in rows[1]
+    assert rows[1]["retrieved_contexts"] == ["r1"]
+    assert rows[1]["reference_context_ids"] == []  # made from no chunk: [], not left out
     assert rows[0]["_synth"]["metadata"] == goldens()[0].metadata
 
 
-def test_judgeval_export_is_an_examples_object() -> None:
+def test_judgeval_export_is_a_list_of_example_properties_under_synths_names() -> None:
     path = dataset().export("out.json", format="judgeval")
+    records = _read(str(path))
+    assert isinstance(records, list) and len(records) == 2
+    first, second = records
+    assert first == {
+        key: value for key, value in goldens()[0].model_dump().items() if value is not None
+    }
+    assert "retrieval_context" not in first and "actual_output" not in first  # nulls left out
+    assert second["actual_output"] == "" and second["context"] == [] and second["metadata"] == {}
+    assert second["context_ids"] == [] and second["source_files"] == []
+
+
+def test_judgeval_legacy_export_is_an_examples_object() -> None:
+    path = dataset().export("out.json", format="judgeval-legacy")
     document = _read(str(path))
     assert isinstance(document, dict) and list(document) == ["examples"]
     for example in document["examples"]:
         assert set(example) <= JUDGEVAL_EXAMPLE
     assert document["examples"][0]["additional_metadata"]["seed"] == 7
     assert document["examples"][1]["actual_output"] == ""
+
+
+def test_reads_judgeval_1x_save_as_json() -> None:
+    # judgeval 1.x Dataset.save_as("json"): example_id, created_at and name beside the properties
+    example = {
+        "example_id": "e-1", "created_at": "2026-01-01T00:00:00", "name": None,
+        "input": "q", "context": ["c"], "context_ids": ["i"], "source_files": ["a.md"],
+        "metadata": {"team": "x"},
+    }  # fmt: skip
+    Path("judgeval.json").write_text(json.dumps({"examples": [example]}))
+    (golden,) = Dataset.load("judgeval.json")
+    assert golden == Golden(
+        input="q",
+        context=["c"],
+        context_ids=["i"],
+        source_files=["a.md"],
+        metadata={"team": "x", "example_id": "e-1", "created_at": "2026-01-01T00:00:00"},
+    )
 
 
 @pytest.mark.parametrize(
@@ -108,6 +141,7 @@ def test_judgeval_export_is_an_examples_object() -> None:
         ("ragas", "out.jsonl"),
         ("ragas", "out.json"),
         ("judgeval", "out.json"),
+        ("judgeval-legacy", "out.json"),
     ],
 )
 def test_every_export_loads_back_with_goldens_unchanged(tool: str, name: str) -> None:
@@ -142,12 +176,92 @@ _goldens = st.builds(
 )
 
 
-@pytest.mark.parametrize("tool", ["deepeval", "ragas", "judgeval"])
+@pytest.mark.parametrize("tool", ["deepeval", "ragas", "judgeval", "judgeval-legacy"])
 @settings(max_examples=30, deadline=None)
 @given(items=st.lists(_goldens, max_size=3))
 def test_any_goldens_survive_every_export(tool: str, items: list[Golden]) -> None:
     suffix = ".jsonl" if tool == "ragas" else ".json"
     assert Dataset.load(Dataset(items).export(f"h{suffix}", format=tool)).goldens == items  # type: ignore[arg-type]
+
+
+# ---- deepeval's CSV -------------------------------------------------------------------------------
+def csv_goldens() -> list[Golden]:
+    """Goldens whose every cell deepeval's CSV loader reads back as written."""
+    return [
+        Golden(
+            input='Which pump, "P-3" | P-4, runs?\nSay,  briefly.',
+            expected_output="P-4 | nightly",
+            context=['A | B, "quoted"\nline two', "second\u00e9"],
+            context_ids=["c1", "c2"],
+            source_files=["a.md", "b.md"],
+            metadata={"evolutions": ["reasoning"], "score": 0.5},
+        ),
+        Golden(input="Bare?", context=[]),
+    ]
+
+
+def test_deepeval_csv_splits_lists_on_the_unit_separator_and_loads_back() -> None:
+    path = Dataset(csv_goldens()).export("out.csv", format="deepeval-csv")
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as handle:
+        header, first, second = list(csv.reader(handle))
+    assert header == [
+        "input", "actual_output", "expected_output", "context", "source_file",
+        "additional_metadata",
+    ]  # fmt: skip
+    assert first[3] == 'A | B, "quoted"\nline two\x1fsecond\u00e9'
+    assert first[4] == "a.md" and second[3] == "" and second[4] == ""
+    assert json.loads(first[5])["_synth"] == {
+        "context_ids": ["c1", "c2"],
+        "source_files": ["a.md", "b.md"],
+    }
+    assert Dataset.load(path).goldens == csv_goldens()
+
+
+@pytest.mark.parametrize(
+    ("golden", "field", "read"),
+    [
+        (Golden(input="NA", context=["c"]), "input", "None"),
+        (Golden(input="q", actual_output="", context=["c"]), "actual_output", "None"),
+        (Golden(input="q", expected_output="42", context=["c"]), "expected_output", "42.0"),
+        (Golden(input="q", context=["null"]), "context", "[]"),
+    ],
+)
+def test_deepeval_csv_refuses_a_cell_deepeval_would_read_differently(
+    golden: Golden, field: str, read: str
+) -> None:
+    # pandas reads a column of numbers and empty cells as floats
+    first = Golden(input="fine", context=["c"])
+    with pytest.raises(
+        DatasetError,
+        match=rf"^cannot export out\.csv as deepeval CSV: index 1: field '{field}' would be "
+        rf"read by deepeval as {re.escape(read)}, not .*; export as deepeval JSON",
+    ):
+        Dataset([first, golden]).export("out.csv", format="deepeval-csv")
+    assert not Path("out.csv").exists()
+
+
+def test_deepeval_csv_refuses_a_null_list_beside_lists_and_the_separator_in_a_text() -> None:
+    mixed = Dataset([Golden(input="a", context=["c"]), Golden(input="b")])
+    with pytest.raises(DatasetError, match=r"index 1: field 'context' is null but other goldens"):
+        mixed.export("out.csv", format="deepeval-csv")
+    unit = Dataset([Golden(input="a", retrieval_context=["x\x1fy"])])
+    with pytest.raises(DatasetError, match=r"index 0: field 'retrieval_context' item 0 holds"):
+        unit.export("out.csv", format="deepeval-csv")
+    # no golden has a retrieval context: the column is left out, so deepeval reads None
+    Dataset([Golden(input="a", context=["c"])]).export("out.csv", format="deepeval-csv")
+    assert "retrieval_context" not in Path("out.csv").read_text().splitlines()[0]
+
+
+def test_reads_a_deepeval_csv_split_on_its_default_separator() -> None:
+    Path("mine.csv").write_text(
+        'input,context,source_file,additional_metadata\nq,"a|b",f.txt,"{""team"": ""x""}"\nq2,,,\n'
+    )
+    assert Dataset.load("mine.csv").goldens == [
+        Golden(input="q", context=["a", "b"], source_files=["f.txt"], metadata={"team": "x"}),
+        Golden(input="q2", context=[]),
+    ]
 
 
 # ---- files written by the tools themselves -------------------------------------------------------

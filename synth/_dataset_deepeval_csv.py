@@ -1,0 +1,201 @@
+"""deepeval's CSV: one golden per row, as ``EvaluationDataset.add_goldens_from_csv_file`` reads it.
+
+deepeval reads the file with ``pandas.read_csv`` (default settings: an empty cell, ``NA``, ``null``,
+``None``... are missing; a column of numbers becomes numbers) and splits the ``context`` and
+``retrieval_context`` cells on a separator, ``|`` unless told otherwise. A context may hold ``|``,
+so synth joins list items with :data:`SEPARATOR` (U+001F, the ASCII unit separator), which is not
+a character any text of a golden may hold here, and the call names it::
+
+    dataset.add_goldens_from_csv_file(
+        "goldens.deepeval.csv",
+        context_col_delimiter="\\x1f",
+        retrieval_context_col_delimiter="\\x1f",
+    )
+
+Columns: ``input``, ``actual_output``, ``expected_output``, ``context``, ``retrieval_context`` (the
+two list columns only when some golden has one), ``source_file`` (the first of ``source_files``)
+and ``additional_metadata`` (JSON: the golden's ``metadata`` plus ``_synth`` with ``context_ids``
+and ``source_files``). Before anything is written, the text is read back with pandas exactly as
+deepeval reads it, and any cell that would come back different (an empty text, a text pandas
+takes for missing or for a number, a list holding an empty item, a null list beside other
+goldens' lists) is refused with the golden and the field named: the JSON export carries those.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from synth._dataset_io import dumps, write_text
+from synth._dataset_records import SYNTH_KEY, kind, to_deepeval
+from synth.data import Golden
+from synth.errors import DatasetError
+
+#: joins the items of ``context`` and ``retrieval_context`` in one cell
+SEPARATOR = "\x1f"
+#: deepeval's own default, for CSV files synth did not write
+DEEPEVAL_SEPARATOR = "|"
+
+TEXT_COLUMNS = ("input", "actual_output", "expected_output")
+LIST_COLUMNS = ("context", "retrieval_context")
+#: a header with one of these is deepeval's CSV, not synth's
+MARKER_COLUMNS = frozenset({"source_file", "additional_metadata"})
+
+
+def write_deepeval_csv(path: Path, records: Sequence[Mapping[str, Any]]) -> None:
+    """Write deepeval ``Golden`` records (from :func:`to_deepeval`) as deepeval's CSV.
+
+    Raises DatasetError, writing nothing, when deepeval would read any cell back differently.
+    """
+    lists = [c for c in LIST_COLUMNS if any(r[c] is not None for r in records)]
+    columns = [*TEXT_COLUMNS, *lists, "source_file", "additional_metadata"]
+    rows = []
+    for index, record in enumerate(records):
+        where = f"cannot export {path} as deepeval CSV: index {index}"
+        row = [_text_cell(record[c]) for c in TEXT_COLUMNS]
+        row += [_list_cell(record[c], c, where) for c in lists]
+        row += [_text_cell(record["source_file"]), dumps(record["additional_metadata"])]
+        rows.append(row)
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer)
+    writer.writerow(columns)
+    writer.writerows(rows)
+    text = buffer.getvalue()
+    _check_read_back(text, columns, records, path)
+    write_text(path, text)
+
+
+def _text_cell(value: str | None) -> str:
+    return "" if value is None else value
+
+
+def _list_cell(items: list[str] | None, column: str, where: str) -> str:
+    if items is None:
+        raise DatasetError(
+            f"{where}: field '{column}' is null but other goldens have one, and deepeval reads "
+            f"an empty '{column}' cell as []; export as deepeval JSON (--format deepeval)"
+        )
+    for position, item in enumerate(items):
+        if SEPARATOR in item:
+            raise DatasetError(
+                f"{where}: field '{column}' item {position} holds the separator U+001F; "
+                "export as deepeval JSON (--format deepeval)"
+            )
+    return SEPARATOR.join(items)
+
+
+def _check_read_back(
+    text: str, columns: list[str], records: Sequence[Mapping[str, Any]], path: Path
+) -> None:
+    """Read ``text`` as deepeval does and raise on the first cell that differs from its golden."""
+    import pandas as pd
+
+    frame = pd.read_csv(io.StringIO(text))  # deepeval's call: pandas' defaults
+    for index, (record, values) in enumerate(
+        zip(records, frame.itertuples(index=False, name=None), strict=True)
+    ):
+        cells = dict(zip(columns, values, strict=True))
+        for column in columns:
+            read = _missing_as_none(cells[column])
+            if column in LIST_COLUMNS:
+                read = read.split(SEPARATOR) if isinstance(read, str) else []
+                wrote = record[column]
+            elif column == "additional_metadata":
+                read = json.loads(read) if isinstance(read, str) else read
+                wrote = record[column]
+            else:
+                wrote = record[column]
+            if read != wrote:
+                raise DatasetError(
+                    f"cannot export {path} as deepeval CSV: index {index}: field '{column}' "
+                    f"would be read by deepeval as {_shown(read)}, not {_shown(wrote)}; "
+                    "export as deepeval JSON (--format deepeval)"
+                )
+
+
+def _missing_as_none(value: Any) -> Any:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if hasattr(value, "item") and type(value).__module__ == "numpy":
+        return value.item()  # a numpy scalar: a column pandas took for numbers
+    return value
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# ---- reading it back (Dataset.load of a .csv with deepeval's columns) --------------------------
+def read_deepeval_rows(rows: Any, header: list[str], path: Path) -> list[Golden]:
+    """The goldens of a deepeval CSV, read as deepeval reads it (``rows`` after the header).
+
+    Rows whose ``additional_metadata`` carries synth's ``_synth`` block were written by synth:
+    their lists are split on :data:`SEPARATOR`; other rows on deepeval's ``|``.
+    """
+    from synth._dataset_records import golden_from_record
+
+    columns = [name.strip() for name in header]
+    if "input" not in columns:
+        raise DatasetError(f"{path}: row 1: missing column 'input'")
+    goldens = []
+    for row_number, row in enumerate(rows, start=2):
+        if not any(cell.strip() for cell in row):
+            continue
+        where = f"{path}: row {row_number}"
+        if len(row) > len(columns):
+            raise DatasetError(
+                f"{where}: has {len(row)} cells but the header has {len(columns)} columns"
+            )
+        cells = dict(zip(columns, row, strict=False))
+        record: dict[str, Any] = {
+            c: cells.get(c) or None for c in (*TEXT_COLUMNS, "source_file") if c in columns
+        }
+        metadata = _metadata_cell(cells.get("additional_metadata", ""), where)
+        separator = SEPARATOR if SYNTH_KEY in metadata else DEEPEVAL_SEPARATOR
+        for column in LIST_COLUMNS:
+            if column in columns:
+                cell = cells.get(column, "")
+                record[column] = cell.split(separator) if cell else []
+        record["additional_metadata"] = metadata
+        if record.get("input") is None:
+            raise DatasetError(f"{where}: field 'input': missing (every golden needs one)")
+        goldens.append(golden_from_record(record, where))
+    return goldens
+
+
+def _metadata_cell(cell: str, where: str) -> dict[str, Any]:
+    if not cell.strip():
+        return {}
+    try:
+        value = json.loads(cell)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(
+            f"{where}: field 'additional_metadata': expected a JSON object in the cell, "
+            f"got invalid JSON ({exc.msg})"
+        ) from None
+    if not isinstance(value, dict):
+        raise DatasetError(
+            f"{where}: field 'additional_metadata': expected a JSON object, got {kind(value)}"
+        )
+    return value
+
+
+def to_deepeval_csv_record(golden: Golden, where: str) -> dict[str, Any]:
+    """The deepeval ``Golden`` record a CSV row is made from (same as deepeval's JSON)."""
+    return to_deepeval(golden, where)
+
+
+__all__ = [
+    "DEEPEVAL_SEPARATOR",
+    "MARKER_COLUMNS",
+    "SEPARATOR",
+    "read_deepeval_rows",
+    "to_deepeval_csv_record",
+    "write_deepeval_csv",
+]

@@ -1,0 +1,245 @@
+"""synth's exports loaded by the real tools, each installed from PyPI in an environment of its own.
+
+The environments are built once per machine and kept, keyed by the pinned versions and this
+Python's version, under ``$SYNTH_INTEROP_DIR`` (default ``<tmp>/synth-interop``); a test that
+finds its environment missing builds it (the first run takes a few minutes: they are built in
+parallel). A test is skipped only when the package registry cannot be reached, with pip's reason.
+Bump a version here to check a newer release: a new key builds a new environment.
+
+Versions pinned: the releases current when this was written. judgeval 1.6.0 imports yaml without
+declaring it; ragas 0.4.3 imports ``langchain_community.chat_models.vertexai``, which
+langchain-community 0.4.2 removed: both are installed explicitly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from synth import Dataset, Golden
+from synth._dataset_records import to_deepeval, to_judgeval, to_judgeval_legacy
+
+pytestmark = [pytest.mark.interop, pytest.mark.slow]
+
+HERE = Path(__file__).resolve().parent
+LOADER = HERE / "interop_load.py"
+
+#: the pip requirements of each tool's environment
+ENVIRONMENTS: dict[str, tuple[str, ...]] = {
+    "judgeval": ("judgeval==1.6.0", "pyyaml==6.0.4"),
+    "judgeval-legacy": ("judgeval==0.0.55",),
+    "deepeval": ("deepeval==4.3.1", "pandas==3.1.1"),
+    "ragas": ("ragas==0.4.3", "langchain-community==0.4.1"),
+}
+#: the environment each export format is loaded in
+TOOL_ENV = {
+    "judgeval": "judgeval",
+    "judgeval-legacy": "judgeval-legacy",
+    "deepeval": "deepeval",
+    "deepeval-csv": "deepeval",
+    "ragas": "ragas",
+}
+CHILD_ENV = {
+    "DEEPEVAL_TELEMETRY_OPT_OUT": "1",
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # judgeval 0.0.x imports litellm
+    "JUDGMENT_API_KEY": "",
+    "OPENAI_API_KEY": "sk-interop-not-used",
+}
+INSTALL_TIMEOUT = 1800
+
+
+def goldens() -> list[Golden]:
+    """Goldens with what each format has to carry: quotes, commas, newlines, ``|``, unicode, an
+    empty context and no context ids, several source files, nested metadata."""
+    return [
+        Golden(
+            input='Which pump, "P-3" | P-4, runs at night?\nAnswer briefly.',
+            expected_output="P-4, from 22:00 to 06:00 | daily.",
+            context=["Pump P-4 runs nightly, 22:00\u201306:00 | see table 3.", "P-3: standby."],
+            context_ids=["manual.pdf:3", "manual.pdf:4"],
+            source_files=["manuals/manual.pdf", "notes/\u00e9t\u00e9.md"],
+            metadata={"evolutions": ["reasoning"], "quality": {"critic": 0.75}, "seed": 7},
+        ),
+        Golden(
+            input="Bare question?",
+            actual_output="An answer, with a comma.",
+            context=[],
+            retrieval_context=["r1 | r2", "r3"],
+        ),
+        Golden(
+            input="Où se trouve la passerelle ?",
+            expected_output="Au sous-sol.",
+            context=["La passerelle est au sous-sol."],
+            retrieval_context=[],
+            context_ids=["c9"],
+            source_files=["docs/fr.md"],
+            metadata={"persona": None},
+        ),
+    ]
+
+
+# ---- the environments ------------------------------------------------------------------------------
+def _root() -> Path:
+    return Path(
+        os.environ.get("SYNTH_INTEROP_DIR") or Path(tempfile.gettempdir()) / "synth-interop"
+    )
+
+
+def _env_dir(name: str) -> Path:
+    key = json.dumps([ENVIRONMENTS[name], sys.version_info[:2]])
+    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+    return _root() / f"{name}-{digest}"
+
+
+def _python(folder: Path) -> Path:
+    return folder / "bin" / "python"
+
+
+def _ready(folder: Path) -> bool:
+    return (folder / "synth-interop-ok").is_file()
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two test runs on one machine build it once
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _registry_unreachable() -> str | None:
+    """pip's reason when the registry cannot be reached (None when it can)."""
+    package = ENVIRONMENTS["judgeval"][0].split("==")[0]
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "index", "versions", package],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if done.returncode == 0:
+        return None
+    lines = (done.stderr or done.stdout).strip().splitlines()
+    return lines[-1] if lines else f"pip exited {done.returncode}"
+
+
+def _start_build(name: str, log: IO[str]) -> subprocess.Popen[str]:
+    folder = _env_dir(name)
+    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=300)
+    return subprocess.Popen(
+        [str(_python(folder)), "-m", "pip", "install", *ENVIRONMENTS[name]],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def environments() -> dict[str, Path]:
+    """Each tool's Python, its environment built (all missing ones at once) or reused."""
+    folders = {name: _env_dir(name) for name in ENVIRONMENTS}
+    missing = [name for name, folder in folders.items() if not _ready(folder)]
+    if missing:
+        reason = _registry_unreachable()
+        if reason is not None:
+            message = f"the package registry cannot be reached to install {missing}: {reason}"
+            print(message, file=sys.stderr)
+            pytest.skip(message)
+        with contextlib.ExitStack() as stack:
+            for name in missing:
+                stack.enter_context(_locked(folders[name]))
+            building = {}
+            for name in missing:
+                if _ready(folders[name]):  # another run built it while this one waited
+                    continue
+                shutil.rmtree(folders[name], ignore_errors=True)  # a build that was cut short
+                folders[name].mkdir(parents=True)
+                log = stack.enter_context(open(folders[name].with_suffix(".log"), "w"))
+                building[name] = _start_build(name, log)
+            for name, process in building.items():
+                code = process.wait(timeout=INSTALL_TIMEOUT)
+                tail = folders[name].with_suffix(".log").read_text(errors="replace")[-3000:]
+                assert code == 0, f"pip install {' '.join(ENVIRONMENTS[name])} failed:\n{tail}"
+                (folders[name] / "synth-interop-ok").write_text(" ".join(ENVIRONMENTS[name]))
+    return {name: _python(folder) for name, folder in folders.items()}
+
+
+def load_with(tool: str, path: Path, environments: dict[str, Path], cwd: Path) -> Any:
+    """What the real library ``tool`` reads from ``path``."""
+    out = cwd / f"{tool}.read.json"
+    done = subprocess.run(
+        [str(environments[TOOL_ENV[tool]]), str(LOADER), tool, str(path), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=cwd,
+        env={"PATH": os.environ.get("PATH", ""), "HOME": str(cwd), **CHILD_ENV},
+    )
+    assert done.returncode == 0, f"{tool} could not load {path}:\n{done.stderr[-3000:]}"
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+# ---- the checks ------------------------------------------------------------------------------------
+def test_judgeval_current_release_loads_the_judgeval_export(
+    environments: dict[str, Path], tmp_path: Path
+) -> None:
+    path = Dataset(goldens()).export(tmp_path / "goldens.judgeval.json", format="judgeval")
+    read = load_with("judgeval", path, environments, tmp_path)
+    expected = [to_judgeval(g, "") for g in goldens()]
+    assert read["uploaded"] == expected  # Dataset.add_from_json, as it would upload them
+    assert read["created"] == expected  # Example.create(**row)
+    assert read["uploaded"][1]["context"] == [] and read["uploaded"][1]["context_ids"] == []
+
+
+def test_judgeval_legacy_loads_the_legacy_export(
+    environments: dict[str, Path], tmp_path: Path
+) -> None:
+    path = Dataset(goldens()).export(tmp_path / "legacy.json", format="judgeval-legacy")
+    read = load_with("judgeval-legacy", path, environments, tmp_path)
+    expected = [to_judgeval_legacy(g, "") for g in goldens()]
+    assert read == expected
+
+
+@pytest.mark.parametrize(("tool", "name"), [("deepeval-csv", "g.csv"), ("deepeval", "g.json")])
+def test_deepeval_loads_the_deepeval_exports(
+    tool: str, name: str, environments: dict[str, Path], tmp_path: Path
+) -> None:
+    # deepeval's CSV cannot hold a null list beside lists (the export refuses it): give the
+    # first golden a retrieval context
+    items = goldens()
+    items[0] = items[0].model_copy(update={"retrieval_context": ["r0"]})
+    path = Dataset(items).export(tmp_path / name, format=tool)  # type: ignore[arg-type]
+    read = load_with(tool, path, environments, tmp_path)
+    assert read == [to_deepeval(g, "") for g in items]
+    assert read[0]["context"][0] == "Pump P-4 runs nightly, 22:00\u201306:00 | see table 3."
+    assert read[0]["source_file"] == "manuals/manual.pdf"
+    assert read[0]["additional_metadata"]["_synth"]["source_files"][1] == "notes/\u00e9t\u00e9.md"
+
+
+def test_ragas_loads_the_ragas_export_with_empty_context_ids(
+    environments: dict[str, Path], tmp_path: Path
+) -> None:
+    path = Dataset(goldens()).export(tmp_path / "g.jsonl", format="ragas")
+    samples = load_with("ragas", path, environments, tmp_path)
+    for sample, golden in zip(samples, goldens(), strict=True):
+        assert sample["user_input"] == golden.input
+        assert sample["response"] == golden.actual_output
+        assert sample["reference"] == golden.expected_output
+        assert sample["reference_contexts"] == golden.context
+        assert sample["retrieved_contexts"] == golden.retrieval_context
+        assert sample["reference_context_ids"] == golden.context_ids
+    assert samples[1]["reference_context_ids"] == []  # not None
