@@ -19,7 +19,7 @@ import test_store_chroma
 from ingest_files import make_docx, make_pdf
 from test_store_chroma import CountingEmbedder, StoreFactory, make_chunk
 
-from synth import ChunkStore, HashEmbedder, ingest_documents
+from synth import ChunkStore, HashEmbedder, chunk_documents, ingest_documents, load_documents
 from synth.errors import ModelError
 from synth.ingest import register_loader, registered_loaders, unregister_loader
 from synth.ingest.docx import read_docx
@@ -27,7 +27,7 @@ from synth.ingest.pdf import read_pdf
 from synth.ingest.text import read_text
 from synth.store import _reingest
 from synth.store._fingerprint import SETTLE_NS
-from synth.store.ingest_run import start_ingest
+from synth.store.ingest_run import CHUNKS_PER_WRITE, start_ingest
 
 # the fixtures of test_store_chroma: its `chroma run` server, and stores on each backend
 chroma_server = test_store_chroma.chroma_server
@@ -419,3 +419,28 @@ def test_a_started_ingest_that_fails_to_store_says_so_at_finish(tmp_path: Path) 
         closed.close()  # a caller that failed: the waiting writes are dropped, nothing raised
         assert store.count() == 0
     assert {t.name for t in threading.enumerate()} == before
+
+
+# ---- a file of many writes --------------------------------------------------------------------------
+def test_a_file_of_many_writes_is_stored_whole_and_found_unchanged(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
+    """A file's chunks go to the store a write at a time as they are cut; the first ones, with the
+    file's fingerprint, last: all are stored, once, and the next run finds the file unchanged."""
+    root = tmp_path / "big"
+    root.mkdir()
+    text = "\n\n".join(f"Paragraph {i}: the tide turns at the harbour wall." for i in range(1500))
+    (root / "long.txt").write_text(text)
+    settle(root)
+    embedder = CountingEmbedder()
+    store = store_factory(embedder, chunking={"chunk_size": 16})
+    expected = chunk_documents(load_documents(root).documents, store.chunking)
+    assert len(expected) > 2 * CHUNKS_PER_WRITE  # the file spans several writes
+
+    first = ingest_documents(root, store=store)
+
+    assert first.chunks == first.embedded == len(expected) == store.count()
+    stored = sorted(store.chunks(), key=lambda chunk: chunk.index)
+    assert [(c.id, c.text) for c in stored] == [(c.id, c.text) for c in expected]
+    second = ingest_documents(root, store=store)
+    assert (second.unchanged, second.embedded, second.reused) == (1, 0, len(expected))
