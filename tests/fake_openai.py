@@ -354,12 +354,12 @@ def _sentence(rng: random.Random) -> str:
 
 
 def _index_like(item: dict[str, Any], root: dict[str, Any]) -> str | None:
-    """The name of an object's numbering property: ``index``, else a bounded integer."""
+    """The name of an object's numbering property: ``index``, else an integer with a minimum."""
     props = _resolve(item, root).get("properties") or {}
     named = [k for k, v in props.items() if _resolve(v, root).get("type") == "integer"]
     if "index" in named:
         return "index"
-    bounded = [k for k in named if "minimum" in props[k] and "maximum" in props[k]]
+    bounded = [k for k in named if "minimum" in _resolve(props[k], root)]
     return bounded[0] if bounded else None
 
 
@@ -370,7 +370,7 @@ class _Generic:
         self.root, self.rng, self.sloppy = root, rng, sloppy
         self.slips: list[str] = []
 
-    def value(self, schema: dict[str, Any], position: int | None = None) -> Any:
+    def value(self, schema: dict[str, Any]) -> Any:
         schema = _resolve(schema, self.root)
         if "const" in schema:
             return schema["const"]
@@ -379,22 +379,20 @@ class _Generic:
         for key in ("anyOf", "oneOf"):
             if key in schema:
                 options = [o for o in schema[key] if _resolve(o, self.root).get("type") != "null"]
-                return self.value((options or schema[key])[0], position)
+                return self.value((options or schema[key])[0])
         if "allOf" in schema:
-            return self.value(schema["allOf"][0], position)
+            return self.value(schema["allOf"][0])
         kind = schema.get("type", "object" if "properties" in schema else "string")
         if isinstance(kind, list):
             kind = next((k for k in kind if k != "null"), "null")
         if kind == "object":
             props = schema.get("properties") or {}
-            return {key: self.value(sub, position) for key, sub in props.items()}
+            return {key: self.value(sub) for key, sub in props.items()}
         if kind == "array":
             return self.array(schema)
         if kind in ("integer", "number"):
             low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
             high = schema.get("maximum", schema.get("exclusiveMaximum", low + 1))
-            if kind == "integer" and position is not None and "minimum" in schema:
-                return int(min(low + position, high))  # numbered in order
             value = low + (high - low) * 0.75
             return int(math.floor(value)) if kind == "integer" else round(float(value), 2)
         if kind == "boolean":
@@ -414,11 +412,14 @@ class _Generic:
         number = (
             _index_like(item, self.root) if _resolve(item, self.root).get("properties") else None
         )
-        entries = [
-            self.value(item, position if number is not None else None) for position in range(count)
-        ]
+        entries = [self.value(item) for _ in range(count)]
         if number is None or not entries:
             return entries
+        bounds = _resolve(_resolve(item, self.root)["properties"][number], self.root)
+        for position, entry in enumerate(entries):  # a careful model numbers in order
+            entry[number] = int(
+                min(bounds.get("minimum", 1) + position, bounds.get("maximum", math.inf))
+            )
         return self.slip(entries, number)
 
     def slip(self, entries: list[dict[str, Any]], number: str) -> list[dict[str, Any]]:
@@ -450,13 +451,13 @@ def generic_reply(
 
     Fill rules: every property present (so every required one); strings are generic sentences
     (nothing taken from the prompt); numbers three quarters of the way from ``minimum`` to
-    ``maximum`` (0 and 1 when unbounded); an enum picks a member; arrays have ``minItems`` entries,
-    3 when unbounded (never more than ``maxItems``); in an array of objects, an integer with a
-    ``minimum`` is ``minimum + position`` (a careful model numbers in order). ``sloppy``
-    (``{kind: probability}``, kinds :data:`SLOPPY`) spoils arrays of objects that have an ``index``
-    (or another bounded integer): ``missing`` drops one entry, ``duplicated`` repeats one,
-    ``renumbered`` shifts every number by one (0-based or from 2), ``unnumbered`` gives all the
-    number 1. A request without a schema gets a sentence.
+    ``maximum`` (0 and 1 when unbounded); an enum picks a member; arrays have ``minItems`` entries
+    but at least 3, never more than ``maxItems``; in an array of objects, the numbering property
+    (``index``, else the first integer with a ``minimum``) is ``minimum + position``, capped at
+    ``maximum`` (a careful model numbers in order). ``sloppy`` (``{kind: probability}``, kinds
+    :data:`SLOPPY`) spoils arrays of numbered objects: ``missing`` drops one entry,
+    ``duplicated`` repeats one, ``renumbered`` shifts every number by one (0-based or from 2),
+    ``unnumbered`` gives all the number 1. A request without a schema gets a sentence.
     """
     schema = schema_in_prompt(request)
     if schema is None:

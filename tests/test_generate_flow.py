@@ -1,4 +1,8 @@
-"""All stages in the default order, with a scripted model: provenance, accounting, requests per golden."""
+"""All stages in the default order: provenance, accounting, requests per golden.
+
+The scripted world below knows each stage's prompt (vague questions, their rewrites, exact texts);
+the tests that need only a model that answers in shape also run against the generic fake server
+(real openai SDK over HTTP, replies from the JSON schema alone)."""
 
 from __future__ import annotations
 
@@ -7,7 +11,9 @@ import json
 import random
 import re
 
+import fake_openai
 import pytest
+from synth_replies import stage_of
 
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import find_seeds
@@ -21,7 +27,8 @@ from synth.generate.dedup import Deduplicator
 from synth.generate.plan import plan_requests
 from synth.generate.stats import StageStats
 from synth.generate.templates import default_prompts
-from synth.llm.base import FunctionModel
+from synth.llm import make_llm
+from synth.llm.base import LLM, FunctionModel
 from synth.store import ChunkStore, HashEmbedder
 
 TOPICS = [
@@ -137,9 +144,9 @@ def corpus() -> list[Chunk]:
 
 
 async def pipeline(
-    store: ChunkStore, world: World, seed: int
+    store: ChunkStore, model: World | LLM, seed: int
 ) -> tuple[list, dict[str, StageStats]]:
-    llm = FunctionModel(world)
+    llm = model if isinstance(model, LLM) else FunctionModel(model)
     config = ContextConstructionConfig(max_context_length=2, context_similarity_threshold=0.3)
     stats = {
         name: StageStats(stage=name)
@@ -172,6 +179,36 @@ async def pipeline(
     return goldens, stats
 
 
+class Generic:
+    """The generic fake server as a pipeline's model; counts its chat requests by stage."""
+
+    def __init__(self, server: fake_openai.FakeOpenAI) -> None:
+        self.server = server
+        self.llm = make_llm("openai:fake-model", base_url=server.url, api_key="sk-test-generic")
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for request in self.server.requests_to("chat"):
+            stage = stage_of(request.prompt)
+            counts[stage] = counts.get(stage, 0) + 1
+        return counts
+
+
+def run(store: ChunkStore, mode: str, seed: int, port: int = 0) -> tuple[list, dict[str, int]]:
+    """The pipeline against the scripted world (no vague questions) or a fresh generic server;
+    its goldens and the requests it made by stage."""
+    if mode == "scripted":
+        world = World(vague=False)
+        goldens, _ = asyncio.run(pipeline(store, world, seed=seed))
+        return goldens, world.counts
+    with fake_openai.FakeOpenAI(mode="generic", port=port) as server:
+        generic = Generic(server)
+        with generic.llm:
+            goldens, _ = asyncio.run(pipeline(store, generic.llm, seed=seed))
+        return goldens, generic.counts
+
+
 @pytest.fixture()
 def store(tmp_path) -> ChunkStore:  # type: ignore[no-untyped-def]
     chunk_store = ChunkStore(HashEmbedder(256), path=tmp_path / "chroma", collection="flow_test")
@@ -180,6 +217,7 @@ def store(tmp_path) -> ChunkStore:  # type: ignore[no-untyped-def]
 
 
 def test_default_flow_accounting_and_request_budget(store: ChunkStore) -> None:
+    # scripted only: the counts and texts follow the world's vague questions and their rewrites
     world = World()
     goldens, stats = asyncio.run(pipeline(store, world, seed=3))
     assert len(goldens) == 18  # 3 files x 3 contexts x 2 inputs, nothing lost
@@ -204,20 +242,29 @@ def test_default_flow_accounting_and_request_budget(store: ChunkStore) -> None:
     assert len(set(ids)) * 2 == len(ids)  # each context's chunks appear in its two goldens only
 
 
-def test_requests_per_golden_without_rewrites_match_the_plan(store: ChunkStore) -> None:
-    world = World(vague=False)
-    goldens, stats = asyncio.run(pipeline(store, world, seed=3))
+@pytest.mark.parametrize("mode", ["scripted", "generic"])
+def test_requests_per_golden_without_rewrites_match_the_plan(store: ChunkStore, mode: str) -> None:
+    goldens, counts = run(store, mode, seed=3)
     assert len(goldens) == 18
-    assert sum(world.counts.values()) / len(goldens) <= 3.0
+    assert sum(counts.values()) / len(goldens) <= 3.0
     plan = plan_requests([20] * 9)
-    assert {p.stage: p.requests for p in plan} == {k: v for k, v in world.counts.items()}
+    assert {p.stage: p.requests for p in plan} == counts
     assert all(p.input_tokens > 0 for p in plan)
 
 
-def test_same_seed_same_goldens(store: ChunkStore) -> None:
-    first, _ = asyncio.run(pipeline(store, World(), seed=5))
-    second, _ = asyncio.run(pipeline(store, World(), seed=5))
-    assert [g.model_dump() for g in first] == [g.model_dump() for g in second]
+@pytest.mark.parametrize("mode", ["scripted", "generic"])
+def test_same_seed_same_goldens(store: ChunkStore, mode: str) -> None:
+    if mode == "scripted":
+        first, _ = asyncio.run(pipeline(store, World(), seed=5))
+        second, _ = asyncio.run(pipeline(store, World(), seed=5))
+    else:
+        # a fresh server each time (the generic server answers a request it has seen before
+        # afresh, as a real model does), on the same port: the base URL is in the provenance
+        with fake_openai.FakeOpenAI() as probe:
+            port = probe.port
+        first, _ = run(store, mode, seed=5, port=port)
+        second, _ = run(store, mode, seed=5, port=port)
+    assert first and [g.model_dump() for g in first] == [g.model_dump() for g in second]
 
 
 def test_plan_leaves_out_switched_off_stages_and_adds_styling() -> None:

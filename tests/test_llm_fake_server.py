@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import random
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import openai
 import pytest
-from fake_openai import FakeOpenAI, Reply, example_for_schema, smart_reply
+from fake_openai import FakeOpenAI, Reply, example_for_schema, generic_reply, smart_reply
 from pydantic import BaseModel, Field
 
 FAKE_SERVER = Path(__file__).with_name("fake_openai.py")
@@ -263,3 +265,251 @@ def test_smart_reply_follows_a_numbered_batch() -> None:
     batch = _Batch.model_validate_json(reply)
     assert [item.index for item in batch.outputs] == [1, 2, 3]
     assert all(item.expected_output for item in batch.outputs)
+
+
+# ---- the generic mode: replies from the JSON schema alone ----------------------------------------
+
+
+def _batch_schema(n: int, number: str = "index", bounded: bool = True) -> dict:
+    """A numbered batch reply like synth's: ``n`` entries, each numbered 1..n."""
+    numbering: dict = {"type": "integer", "minimum": 1}
+    if bounded:
+        numbering["maximum"] = n
+    entry = {
+        "type": "object",
+        "properties": {
+            number: numbering,
+            "score": {"type": "number", "minimum": 0, "maximum": 1},
+            "feedback": {"type": "string"},
+        },
+        "required": [number, "score", "feedback"],
+    }
+    return {
+        "type": "object",
+        "properties": {"scores": {"type": "array", "minItems": n, "maxItems": n, "items": entry}},
+        "required": ["scores"],
+    }
+
+
+def _request(schema: dict, prompt: str = "Score these.", in_prompt: bool = False) -> dict:
+    if in_prompt:
+        text = f"{prompt}\n\nReply with JSON matching:\n```json\n{json.dumps(schema)}\n```"
+        return {"messages": [{"role": "user", "content": text}]}
+    return {
+        "messages": [{"role": "user", "content": prompt}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "R", "schema": schema}},
+    }
+
+
+def _generic(schema: dict, seed: int = 0, **kw) -> object:
+    return json.loads(generic_reply(_request(schema, **kw), random.Random(seed)))
+
+
+def test_generic_strings_are_its_own_and_honour_their_length_bounds() -> None:
+    prompt = "The Zanzibar quokka migrates over Kilimanjaro every Thursday afternoon."
+    schema = {
+        "type": "object",
+        "properties": {
+            "free": {"type": "string"},
+            "short": {"type": "string", "maxLength": 12},
+            "long": {"type": "string", "minLength": 200},
+        },
+    }
+    reply = _generic(schema, prompt=prompt)
+    assert set(reply) == {"free", "short", "long"}
+    words = set(re.findall(r"[A-Za-z]+", " ".join(reply.values())))
+    assert not words & {"Zanzibar", "quokka", "migrates", "Kilimanjaro", "Thursday"}  # no prompt
+    assert reply["free"].startswith("The ") and reply["free"].endswith(".")
+    assert len(reply["short"]) <= 12 and len(reply["long"]) >= 200
+    # seeded: the same rng gives the same reply, another seed another one
+    assert _generic(schema, seed=0) == _generic(schema, seed=0) != _generic(schema, seed=1)
+
+
+def test_generic_numbers_sit_three_quarters_up_their_bounds() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "score": {"type": "number", "minimum": 0, "maximum": 1},
+            "rating": {"type": "integer", "minimum": 1, "maximum": 5},
+            "offset": {"type": "number", "minimum": 10, "maximum": 20},
+            "free_number": {"type": "number"},
+            "free_integer": {"type": "integer"},
+            "flag": {"type": "boolean"},
+            "nothing": {"type": "null"},
+        },
+    }
+    assert _generic(schema) == {
+        "score": 0.75,
+        "rating": 4,
+        "offset": 17.5,
+        "free_number": 0.75,  # unbounded: three quarters from 0 to 1
+        "free_integer": 0,
+        "flag": True,
+        "nothing": None,
+    }
+
+
+@pytest.mark.parametrize(
+    ("bounds", "count"),
+    [
+        ({}, 3),
+        ({"minItems": 2}, 3),
+        ({"minItems": 5}, 5),
+        ({"maxItems": 2}, 2),
+        ({"minItems": 4, "maxItems": 4}, 4),
+    ],
+)
+def test_generic_arrays_have_min_items_but_three_at_least_never_more_than_max(
+    bounds: dict, count: int
+) -> None:
+    schema = {"type": "object", "properties": {"inputs": {"type": "array", **bounds}}}
+    inputs = _generic(schema)["inputs"]
+    assert len(inputs) == count and all(isinstance(i, str) and i for i in inputs)
+
+
+@pytest.mark.parametrize("number", ["index", "position"])
+def test_generic_numbers_batch_entries_in_order(number: str) -> None:
+    reply = _generic(_batch_schema(6, number))
+    assert [entry[number] for entry in reply["scores"]] == [1, 2, 3, 4, 5, 6]
+    assert all(entry["score"] == 0.75 and entry["feedback"] for entry in reply["scores"])
+    # a lower bound alone still numbers in order (a model sees no reason to stop at 2)
+    unbounded = _generic(_batch_schema(4, number, bounded=False))
+    assert [entry[number] for entry in unbounded["scores"]] == [1, 2, 3, 4]
+
+
+def test_generic_enums_pick_members_and_every_property_is_filled() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "verdict": {"enum": ["yes", "no", "idk"]},
+            "kind": {"$ref": "#/$defs/Kind"},
+            "maybe": {"anyOf": [{"type": "null"}, {"type": "string"}]},
+            "fixed": {"const": "v1"},
+            "nested": {"type": "object", "properties": {"a": {"type": "integer"}}},
+        },
+        "required": ["verdict"],  # a careful model fills the optional ones too
+        "$defs": {"Kind": {"type": "string", "enum": ["alpha", "beta"]}},
+    }
+    seen = set()
+    for seed in range(30):
+        reply = _generic(schema, seed=seed)
+        assert set(reply) == {"verdict", "kind", "maybe", "fixed", "nested"}
+        assert reply["kind"] in ("alpha", "beta") and reply["fixed"] == "v1"
+        assert isinstance(reply["maybe"], str) and reply["nested"] == {"a": 0}
+        seen.add(reply["verdict"])
+    assert seen == {"yes", "no", "idk"}  # the member is drawn, not always the first
+
+
+def test_generic_reads_a_schema_given_in_the_prompt() -> None:
+    reply = _generic(_batch_schema(3), in_prompt=True)
+    assert [entry["index"] for entry in reply["scores"]] == [1, 2, 3]
+    plain = generic_reply({"messages": [{"role": "user", "content": "Hi"}]}, random.Random(0))
+    assert plain.startswith("The ") and not plain.startswith("{")  # no schema: a sentence
+
+
+def _numbers(reply: dict) -> list[int]:
+    return [entry["index"] for entry in reply["scores"]]
+
+
+@pytest.mark.parametrize(
+    ("slip", "spoiled"),
+    [
+        (
+            "missing",
+            lambda got: len(got) == 4 and len(set(got)) == 4 and set(got) < {1, 2, 3, 4, 5},
+        ),
+        ("duplicated", lambda got: sorted(set(got)) == [1, 2, 3, 4, 5] and len(got) == 6),
+        ("renumbered", lambda got: got in ([0, 1, 2, 3, 4], [2, 3, 4, 5, 6])),
+        ("unnumbered", lambda got: got == [1, 1, 1, 1, 1]),
+    ],
+)
+def test_each_sloppy_kind_spoils_batches_at_its_seeded_rate_and_counts_them(
+    slip: str, spoiled
+) -> None:
+    schema = _batch_schema(5)
+    with FakeOpenAI(mode="generic", sloppy={slip: 0.3}, seed=4) as server:
+        client = server.client()
+        replies = []
+        for k in range(120):
+            request = _request(schema, prompt=f"Score batch {k}.")
+            answer = _ask(client, request["messages"][0]["content"], **_format(request))
+            replies.append(json.loads(answer.choices[0].message.content))
+        client.close()
+    bad = [r for r in replies if _numbers(r) != [1, 2, 3, 4, 5]]
+    assert all(spoiled(_numbers(r)) for r in bad), [_numbers(r) for r in bad]
+    assert server.slips == {slip: len(bad)}
+    assert 20 <= len(bad) <= 55  # about 0.3 of 120 (36), drawn from the seed
+    if slip == "duplicated":  # the repeated entry is a copy of its neighbour
+        assert all(
+            any(a == b for a, b in zip(r["scores"], r["scores"][1:], strict=False)) for r in bad
+        )
+    # the same seed spoils the same requests; another seed others
+    assert _spoiled_by(slip, seed=4) == [i for i, r in enumerate(replies[:20]) if r in bad]
+    assert _spoiled_by(slip, seed=5) != _spoiled_by(slip, seed=4)
+
+
+def _format(request: dict) -> dict:
+    return {"response_format": request["response_format"]}
+
+
+def _spoiled_by(slip: str, seed: int) -> list[int]:
+    """Which of the first 20 batch requests a server seeded ``seed`` spoils."""
+    schema = _batch_schema(5)
+    spoiled = []
+    with FakeOpenAI(mode="generic", sloppy={slip: 0.3}, seed=seed) as server:
+        client = server.client()
+        for k in range(20):
+            request = _request(schema, prompt=f"Score batch {k}.")
+            answer = _ask(client, request["messages"][0]["content"], **_format(request))
+            if _numbers(json.loads(answer.choices[0].message.content)) != [1, 2, 3, 4, 5]:
+                spoiled.append(k)
+        client.close()
+    return spoiled
+
+
+def test_sloppy_leaves_alone_what_is_not_a_numbered_batch_and_reasks_are_answered_afresh() -> None:
+    strings = {"type": "object", "properties": {"inputs": {"type": "array", "maxItems": 2}}}
+    everything = {"missing": 1.0}
+    with FakeOpenAI(mode="generic", sloppy=everything) as server:
+        client = server.client()
+        request = _request(strings)
+        answer = _ask(client, "Write questions.", **_format(request))
+        assert len(json.loads(answer.choices[0].message.content)["inputs"]) == 2
+        assert server.slips == {}
+        server.sloppy = {}
+        batch = _request(_batch_schema(3))
+        first = _ask(client, "Score these.", **_format(batch)).choices[0].message.content
+        again = _ask(client, "Score these.", **_format(batch)).choices[0].message.content
+        assert first != again  # the same request asked again is answered afresh
+        assert _numbers(json.loads(first)) == _numbers(json.loads(again)) == [1, 2, 3]
+        server.queue_faults("cutoff")  # faults apply in the generic mode too
+        cut = _ask(client, "Score these.", **_format(batch)).choices[0]
+        assert cut.finish_reason == "length"
+        with pytest.raises(ValueError):
+            json.loads(cut.message.content)
+        client.close()
+    with pytest.raises(ValueError, match="unknown sloppy kinds"):
+        FakeOpenAI(mode="generic", sloppy={"swapped": 0.1})
+    with pytest.raises(ValueError, match="give no reply"):
+        FakeOpenAI(mode="generic", reply="text")
+
+
+def test_standalone_generic_mode_with_sloppy_batches(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, str(FAKE_SERVER), "--port", "0", "--mode", "generic"]
+        + ["--sloppy", "unnumbered=1", "--seed", "3"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = proc.stdout.readline().strip()
+        client = openai.OpenAI(base_url=url, api_key="sk-standalone", max_retries=0)
+        request = _request(_batch_schema(4))
+        answer = _ask(client, "Score these.", **_format(request)).choices[0].message.content
+        assert _numbers(json.loads(answer)) == [1, 1, 1, 1]
+        client.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        proc.stdout.close()

@@ -1,5 +1,10 @@
-"""The Synthesizer end to end with a scripted model: exact N, provenance, accounting, top-up,
-failures as drops, determinism independent of completion order, resume from the run directory."""
+"""The Synthesizer end to end: exact N, provenance, accounting, top-up, failures as drops,
+determinism independent of completion order, resume from the run directory.
+
+Tests taking the ``model`` fixture run twice: against the scripted model that knows synth's prompts,
+and against the generic fake server (real openai SDK over HTTP) that answers from the JSON schema
+alone. The others script a behaviour (a failing or slow reply, low scores) only the scripted model
+can give, and say so."""
 
 from __future__ import annotations
 
@@ -8,9 +13,11 @@ import hashlib
 import json
 import random
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from model_modes import MODES, ModelMode, model_mode, open_mode
 from synth_replies import Replies, stage_of
 
 from synth import FunctionModel, Synthesizer
@@ -39,6 +46,11 @@ def synthesizer(replies: Replies, **kw) -> Synthesizer:
     return Synthesizer(FunctionModel(replies, name="replies"), **kw)
 
 
+@pytest.fixture(params=MODES)
+def model(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModelMode]:
+    yield from open_mode(request.param, monkeypatch)
+
+
 def check_table_adds_up(manifest: dict) -> None:
     rows = {r["stage"]: r for r in manifest["stages"]}
     order = [r["stage"] for r in manifest["stages"]]
@@ -54,9 +66,8 @@ def check_table_adds_up(manifest: dict) -> None:
     assert rows["dedup"]["items_out"] == manifest["delivered"]
 
 
-def test_exactly_n_goldens_with_provenance_and_a_table_that_adds_up() -> None:
-    replies = Replies()
-    synth = synthesizer(replies, seed=3)
+def test_exactly_n_goldens_with_provenance_and_a_table_that_adds_up(model: ModelMode) -> None:
+    synth = model.synthesizer(seed=3)
     dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=20)
     assert len(dataset) == 20
     manifest = synth.manifest
@@ -68,14 +79,14 @@ def test_exactly_n_goldens_with_provenance_and_a_table_that_adds_up() -> None:
         assert META_KEYS <= set(golden.metadata)
         assert golden.metadata["seed"] == 3
         assert golden.metadata["run_id"] == manifest["run_id"]
-        assert golden.metadata["models"]["generator"]["provider"] == "function"
+        assert golden.metadata["models"]["generator"]["provider"] == model.provider
         assert len(golden.metadata["evolutions"]) == 1
         assert 0 <= golden.metadata["input_quality"] <= 1
         assert 0 <= golden.metadata["context_quality"] <= 1
     assert len({g.input for g in dataset}) == 20
     check_table_adds_up(manifest)
     requests = manifest["totals"]["requests"]
-    assert requests == len(replies.prompts)  # every request the model saw is counted
+    assert requests == len(model.prompts())  # every request the model saw is counted
     assert manifest["requests_per_golden"] == round(requests / 20, 3)
     assert Path(manifest["run_dir"], "goldens.jsonl").exists()
     on_disk = json.loads(Path(manifest["run_dir"], "manifest.json").read_text())
@@ -83,6 +94,7 @@ def test_exactly_n_goldens_with_provenance_and_a_table_that_adds_up() -> None:
 
 
 def test_rejected_contexts_and_vague_inputs_are_topped_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    # scripted only: low scores for chosen passages and inputs are the scripted model's knobs
     monkeypatch.setenv("SYNTH_REPLIES_REJECT", "0.3")
     monkeypatch.setenv("SYNTH_REPLIES_VAGUE", "0.3")
     config = ContextConstructionConfig(chunk_size=256)
@@ -98,8 +110,8 @@ def test_rejected_contexts_and_vague_inputs_are_topped_up(monkeypatch: pytest.Mo
     assert all(g.metadata["input_quality"] >= 0.5 for g in dataset)
 
 
-def test_a_corpus_too_small_delivers_what_it_can_and_says_why() -> None:
-    synth = synthesizer(Replies())
+def test_a_corpus_too_small_delivers_what_it_can_and_says_why(model: ModelMode) -> None:
+    synth = model.synthesizer()
     with pytest.warns(ShortfallWarning, match=r"of 40 goldens: the corpus has no more") as caught:
         dataset = synth.generate_goldens_from_docs(SAMPLE / "quick_start.md", num_goldens=40)
     assert [w.filename for w in caught] == [__file__]  # attributed to the caller's line
@@ -148,6 +160,7 @@ def test_a_complete_run_has_no_shortfall_and_gives_no_warning() -> None:
 
 
 def test_model_failures_drop_items_with_a_reason_and_the_run_goes_on() -> None:
+    # scripted only: the point is a broken reply to chosen evolutions
     def fail(prompt: str) -> str | None:
         # about a third of the inputs get a broken reply to their evolution, every time
         if stage_of(prompt) == "evolve":
@@ -181,6 +194,7 @@ def test_a_refused_key_ends_the_run_with_one_clear_error(critic: bool) -> None:
 
 
 def test_failed_requests_are_asked_again_when_the_run_is_resumed() -> None:
+    # scripted only: the point is a provider that breaks every evolution, then is fixed
     broken = True
 
     def fail(prompt: str) -> str | None:
@@ -203,7 +217,10 @@ def test_failed_requests_are_asked_again_when_the_run_is_resumed() -> None:
     assert again.get("inputs", 0) == 0 and again.get("filter", 0) == 0
 
 
-def test_same_seed_same_goldens_whatever_order_requests_complete_in() -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_same_seed_same_goldens_whatever_order_requests_complete_in(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def shuffled(seed: int):
         rng = random.Random(seed)
         lock = __import__("threading").Lock()
@@ -214,17 +231,44 @@ def test_same_seed_same_goldens_whatever_order_requests_complete_in() -> None:
 
         return delay
 
-    first = synthesizer(Replies(delay=shuffled(1)), seed=7, cache=None, run_dir="run-a")
-    second = synthesizer(Replies(delay=shuffled(2)), seed=7, cache=None, run_dir="run-b")
-    a = first.generate_goldens_from_docs(SAMPLE, num_goldens=14)
-    b = second.generate_goldens_from_docs(SAMPLE, num_goldens=14)
+    def run(shuffle: int, seed: int, run_dir: str) -> Dataset:
+        if mode == "scripted":
+            synth = synthesizer(
+                Replies(delay=shuffled(shuffle)), seed=seed, cache=None, run_dir=run_dir
+            )
+            return synth.generate_goldens_from_docs(SAMPLE, num_goldens=14)
+        # a server of its own per run, as the generic server answers a request it has seen
+        # before afresh (as a real model does), on the first one's port (the base URL is part of
+        # the goldens' provenance). Its delays are drawn in arrival order from one seeded stream:
+        # the reversed range turns the same draws into opposite delays
+        latency = (0.0, 0.03) if shuffle == 1 else (0.03, 0.0)
+        with model_mode(mode, monkeypatch, latency=latency, port=ports[0] if ports else 0) as made:
+            assert made.server is not None
+            ports.append(made.server.port)
+            synth = made.synthesizer(seed=seed, cache=None, run_dir=run_dir)
+            return synth.generate_goldens_from_docs(SAMPLE, num_goldens=14)
+
+    ports: list[int] = []
+
+    a = run(1, 7, "run-a")
+    b = run(2, 7, "run-b")
     assert [g.model_dump() for g in a] == [g.model_dump() for g in b]
-    other = synthesizer(Replies(), seed=8, cache=None, run_dir="run-c")
-    c = other.generate_goldens_from_docs(SAMPLE, num_goldens=14)
+    c = run(1, 8, "run-c")
     assert [g.input for g in c] != [g.input for g in a]  # the seed does matter
 
 
-def test_warm_cache_gives_the_same_goldens_with_no_request() -> None:
+def test_warm_cache_gives_the_same_goldens_with_no_request(model: ModelMode) -> None:
+    if model.server is not None:
+        # the generic server answers a request it has seen before afresh, as a real model does
+        a = model.synthesizer(run_dir="one").generate_goldens_from_docs(SAMPLE, num_goldens=10)
+        made = model.server.request_count("chat")
+        second = model.synthesizer(run_dir="two")
+        b = second.generate_goldens_from_docs(SAMPLE, num_goldens=10)
+        assert model.server.request_count("chat") == made  # the cache answered everything
+        assert second.manifest["totals"]["requests"] == 0
+        assert second.manifest["totals"]["cached"] > 0
+        assert [g.model_dump() for g in a] == [g.model_dump() for g in b]
+        return
     noisy = Replies()
     original = noisy.__call__
 
@@ -252,18 +296,20 @@ def test_warm_cache_gives_the_same_goldens_with_no_request() -> None:
     assert [g.model_dump() for g in a] == [g.model_dump() for g in b]
 
 
-def test_rerunning_a_finished_run_makes_no_request_and_gives_the_same_dataset() -> None:
-    replies = Replies()
-    a = synthesizer(replies, cache=None).generate_goldens_from_docs(SAMPLE, num_goldens=8)
-    made = len(replies.prompts)
-    again = synthesizer(replies, cache=None)
+def test_rerunning_a_finished_run_makes_no_request_and_gives_the_same_dataset(
+    model: ModelMode,
+) -> None:
+    a = model.synthesizer(cache=None).generate_goldens_from_docs(SAMPLE, num_goldens=8)
+    made = len(model.prompts())
+    again = model.synthesizer(cache=None)
     b = again.generate_goldens_from_docs(SAMPLE, num_goldens=8)
-    assert len(replies.prompts) == made  # the run directory's stage outputs answered it
+    assert len(model.prompts()) == made  # the run directory's stage outputs answered it
     assert a == b
     assert len(again.manifest["sessions"]) == 2
 
 
 def test_streaming_first_goldens_finish_while_later_contexts_are_scored() -> None:
+    # scripted only: the point is a critic held until an expected output exists
     order: list[str] = []
     critic_calls = 0
     replies = Replies()
@@ -294,7 +340,7 @@ def test_streaming_first_goldens_finish_while_later_contexts_are_scored() -> Non
     assert order.index("expected") < order.index("critic", order.index("critic") + 1)
 
 
-def test_from_contexts_from_scratch_and_from_goldens() -> None:
+def test_from_contexts_from_scratch_and_from_goldens(model: ModelMode) -> None:
     contexts = [
         ["The HB-10 battery stores 10 kWh and charges from solar panels during the day."],
         [
@@ -302,7 +348,7 @@ def test_from_contexts_from_scratch_and_from_goldens() -> None:
             "Dynamic tariffs read hourly prices from the supplier.",
         ],
     ]
-    synth = synthesizer(Replies())
+    synth = model.synthesizer()
     from_contexts = synth.generate_goldens_from_contexts(contexts, source_files=["a.txt", "b.txt"])
     assert len(from_contexts) == 4
     assert {tuple(g.context) for g in from_contexts} == {tuple(c) for c in contexts}
@@ -313,37 +359,39 @@ def test_from_contexts_from_scratch_and_from_goldens() -> None:
         task="answer support questions",
         input_format="a short chat message",
     )
-    scratch = synthesizer(Replies(), styling_config=styling)
+    scratch = model.synthesizer(styling_config=styling)
     made = scratch.generate_goldens_from_scratch(7)
     assert len(made) == 7
     assert all(g.context is None and g.expected_output for g in made)
     assert all(g.metadata["styling"]["scenario"] == styling.scenario for g in made)
 
     with pytest.raises(ConfigError, match="scenario"):
-        synthesizer(Replies()).generate_goldens_from_scratch(3)
+        model.synthesizer().generate_goldens_from_scratch(3)
 
-    again = synthesizer(Replies()).generate_goldens_from_goldens(from_contexts, num_goldens=6)
+    again = model.synthesizer().generate_goldens_from_goldens(from_contexts, num_goldens=6)
     assert len(again) == 6
     assert all(g.context for g in again)
 
 
-def test_personas_and_styling_are_recorded() -> None:
+def test_personas_and_styling_are_recorded(model: ModelMode) -> None:
     styling = StylingConfig(
         scenario="Customers ask a support chatbot",
         task="answer support questions",
         input_format="a chat message",
         personas=["an anxious first-time owner", "an installer who wants exact figures"],
     )
-    synth = synthesizer(Replies(), styling_config=styling)
+    synth = model.synthesizer(styling_config=styling)
     dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=8)
     assert len(dataset) == 8
     assert {g.metadata["persona"] for g in dataset} <= set(styling.personas)
-    assert all(g.input.startswith("Hi (") for g in dataset)
+    if model.server is None:  # the greeting is the scripted restyling; a generic server has none
+        assert all(g.input.startswith("Hi (") for g in dataset)
     rows = {r["stage"]: r for r in synth.manifest["stages"]}
     assert rows["style"]["requests"] == rows["style"]["items_in"]
 
 
 def test_cancelling_a_run_keeps_everything_done_and_a_rerun_finishes_it() -> None:
+    # scripted only: slow replies to chosen input requests decide where the run is cancelled
     def delay(prompt: str) -> float:  # about half the contexts are slow to get their inputs
         slow = stage_of(prompt) == "inputs" and hashlib.sha256(prompt.encode()).digest()[0] % 2
         return 0.5 if slow else 0.01
@@ -386,6 +434,7 @@ def test_cancelling_a_run_keeps_everything_done_and_a_rerun_finishes_it() -> Non
 def test_without_a_target_each_planned_context_gives_its_goldens(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # scripted only: low critic scores for chosen passages are the scripted model's knob
     monkeypatch.setenv("SYNTH_REPLIES_REJECT", "0.25")
     synth = synthesizer(Replies())
     plan = synth.plan_from_docs(SAMPLE)
@@ -407,10 +456,10 @@ def contexts_of(dataset: Dataset) -> dict[str, list[str]]:
     return {g.metadata["context_id"]: g.context_ids for g in dataset}
 
 
-def test_no_chunk_sits_in_two_contexts_of_a_run() -> None:
+def test_no_chunk_sits_in_two_contexts_of_a_run(model: ModelMode) -> None:
     # one file of 42 small chunks and no similarity bar: eight seeds compete for neighbours
     config = ContextConstructionConfig(chunk_size=64, context_similarity_threshold=0.0)
-    synth = synthesizer(Replies(), context_construction_config=config)
+    synth = model.synthesizer(context_construction_config=config)
     dataset = synth.generate_goldens_from_docs(SAMPLE / "troubleshooting_faq.md", num_goldens=16)
     assert len(dataset) == 16
     contexts = contexts_of(dataset)
@@ -422,9 +471,11 @@ def test_no_chunk_sits_in_two_contexts_of_a_run() -> None:
     assert synth.manifest["contexts"]["reused_chunks"] == 0
 
 
-def test_a_corpus_too_small_for_disjoint_contexts_shares_chunks_and_says_so() -> None:
+def test_a_corpus_too_small_for_disjoint_contexts_shares_chunks_and_says_so(
+    model: ModelMode,
+) -> None:
     config = ContextConstructionConfig(chunk_size=128, context_similarity_threshold=0.0)
-    synth = synthesizer(Replies(), context_construction_config=config)
+    synth = model.synthesizer(context_construction_config=config)
     dataset = synth.generate_goldens_from_docs(SAMPLE / "quick_start.md", num_goldens=20)
     chunks = synth.manifest["inputs"]["chunks"]
     contexts = contexts_of(dataset)
@@ -436,18 +487,17 @@ def test_a_corpus_too_small_for_disjoint_contexts_shares_chunks_and_says_so() ->
     assert synth.manifest["contexts"]["reused_chunks"] == shared
 
 
-def test_a_prompt_overridden_for_one_stage_is_what_that_stage_sends() -> None:
-    replies = Replies()
+def test_a_prompt_overridden_for_one_stage_is_what_that_stage_sends(model: ModelMode) -> None:
     template = (
         "You write questions for a quiz night about these notes.\n\nContext:\n$context\n\n"
         'Write $count questions.\nReply with one JSON object: {"inputs": ["..."]}'
     )
-    synth = synthesizer(replies, prompts={"inputs": template})
+    synth = model.synthesizer(prompts={"inputs": template})
     dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=4)
-    sent = [p for p in replies.prompts if stage_of(p) == "inputs"]
+    sent = [p for p in model.prompts() if stage_of(p) == "inputs"]
     assert sent and all(p.startswith("You write questions for a quiz night") for p in sent)
-    assert not any("You write questions for evaluating" in p for p in replies.prompts)
-    default = synthesizer(Replies(), run_dir="default-prompts")
+    assert not any("You write questions for evaluating" in p for p in model.prompts())
+    default = model.synthesizer(run_dir="default-prompts")
     plain = default.generate_goldens_from_docs(SAMPLE, num_goldens=4)
     version = dataset[0].metadata["prompt_version"]
     assert version == synth.manifest["prompt_version"]
@@ -459,7 +509,7 @@ def test_a_store_write_failing_after_the_critic_started_ends_the_run_with_that_e
 ) -> None:
     """The run starts its critic requests while the last chunks are still being embedded and
     stored; an embedder failing there ends the run with its own error, recorded as failed, and
-    leaves no thread behind."""
+    leaves no thread behind. (Scripted only: the point is the embedder, not the model.)"""
     import threading
 
     import numpy as np

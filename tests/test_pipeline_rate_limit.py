@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import fake_openai
 import numpy as np
@@ -22,6 +23,14 @@ from synth.store.embedder import Embedder
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_docs"
 SERVER_RPM, WINDOW = 8, 0.5  # the server refuses a 9th request within half a second
+#: the fake server answering synth's prompts (smart), or every request from its schema alone
+SERVER_MODES = ("smart", "generic")
+
+
+def fake_server(mode: str, **kw: Any) -> fake_openai.FakeOpenAI:
+    if mode == "smart":
+        return fake_openai.FakeOpenAI(reply=synth_replies.reply, **kw)
+    return fake_openai.FakeOpenAI(mode="generic", **kw)
 
 
 def run(server: fake_openai.FakeOpenAI, folder: str, **limits: float) -> Synthesizer:
@@ -39,13 +48,12 @@ def run(server: fake_openai.FakeOpenAI, folder: str, **limits: float) -> Synthes
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("mode", SERVER_MODES)
 def test_a_budget_just_under_the_servers_limit_gets_no_429(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-rate-limit-not-a-real-key")
-    with fake_openai.FakeOpenAI(
-        reply=synth_replies.reply, rpm=SERVER_RPM, rpm_window=WINDOW, latency=0.01
-    ) as server:
+    with fake_server(mode, rpm=SERVER_RPM, rpm_window=WINDOW, latency=0.01) as server:
         # unpaced, the run bursts past the server's limit and is refused (the test can fail)
         run(server, "unpaced")
         assert server.outcomes().get("rpm_limit", 0) > 0
@@ -80,9 +88,10 @@ def test_the_flags_and_the_pipeline_file_set_the_budget(tmp_path: Path) -> None:
         pipeline_from_args(parser.parse_args(["generate", "docs", "--pipeline", str(pipeline)]))
 
 
-def test_the_cli_paces_with_rpm(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("mode", SERVER_MODES)
+def test_the_cli_paces_with_rpm(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-rate-limit-not-a-real-key")
-    with fake_openai.FakeOpenAI(reply=synth_replies.reply) as server:
+    with fake_server(mode) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         argv = ["generate", str(SAMPLE), "--goldens", "2", "--embedder", "hash"]
         assert main([*argv, "--rpm", "6000", "--tpm", "900000", "--quiet"]) == 0

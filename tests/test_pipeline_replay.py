@@ -1,16 +1,21 @@
 """Rerunning a run that finished returns its saved goldens and asks nothing, even when some of its
-requests had failed for good; an unfinished run still resumes, and a new run directory retries."""
+requests had failed for good; an unfinished run still resumes, and a new run directory retries.
+
+Most tests here script a provider that breaks chosen evolutions, which only the scripted model can
+do; the one that does not also runs against the generic fake server (``model`` fixture)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import fake_openai
 import pytest
 import synth_replies
+from model_modes import MODES, ModelMode, open_mode
 from synth_replies import Replies, stage_of
 
 from synth import FunctionModel, ShortfallWarning, Synthesizer
@@ -23,6 +28,11 @@ SAMPLE = REPO / "sample_docs"
 
 def evolved_text(prompt: str) -> str:
     return prompt.split("Input:\n", 1)[1].split("\n\nRewrite it", 1)[0]
+
+
+@pytest.fixture(params=MODES)
+def model(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModelMode]:
+    yield from open_mode(request.param, monkeypatch)
 
 
 def unlucky(prompt: str) -> bool:
@@ -73,21 +83,21 @@ def test_a_finished_run_with_failed_items_is_returned_as_saved_without_a_request
     assert retried and any(unlucky(p) for p in retried)
 
 
-def test_every_mode_replays_a_finished_run() -> None:
-    replies = Replies()
+def test_every_mode_replays_a_finished_run(model: ModelMode) -> None:
     contexts = [["The HB-10 battery stores 10 kWh and charges from solar panels during the day."]]
-    first = Synthesizer(FunctionModel(replies), embedder="hash", cache=None)
+    first = model.synthesizer(cache=None)
     made = first.generate_goldens_from_contexts(contexts)
-    asked = len(replies.prompts)
-    again = Synthesizer(FunctionModel(replies), embedder="hash", cache=None)
+    asked = len(model.prompts())
+    assert made and asked
+    again = model.synthesizer(cache=None)
     assert again.generate_goldens_from_contexts(contexts) == made
-    assert len(replies.prompts) == asked
-    more = Synthesizer(FunctionModel(replies), embedder="hash", cache=None)
+    assert len(model.prompts()) == asked
+    more = model.synthesizer(cache=None)
     from_goldens = more.generate_goldens_from_goldens(made, num_goldens=2)
-    asked = len(replies.prompts)
-    once_more = Synthesizer(FunctionModel(replies), embedder="hash", cache=None)
+    asked = len(model.prompts())
+    once_more = model.synthesizer(cache=None)
     assert once_more.generate_goldens_from_goldens(made, num_goldens=2) == from_goldens
-    assert len(replies.prompts) == asked
+    assert len(model.prompts()) == asked
 
 
 def test_an_unfinished_run_still_resumes() -> None:
