@@ -163,8 +163,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     quiet = args.quiet or args.json
     synthesizer.progress = NullProgress() if quiet else RichProgress(err)
+    ctrl_c = getattr(args, "ctrl_c", None)
+    if ctrl_c is not None:
+        ctrl_c.where = lambda: synthesizer.last_run_dir
     try:
         dataset = synthesizer.generate_goldens_from_docs(args.paths, num_goldens=config.num_goldens)
+        if ctrl_c is not None and ctrl_c.interrupted:
+            raise KeyboardInterrupt  # pressed, and swallowed on the way: stopped all the same
     except KeyboardInterrupt:
         synthesizer.close()
         where = synthesizer.last_run_dir

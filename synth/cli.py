@@ -8,6 +8,7 @@ exit code 2; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -380,11 +381,33 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: this process's arguments); the exit code.
+
+    Run as the program, Ctrl-C is honoured at every moment (see :mod:`synth._interrupt`): exit
+    130 within a deadline, whatever the command was doing.
+    """
+    from synth._interrupt import EXIT_INTERRUPTED, CtrlC, run_as_program
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    ctrl_c = args.ctrl_c = CtrlC()  # a command may say where a rerun resumes: ctrl_c.where
+    as_program = argv is None and run_as_program()
+    with ctrl_c if as_program else contextlib.nullcontext():
+        code = _run_command(args)
+        if ctrl_c.interrupted:  # even when something on the way swallowed the KeyboardInterrupt
+            if as_program:
+                ctrl_c.exit_now()
+            return EXIT_INTERRUPTED
+    return code
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """The command's exit code: a SynthError is one line on stderr and 2, Ctrl-C 130."""
+    from synth._interrupt import EXIT_INTERRUPTED
+
     try:
         return int(args.func(args) or 0)
     except (SynthError, OSError) as exc:  # OSError: a path the user gave cannot be read or written
@@ -394,7 +417,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         print("synth: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover
