@@ -91,6 +91,11 @@ class CtrlC:
         self._write_end = -1
 
     @property
+    def active(self) -> bool:
+        """Whether the block runs with Ctrl-C watched (in the main thread, as the program)."""
+        return self._active
+
+    @property
     def interrupted(self) -> bool:
         """Whether Ctrl-C was pressed since the block began (even if something swallowed it)."""
         return self._raised or self._presses > 0

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from synth._run_config import PipelineConfig, load_pipeline
 from synth._run_manifest import render_table
+from synth._run_output import claim_output
 from synth._run_plan import Plan, render_plan
 from synth._run_progress import NullProgress, RichProgress
 from synth._run_session import replay_note
@@ -108,7 +109,8 @@ def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
 def check_output(path: str | os.PathLike[str]) -> Path:
     """``path`` when a dataset can be written there: a known suffix, in a folder that exists and
     can be written to. Otherwise one ConfigError line saying what to change (checked before the
-    run, so a mistake costs no request)."""
+    run, so a mistake costs no request; :func:`~synth._run_output.claim_output` then proves the
+    folder writable by creating the output's lock file in it)."""
     output = Path(path)
     suffix = output.suffix.lower()
     if suffix not in SUFFIXES:
@@ -142,8 +144,15 @@ def small_corpus_note(reused: int) -> str:
 def run(args: argparse.Namespace) -> int:
     config = pipeline_from_args(args)
     output = Path(config.output or DEFAULT_OUTPUT)
-    if not args.plan:
-        check_output(output)
+    if args.plan:
+        return _run(args, config, output)
+    # before the first request: the output can be written, and no other run is writing it
+    check_output(output)
+    with claim_output(output):
+        return _run(args, config, output)
+
+
+def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
     out = Console(highlight=False)
     if not out.is_terminal:  # a file or a pipe: do not wrap the table at 80 columns
         out = Console(highlight=False, width=160)
@@ -179,7 +188,8 @@ def run(args: argparse.Namespace) -> int:
                 "run the same command again to resume",
                 file=sys.stderr,
             )
-        _exit_now_if_requests_hang()
+        if ctrl_c is None or not ctrl_c.active:  # else the command ends the process, unwound
+            _exit_now_if_requests_hang()
         raise
     finally:
         synthesizer.close()

@@ -31,7 +31,7 @@ PATIENCE = 180.0
 STOP_DEADLINE = 2.0
 
 
-def _env(**extra: str) -> dict[str, str]:
+def child_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SYNTH_REPLIES")}
     env.update(extra)
     env["PYTHONPATH"] = os.pathsep.join([str(TESTS), str(REPO), env.get("PYTHONPATH", "")])
@@ -66,7 +66,7 @@ class Server:
             ],
             stdout=subprocess.PIPE,
             text=True,
-            env=_env(**env),
+            env=child_env(**env),
         )
         assert self.proc.stdout is not None
         self.url = self.proc.stdout.readline().strip()
@@ -148,7 +148,7 @@ def command(server: Server, *extra: str, goldens: int = GOLDENS, docs: Path = SA
 
 
 def client_env() -> dict[str, str]:
-    return _env(OPENAI_API_KEY="sk-test-resume-not-a-real-key")
+    return child_env(OPENAI_API_KEY="sk-test-resume-not-a-real-key")
 
 
 @contextlib.contextmanager
