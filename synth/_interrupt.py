@@ -125,6 +125,8 @@ class CtrlC:
 
     # ---- inside -----------------------------------------------------------------------------------
     def _handler(self, signum: int, frame: FrameType | None) -> None:
+        if self._raised:  # the watcher may not have read the second press yet
+            self._give_up("pressed again")
         self._raised = True
         self._arm()
         raise KeyboardInterrupt
