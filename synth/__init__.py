@@ -6,7 +6,13 @@ evaluate.
 """
 
 # The imports are grouped by stage, in the order the data flows, not sorted as one block.
-# ruff: noqa: I001
+# ruff: noqa: I001, E402
+
+# first, before the imports below take their second: Ctrl-C while the `synth` command starts
+# ends it quietly with exit 130 (nothing changes when synth is imported as a library)
+from synth._interrupt import quiet_startup as _quiet_startup
+
+_quiet_startup()
 
 from synth.data import Chunk, Context, Document, Golden, Page
 from synth.errors import (

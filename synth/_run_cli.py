@@ -16,6 +16,7 @@ from rich.console import Console
 from synth._console import CommandConsole, print_fitted
 from synth._run_config import PipelineConfig, load_pipeline
 from synth._run_manifest import render_table
+from synth._run_output import claim_output
 from synth._run_plan import Plan, render_plan
 from synth._run_progress import NullProgress, RichProgress
 from synth._run_rejects import first_drops
@@ -117,7 +118,8 @@ def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
 def check_output(path: str | os.PathLike[str]) -> Path:
     """``path`` when a dataset can be written there: a known suffix, in a folder that exists and
     can be written to. Otherwise one ConfigError line saying what to change (checked before the
-    run, so a mistake costs no request)."""
+    run, so a mistake costs no request; :func:`~synth._run_output.claim_output` then proves the
+    folder writable by creating the output's lock file in it)."""
     output = Path(path)
     suffix = output.suffix.lower()
     if suffix not in SUFFIXES:
@@ -151,8 +153,15 @@ def small_corpus_note(reused: int) -> str:
 def run(args: argparse.Namespace) -> int:
     config = pipeline_from_args(args)
     output = Path(config.output or DEFAULT_OUTPUT)
-    if not args.plan:
-        check_output(output)
+    if args.plan:
+        return _run(args, config, output)
+    # before the first request: the output can be written, and no other run is writing it
+    check_output(output)
+    with claim_output(output):
+        return _run(args, config, output)
+
+
+def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
     out = CommandConsole(highlight=False)  # tables printed with print_fitted: never cut when piped
     err = CommandConsole(stderr=True, highlight=False)
     if config.model is None and default_model_spec(config.base_url) is None:
@@ -170,8 +179,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     quiet = args.quiet or args.json
     synthesizer.progress = NullProgress() if quiet else RichProgress(err)
+    ctrl_c = getattr(args, "ctrl_c", None)
+    if ctrl_c is not None:
+        ctrl_c.where = lambda: synthesizer.last_run_dir
     try:
         dataset = synthesizer.generate_goldens_from_docs(args.paths, num_goldens=config.num_goldens)
+        if ctrl_c is not None and ctrl_c.interrupted:
+            raise KeyboardInterrupt  # pressed, and swallowed on the way: stopped all the same
     except KeyboardInterrupt:
         synthesizer.close()
         where = synthesizer.last_run_dir
@@ -181,7 +195,8 @@ def run(args: argparse.Namespace) -> int:
                 "run the same command again to resume",
                 file=sys.stderr,
             )
-        _exit_now_if_requests_hang()
+        if ctrl_c is None or not ctrl_c.active:  # else the command ends the process, unwound
+            _exit_now_if_requests_hang()
         raise
     finally:
         synthesizer.close()

@@ -9,12 +9,14 @@ constants below (docs/cli.md has the table).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
+from synth._interrupt import EXIT_INTERRUPTED
 from synth.errors import SynthError, SynthWarning
 
 if TYPE_CHECKING:
@@ -28,8 +30,7 @@ EXIT_NOTHING_READ = 1
 EXIT_ERROR = 2
 #: the output was written but is short: fewer goldens than asked, or evaluation items that failed
 EXIT_PARTIAL = 3
-#: interrupted by Ctrl-C (128 + SIGINT)
-EXIT_INTERRUPTED = 130
+#: interrupted by Ctrl-C (128 + SIGINT): ``EXIT_INTERRUPTED``, defined with the handler
 #: stdout was closed early (``synth ... | head``): 128 + SIGPIPE, what a shell reports for it
 EXIT_CLOSED_PIPE = 141
 
@@ -454,7 +455,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``synth`` command line; return its exit code (one of the ``EXIT_*`` constants)."""
+    """Run the command line ``argv`` (default: this process's arguments); return its exit code
+    (one of the ``EXIT_*`` constants).
+
+    Run as the program, Ctrl-C is honoured at every moment (see :mod:`synth._interrupt`): exit
+    130 within a deadline, whatever the command was doing.
+    """
     try:
         try:
             return _main(argv)
@@ -465,11 +471,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    from synth._interrupt import CtrlC, run_as_program
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    ctrl_c = args.ctrl_c = CtrlC()  # a command may say where a rerun resumes: ctrl_c.where
+    as_program = argv is None and run_as_program()
+    with ctrl_c if as_program else contextlib.nullcontext():
+        code = _run_command(args)
+        if ctrl_c.interrupted:  # even when something on the way swallowed the KeyboardInterrupt
+            if as_program:
+                ctrl_c.exit_now()
+            return EXIT_INTERRUPTED
+    return code
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """The command's exit code: a SynthError is one line on stderr and 2, Ctrl-C 130."""
     try:
         with warnings.catch_warnings():
             # the command says it in its own lines and its exit code (EXIT_PARTIAL)
@@ -484,7 +505,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return 2
     except KeyboardInterrupt:
         print("synth: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 def _closed_pipe() -> int:

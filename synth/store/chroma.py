@@ -94,20 +94,21 @@ class ChunkStore:
             else collection_name(self.embedder, self.chunking)
         )
         self._lock = threading.RLock()  # one Chroma call at a time, whichever thread makes it
-        self._client = _connect(self.path, url)
-        try:
-            with self._calling("open the collection"):
-                self._max_batch = max(1, int(self._client.get_max_batch_size()))
-                self._collection = self._client.get_or_create_collection(
-                    self.collection_name,
-                    configuration={"hnsw": {"space": "cosine"}},
-                    metadata=self._collection_metadata(),
-                    embedding_function=None,
-                )
-            self._check_collection()
-        except StoreError:
-            self.close()
-            raise
+        with _opening(self.path):
+            self._client = _connect(self.path, url)
+            try:
+                with self._calling("open the collection"):
+                    self._max_batch = max(1, int(self._client.get_max_batch_size()))
+                    self._collection = self._client.get_or_create_collection(
+                        self.collection_name,
+                        configuration={"hnsw": {"space": "cosine"}},
+                        metadata=self._collection_metadata(),
+                        embedding_function=None,
+                    )
+                self._check_collection()
+            except StoreError:
+                self.close()
+                raise
 
     # ---- writing ---------------------------------------------------------------------------------
     def add(
@@ -469,6 +470,32 @@ def _chunking_config(chunking: ChunkingConfig | Mapping[str, Any] | None) -> Chu
     if isinstance(chunking, Mapping):
         return make_chunking_config(**chunking)
     raise ConfigError(f"chunking must be a ChunkingConfig or a dict, got {type(chunking).__name__}")
+
+
+#: the file in an embedded store's folder that one process at a time locks to open the store
+OPENING_LOCK = ".synth-opening.lock"
+
+
+@contextlib.contextmanager
+def _opening(path: Path | None) -> Iterator[None]:
+    """For an embedded store (``path``): hold the folder's opening lock, so one process at a time
+    opens it. Chroma makes its tables the first time a folder is opened, and two processes doing
+    that at once fail with "table collections already exists" (two first runs in one folder);
+    the second now waits for the first, then opens the store it made. A server (``path`` None)
+    needs no lock, nor does a platform without ``fcntl``."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover (not on this platform)
+        fcntl = None  # type: ignore[assignment]
+    if path is None or fcntl is None:
+        yield
+        return
+    with _chroma_errors(f"open the store at {path}"):
+        path.mkdir(parents=True, exist_ok=True)
+        handle = open(path / OPENING_LOCK, "a")  # noqa: SIM115 (closed below, which unlocks)
+    with handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # Ctrl-C while waiting ends the wait
+        yield
 
 
 def _connect(path: Path | None, url: str | None) -> Any:

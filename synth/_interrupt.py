@@ -1,0 +1,174 @@
+"""Ctrl-C in the ``synth`` command: stop at once, keep what is done, exit 130 within a deadline.
+
+Two parts, installed only when synth runs as the program (never when it is imported as a library):
+
+- :func:`quiet_startup` (called first thing by ``synth/__init__``): while the command is still
+  importing its dependencies (a second or more), Ctrl-C ends it at once with exit 130 and one line,
+  not a traceback. Nothing has been done yet, so nothing is lost.
+- :class:`CtrlC` (around the command itself, see ``synth.cli.main``): the first Ctrl-C raises
+  KeyboardInterrupt in the main thread at once, whatever it is doing (reading files, opening the
+  store, waiting on requests), so the run unwinds: the manifest is rewritten with status
+  ``interrupted``, the journals and the response cache already hold every answer received. It also
+  arms a deadline: if the process has not ended :data:`GRACE` seconds later (a request thread the
+  interpreter would wait for, a native call that holds the main thread), it is ended there, exit
+  130. Everything done is on disk by then: the cache and the journals are written as answers come.
+  A second Ctrl-C ends it at once.
+
+The deadline is watched by a thread that reads the signal from a wakeup pipe
+(:func:`signal.set_wakeup_fd`), so it starts even when the main thread is stuck in native code and
+cannot run a Python signal handler.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import Any, NoReturn
+
+#: seconds from Ctrl-C to the forced end, when the orderly one has not happened by then
+GRACE = 1.5
+#: the exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)
+EXIT_INTERRUPTED = 130
+
+
+def run_as_program() -> bool:
+    """Whether this process is the ``synth`` command (``python -m synth`` or the script)."""
+    first = sys.argv[0] if sys.argv else ""
+    if first == "-m":  # python -m synth, while its package is being imported
+        orig = list(getattr(sys, "orig_argv", []))
+        at = orig.index("-m") if "-m" in orig else -1
+        return 0 <= at < len(orig) - 1 and orig[at + 1] == "synth"
+    path = Path(first)
+    return path.name in ("synth", "synth.exe") or (
+        path.name == "__main__.py" and path.parent.name == "synth"
+    )
+
+
+def _end_now(message: str) -> NoReturn:
+    """Write ``message`` to stderr without Python's buffers (another thread may hold them) and
+    end the process with exit 130 at once."""
+    try:
+        os.write(2, message.encode("utf-8", "replace"))
+    finally:
+        os._exit(EXIT_INTERRUPTED)
+
+
+def _startup_handler(signum: int, frame: FrameType | None) -> None:
+    _end_now("synth: interrupted\n")
+
+
+def quiet_startup() -> None:
+    """When running as the program: Ctrl-C before the command starts ends it quietly, exit 130."""
+    if threading.current_thread() is not threading.main_thread() or not run_as_program():
+        return
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _startup_handler)
+
+
+class CtrlC:
+    """While the ``with`` block runs (in the main thread): Ctrl-C raises KeyboardInterrupt at
+    once and ends the process :data:`GRACE` seconds later if it has not ended by itself; a second
+    Ctrl-C ends it at once. ``where`` names what a rerun resumes (the run directory), for the
+    line printed when the process is ended by the deadline."""
+
+    def __init__(self, where: Callable[[], object] = lambda: None, grace: float = GRACE) -> None:
+        self.where = where
+        self.grace = grace
+        self._presses = 0  # counted by the watcher, which sees each signal once
+        self._raised = False  # the handler ran (the watcher may not have read the pipe yet)
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._active = False
+        self._previous_handler: Any = None
+        self._previous_fd = -1
+        self._write_end = -1
+
+    @property
+    def active(self) -> bool:
+        """Whether the block runs with Ctrl-C watched (in the main thread, as the program)."""
+        return self._active
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether Ctrl-C was pressed since the block began (even if something swallowed it)."""
+        return self._raised or self._presses > 0
+
+    def __enter__(self) -> CtrlC:
+        if threading.current_thread() is not threading.main_thread():
+            return self  # signals reach the main thread only: nothing to watch from here
+        read, write = os.pipe()
+        os.set_blocking(write, False)
+        self._previous_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        self._write_end = write
+        self._previous_handler = signal.signal(signal.SIGINT, self._handler)
+        self._active = True
+        watcher = threading.Thread(target=self._watch, args=(read,), name="synth-ctrl-c")
+        watcher.daemon = True
+        watcher.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._active:
+            return
+        self._active = False
+        signal.signal(signal.SIGINT, self._previous_handler)
+        signal.set_wakeup_fd(self._previous_fd)
+        os.close(self._write_end)  # the watcher reads the end of the pipe and stops
+        # an armed deadline stays armed: the process is on its way out and must end in time
+
+    # ---- inside -----------------------------------------------------------------------------------
+    def _handler(self, signum: int, frame: FrameType | None) -> None:
+        if self._raised:  # the watcher may not have read the second press yet
+            self._give_up("pressed again")
+        self._raised = True
+        self._arm()
+        raise KeyboardInterrupt
+
+    def _watch(self, read: int) -> None:
+        try:
+            while data := os.read(read, 64):
+                for _ in range(data.count(signal.SIGINT)):
+                    self._presses += 1
+                    if self._presses > 1:
+                        self._give_up("pressed again")
+                    self._arm()
+        finally:
+            os.close(read)
+
+    def _arm(self) -> None:
+        """Start the deadline (once), and stop the garbage collector: the process is ending, and a
+        full collection of a large heap would hold every thread for seconds on a busy machine."""
+        gc.disable()
+        with self._lock:
+            if self._timer is None:
+                self._timer = threading.Timer(self.grace, self._give_up, ("still running",))
+                self._timer.daemon = True
+                self._timer.start()
+
+    def exit_now(self) -> NoReturn:
+        """End the process with exit 130 once the command has unwound after Ctrl-C: what it did
+        is written, and the interpreter's shutdown (waiting for request threads, collecting the
+        heap) would only delay the exit."""
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(EXIT_INTERRUPTED)
+
+    def _give_up(self, why: str) -> None:
+        where = self.where()
+        kept = (
+            f"; everything done so far is kept in {where}: run the same command again to resume"
+            if where
+            else ""
+        )
+        _end_now(f"synth: interrupted ({why}: ended without waiting for work under way){kept}\n")
+
+
+__all__ = ["EXIT_INTERRUPTED", "GRACE", "CtrlC", "quiet_startup", "run_as_program"]

@@ -1,0 +1,94 @@
+"""synth._interrupt on its own, in small child processes: the deadline ends a process that
+swallows Ctrl-C, a second Ctrl-C ends it at once, and only the synth command is affected."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from synth_runs import STOP_DEADLINE, child_env
+
+from synth._interrupt import run_as_program
+
+# a command that catches every KeyboardInterrupt and carries on: what a library swallowing the
+# interrupt (or a native call the handler cannot reach) looks like from outside
+STUBBORN = textwrap.dedent(
+    """
+    import sys, time
+    from synth._interrupt import CtrlC
+
+    ready = False
+    with CtrlC(lambda: "the-run-dir", grace=float(sys.argv[1])) as ctrl_c:
+        while True:
+            try:
+                if not ready:  # said inside the try: Ctrl-C may come as soon as it is read
+                    print("ready", flush=True)
+                    ready = True
+                time.sleep(0.05)
+            except KeyboardInterrupt:
+                print("swallowed", flush=True)
+    """
+)
+
+
+def stubborn(grace: float) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", STUBBORN, str(grace)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def ended(proc: subprocess.Popen) -> str:
+    try:
+        proc.wait(timeout=STOP_DEADLINE)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError(f"still running {STOP_DEADLINE} s after Ctrl-C") from None
+    _, stderr = proc.communicate()
+    return stderr
+
+
+def test_a_swallowed_ctrl_c_still_ends_the_process_by_the_deadline() -> None:
+    proc = stubborn(grace=0.5)
+    proc.send_signal(signal.SIGINT)
+    stderr = ended(proc)
+    assert proc.returncode == 130
+    assert "still running" in stderr and "kept in the-run-dir" in stderr
+
+
+def test_a_second_ctrl_c_ends_the_process_at_once() -> None:
+    proc = stubborn(grace=600)  # the deadline alone would not end it during the test
+    proc.send_signal(signal.SIGINT)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "swallowed"
+    proc.send_signal(signal.SIGINT)
+    stderr = ended(proc)
+    assert proc.returncode == 130 and "pressed again" in stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "orig", "expected"),
+    [
+        (["-m"], ["python", "-m", "synth", "generate"], True),
+        (["-m"], ["python", "-m", "pytest"], False),
+        (["/venv/bin/synth", "generate"], [], True),
+        (["/repo/synth/__main__.py"], [], True),
+        (["/venv/bin/pytest"], [], False),
+        (["-c"], ["python", "-c", "import synth"], False),
+        ([""], [], False),
+    ],
+)
+def test_only_the_synth_command_is_run_as_the_program(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], orig: list[str], expected: bool
+) -> None:
+    monkeypatch.setattr(sys, "argv", argv)
+    monkeypatch.setattr(sys, "orig_argv", orig)
+    assert run_as_program() is expected
