@@ -30,7 +30,7 @@ EXIT_NOTHING_READ = 1
 EXIT_ERROR = 2
 #: the output was written but is short: fewer goldens than asked, or evaluation items that failed
 EXIT_PARTIAL = 3
-#: interrupted by Ctrl-C (128 + SIGINT): ``EXIT_INTERRUPTED``, defined with the handler
+# EXIT_INTERRUPTED (130, Ctrl-C) is defined with its handler in synth._interrupt
 #: stdout was closed early (``synth ... | head``): 128 + SIGPIPE, what a shell reports for it
 EXIT_CLOSED_PIPE = 141
 
