@@ -45,9 +45,17 @@ Notify = Callable[[], None]
 
 #: the drop reason of a request the provider refused for its key, and what the run says then
 AUTH_FAILURE = "model_error:auth"
-REFUSED_KEY = (
-    "the model refused the API key (HTTP 401); check the key, or name another model with --model"
-)
+
+
+def refused_key(llm: LLM) -> str:
+    """What the run says when the server of ``llm`` refused its key: the server and the fix."""
+    server = llm.identity().get("base_url") or "the provider's default address"
+    name = f"{llm.provider}:{llm.model}" if llm.provider else llm.model
+    return (
+        f"the model server at {server} refused the API key for {name} (HTTP 401/403); check the "
+        "key (OPENAI_API_KEY, or the provider's key variable) and --base-url, or name another "
+        "model with --model"
+    )
 
 
 @dataclass
@@ -295,7 +303,7 @@ class DocsFeed:
                 if isinstance(r, ModelError)
             }
             if AUTH_FAILURE in scores:
-                raise AuthenticationError(REFUSED_KEY)
+                raise AuthenticationError(refused_key(self.critic))
             # a failed request is not journaled: a rerun asks again (what did answer is cached)
             if self.journal is not None and not any(_is_failure(s) for s in scores):
                 self.journal.append(

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from synth._run_feeds import AUTH_FAILURE, REFUSED_KEY, Candidate
+from synth._run_feeds import AUTH_FAILURE, Candidate, refused_key
 from synth._run_stages import CandidateRunner
 from synth.contexts.critic import BELOW_THRESHOLD
 from synth.errors import AuthenticationError
@@ -183,7 +183,7 @@ class Stream:
         slot.stages_done.append(stage)
         slot.expected = sum(1 for d in drafts if d.kept)
         if any(d.drop_reason == AUTH_FAILURE for d in drafts):
-            self.error = AuthenticationError(REFUSED_KEY)
+            self.error = AuthenticationError(refused_key(self.runner.settings.generator))
         self.notify()
 
     async def _work(self, slot: Slot) -> None:
