@@ -18,8 +18,9 @@ item, and only where that is unambiguous:
 asked again whole, like a malformed one. Each re-ask is counted as a retry (kind ``partial`` or
 ``unmatched``) and in the stage's notes; together they are bounded by the model's ``max_reasks``.
 A reply that matched nothing, and the last reply of a batch given up on, are removed from the
-response cache, so a rerun asks again instead of replaying them; items still unanswered at the end fail with an OutputParseError that says what was
-wrong ("critic scored passages [2, 3], expected 1..2") and keeps the raw reply.
+response cache, so a rerun asks again instead of replaying them; items still unanswered at the end
+fail with an OutputParseError that says what was wrong ("critic scored passages [2, 3], expected
+1..2") and keeps the raw reply.
 """
 
 from __future__ import annotations
@@ -170,7 +171,8 @@ async def ask_batch(
             break
         if len(left) == len(todo) or budget <= 0:
             # nothing usable, or the last reply of a batch given up on: a rerun asks again rather
-            # than replaying it (a partial reply that led to a re-ask stays: the re-ask is not cached)
+            # than replaying it (a partial reply stays cached: a rerun replays it, then the smaller
+            # request that completed it)
             forget(llm, prompt, schema)
         if budget <= 0:
             detail = "; ".join([describe(request.what, indices, len(todo)), *problems])
