@@ -19,6 +19,7 @@ from synth import (
     AuthenticationError,
     BadRequestError,
     ConfigError,
+    EndpointError,
     IncompleteCompletionError,
     ModelConnectionError,
     ModelTimeoutError,
@@ -368,9 +369,22 @@ def test_gemini_errors_are_translated(genai_sdk) -> None:
         ("STOP", "ok"),
     ]
     llm = make_llm("gemini", "gemini-2.5-flash", client=client, retry=FAST)
+    # a refused connection is retried once the server has answered (before, it stops the run:
+    # test_a_refused_connection_before_any_answer_stops_every_provider)
+    client.models.script = [("STOP", "warm")]
+    assert llm.complete("w") == "warm"
+    client.models.script = [
+        errors.ClientError(429, {"error": {"status": "RESOURCE_EXHAUSTED"}}),
+        errors.ServerError(503, {"error": {"status": "UNAVAILABLE"}}),
+        httpx.ReadTimeout("slow", request=request),
+        httpx.ConnectError("refused", request=request),
+        ("STOP", "ok"),
+    ]
     assert llm.complete("x") == "ok"
     assert llm.usage.total.retries == {"connection": 1, "rate_limit": 1, "server": 1, "timeout": 1}
     bare = make_llm("gemini", "gemini-2.5-flash", client=client, max_retries=0)
+    client.models.script = [("STOP", "warm")]
+    assert bare.complete("w") == "warm"
     for error, expected in [
         (errors.ClientError(403, {}), AuthenticationError),
         (httpx.ConnectError("refused", request=request), ModelConnectionError),
@@ -419,3 +433,37 @@ def test_anthropic_key_in_an_error_is_hidden(anthropic_sdk) -> None:
     with pytest.raises(AuthenticationError) as caught:
         llm.complete("x")
     assert "sk-ant-echo-1234567" not in str(caught.value) and "refused" in str(caught.value)
+
+
+def test_a_refused_connection_before_any_answer_stops_every_provider(
+    anthropic_sdk, genai_sdk
+) -> None:
+    """Anthropic and Gemini share OpenAI's guard: nothing listening, before any good answer, is
+    one EndpointError naming the server, and later calls are not sent."""
+    request = httpx.Request("POST", "http://127.0.0.1/")
+    anthropic_client = anthropic_sdk.Anthropic(base_url="http://127.0.0.1:9")
+    refused = anthropic_sdk.APIConnectionError("Connection error.")
+    refused.__cause__ = httpx.ConnectError("refused", request=request)  # as the SDK raises it
+    anthropic_client.messages.script = [refused]
+    gemini_client = genai_sdk.Client()
+    gemini_client.models.script = [httpx.ConnectError("refused", request=request)]
+    for llm, client in [
+        (
+            make_llm("anthropic", "claude-3-5-haiku", client=anthropic_client, retry=FAST),
+            anthropic_client.messages,
+        ),
+        (
+            make_llm("gemini", "gemini-2.5-flash", client=gemini_client, retry=FAST),
+            gemini_client.models,
+        ),
+    ]:
+        with pytest.raises(EndpointError, match="nothing answers there") as caught:
+            llm.complete("x")
+        assert llm.unwrap().base_url in str(caught.value)  # type: ignore[attr-defined]
+        assert llm.usage.total.retries == {}  # stopped at once, not retried
+        client.script = (
+            [("end_turn", "late")] if client is anthropic_client.messages else [("STOP", "late")]
+        )
+        with pytest.raises(EndpointError):
+            llm.complete("y")  # not sent: the script is still there
+        assert client.script

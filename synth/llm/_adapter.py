@@ -7,13 +7,14 @@ import difflib
 import functools
 import inspect
 from abc import abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NoReturn
 
-from synth.errors import ConfigError, ModelError
+from synth.errors import BadRequestError, ConfigError, ModelConnectionError, ModelError
+from synth.llm._http import EndpointGuard
 from synth.llm._redact import redact_options, redact_text, redact_url, secret_values
-from synth.llm.base import LLM
+from synth.llm.base import LLM, Completion
 
 STRUCTURED_MODES = ("auto", "json_schema", "json_object", "prompt")
 
@@ -70,6 +71,8 @@ class SDKModel(LLM):
 
     #: sent when no ``max_tokens`` is given (for APIs that require one)
     default_max_tokens: int | None = None
+    #: what to check when the server is unusable (the end of :class:`EndpointError`'s line)
+    endpoint_fix = "check --base-url and --model"
 
     def __init__(
         self,
@@ -120,7 +123,26 @@ class SDKModel(LLM):
         self.keep_secret(client, api_key)
         self.base_url = self.client_base_url(client, base_url)
         self._client = client
+        self._guard = EndpointGuard(self.base_url, "model", self.endpoint_fix)
         self.configure()
+
+    async def guarded(self, send: Callable[[], Awaitable[Completion]]) -> Completion:
+        """The reply of ``send()``; a server no retry will fix raises :class:`EndpointError`.
+
+        Until the server has answered once, a refused connection, an unknown host, a 404 or
+        repeated 400s stop the run (see :class:`~synth.llm._http.EndpointGuard`); after that they
+        are one item's failure, as every other error is.
+        """
+        self._guard.check()
+        try:
+            completion = await send()
+        except (BadRequestError, ModelConnectionError) as exc:
+            stop = self._guard.failed(exc)
+            if stop is not None:
+                raise stop from None
+            raise
+        self._guard.ok()
+        return completion
 
     @abstractmethod
     def load_sdk(self) -> None:

@@ -26,7 +26,7 @@ from synth.llm._adapter import (
     refuse_reserved,
     refuse_unknown,
 )
-from synth.llm._http import error_for_status
+from synth.llm._http import error_for_status, unreachable
 from synth.llm.base import Completion
 from synth.llm.structured import schema_instructions, strict_json_schema
 
@@ -115,6 +115,11 @@ class AnthropicModel(SDKModel):
         schema: type[BaseModel] | None = None,
         label: str | None = None,
     ) -> Completion:
+        return await self.guarded(lambda: self._arequest(prompt, system, schema))
+
+    async def _arequest(
+        self, prompt: str, system: str | None, schema: type[BaseModel] | None
+    ) -> Completion:
         sdk = self._sdk
         try:
             message = await self.call(
@@ -123,7 +128,12 @@ class AnthropicModel(SDKModel):
         except sdk.APITimeoutError as exc:
             self.fail(ModelTimeoutError(f"{self.model}: the request timed out"), exc)
         except sdk.APIConnectionError as exc:
-            self.fail(ModelConnectionError(f"{self.model}: connection failed: {exc}"), exc)
+            self.fail(
+                ModelConnectionError(
+                    f"{self.model}: connection failed: {exc}", unreachable=unreachable(exc)
+                ),
+                exc,
+            )
         except sdk.APIStatusError as exc:
             headers = getattr(exc.response, "headers", None)
             self.fail(error_for_status(exc.status_code, f"{self.model}: {exc}", headers), exc)

@@ -21,7 +21,7 @@ from synth.errors import (
     ModelTimeoutError,
 )
 from synth.llm._adapter import SDKModel, import_sdk, refuse_reserved, refuse_unknown
-from synth.llm._http import error_for_status
+from synth.llm._http import error_for_status, unreachable
 from synth.llm.base import Completion
 from synth.llm.structured import json_schema, schema_instructions
 
@@ -124,6 +124,11 @@ class GeminiModel(SDKModel):
         schema: type[BaseModel] | None = None,
         label: str | None = None,
     ) -> Completion:
+        return await self.guarded(lambda: self._arequest(prompt, system, schema))
+
+    async def _arequest(
+        self, prompt: str, system: str | None, schema: type[BaseModel] | None
+    ) -> Completion:
         try:
             response = await self.call(
                 self._generate, **self.request_arguments(prompt, system, schema)
@@ -135,7 +140,12 @@ class GeminiModel(SDKModel):
         except self._transport as exc:
             if isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__:
                 self.fail(ModelTimeoutError(f"{self.model}: the request timed out"), exc)
-            self.fail(ModelConnectionError(f"{self.model}: connection failed: {exc}"), exc)
+            self.fail(
+                ModelConnectionError(
+                    f"{self.model}: connection failed: {exc}", unreachable=unreachable(exc)
+                ),
+                exc,
+            )
         return self._completion(response)
 
     def _completion(self, response: Any) -> Completion:

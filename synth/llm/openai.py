@@ -33,7 +33,7 @@ from synth.llm._adapter import (
     refuse_reserved,
     refuse_unknown,
 )
-from synth.llm._http import EndpointGuard, error_for_status, unreachable
+from synth.llm._http import error_for_status, unreachable
 from synth.llm._pool import pooled_http_client
 from synth.llm.base import REQUESTS_SENT, Completion
 from synth.llm.structured import json_schema, schema_instructions, schema_name, strict_json_schema
@@ -50,6 +50,7 @@ class OpenAIModel(SDKModel):
     """A chat model behind the OpenAI API or any OpenAI-compatible server (vLLM, Ollama, a gateway)."""
 
     provider = "openai"
+    endpoint_fix = "check --base-url (or OPENAI_BASE_URL) and --model"
 
     def configure(self) -> None:
         self._create = self._client.chat.completions.create
@@ -69,9 +70,6 @@ class OpenAIModel(SDKModel):
             accepted is None or "timeout" in accepted
         )
         self._mode = self._initial_mode(accepted)
-        self._guard = EndpointGuard(
-            self.base_url, "model", "check --base-url (or OPENAI_BASE_URL) and --model"
-        )
 
     def load_sdk(self) -> None:
         self._sdk = import_sdk("openai", "openai", "openai")
@@ -148,16 +146,7 @@ class OpenAIModel(SDKModel):
         schema: type[BaseModel] | None = None,
         label: str | None = None,
     ) -> Completion:
-        self._guard.check()
-        try:
-            completion = await self._arequest(prompt, system, schema)
-        except (BadRequestError, ModelConnectionError) as exc:
-            stop = self._guard.failed(exc)
-            if stop is not None:
-                raise stop from None
-            raise
-        self._guard.ok()
-        return completion
+        return await self.guarded(lambda: self._arequest(prompt, system, schema))
 
     async def _arequest(
         self, prompt: str, system: str | None, schema: type[BaseModel] | None
