@@ -17,6 +17,7 @@ from typing import Any
 from synth._run_dir import RunDir
 from synth._run_feeds import Candidate
 from synth._run_rejects import BAD_REPLIES, reject_row
+from synth.errors import AuthenticationError, ModelError
 from synth.generate import evolve, expected, inputs, style
 from synth.generate import filter as input_filter
 from synth.generate.config import (
@@ -25,7 +26,8 @@ from synth.generate.config import (
     GenerationConfig,
     StylingConfig,
 )
-from synth.generate.draft import Draft
+from synth.generate.dedup import LABEL as DEDUP
+from synth.generate.draft import Draft, drop_failed
 from synth.generate.templates import PromptSet
 from synth.llm.base import LLM
 from synth.llm.limiter import RateLimiter
@@ -122,24 +124,42 @@ class CandidateRunner:
                 # once a request failed, nothing more of this candidate is journaled: a rerun
                 # asks again from there (what did answer comes from the response cache)
                 self.run.journal(stage).append(candidate.key, {"drafts": dump_drafts(drafts)})
-            rejects = self.run.journal("rejects")
-            for draft in drafts:
-                if not draft.kept and (stage == "inputs" or draft.id in before):
-                    record = {
-                        "candidate": candidate.key,
-                        "stage": draft.dropped_at or stage,
-                        "reason": draft.drop_reason,
-                        "input": draft.input,
-                    }
-                    bad = self.run.journal(BAD_REPLIES)
-                    rejects.append(
-                        draft.id, reject_row(record, draft.drop_detail, draft.drop_raw, bad)
-                    )
+            self._record_rejects(
+                candidate, stage, [d for d in drafts if stage == "inputs" or d.id in before]
+            )
             if stage == "inputs" and candidate.scratch:
                 self._scratch_future(candidate.seq).set_result([d.input for d in drafts if d.kept])
             self.on_stage(candidate, stage, drafts)
         assert drafts is not None
-        return drafts, await self._vectors(candidate, drafts)
+        try:
+            vectors = await self._vectors(candidate, drafts)
+        except AuthenticationError:
+            raise  # a refused key ends the run, as it does for the models
+        except ModelError as exc:
+            # the embedder failed after its retries: these inputs cannot be compared with the
+            # kept ones, so they are dropped (and topped up) rather than ending the run; nothing
+            # is journaled for them, so a rerun embeds them again
+            failing = [d for d in drafts if d.kept]
+            for draft in failing:
+                drop_failed(draft, DEDUP, exc)
+            self._record_rejects(candidate, DEDUP, failing)
+            vectors = []
+        return drafts, vectors
+
+    def _record_rejects(self, candidate: Candidate, stage: str, drafts: list[Draft]) -> None:
+        """Append the dropped ones of ``drafts`` (dropped at ``stage``) to ``rejects.jsonl``."""
+        rejects = self.run.journal("rejects")
+        for draft in drafts:
+            if draft.kept:
+                continue
+            record = {
+                "candidate": candidate.key,
+                "stage": draft.dropped_at or stage,
+                "reason": draft.drop_reason,
+                "input": draft.input,
+            }
+            bad = self.run.journal(BAD_REPLIES)
+            rejects.append(draft.id, reject_row(record, draft.drop_detail, draft.drop_raw, bad))
 
     # ---- one stage -------------------------------------------------------------------------------
     async def _run_stage(

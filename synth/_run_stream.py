@@ -25,8 +25,8 @@ from synth._run_feeds import AUTH_FAILURE, Candidate, refused_key
 from synth._run_stages import CandidateRunner
 from synth.contexts.critic import BELOW_THRESHOLD
 from synth.errors import AuthenticationError
+from synth.generate.dedup import DUPLICATE, Deduplicator
 from synth.generate.dedup import LABEL as DEDUP
-from synth.generate.dedup import Deduplicator
 from synth.generate.draft import Draft
 
 #: drop reason of drafts left over once N goldens are kept
@@ -265,8 +265,9 @@ class Stream:
                 drops[f"{stage}: {reason}"] += n
         for slot in self.slots[: self.head]:
             for draft in slot.drafts or []:
-                # dedup drops are counted once, below (a loser may sit in an earlier slot)
-                if not draft.kept and draft.drop_reason != NOT_NEEDED and draft.dropped_at != DEDUP:
+                # near-duplicates are counted once, below (a loser may sit in an earlier slot)
+                near_duplicate = draft.dropped_at == DEDUP and draft.drop_reason == DUPLICATE
+                if not draft.kept and draft.drop_reason != NOT_NEEDED and not near_duplicate:
                     drops[f"{draft.dropped_at}: {draft.drop_reason}"] += 1
         if self.dedup_dropped:
             drops[NEAR_DUPLICATES] += self.dedup_dropped

@@ -570,3 +570,58 @@ def test_the_progress_display_shows_only_the_stages_that_run() -> None:
         Replies(), progress=styled, styling_config=StylingConfig(personas=["a nurse"])
     ).generate_goldens_from_docs(SAMPLE, num_goldens=2)
     assert "style" in styled.stages
+
+
+def test_an_embedder_failing_at_dedup_drops_those_inputs_and_the_run_delivers_n(
+    tmp_path: Path,
+) -> None:
+    """The dedup embedding of one candidate's inputs fails after its retries: those inputs are
+    dropped at dedup with the error as their detail and topped up; the run is not ended."""
+    from synth.errors import ServerError
+    from synth.store import HashEmbedder
+
+    class FlakyAtDedup(HashEmbedder):
+        name = "hash-flaky-dedup"
+        failures = 2
+
+        def embed(self, texts, *, label=None):
+            if label == "dedup" and self.failures > 0:
+                self.failures -= 1
+                raise ServerError("the embedding service kept failing (503)")
+            return super().embed(texts, label=label)
+
+    synth = synthesizer(Replies(), embedder=FlakyAtDedup(64), run_dir=tmp_path / "run")
+    dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=6)
+    assert len(dataset) == 6
+    manifest = synth.manifest
+    dedup = {r["stage"]: r for r in manifest["stages"]}["dedup"]
+    assert dedup["dropped"].get("model_error:server", 0) >= 2
+    check_table_adds_up(manifest)
+    rejects = [
+        json.loads(line)
+        for line in next((tmp_path / "run").rglob("rejects.jsonl")).read_text().splitlines()
+    ]
+    failed = [r for r in rejects if r["stage"] == "dedup"]
+    assert failed and all(r["reason"] == "model_error:server" for r in failed)
+    assert all("kept failing (503)" in r["detail"] for r in failed)
+
+
+def test_an_embedder_failing_at_every_dedup_is_named_in_the_shortfall(tmp_path: Path) -> None:
+    from synth.errors import ServerError
+    from synth.store import HashEmbedder
+
+    class DownAtDedup(HashEmbedder):
+        name = "hash-down-at-dedup"
+
+        def embed(self, texts, *, label=None):
+            if label == "dedup":
+                raise ServerError("the embedding service kept failing (503)")
+            return super().embed(texts, label=label)
+
+    synth = synthesizer(Replies(), embedder=DownAtDedup(64), run_dir=tmp_path / "run")
+    with pytest.warns(ShortfallWarning):
+        dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=3)
+    assert len(dataset) == 0
+    reasons = synth.manifest["shortfall"]
+    assert reasons[0].startswith("model errors: every item failed")
+    assert any("dedup: model_error:server" in r for r in reasons)
