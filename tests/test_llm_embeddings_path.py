@@ -367,10 +367,13 @@ def test_a_key_echoed_by_the_server_is_shown_nowhere(quiet_gc, tmp_path, monkeyp
         assert KEY not in repr(caught.value) and KEY not in str(caught.value)
 
 
-def test_a_store_password_is_shown_nowhere(quiet_gc, tmp_path, monkeypatch, capsys) -> None:
+@pytest.mark.parametrize("scheme", ["http://", ""])  # host:port is accepted without a scheme
+def test_a_store_password_is_shown_nowhere(
+    quiet_gc, tmp_path, monkeypatch, capsys, scheme: str
+) -> None:
     monkeypatch.chdir(tmp_path)
     port = closed_port_url().split(":")[2].split("/")[0]
-    store = f"http://admin:Chr0maPassw0rd@127.0.0.1:{port}"
+    store = f"{scheme}admin:Chr0maPassw0rd@127.0.0.1:{port}"
     code = main(["ingest", SAMPLE_DOCS, "--embedder", "hash", "--store-url", store, "--json"])
     out, err = capsys.readouterr()
     assert code == 2

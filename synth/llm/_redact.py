@@ -36,6 +36,9 @@ def redact_url(url: str | None) -> str | None:
     """``url`` without a user/password part and with every query value redacted."""
     if not url:
         return url
+    if "://" not in str(url):  # host:port, or user:password@host:port, as a store URL may be given
+        bare = redact_url(f"http://{url}") or ""
+        return bare.removeprefix("http://")
     parts = urlsplit(str(url))
     netloc = parts.netloc.rsplit("@", 1)[-1]
     query = urlencode([(k, REDACTED) for k, _ in parse_qsl(parts.query, keep_blank_values=True)])

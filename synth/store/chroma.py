@@ -86,7 +86,7 @@ class ChunkStore:
         self.embedder = make_embedder(embedder)
         self._owns_embedder = self.embedder is not embedder  # made here: closed by close()
         self.chunking = _chunking_config(chunking)
-        self.url = url
+        self.url = with_scheme(url) if url else url  # one spelling in every message, redacted
         self.path = None if url else Path(path)
         self.collection_name = (
             check_collection_name(collection)
@@ -95,7 +95,7 @@ class ChunkStore:
         )
         self._lock = threading.RLock()  # one Chroma call at a time, whichever thread makes it
         with _opening(self.path):
-            self._client = _connect(self.path, url)
+            self._client = _connect(self.path, self.url)
             try:
                 with self._calling("open the collection"):
                     self._max_batch = max(1, int(self._client.get_max_batch_size()))
@@ -531,8 +531,13 @@ def close_client(client: Any) -> None:
             session.close()
 
 
+def with_scheme(url: str) -> str:
+    """``url`` with ``http://`` in front when it has no scheme (``host:port`` is accepted)."""
+    return url if "://" in url else f"http://{url}"
+
+
 def _parse_url(url: str) -> tuple[str, int, bool]:
-    parts = urlsplit(url if "://" in url else f"http://{url}")
+    parts = urlsplit(with_scheme(url))
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"store URL must look like http://host:port, got {redact_url(url)!r}")
     if parts.path not in ("", "/") or parts.query:
