@@ -464,17 +464,19 @@ class Synthesizer:
         from synth.store import make_embedder
 
         named = contexts.embedder if contexts is not None else None
+        shares = self._embedding_shares()
         if named is not None:
             found = _made_for(self._stage_embedders, named)
-            if found is not None:
-                return found
-            made = make_embedder(named, base_url=self.base_url, **self._embedding_shares())
-            self._stage_embedders.append((named, made))
-            return made
+            if found is None:
+                found = make_embedder(named, base_url=self.base_url, **shares)
+                self._stage_embedders.append((named, found))
+            if found is not named:  # made here: it follows this run, not the one it was made in
+                found.share(**shares)
+            return found
         if self._embedder_obj is None:
-            self._embedder_obj = make_embedder(
-                self.embedder, base_url=self.base_url, **self._embedding_shares()
-            )
+            self._embedder_obj = make_embedder(self.embedder, base_url=self.base_url, **shares)
+        if self._embedder_obj is not self.embedder:
+            self._embedder_obj.share(**shares)
         return self._embedder_obj
 
     def _embedding_shares(self) -> dict[str, Any]:

@@ -384,3 +384,25 @@ def test_a_store_password_is_shown_nowhere(
     out, err = capsys.readouterr()
     assert_one_line(err, "without a path")
     assert_nowhere("Chr0maPassw0rd", out, err, tmp_path)
+
+
+def test_an_embedder_made_before_a_run_follows_each_run(quiet_gc, tmp_path, monkeypatch) -> None:
+    """plan_from_docs makes the embedder before any model; the run that follows, and a second
+    run after close(), still pace and count its requests with their own limiter and usage."""
+    from synth import Synthesizer
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.chdir(tmp_path)
+    with fake_openai.FakeOpenAI(reply=synth_replies.reply) as server:
+        synth = Synthesizer("openai:m", embedder="openai:e", base_url=server.url)
+        synth.plan_from_docs(SAMPLE_DOCS, num_goldens=2)
+        embedder = synth._get_embedder()
+        runs = []
+        for _ in range(2):
+            synth.generate_goldens_from_docs(SAMPLE_DOCS, num_goldens=2)
+            _, _, usages, limiter = synth._models  # type: ignore[misc]
+            assert synth._get_embedder() is embedder  # not made again
+            assert embedder.limiter is limiter and embedder.usage is usages[0]
+            runs.append((limiter, usages[0]))
+            synth.close()
+        assert runs[0][0] is not runs[1][0] and runs[0][1] is not runs[1][1]

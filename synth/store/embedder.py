@@ -53,6 +53,12 @@ class Embedder(ABC):
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         """Embed at most ``batch_size`` texts; return a (len(texts), dimension) array."""
 
+    def share(self, *, limiter: Any = None, usage: Any = None) -> None:  # noqa: B027
+        """Pace and count this embedder's requests with a run's ``limiter`` and ``usage``.
+
+        Only a remote embedder makes requests; the others have nothing to share.
+        """
+
     def close(self) -> None:  # noqa: B027 - most embedders hold nothing open
         """Release what the embedder holds open (an HTTP client); it opens again when used."""
 

@@ -120,6 +120,13 @@ class OpenAIEmbedder(Embedder):
         # the dimension is fixed by the model name; asking for it could cost a request
         return {"embedder": self.name}
 
+    def share(self, *, limiter: Any = None, usage: Any = None) -> None:
+        """Make the next requests hold slots of ``limiter`` and count into ``usage`` (a run's)."""
+        if limiter is not None:
+            self.limiter = limiter
+        if usage is not None:
+            self.usage = usage
+
     def close(self) -> None:
         with self._client_lock:
             client, self._client = self._client, None
