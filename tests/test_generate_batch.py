@@ -226,3 +226,24 @@ def test_a_partial_reply_that_led_to_a_reask_is_replayed_and_only_the_reask_aske
     again = _ask(wrap_llm(FunctionModel(fixed), cache=cache, max_reasks=1), ["a", "b", "c"])
     assert again == ["answer to a", "answer to b", "answer to c"]
     assert [ITEM.findall(p) for p in fixed.prompts] == [[("1", "a")]]
+
+
+def test_a_reply_its_step_refuses_is_asked_again_and_counted_as_refused() -> None:
+    """ask_checked: a reply that parses but fails the step's check (a blank input) is evicted and
+    asked again, counted as ``refused`` (not as a malformed reply)."""
+    from synth.generate._call import ask_checked
+
+    replies = iter(['{"inputs": [" "]}', '{"inputs": ["What is it?"]}'])
+    cache: dict[str, str] = {}
+    llm = wrap_llm(FunctionModel(lambda prompt, system: next(replies)), cache=cache)
+
+    def check(reply: InputsReply) -> list[str]:
+        texts = [t.strip() for t in reply.inputs]
+        if not all(texts):
+            raise OutputParseError("the reply holds a blank input")
+        return texts
+
+    out = run_sync(ask_checked(llm, "Ask one question.", InputsReply, check, "inputs", None))
+    assert out == ["What is it?"]
+    assert llm.usage.total.retries == {"refused": 1}
+    assert len(cache) == 1 and "What is it?" in next(iter(cache.values()))

@@ -24,7 +24,7 @@ M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
 #: retry kind counted when a parsed reply is refused by its stage's check and asked again
-REFUSED = "invalid_output"
+REFUSED = "refused"
 
 
 async def ask(llm: LLM, prompt: str, schema: type[M], label: str, stats: StageStats | None) -> M:
