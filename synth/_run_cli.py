@@ -7,7 +7,6 @@ import importlib.util
 import json
 import os
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from synth._run_plan import Plan, render_plan
 from synth._run_progress import NullProgress, RichProgress
 from synth._run_rejects import first_drops
 from synth._run_session import replay_note
-from synth.cli import EXIT_PARTIAL
+from synth.cli import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
 from synth.dataset import SUFFIXES
 from synth.errors import ConfigError
 from synth.pipeline import Synthesizer, default_model_spec
@@ -170,13 +169,13 @@ def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
         print("What the run would do (--plan):", file=sys.stderr, flush=True)
         plan = _synthesizer(config, args).plan_from_docs(args.paths, num_goldens=config.num_goldens)
         _print_plan(plan, args, out)
-        return 2
+        return EXIT_ERROR
     synthesizer = _synthesizer(config, args)
     if args.plan:
         _print_plan(
             synthesizer.plan_from_docs(args.paths, num_goldens=config.num_goldens), args, out
         )
-        return 0
+        return EXIT_OK
     quiet = args.quiet or args.json
     synthesizer.progress = NullProgress() if quiet else RichProgress(err)
     ctrl_c = getattr(args, "ctrl_c", None)
@@ -195,8 +194,6 @@ def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
                 "run the same command again to resume",
                 file=sys.stderr,
             )
-        if ctrl_c is None or not ctrl_c.active:  # else the command ends the process, unwound
-            _exit_now_if_requests_hang()
         raise
     finally:
         synthesizer.close()
@@ -230,29 +227,10 @@ def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
                 print(small_corpus_note(int(contexts.get("reused_chunks", 0))))
         print(_summary(manifest, output, len(dataset)))
     if short is None:
-        return 0
+        return EXIT_OK
     sys.stdout.flush()  # the summary first, then the line that explains the exit code
     print(f"synth: {short} (exit code {EXIT_PARTIAL})", file=sys.stderr)
     return EXIT_PARTIAL
-
-
-def _exit_now_if_requests_hang() -> None:
-    """Exit at once when request threads are still waiting on a server after Ctrl-C.
-
-    Python waits for such threads before it exits, which with a hung server means waiting for
-    the request timeout. Everything the run did is already written (journals are flushed as they
-    go, the manifest was rewritten on the way out), so nothing is lost by not waiting.
-    """
-    waiting = [
-        t
-        for t in threading.enumerate()
-        if t is not threading.main_thread() and t.is_alive() and not t.daemon
-    ]
-    if waiting:
-        print("synth: interrupted", file=sys.stderr)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(130)
 
 
 def _synthesizer(config: PipelineConfig, args: argparse.Namespace) -> Synthesizer:

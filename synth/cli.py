@@ -99,7 +99,7 @@ def _run_ingest(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), ensure_ascii=False))
     else:
         print_ingest_report(report, CommandConsole(highlight=False))
-    return 0 if report.any_read else 1
+    return EXIT_OK if report.any_read else EXIT_NOTHING_READ
 
 
 # ---- export (foundation issue) -------------------------------------------------------------------
@@ -170,7 +170,7 @@ def _run_export(args: argparse.Namespace) -> int:
         dataset.export(output, format=args.format)
         what = export_format(args.format).description
     print(f"wrote {len(dataset)} goldens to {output} ({what})")
-    return 0
+    return EXIT_OK
 
 
 # ---- generate (pipeline issue) -------------------------------------------------------------------
@@ -371,7 +371,7 @@ def _run_compare(args: argparse.Namespace) -> int:
         print(_io.dumps(comparison.model_dump(), "json"), end="")
     else:
         _tables.show(_tables.comparison_table(comparison, Path(args.a).stem, Path(args.b).stem))
-    return 0
+    return EXIT_OK
 
 
 def _add_benchmark(sub: argparse._SubParsersAction) -> None:
@@ -468,6 +468,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()  # a closed pipe is found here, not at exit where it cannot be handled
     except BrokenPipeError:
         return _closed_pipe()
+    except KeyboardInterrupt:  # pressed between the command's end and the handler's
+        print("synth: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -477,7 +480,7 @@ def _main(argv: Sequence[str] | None) -> int:
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
-        return 2
+        return EXIT_ERROR
     ctrl_c = args.ctrl_c = CtrlC()  # a command may say where a rerun resumes: ctrl_c.where
     as_program = argv is None and run_as_program()
     with ctrl_c if as_program else contextlib.nullcontext():
@@ -502,7 +505,7 @@ def _run_command(args: argparse.Namespace) -> int:
         if args.debug:
             raise
         print(f"synth: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
     except KeyboardInterrupt:
         print("synth: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

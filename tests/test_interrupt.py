@@ -10,6 +10,7 @@ and no traceback, and the same command run again must repeat no request that had
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import subprocess
@@ -43,19 +44,26 @@ GOLDENS = 8
 BUSY_LOOPS = 2
 
 
-@pytest.fixture
-def busy_cores() -> Iterator[None]:
-    """Two processes spinning on a core each until the test ends (however it ends)."""
+@contextlib.contextmanager
+def busy_loops() -> Iterator[list[subprocess.Popen]]:
+    """Two processes spinning on a core each until the block ends (however it ends)."""
     loops = [
         subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(BUSY_LOOPS)
     ]
     try:
-        yield
+        yield loops
     finally:
         for loop in loops:
             loop.kill()
         for loop in loops:
             loop.wait()
+
+
+@pytest.fixture
+def busy_cores() -> Iterator[None]:
+    """Both cores busy until the test ends (however it ends)."""
+    with busy_loops():
+        yield
 
 
 @pytest.fixture
@@ -212,15 +220,22 @@ def test_ctrl_c_while_writing_the_output(
     assert len(server.chat()) == made  # the rerun returned the finished run's goldens
 
 
-def test_the_busy_loops_are_gone_after_the_test(busy_cores: None) -> None:
-    """The fixture's own check: its loops run during the test (so the others ran under load)."""
-    me = os.getpid()
-    children = [
-        p
-        for p in Path("/proc").iterdir()
-        if p.name.isdigit() and _parent(p) == me and "while True" in _cmdline(p)
-    ]
-    assert len(children) == BUSY_LOOPS
+def test_the_busy_loops_run_during_the_block_and_are_gone_after_it() -> None:
+    """The fixture's own check: its loops run while a test runs (so the others ran under load),
+    and none is left once the test is over."""
+
+    def spinning() -> list[Path]:
+        me = os.getpid()
+        return [
+            p
+            for p in Path("/proc").iterdir()
+            if p.name.isdigit() and _parent(p) == me and "while True" in _cmdline(p)
+        ]
+
+    with busy_loops() as loops:
+        assert len(spinning()) == BUSY_LOOPS
+    assert all(loop.returncode is not None for loop in loops)
+    assert spinning() == []
 
 
 def _parent(proc: Path) -> int:
