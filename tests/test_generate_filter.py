@@ -95,15 +95,23 @@ def test_prompts_and_parse() -> None:
     "text",
     [
         json.dumps({"scores": [{"index": 1, "score": 2}]}),
-        json.dumps({"scores": [{"index": 2, "score": 0.5}]}),
+        json.dumps({"scores": [{"index": 3, "score": 0.5}, {"index": 4, "score": 0.5}]}),
+        json.dumps({"scores": [{"index": 1, "score": 0.5}, {"index": 1, "score": 0.6}]}),
         json.dumps({"scores": []}),
         "score: 0.9",
     ],
 )
 def test_parse_malformed(text: str) -> None:
+    """Nothing matches item 1 (out of range, differing duplicates, no entry, no JSON)."""
     with pytest.raises(OutputParseError) as info:
         input_filter.parse(text, 1)
     assert info.value.raw == text
+
+
+def test_parse_keeps_what_the_batch_rules_match() -> None:
+    """parse applies the pipeline's matching rules: a consistent shift matches by order."""
+    text = json.dumps({"scores": [{"index": 0, "score": 0.5}, {"index": 1, "score": 0.7}]})
+    assert [s.score for s in input_filter.parse(text, 2)] == [0.5, 0.7]
 
 
 def test_parse_rewrite_malformed() -> None:

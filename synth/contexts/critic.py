@@ -17,8 +17,8 @@ from pydantic import BaseModel, Field
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.select import SeedSelector
 from synth.data import Chunk
-from synth.errors import ModelError, OutputParseError
-from synth.generate._batch import BatchRequest, ask_batch
+from synth.errors import ModelError
+from synth.generate._batch import BatchRequest, ask_batch, values_of
 from synth.generate._text import tagged_list
 from synth.generate.stats import StageStats, model_error_reason
 from synth.generate.templates import PromptSet, default_prompts
@@ -26,6 +26,8 @@ from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
 
 LABEL = "critic"
+#: how a failed match of the critic's reply is described
+WHAT = "critic scored passages"
 BELOW_THRESHOLD = "below_quality_threshold"
 
 
@@ -65,28 +67,15 @@ def build_prompt(chunks: Sequence[Chunk | str], prompts: PromptSet | None = None
     )
 
 
-def check_reply(reply: CriticReply, n: int) -> list[ContextScore]:
-    """The ``n`` scores of a parsed reply, in passage order; OutputParseError if any is missing."""
-    indices = [item.index for item in reply.scores]
-    if sorted(indices) != list(range(1, n + 1)):
-        raise OutputParseError(
-            f"critic scored passages {indices}, expected 1..{n} once each",
-            raw=reply.model_dump_json(),
-        )
-    by_index = {item.index: item for item in reply.scores}
-    return [
-        ContextScore.model_validate(by_index[i].model_dump(exclude={"index"}))
-        for i in range(1, n + 1)
-    ]
+def check_reply(reply: CriticReply, n: int, raw: str = "") -> list[ContextScore]:
+    """The ``n`` scores of a parsed reply, in passage order, matched as a batch reply is
+    (:mod:`synth.generate._batch`); OutputParseError if one is left unmatched."""
+    return values_of(reply, n, WHAT, _score, raw)
 
 
 def parse(text: str, n: int) -> list[ContextScore]:
     """Parse a critic reply for ``n`` passages; OutputParseError (with the raw text) otherwise."""
-    reply = parse_verdict(text, CriticReply)
-    try:
-        return check_reply(reply, n)
-    except OutputParseError as exc:
-        raise OutputParseError(str(exc), raw=text) from None
+    return check_reply(parse_verdict(text, CriticReply), n, raw=text)
 
 
 def _score(item: _Item) -> ContextScore:
@@ -99,7 +88,7 @@ async def _score_batch(
     request = BatchRequest(
         LABEL,
         CriticReply,
-        "critic scored passages",
+        WHAT,
         lambda positions: build_prompt([batch[i] for i in positions], prompts),
         _score,
     )

@@ -128,6 +128,29 @@ def describe(what: str, indices: Sequence[int], n: int) -> str:
     return f"{what} {list(indices)}, expected 1..{n}"
 
 
+def values_of(
+    reply: BaseModel, n: int, what: str, value: Callable[[Any], T], raw: str = ""
+) -> list[T]:
+    """The ``n`` items' values from one parsed batch reply, matched by the module's rules.
+
+    The pure form of what :func:`ask_batch` does with a reply: OutputParseError (keeping ``raw``,
+    else the reply's JSON) when an item is left unmatched or its entry is unusable.
+    """
+    entries = getattr(reply, list_field(type(reply)))
+    indices = [entry.index for entry in entries]
+    match = match_entries(indices, n, entries)
+    raw = raw or reply.model_dump_json()
+    if match.missing:
+        raise OutputParseError(describe(what, indices, n), raw=raw)
+    out = []
+    for number in range(1, n + 1):
+        try:
+            out.append(value(entries[match.found[number]]))
+        except OutputParseError as exc:
+            raise OutputParseError(f"item {number}: {exc}", raw=raw) from None
+    return out
+
+
 @dataclass(frozen=True)
 class BatchRequest(Generic[T]):
     """What one batch step asks: ``prompt(positions)`` builds the prompt for those items (0-based
@@ -199,4 +222,5 @@ __all__ = [
     "describe",
     "list_field",
     "match_entries",
+    "values_of",
 ]

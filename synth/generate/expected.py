@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
-from synth.generate._batch import BatchRequest, ask_batch
+from synth.generate._batch import BatchRequest, ask_batch, values_of
 from synth.generate._text import context_text, tagged_list
 from synth.generate.config import StylingConfig
 from synth.generate.draft import Draft, drop_failed, live
@@ -19,6 +19,8 @@ from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
 
 LABEL = "expected"
+#: how a failed match of a reply is described
+WHAT = "the reply answers items"
 #: inputs answered in one request at most
 MAX_BATCH = 10
 
@@ -52,17 +54,9 @@ def build_prompt(
 
 
 def check_reply(reply: ExpectedReply, n: int, raw: str = "") -> list[str]:
-    """The ``n`` answers in input order; OutputParseError if one is missing, repeated or blank."""
-    raw = raw or reply.model_dump_json()
-    indices = [o.index for o in reply.outputs]
-    if sorted(indices) != list(range(1, n + 1)):
-        raise OutputParseError(
-            f"the reply answers items {indices}, expected 1..{n} once each", raw=raw
-        )
-    by_index = {o.index: o.expected_output.strip() for o in reply.outputs}
-    if any(not by_index[i] for i in range(1, n + 1)):
-        raise OutputParseError("the reply holds a blank answer", raw=raw)
-    return [by_index[i] for i in range(1, n + 1)]
+    """The ``n`` answers in input order, matched as a batch reply is
+    (:mod:`synth.generate._batch`); OutputParseError if one is left unmatched or blank."""
+    return values_of(reply, n, WHAT, _answer, raw)
 
 
 def parse(text: str, n: int) -> list[str]:
@@ -89,7 +83,7 @@ async def _answer_group(
     def prompt(positions: list[int]) -> str:
         return build_prompt([drafts[i].input for i in positions], context, output_format, prompts)
 
-    request = BatchRequest(LABEL, ExpectedReply, "the reply answers items", prompt, _answer)
+    request = BatchRequest(LABEL, ExpectedReply, WHAT, prompt, _answer)
     answers = await ask_batch(llm, request, len(drafts), stats)
     for draft, answer in zip(drafts, answers, strict=True):
         if isinstance(answer, ModelError):

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
-from synth.generate._batch import BatchRequest, ask_batch
+from synth.generate._batch import BatchRequest, ask_batch, values_of
 from synth.generate._text import context_text, feedback_items, tagged_list
 from synth.generate.config import FiltrationConfig
 from synth.generate.draft import Draft, drop_failed, live
@@ -28,6 +28,9 @@ from synth.llm.structured import parse_verdict
 
 LABEL = "filter"
 REWRITE_LABEL = "filter_rewrite"
+#: how a failed match of a scoring or a rewrite reply is described
+WHAT = "the filter reply covers items"
+REWRITE_WHAT = "the rewrite reply covers items"
 BELOW_THRESHOLD = "below_input_quality_threshold"
 #: inputs scored in one request at most (a context has max_goldens_per_context of them)
 MAX_BATCH = 10
@@ -62,11 +65,6 @@ class RewriteReply(BaseModel):
     inputs: list[_RewriteItem]
 
 
-def _check_indices(indices: list[int], n: int, what: str, raw: str) -> None:
-    if sorted(indices) != list(range(1, n + 1)):
-        raise OutputParseError(f"{what} covers items {indices}, expected 1..{n} once each", raw=raw)
-
-
 def build_prompt(
     inputs: Sequence[str],
     context: Context | None,
@@ -84,17 +82,9 @@ def build_prompt(
 
 
 def check_reply(reply: FilterReply, n: int, raw: str = "") -> list[InputScore]:
-    """The ``n`` scores in input order; OutputParseError if an index is missing or repeated."""
-    _check_indices(
-        [s.index for s in reply.scores], n, "the filter reply", raw or reply.model_dump_json()
-    )
-    by_index = {s.index: s for s in reply.scores}
-    out = []
-    for i in range(1, n + 1):
-        item = by_index[i]
-        rewrite = (item.rewrite or "").strip() or None
-        out.append(InputScore(score=item.score, feedback=item.feedback, rewrite=rewrite))
-    return out
+    """The ``n`` scores in input order, matched as a batch reply is
+    (:mod:`synth.generate._batch`); OutputParseError if one is left unmatched."""
+    return values_of(reply, n, WHAT, _input_score, raw)
 
 
 def parse(text: str, n: int) -> list[InputScore]:
@@ -112,13 +102,9 @@ def build_rewrite_prompt(
 
 
 def check_rewrite_reply(reply: RewriteReply, n: int, raw: str = "") -> list[str]:
-    """The ``n`` rewritten inputs in order; OutputParseError if one is missing, repeated or blank."""
-    raw = raw or reply.model_dump_json()
-    _check_indices([r.index for r in reply.inputs], n, "the rewrite reply", raw)
-    by_index = {r.index: r.input.strip() for r in reply.inputs}
-    if any(not by_index[i] for i in range(1, n + 1)):
-        raise OutputParseError("the rewrite reply holds a blank input", raw=raw)
-    return [by_index[i] for i in range(1, n + 1)]
+    """The ``n`` rewritten inputs in order, matched as a batch reply is; OutputParseError if one
+    is left unmatched or blank."""
+    return values_of(reply, n, REWRITE_WHAT, _rewritten, raw)
 
 
 def parse_rewrite(text: str, n: int) -> list[str]:
@@ -148,7 +134,7 @@ async def _rewrite(
     request = BatchRequest(
         REWRITE_LABEL,
         RewriteReply,
-        "the rewrite reply covers items",
+        REWRITE_WHAT,
         lambda positions: build_rewrite_prompt([pairs[i] for i in positions], context, prompts),
         _rewritten,
     )
@@ -166,7 +152,7 @@ async def _score(
     request = BatchRequest(
         LABEL,
         FilterReply,
-        "the filter reply covers items",
+        WHAT,
         lambda positions: build_prompt([texts[i] for i in positions], context, prompts, threshold),
         _input_score,
     )
