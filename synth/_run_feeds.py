@@ -36,7 +36,7 @@ from synth.contexts.group import Prefetched, group_contexts, prefetch_neighbours
 from synth.contexts.index import ChunkIndex
 from synth.contexts.select import SeedSelector
 from synth.data import Chunk, Context
-from synth.errors import AuthenticationError, ModelError
+from synth.errors import AuthenticationError, ModelError, raw_reply
 from synth.generate.stats import model_error_reason
 from synth.generate.templates import PromptSet
 from synth.llm.base import LLM
@@ -393,9 +393,9 @@ class DocsFeed:
             }
             error = batch.failed.get(chunk.id)
             detail = str(error) if error is not None else None
-            raw = getattr(error, "raw", None) or getattr(error, "text", None) or None
             self.rejects.append(
-                f"{batch.key}:{chunk.id}", reject_row(record, detail, raw, self.bad_replies)
+                f"{batch.key}:{chunk.id}",
+                reject_row(record, detail, raw_reply(error), self.bad_replies),
             )
 
     # ---- accounting ------------------------------------------------------------------------------

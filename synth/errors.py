@@ -149,6 +149,11 @@ class FailedItemsWarning(SynthWarning):
     ``errors`` counts them by source and each item's ``errors`` says what happened."""
 
 
+def raw_reply(error: BaseException | None) -> str | None:
+    """The reply text a failed request kept (an unparsable or cut-off reply), if any."""
+    return getattr(error, "raw", None) or getattr(error, "text", None) or None
+
+
 __all__ = [
     "AuthenticationError",
     "BadRequestError",
@@ -169,4 +174,5 @@ __all__ = [
     "StoreError",
     "SynthError",
     "SynthWarning",
+    "raw_reply",
 ]

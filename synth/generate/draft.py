@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from synth.data import Context, Golden
-from synth.errors import ModelError
+from synth.errors import ModelError, raw_reply
 from synth.generate.stats import model_error_reason
 
 
@@ -98,8 +98,7 @@ class Draft(BaseModel):
 
 def drop_failed(draft: Draft, stage: str, exc: ModelError) -> None:
     """Drop ``draft`` as ``model_error:<kind>``, keeping the error's message and raw reply."""
-    raw = getattr(exc, "raw", None) or getattr(exc, "text", None) or None
-    draft.drop(stage, model_error_reason(exc), str(exc) or None, raw)
+    draft.drop(stage, model_error_reason(exc), str(exc) or None, raw_reply(exc))
 
 
 def live(drafts: list[Draft]) -> list[Draft]:
