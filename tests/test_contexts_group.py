@@ -11,10 +11,12 @@ import pytest
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import ContextScore, ScoredSeed
 from synth.contexts.group import TOO_FEW, group_contexts, prefetch_neighbours
+from synth.contexts.index import ChunkIndex
 from synth.contexts.select import SeedSelector
 from synth.data import Chunk
 from synth.generate.stats import StageStats
 from synth.store import ChunkStore, HashEmbedder
+from synth.store.embedder import Embedder
 
 TOPICS = {
     "solar": "solar panels convert sunlight photovoltaic cells inverter rooftop energy output",
@@ -261,3 +263,62 @@ def test_reading_ahead_of_other_seeds_changes_nothing(store: ChunkStore) -> None
     assert prefetch_neighbours([], store, config).candidates == {}
     single = ContextConstructionConfig(max_context_length=1)
     assert prefetch_neighbours(first, store, single).candidates == {}
+
+
+class _FixedVectors(Embedder):
+    """Each text's vector is looked up by its first word: cosines known exactly in float32."""
+
+    name = "fixed"
+    VECTORS = {
+        "seed": [1.0, 0.0, 0.0, 0.0],
+        "above": [0.6, 0.8, 0.0, 0.0],  # about 0.6 to the seed
+        "at_a": [0.5, 0.5, 0.5, 0.5],  # exactly 0.5
+        "at_b": [0.5, -0.5, 0.5, -0.5],  # exactly 0.5
+        "below": [0.0, 0.0, 1.0, 0.0],  # 0
+    }
+
+    @property
+    def dimension(self) -> int:
+        return 4
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        return np.array([self.VECTORS[t.split()[0]] for t in texts])
+
+
+def _boundary_chunks() -> list[Chunk]:
+    return [
+        Chunk(
+            id=f"f.md#{i}",
+            document_id="f.md",
+            source="f.md",
+            index=i,
+            text=f"{word} passage",
+            token_count=2,
+        )
+        for i, word in enumerate(_FixedVectors.VECTORS)
+    ]
+
+
+@pytest.mark.parametrize("where", ["chroma", "index"])
+def test_a_neighbour_exactly_at_the_similarity_threshold_is_taken(
+    tmp_path: Path, where: str
+) -> None:
+    """The docs say a neighbour's similarity must *reach* the threshold: at it is in, a hair
+    under it is out (dedup and the critic have the same boundary tests)."""
+    chunks = _boundary_chunks()
+    chroma = ChunkStore(_FixedVectors(), path=tmp_path / "chroma", collection="boundary")
+    chroma.add(chunks)
+    store = chroma if where == "chroma" else ChunkIndex.from_store(chunks, chroma)
+    seed = chunks[0]
+
+    def grouped(threshold: float) -> list[str]:
+        config = ContextConstructionConfig(
+            max_context_length=5, context_similarity_threshold=threshold
+        )
+        result = group_contexts([seed], store, config, used={seed.id})
+        return result.contexts[0].chunk_ids
+
+    at = grouped(0.5)
+    assert at == ["f.md#0", "f.md#1", "f.md#2", "f.md#3"]  # seed, above, at_a, at_b
+    assert grouped(float(np.nextafter(0.5, 1.0))) == ["f.md#0", "f.md#1"]
+    chroma.close()

@@ -70,6 +70,18 @@ def test_bootstrap_interval() -> None:
         bootstrap_interval(values, confidence=1.5)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("position", [0, 1, 2, 3])
+def test_bootstrap_resamples_every_value(position: int, seed: int) -> None:
+    """Three zeros and a one: a resample's mean is k/4 with k ~ Binomial(4, 1/4), so the mean is 0
+    with probability 81/256 (over the 2.5% tail), 1 with 1/256 (under it) and 0.75 or more with
+    13/256 (over it). The 95% interval is therefore exactly (0, 0.75) wherever the one sits; a
+    resampler that never picks some position gives (0, 0) or (0.25, 1) instead."""
+    values = [0.0, 0.0, 0.0, 0.0]
+    values[position] = 1.0
+    assert bootstrap_interval(values, seed=seed) == (0.0, 0.75)
+
+
 def _report(scores: dict[str, float]) -> RetrievalEvaluation:
     items = [ItemResult(id=i, scores={"m": s}) for i, s in scores.items()]
     return RetrievalEvaluation(items=items, metrics={"m": float(np.nanmean(list(scores.values())))})

@@ -6,6 +6,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from synth import IngestError, load_documents
 from synth.ingest.text import decode_bytes, read_text
@@ -72,15 +74,36 @@ def test_empty_file_is_an_error(tmp_path):
         read_text(write(tmp_path / "empty.txt", b""))
 
 
-def test_decode_bytes_never_raises_on_arbitrary_input():
-    rng = random.Random(11)
-    for size in (1, 2, 3, 17, 256, 3000):
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(max_size=200).filter(lambda t: not t.startswith("\ufeff")))
+def test_decode_bytes_never_raises_on_arbitrary_input(text: str) -> None:
+    """Any bytes give text or the one IngestError, nothing else; and text is never refused: any
+    string's UTF-8 bytes decode back to it, so a decoder rejecting everything fails here."""
+    assert decode_bytes(text.encode("utf-8")) == (text, "utf-8")
+    rng = random.Random(len(text))
+    outcomes = set()
+    for size in (1, 2, 3, 17, 256):
         data = rng.randbytes(size)
         try:
-            text, encoding = decode_bytes(data)
-        except IngestError:
+            decoded, encoding = decode_bytes(data)
+        except IngestError as exc:
+            assert "not a text file" in str(exc)
+            outcomes.add("refused")
             continue
-        assert isinstance(text, str) and encoding
+        assert isinstance(decoded, str) and encoding
+        outcomes.add("decoded")
+    assert "decoded" in outcomes  # a single random byte is always some 8-bit text
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.binary(max_size=600))
+def test_arbitrary_bytes_decode_or_raise_ingest_error(data: bytes) -> None:
+    try:
+        decoded, encoding = decode_bytes(data)
+    except IngestError as exc:
+        assert "not a text file" in str(exc)
+    else:
+        assert isinstance(decoded, str) and encoding
 
 
 def test_load_reports_each_text_problem_and_goes_on(tmp_path):

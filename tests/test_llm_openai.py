@@ -328,3 +328,32 @@ def _inner_models(llm):  # type: ignore[no-untyped-def]
         seen.append(llm)
         llm = getattr(llm, "inner", None)
     return seen
+
+
+def test_a_429_is_retried_no_sooner_than_its_retry_after(fake_openai, monkeypatch) -> None:
+    """The wait the retry layer really asks for, over HTTP: a 429 saying ``Retry-After: 5`` is
+    slept on for 5 s (plus at most 10% spread), though the backoff alone would be under 0.5 s.
+    ``asyncio.sleep`` is replaced by one that records the delay and returns at once."""
+    waits: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def recording_sleep(delay: float, result=None):  # type: ignore[no-untyped-def]
+        waits.append(delay)
+        return await real_sleep(0, result)
+
+    monkeypatch.setattr(asyncio, "sleep", recording_sleep)
+    fake_openai.reply = "fine"
+    fake_openai.retry_after = 5.0
+    fake_openai.queue_faults("rate_limit", "rate_limit", None)
+    with _llm(fake_openai, retry=RetryConfig()) as llm:  # initial_delay 0.5, jitter 0.5
+        assert llm.complete("q") == "fine"
+        assert llm.usage.total.retries == {"rate_limit": 2}
+    assert fake_openai.outcomes() == {"rate_limit": 2, "ok": 1}
+    assert len(waits) == 2 and all(5.0 <= w <= 5.0 + 0.5 + 0.001 for w in waits), waits
+    # a Retry-After shorter than the backoff leaves the backoff as it is
+    waits.clear()
+    fake_openai.retry_after = 0.001
+    fake_openai.queue_faults("rate_limit", None)
+    with _llm(fake_openai, retry=RetryConfig(initial_delay=2.0, jitter=0.0)) as llm:
+        assert llm.complete("again") == "fine"
+    assert waits == [2.0]

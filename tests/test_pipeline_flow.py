@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from model_modes import MODES, ModelMode, model_mode, open_mode
 from synth_replies import Replies, stage_of
@@ -24,7 +25,8 @@ from synth import FunctionModel, Synthesizer
 from synth.contexts.config import ContextConstructionConfig
 from synth.dataset import Dataset
 from synth.errors import AuthenticationError, ConfigError, ShortfallWarning
-from synth.generate.config import EvolutionConfig, StylingConfig
+from synth.generate.config import EvolutionConfig, GenerationConfig, StylingConfig
+from synth.store import HashEmbedder
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_docs"
@@ -512,10 +514,7 @@ def test_a_store_write_failing_after_the_critic_started_ends_the_run_with_that_e
     leaves no thread behind. (Scripted only: the point is the embedder, not the model.)"""
     import threading
 
-    import numpy as np
-
     from synth.errors import ModelError
-    from synth.store import HashEmbedder
 
     class FailingEmbedder(HashEmbedder):
         name = "hash-failing"
@@ -625,3 +624,33 @@ def test_an_embedder_failing_at_every_dedup_is_named_in_the_shortfall(tmp_path: 
     reasons = synth.manifest["shortfall"]
     assert reasons[0].startswith("model errors: every item failed")
     assert any("dedup: model_error:server" in r for r in reasons)
+
+
+class _OneDirection(HashEmbedder):
+    """Every text gets the same vector: with deduplication on, every input after the first would
+    be a near-duplicate."""
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        return np.ones((len(texts), self.dimension), dtype=np.float32)
+
+
+@pytest.mark.parametrize("source", ["docs", "contexts"])
+def test_with_dedup_turned_off_the_run_delivers_n_and_keeps_near_duplicates(source: str) -> None:
+    """``dedup_threshold=None`` turns deduplication off: the run keeps what it makes, even inputs
+    whose vectors are all alike, and still delivers exactly N."""
+    config = GenerationConfig(dedup_threshold=None, max_goldens_per_context=2)
+    synth = synthesizer(Replies(), embedder=_OneDirection(64), generation_config=config)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no shortfall
+        if source == "docs":
+            dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=3)
+        else:
+            contexts = [["Solar panels lose a tenth of their output in winter, the report says."]]
+            dataset = synth.generate_goldens_from_contexts(contexts, num_goldens=2)
+    wanted = 3 if source == "docs" else 2
+    assert len(dataset) == wanted and len({g.input for g in dataset}) == wanted
+    manifest = synth.manifest
+    assert manifest["status"] == "complete" and manifest["delivered"] == wanted
+    rows = {r["stage"]: r for r in manifest["stages"]}
+    assert "near_duplicate" not in rows["dedup"]["dropped"]
+    assert manifest["delivered"] == rows["dedup"]["items_out"]

@@ -12,9 +12,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pydantic import BaseModel
+
 from synth.errors import ConfigError
 
 _WRAPPERS = ("doc", "document", "chunk")
+
+
+def _one(contexts: Any) -> bool:
+    """Whether ``contexts`` is a single context rather than a list of them (a pydantic record,
+    such as a Chunk or a Context, iterates over its fields: it is one context all the same)."""
+    return isinstance(contexts, str | Mapping | BaseModel) or not isinstance(contexts, Iterable)
 
 
 def _text_of(context: Any) -> list[str]:
@@ -44,11 +52,7 @@ def context_texts(contexts: Any) -> list[str]:
     """Return the texts of ``contexts`` (one context or a list of them), in order."""
     if contexts is None:
         return []
-    if (
-        isinstance(contexts, str)
-        or not isinstance(contexts, Iterable)
-        or isinstance(contexts, Mapping)
-    ):
+    if _one(contexts):
         return _text_of(contexts)
     texts: list[str] = []
     for context in contexts:
@@ -81,11 +85,7 @@ def context_ids(contexts: Any) -> list[str]:
     """Return the ids of ``contexts`` (ids, hits, chunks or mappings), in ranked order."""
     if contexts is None:
         return []
-    if (
-        isinstance(contexts, str)
-        or isinstance(contexts, Mapping)
-        or not isinstance(contexts, Iterable)
-    ):
+    if _one(contexts):
         return [_id_of(contexts)]
     return [_id_of(context) for context in contexts]
 
