@@ -56,6 +56,12 @@ def prepare(module: str, tests: list[str], *, resume: bool) -> Path:
         link = folder / name
         if not link.exists():
             link.symlink_to(REPO / name, target_is_directory=True)
+    # the tests run inside mutants/ and find these folders beside their own
+    (folder / "mutants").mkdir(exist_ok=True)
+    for name in ("sample_docs", "docs", "bench"):
+        link = folder / "mutants" / name
+        if not link.exists():
+            link.symlink_to(REPO / name, target_is_directory=True)
     repo_config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     config = {
         "tool": {
