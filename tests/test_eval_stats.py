@@ -79,7 +79,7 @@ def test_mean_score_leaves_nan_out() -> None:
 
 def test_defaults_are_the_documented_ones() -> None:
     """The same scores give the same numbers as the documented seed and resample counts."""
-    values = [0.0, 0.25, 0.5, 1.0, 1.0]
+    values = np.random.default_rng(4).random(12).tolist()  # continuous: every resample counts
     assert bootstrap_interval(values) == bootstrap_interval(values, n_resamples=2000, seed=0)
     diffs = [0.25 * (1 + i % 3) * (-1) ** i for i in range(21)]
     assert sign_flip_test(diffs) == sign_flip_test(diffs, n_resamples=10000, seed=0, exact_max=20)
@@ -107,7 +107,7 @@ def test_settings_out_of_range_are_refused_by_name() -> None:
 
 def test_bootstrap_resamples_every_value_over_several_blocks() -> None:
     """1,500 values take two blocks of resamples; the interval is the seeded percentile bootstrap."""
-    values = np.random.default_rng(2).choice([0.0, 0.25, 0.5, 0.75, 1.0], size=1500)
+    values = np.random.default_rng(2).random(1500)
     picks = np.random.default_rng(9).integers(0, values.size, size=(2000, values.size))
     expected = np.quantile(values[picks].mean(axis=1), [0.025, 0.975])
     assert bootstrap_interval(values.tolist(), seed=9) == (expected[0], expected[1])
@@ -123,6 +123,9 @@ def test_monte_carlo_p_value_counts_ties_over_several_blocks() -> None:
         (1 + hits) / (1 + n),
         False,
     )
+    # 25 differences of +-0.25 never sum to less than 0.25: every pattern ties or beats it
+    odd = [0.25, -0.25] * 12 + [0.25]
+    assert sign_flip_test(odd, exact_max=5, n_resamples=n, seed=6) == (1.0, False)
 
 
 def test_ties_are_judged_relative_to_the_size_of_the_differences() -> None:

@@ -17,6 +17,7 @@ from synth import (
     AuthenticationError,
     ConfigError,
     FunctionModel,
+    IncompleteCompletionError,
     ModelTimeoutError,
     OutputParseError,
     RateLimiter,
@@ -117,6 +118,77 @@ def test_backoff_grows_is_capped_and_honours_retry_after() -> None:
     assert again == delays[:1]  # jitter comes from the seeded generator
 
 
+def test_a_retry_after_is_waited_with_a_small_spread_and_honoured_up_to_the_limit() -> None:
+    config = RetryConfig(initial_delay=0.0, jitter=0.5)
+    rng = random.Random(1)
+    waits = [config.delay(0, rng, retry_after=5.0) for _ in range(300)]
+    # at least what the server asked, at most a tenth more (and a millisecond)
+    assert all(5.0 <= w <= 5.501 for w in waits)
+    assert min(waits) < 5.05 and max(waits) > 5.45
+    # even a Retry-After of 0 spreads the waiters over a millisecond
+    zero = [config.delay(0, rng, retry_after=0.0) for _ in range(50)]
+    assert all(0.0 <= w <= 0.001 for w in zero) and max(zero) > 0.0
+    # a Retry-After exactly at max_retry_after is still waited out
+    inner = Scripted([RateLimitError("429", retry_after=0.002), "ok"])
+    llm = wrap_llm(inner, retry=FAST.model_copy(update={"max_retry_after": 0.002}))
+    assert llm.complete("x") == "ok"
+
+
+def test_retry_model_waits_the_seeded_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    from synth.llm import retry as retry_module
+    from synth.llm.retry import RetryModel
+
+    waited: list[float] = []
+
+    async def record(seconds: float) -> None:
+        waited.append(seconds)
+
+    monkeypatch.setattr(retry_module.asyncio, "sleep", record)
+    model = RetryModel(Scripted([ServerError("a"), ServerError("b"), "ok"]))
+    assert isinstance(model.usage, Usage)
+    assert asyncio.run(model.arequest("x", label="l")).text == "ok"
+    rng = random.Random(0)  # the default generator, so two runs wait the same
+    assert waited == [model.config.delay(0, rng), model.config.delay(1, rng)]
+    assert model.usage.counts(label="l").retries == {"server": 2}
+
+
+def test_retry_model_passes_the_call_through_and_re_asks_only_with_a_schema() -> None:
+    from synth.llm.retry import RetryModel
+
+    seen: list[tuple[str | None, object]] = []
+
+    class Recording(Scripted):
+        async def arequest(self, prompt, *, system=None, schema=None, label=None) -> Completion:
+            seen.append((system, schema))
+            return await super().arequest(prompt, system=system, schema=schema, label=label)
+
+    model = RetryModel(Recording(['{"supported": true}']), FAST)
+    asyncio.run(model.arequest("x", system="be brief", schema=Verdict))
+    assert seen == [("be brief", Verdict)]
+    # without a schema a cut-off reply is an error at once: nothing to parse, nothing to re-ask
+    plain = Recording([_cut("half a sent"), "never"])
+    with pytest.raises(IncompleteCompletionError):
+        asyncio.run(RetryModel(plain, FAST).arequest("x"))
+    assert len(plain.prompts) == 1
+
+
+def test_reask_budget_and_count_reask_find_the_retry_layer() -> None:
+    from synth.llm.retry import RetryModel, count_reask, reask_budget
+
+    bare = Scripted([])
+    assert reask_budget(bare) == RetryConfig().max_reasks
+    count_reask(bare, "judge", "invalid_output")  # no retry layer: nothing to count, no error
+    llm = wrap_llm(bare, retry=FAST, max_reasks=5)
+    assert reask_budget(llm) == 5
+    assert reask_budget(TimeoutModel(bare, 1.0)) == RetryConfig().max_reasks
+    count_reask(llm, "judge", "invalid_output")
+    count_reask(llm, "judge", "invalid_output")
+    retry = llm.layer(RetryModel)
+    assert retry is not None
+    assert retry.usage.counts(label="judge").retries == {"invalid_output": 2}
+    assert llm.usage.counts(model="scripted:s1", label="judge").retries == {"invalid_output": 2}
+
+
 def test_malformed_and_cut_off_structured_replies_are_asked_again() -> None:
     inner = Scripted(
         ['{"supported": "yes"}', _cut(), 'Sure: {"supported": true}', '{"supported": true}']
@@ -136,6 +208,11 @@ def test_re_asks_are_bounded_and_the_parse_error_keeps_the_text() -> None:
     assert caught.value.raw == "still no"
     assert llm.usage.total.failures == {"invalid_output": 1}
     assert len(inner.prompts) == 2
+    # the budget counts every re-ask, not just the first: two re-asks, then the error
+    inner = Scripted(["nope", "no", "still no", "never asked"])
+    with pytest.raises(OutputParseError):
+        wrap_llm(inner, retry=FAST, max_reasks=2).complete("x", schema=Verdict)
+    assert len(inner.prompts) == 3
 
 
 # ---- timeout -------------------------------------------------------------------------------------
