@@ -296,6 +296,61 @@ def test_window_budget_spends_waits_and_corrects() -> None:
     assert big.try_acquire(50, now=0.0)[0] is not None  # one oversize request may go alone
 
 
+def test_window_fills_exactly_to_its_limit_and_waits_for_enough_to_expire() -> None:
+    window = _Window(limit=3, window=10.0)
+    for now in (0.0, 1.0, 2.0):
+        assert window.try_acquire(1, now=now)[1] == 0.0  # the third fills it exactly
+    # 3 more need all three to expire: the last one does at 12
+    assert window.try_acquire(3, now=4.0) == (None, pytest.approx(8.0))
+    assert window.try_acquire(1, now=4.0) == (None, pytest.approx(6.0))
+    late = _Window(limit=1, window=10.0)
+    late.try_acquire(1, now=0.0)
+    assert late.try_acquire(1, now=9.5) == (None, pytest.approx(0.5))
+    tokens = _Window(limit=100, window=60.0)
+    spent, _ = tokens.try_acquire(80, now=0.0)
+    tokens.adjust(spent, 50)
+    assert tokens.try_acquire(50, now=1.0)[0] is not None  # 50 + 50: full
+    assert tokens.try_acquire(1, now=1.0)[0] is None
+    assert tokens.try_acquire(100, now=61.0)[0] is not None  # both expired, the corrected one too
+
+
+def test_limited_model_spends_its_budgets_per_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    from synth.llm.limiter import LimitedModel
+    from synth.llm.pricing import estimate_tokens
+
+    acquired: list[float] = []
+    adjusted: list[float] = []
+    real_acquire, real_adjust = _Window.try_acquire, _Window.adjust
+    monkeypatch.setattr(
+        _Window,
+        "try_acquire",
+        lambda w, amount, now: acquired.append(amount) or real_acquire(w, amount, now),
+    )
+    monkeypatch.setattr(
+        _Window,
+        "adjust",
+        lambda w, entry, amount: adjusted.append(amount) or real_adjust(w, entry, amount),
+    )
+    seen: list[tuple[str | None, object]] = []
+
+    class Recording(Scripted):
+        async def arequest(self, prompt, *, system=None, schema=None, label=None) -> Completion:
+            seen.append((system, schema))
+            return await super().arequest(prompt, system=system, schema=schema, label=label)
+
+    no_output = Completion(text="{}", model="s1", input_tokens=7, output_tokens=None)
+    inner = Recording(['{"supported": true}', no_output])
+    model = LimitedModel(inner, RateLimiter(4, rpm=100, tpm=10_000))
+    prompt, system = "one two three", "a long system prompt " * 20
+    asyncio.run(model.arequest(prompt, system=system, schema=Verdict))
+    asyncio.run(model.arequest(prompt))
+    assert seen == [(system, Verdict), (None, None)]
+    # per request: 1 of the rpm budget, then the estimate (system prompt included) of the tpm one
+    assert acquired == [1, estimate_tokens(prompt, system=system), 1, estimate_tokens(prompt)]
+    assert estimate_tokens(prompt, system=system) > estimate_tokens(prompt)
+    assert adjusted == [10 + 2, 7]  # corrected to what each reply used
+
+
 def test_rpm_budget_paces_requests_so_the_server_never_says_429() -> None:
     from fake_openai import FakeOpenAI
 
