@@ -2,7 +2,7 @@ PY ?= python3.11
 VENV ?= .venv
 BIN = $(VENV)/bin
 
-.PHONY: setup test lint
+.PHONY: setup test lint mutation
 
 # torch first, pinned to the CPU build, so the `local` extra does not pull a multi-GB GPU build
 setup:
@@ -16,6 +16,12 @@ test: lint
 	$(BIN)/python -m pytest --cov=synth --cov-report=term:skip-covered
 
 lint:
-	$(BIN)/ruff check synth tests bench
-	$(BIN)/ruff format --check synth tests bench
+	$(BIN)/ruff check synth tests bench mutation
+	$(BIN)/ruff format --check synth tests bench mutation
 	$(BIN)/mypy synth
+
+# mutation testing, not part of `test` (tens of minutes): every module in mutation/targets.toml,
+# or the ones named, e.g. `make mutation MODULE=synth/evaluate/stats.py`; see docs/testing.md
+MODULE ?=
+mutation:
+	$(BIN)/python mutation/run.py $(MODULE)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import krippendorff
 import numpy as np
@@ -54,6 +55,48 @@ def test_cohen_kappa_refuses_bad_input() -> None:
     with pytest.raises(ConfigError):
         cohen_kappa([1, 2], [1, 2], weights="cubic")
     assert math.isnan(cohen_kappa([1, 1], [1, 1]))
+    assert math.isnan(fleiss_kappa([["a", "a"], ["a", "a"]]))  # one label: chance is perfect
+
+
+def test_bad_input_is_refused_with_a_message_that_names_the_problem() -> None:
+    refusals = [
+        (lambda: cohen_kappa([1, 2], [1, 2], weights="cubic"), "weights must be None"),
+        (lambda: cohen_kappa([1, 2], [1]), "both raters must rate the same items: 2 != 1"),
+        (lambda: cohen_kappa([], []), "cohen_kappa needs at least one rated item"),
+        (lambda: cohen_kappa([1, None], [1, 2]), "cohen_kappa does not take missing ratings"),
+        (lambda: fleiss_kappa([["a", None], ["a", "b"]]), "fleiss_kappa does not take missing"),
+        (lambda: fleiss_kappa([["a", "b"]]), "fleiss_kappa needs at least two raters"),
+        (lambda: fleiss_kappa([]), "fleiss_kappa needs at least one rater and one item"),
+        (lambda: fleiss_kappa([[], []]), "fleiss_kappa needs at least one rater and one item"),
+        (lambda: fleiss_kappa("ab"), "fleiss_kappa takes one list of ratings per rater"),
+        (lambda: krippendorff_alpha({(1, 2)}), "krippendorff_alpha takes one list of ratings"),
+        (lambda: krippendorff_alpha([[1, 2], [1]]), "every rater needs one entry per item"),
+        (
+            lambda: krippendorff_alpha([[1, 2], [1, 2]], level="cardinal"),  # type: ignore[arg-type]
+            "level must be one of nominal, ordinal, interval, ratio, got 'cardinal'",
+        ),
+        (lambda: krippendorff_alpha([["a"], ["b"]], level="ordinal"), "ordinal ratings must be"),
+    ]
+    for call, message in refusals:
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            call()
+
+
+def test_weighted_kappa_orders_numbers_by_value_and_takes_unorderable_labels() -> None:
+    # marginals that are not symmetric, so an order by repr (1, 10, 2) would change the result
+    a, b = [1, 2, 10, 10, 2, 1, 1], [2, 2, 10, 1, 10, 1, 2]
+    assert cohen_kappa(a, b, weights="quadratic") == pytest.approx(
+        cohen_kappa_score(a, b, weights="quadratic"), abs=1e-12
+    )
+    # labels that cannot be compared are ordered by repr rather than refused
+    mixed_a, mixed_b = ["a", 1, "a", 1], ["a", 1, 1, 1]
+    assert cohen_kappa(mixed_a, mixed_b) == pytest.approx(
+        cohen_kappa(["a", "b", "a", "b"], ["a", "b", "b", "b"]), abs=1e-12
+    )
+    assert krippendorff_alpha([mixed_a, mixed_b], level="nominal") == pytest.approx(
+        krippendorff_alpha([["a", "b", "a", "b"], ["a", "b", "b", "b"]], level="nominal"),
+        abs=1e-12,
+    )
 
 
 def test_fleiss_kappa_matches_statsmodels() -> None:

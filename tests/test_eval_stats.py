@@ -12,6 +12,7 @@ import pytest
 from synth import ConfigError, bootstrap_interval, compare_reports, sign_flip_test
 from synth.evaluate.report import ItemResult
 from synth.evaluate.retrieval import RetrievalEvaluation
+from synth.evaluate.stats import mean_score
 
 
 def brute_force_p(diffs: list[float]) -> float:
@@ -80,6 +81,70 @@ def test_bootstrap_resamples_every_value(position: int, seed: int) -> None:
     values = [0.0, 0.0, 0.0, 0.0]
     values[position] = 1.0
     assert bootstrap_interval(values, seed=seed) == (0.0, 0.75)
+
+
+def test_mean_score_leaves_nan_out() -> None:
+    assert mean_score([0.5, math.nan, 1.0]) == 0.75
+    assert math.isnan(mean_score([math.nan]))
+    assert math.isnan(mean_score([]))
+
+
+def test_defaults_are_the_documented_ones() -> None:
+    """The same scores give the same numbers as the documented seed and resample counts."""
+    values = np.random.default_rng(4).random(12).tolist()  # continuous: every resample counts
+    assert bootstrap_interval(values) == bootstrap_interval(values, n_resamples=2000, seed=0)
+    diffs = [0.25 * (1 + i % 3) * (-1) ** i for i in range(21)]
+    assert sign_flip_test(diffs) == sign_flip_test(diffs, n_resamples=10000, seed=0, exact_max=20)
+    assert sign_flip_test(diffs[:20])[1] is True  # 20 differences: still enumerated
+    assert sign_flip_test(diffs)[1] is False  # 21: estimated
+
+
+def test_settings_out_of_range_are_refused_by_name() -> None:
+    values = [0.0, 1.0]
+    for confidence in (0.0, 1.0):
+        with pytest.raises(ConfigError, match="confidence must be between 0 and 1"):
+            bootstrap_interval(values, confidence=confidence)
+    with pytest.raises(ConfigError, match="n_resamples must be at least 1"):
+        bootstrap_interval(values, n_resamples=0)
+    low, high = bootstrap_interval(values, n_resamples=1)
+    assert low == high and low in (0.0, 0.5, 1.0)  # one resample: the mean of one draw
+    with pytest.raises(ConfigError, match="exact_max is at most 24"):
+        sign_flip_test(values, exact_max=25)
+    assert sign_flip_test([1.0, -1.0], exact_max=24) == (1.0, True)
+    with pytest.raises(ConfigError, match="n_resamples must be at least 1"):
+        sign_flip_test([1.0, 1.0], exact_max=1, n_resamples=0)
+    p, exact = sign_flip_test([1.0, 1.0], exact_max=1, n_resamples=1)
+    assert not exact and p in (0.5, 1.0)  # (1 + hits) / (1 + 1)
+
+
+def test_bootstrap_resamples_every_value_over_several_blocks() -> None:
+    """1,500 values take two blocks of resamples; the interval is the seeded percentile bootstrap."""
+    values = np.random.default_rng(2).random(1500)
+    picks = np.random.default_rng(9).integers(0, values.size, size=(2000, values.size))
+    expected = np.quantile(values[picks].mean(axis=1), [0.025, 0.975])
+    assert bootstrap_interval(values.tolist(), seed=9) == (expected[0], expected[1])
+
+
+def test_monte_carlo_p_value_counts_ties_over_several_blocks() -> None:
+    """50,000 seeded sign patterns (two blocks) give (1 + hits) / (1 + n), ties counted as hits."""
+    diffs = np.array([0.25, -0.5, 0.75, 0.25, -0.25] * 5)  # exact in binary: ties are exact
+    n = 50_000
+    signs = np.random.default_rng(6).integers(0, 2, size=(n, diffs.size)) * 2 - 1
+    hits = int((np.abs(signs @ diffs) >= abs(diffs.sum())).sum())
+    assert sign_flip_test(diffs.tolist(), exact_max=5, n_resamples=n, seed=6) == (
+        (1 + hits) / (1 + n),
+        False,
+    )
+    # 25 differences of +-0.25 never sum to less than 0.25: every pattern ties or beats it
+    odd = [0.25, -0.25] * 12 + [0.25]
+    assert sign_flip_test(odd, exact_max=5, n_resamples=n, seed=6) == (1.0, False)
+
+
+def test_ties_are_judged_relative_to_the_size_of_the_differences() -> None:
+    # a flip that moves the sum by 1.5e-9 on differences of about 1 is a real difference ...
+    assert sign_flip_test([0.5, 0.25, 0.75e-9])[0] == pytest.approx(2 / 8)
+    # ... and by 1e-8 on differences summing to 75, rounding: both signs of it tie
+    assert sign_flip_test([50.0, 25.0, 5e-9])[0] == pytest.approx(4 / 8)
 
 
 def _report(scores: dict[str, float]) -> RetrievalEvaluation:

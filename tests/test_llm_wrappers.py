@@ -17,6 +17,7 @@ from synth import (
     AuthenticationError,
     ConfigError,
     FunctionModel,
+    IncompleteCompletionError,
     ModelTimeoutError,
     OutputParseError,
     RateLimiter,
@@ -117,6 +118,77 @@ def test_backoff_grows_is_capped_and_honours_retry_after() -> None:
     assert again == delays[:1]  # jitter comes from the seeded generator
 
 
+def test_a_retry_after_is_waited_with_a_small_spread_and_honoured_up_to_the_limit() -> None:
+    config = RetryConfig(initial_delay=0.0, jitter=0.5)
+    rng = random.Random(1)
+    waits = [config.delay(0, rng, retry_after=5.0) for _ in range(300)]
+    # at least what the server asked, at most a tenth more (and a millisecond)
+    assert all(5.0 <= w <= 5.501 for w in waits)
+    assert min(waits) < 5.05 and max(waits) > 5.45
+    # even a Retry-After of 0 spreads the waiters over a millisecond
+    zero = [config.delay(0, rng, retry_after=0.0) for _ in range(50)]
+    assert all(0.0 <= w <= 0.001 for w in zero) and max(zero) > 0.0
+    # a Retry-After exactly at max_retry_after is still waited out
+    inner = Scripted([RateLimitError("429", retry_after=0.002), "ok"])
+    llm = wrap_llm(inner, retry=FAST.model_copy(update={"max_retry_after": 0.002}))
+    assert llm.complete("x") == "ok"
+
+
+def test_retry_model_waits_the_seeded_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    from synth.llm import retry as retry_module
+    from synth.llm.retry import RetryModel
+
+    waited: list[float] = []
+
+    async def record(seconds: float) -> None:
+        waited.append(seconds)
+
+    monkeypatch.setattr(retry_module.asyncio, "sleep", record)
+    model = RetryModel(Scripted([ServerError("a"), ServerError("b"), "ok"]))
+    assert isinstance(model.usage, Usage)
+    assert asyncio.run(model.arequest("x", label="l")).text == "ok"
+    rng = random.Random(0)  # the default generator, so two runs wait the same
+    assert waited == [model.config.delay(0, rng), model.config.delay(1, rng)]
+    assert model.usage.counts(label="l").retries == {"server": 2}
+
+
+def test_retry_model_passes_the_call_through_and_re_asks_only_with_a_schema() -> None:
+    from synth.llm.retry import RetryModel
+
+    seen: list[tuple[str | None, object]] = []
+
+    class Recording(Scripted):
+        async def arequest(self, prompt, *, system=None, schema=None, label=None) -> Completion:
+            seen.append((system, schema))
+            return await super().arequest(prompt, system=system, schema=schema, label=label)
+
+    model = RetryModel(Recording(['{"supported": true}']), FAST)
+    asyncio.run(model.arequest("x", system="be brief", schema=Verdict))
+    assert seen == [("be brief", Verdict)]
+    # without a schema a cut-off reply is an error at once: nothing to parse, nothing to re-ask
+    plain = Recording([_cut("half a sent"), "never"])
+    with pytest.raises(IncompleteCompletionError):
+        asyncio.run(RetryModel(plain, FAST).arequest("x"))
+    assert len(plain.prompts) == 1
+
+
+def test_reask_budget_and_count_reask_find_the_retry_layer() -> None:
+    from synth.llm.retry import RetryModel, count_reask, reask_budget
+
+    bare = Scripted([])
+    assert reask_budget(bare) == RetryConfig().max_reasks
+    count_reask(bare, "judge", "invalid_output")  # no retry layer: nothing to count, no error
+    llm = wrap_llm(bare, retry=FAST, max_reasks=5)
+    assert reask_budget(llm) == 5
+    assert reask_budget(TimeoutModel(bare, 1.0)) == RetryConfig().max_reasks
+    count_reask(llm, "judge", "invalid_output")
+    count_reask(llm, "judge", "invalid_output")
+    retry = llm.layer(RetryModel)
+    assert retry is not None
+    assert retry.usage.counts(label="judge").retries == {"invalid_output": 2}
+    assert llm.usage.counts(model="scripted:s1", label="judge").retries == {"invalid_output": 2}
+
+
 def test_malformed_and_cut_off_structured_replies_are_asked_again() -> None:
     inner = Scripted(
         ['{"supported": "yes"}', _cut(), 'Sure: {"supported": true}', '{"supported": true}']
@@ -136,6 +208,11 @@ def test_re_asks_are_bounded_and_the_parse_error_keeps_the_text() -> None:
     assert caught.value.raw == "still no"
     assert llm.usage.total.failures == {"invalid_output": 1}
     assert len(inner.prompts) == 2
+    # the budget counts every re-ask, not just the first: two re-asks, then the error
+    inner = Scripted(["nope", "no", "still no", "never asked"])
+    with pytest.raises(OutputParseError):
+        wrap_llm(inner, retry=FAST, max_reasks=2).complete("x", schema=Verdict)
+    assert len(inner.prompts) == 3
 
 
 # ---- timeout -------------------------------------------------------------------------------------
@@ -217,6 +294,61 @@ def test_window_budget_spends_waits_and_corrects() -> None:
     assert tokens.try_acquire(30, now=1.0)[0] is not None
     big = _Window(limit=10, window=60.0)
     assert big.try_acquire(50, now=0.0)[0] is not None  # one oversize request may go alone
+
+
+def test_window_fills_exactly_to_its_limit_and_waits_for_enough_to_expire() -> None:
+    window = _Window(limit=3, window=10.0)
+    for now in (0.0, 1.0, 2.0):
+        assert window.try_acquire(1, now=now)[1] == 0.0  # the third fills it exactly
+    # 3 more need all three to expire: the last one does at 12
+    assert window.try_acquire(3, now=4.0) == (None, pytest.approx(8.0))
+    assert window.try_acquire(1, now=4.0) == (None, pytest.approx(6.0))
+    late = _Window(limit=1, window=10.0)
+    late.try_acquire(1, now=0.0)
+    assert late.try_acquire(1, now=9.5) == (None, pytest.approx(0.5))
+    tokens = _Window(limit=100, window=60.0)
+    spent, _ = tokens.try_acquire(80, now=0.0)
+    tokens.adjust(spent, 50)
+    assert tokens.try_acquire(50, now=1.0)[0] is not None  # 50 + 50: full
+    assert tokens.try_acquire(1, now=1.0)[0] is None
+    assert tokens.try_acquire(100, now=61.0)[0] is not None  # both expired, the corrected one too
+
+
+def test_limited_model_spends_its_budgets_per_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    from synth.llm.limiter import LimitedModel
+    from synth.llm.pricing import estimate_tokens
+
+    acquired: list[float] = []
+    adjusted: list[float] = []
+    real_acquire, real_adjust = _Window.try_acquire, _Window.adjust
+    monkeypatch.setattr(
+        _Window,
+        "try_acquire",
+        lambda w, amount, now: acquired.append(amount) or real_acquire(w, amount, now),
+    )
+    monkeypatch.setattr(
+        _Window,
+        "adjust",
+        lambda w, entry, amount: adjusted.append(amount) or real_adjust(w, entry, amount),
+    )
+    seen: list[tuple[str | None, object]] = []
+
+    class Recording(Scripted):
+        async def arequest(self, prompt, *, system=None, schema=None, label=None) -> Completion:
+            seen.append((system, schema))
+            return await super().arequest(prompt, system=system, schema=schema, label=label)
+
+    no_output = Completion(text="{}", model="s1", input_tokens=7, output_tokens=None)
+    inner = Recording(['{"supported": true}', no_output])
+    model = LimitedModel(inner, RateLimiter(4, rpm=100, tpm=10_000))
+    prompt, system = "one two three", "a long system prompt " * 20
+    asyncio.run(model.arequest(prompt, system=system, schema=Verdict))
+    asyncio.run(model.arequest(prompt))
+    assert seen == [(system, Verdict), (None, None)]
+    # per request: 1 of the rpm budget, then the estimate (system prompt included) of the tpm one
+    assert acquired == [1, estimate_tokens(prompt, system=system), 1, estimate_tokens(prompt)]
+    assert estimate_tokens(prompt, system=system) > estimate_tokens(prompt)
+    assert adjusted == [10 + 2, 7]  # corrected to what each reply used
 
 
 def test_rpm_budget_paces_requests_so_the_server_never_says_429() -> None:
