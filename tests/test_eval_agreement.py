@@ -93,6 +93,12 @@ def test_weighted_kappa_orders_numbers_by_value_and_takes_unorderable_labels() -
     assert cohen_kappa(mixed_a, mixed_b) == pytest.approx(
         cohen_kappa(["a", "b", "a", "b"], ["a", "b", "b", "b"]), abs=1e-12
     )
+    # ordinal alpha depends on ranks only: 1 < 2 < 10 as numbers, not as text
+    ranked = [[1, 2, 10, 10, 2], [2, 2, 10, 1, 1], [1, 10, 10, 2, 2]]
+    as_ranks = [[{1: 1, 2: 2, 10: 3}[v] for v in row] for row in ranked]
+    assert krippendorff_alpha(ranked, level="ordinal") == pytest.approx(
+        krippendorff_alpha(as_ranks, level="ordinal"), abs=1e-12
+    )
     assert krippendorff_alpha([mixed_a, mixed_b], level="nominal") == pytest.approx(
         krippendorff_alpha([["a", "b", "a", "b"], ["a", "b", "b", "b"]], level="nominal"),
         abs=1e-12,

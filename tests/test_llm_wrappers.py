@@ -244,13 +244,14 @@ def test_at_most_max_concurrent_calls_are_in_flight() -> None:
         state["now"] -= 1
         return prompt
 
-    llm = wrap_llm(FunctionModel(slow), max_concurrent=3)
-
     async def main() -> list[str]:
         return await asyncio.gather(*[llm.acomplete(str(i)) for i in range(12)])
 
+    limiter = RateLimiter(3)
+    llm = wrap_llm(FunctionModel(slow), limiter=limiter)
     assert asyncio.run(main()) == [str(i) for i in range(12)]
     assert state["peak"] == 3
+    assert limiter.peak_in_flight == 3 and limiter.in_flight == 0  # the peak it reports is true
 
 
 def test_the_limit_holds_across_threads_and_event_loops() -> None:
