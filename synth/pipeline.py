@@ -3,22 +3,22 @@
 The whole flow, in the order the data moves (each step names the module that does it)::
 
     1. ingest      load, chunk, embed, store            synth.store.ingest_documents
-    2. select      seed chunks, fair across files       synth.contexts.select   } synth._run_feeds
+    2. select      seed chunks, fair across files       synth.contexts.select   } synth.run.feeds
     3. critic      score seeds, replace rejected ones   synth.contexts.critic   } (DocsFeed)
     4. group       seed + similar neighbours            synth.contexts.group    }
     5. inputs      questions from each context          synth.generate.inputs   }
-    6. filter      critic-score, rewrite or drop        synth.generate.filter   } synth._run_stages
+    6. filter      critic-score, rewrite or drop        synth.generate.filter   } synth.run.stages
     7. evolve      make inputs more demanding           synth.generate.evolve   } (one candidate
     8. style       scenario, task, format, personas     synth.generate.style    }  at a time)
     9. expected    grounded answers                     synth.generate.expected }
-   10. dedup       drop near-duplicate inputs           synth.generate.dedup    } synth._run_stream
+   10. dedup       drop near-duplicate inputs           synth.generate.dedup    } synth.run.stream
    11. top up      draw new contexts until N are kept                           } (the controller)
        dataset     goldens with their provenance        synth.dataset.Dataset
 
 Candidates stream through steps 3 to 10 independently, with at most ``max_concurrent`` requests in
-flight. Around the flow: the run directory (``synth._run_dir``: every stage's output as it is
-produced, so a killed run resumes where it stopped), the manifest (``synth._run_manifest``) and the
-progress display (``synth._run_progress``), held together by ``synth._run_session``. Randomness comes from ``seed`` only, derived per item,
+flight. Around the flow: the run directory (``synth.run.dir``: every stage's output as it is
+produced, so a killed run resumes where it stopped), the manifest (``synth.run.manifest``) and the
+progress display (``synth.run.progress``), held together by ``synth.run.session``. Randomness comes from ``seed`` only, derived per item,
 so a run with the same seed, inputs and a warm cache gives the same goldens field for field.
 """
 
@@ -32,23 +32,6 @@ from collections.abc import Callable, Coroutine, Mapping, MutableMapping, Sequen
 from pathlib import Path
 from typing import Any, ParamSpec
 
-from synth._run_config import PipelineConfig, load_pipeline
-from synth._run_dir import fingerprint_paths
-from synth._run_feeds import (
-    Candidate,
-    DocsFeed,
-    ListFeed,
-    ScratchFeed,
-    context_from_texts,
-)
-from synth._run_ingest import ingest_for_run, ingest_row
-from synth._run_inputs import as_contexts, as_paths, short_hash
-from synth._run_plan import Plan, make_plan
-from synth._run_progress import Progress
-from synth._run_session import RunSession
-from synth._run_sources import locate_source_files, source_locations
-from synth._run_stages import StageSettings
-from synth._run_stream import Target
 from synth.contexts.config import ContextConstructionConfig
 from synth.data import Chunk, Context
 from synth.dataset import Dataset
@@ -65,6 +48,23 @@ from synth.llm.factory import make_llm, parse_model_spec
 from synth.llm.limiter import RateLimiter
 from synth.llm.sqlite_cache import SQLiteCache
 from synth.llm.usage import Usage, UsageModel
+from synth.run.config import PipelineConfig, load_pipeline
+from synth.run.dir import fingerprint_paths
+from synth.run.feeds import (
+    Candidate,
+    DocsFeed,
+    ListFeed,
+    ScratchFeed,
+    context_from_texts,
+)
+from synth.run.ingest import ingest_for_run, ingest_row
+from synth.run.inputs import as_contexts, as_paths, short_hash
+from synth.run.plan import Plan, make_plan
+from synth.run.progress import Progress
+from synth.run.session import RunSession
+from synth.run.sources import locate_source_files, source_locations
+from synth.run.stages import StageSettings
+from synth.run.stream import Target
 
 #: the model used when none is named and an OpenAI key (or server) is available
 DEFAULT_MODEL = "openai:gpt-4.1-mini"

@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.table import Table
 
 from synth import Dataset, Golden
-from synth._console import print_fitted
 from synth.cli import EXIT_CLOSED_PIPE
+from synth.cli.console import print_fitted
 
 REPO = Path(__file__).resolve().parent.parent
 LONG_JUDGE = "a-judge-with-a-rather-long-name-2025-04-14"

@@ -29,7 +29,7 @@ from typing import IO, Any
 import pytest
 
 from synth import Dataset, Golden
-from synth._dataset_records import to_deepeval, to_judgeval, to_judgeval_legacy
+from synth.dataset._records import to_deepeval, to_judgeval, to_judgeval_legacy
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
 

@@ -20,7 +20,6 @@ import pytest
 import synth_replies
 
 from synth import Dataset, Golden, make_llm
-from synth._run_manifest import RETRY_KINDS
 from synth.cli import main
 from synth.errors import (
     BadRequestError,
@@ -33,6 +32,7 @@ from synth.llm._redact import redact_text
 from synth.llm.limiter import RateLimiter
 from synth.llm.retry import RetryConfig
 from synth.llm.usage import Usage
+from synth.run.manifest import RETRY_KINDS
 from synth.store.openai_embedder import OpenAIEmbedder, embeddings_label
 
 REPO = Path(__file__).resolve().parent.parent

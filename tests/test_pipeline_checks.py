@@ -10,11 +10,11 @@ import fake_openai
 import pytest
 import synth_replies
 
-from synth._run_cli import check_output, small_corpus_note
-from synth._run_ingest import SHOWN_FILES, nothing_read
 from synth.cli import main
+from synth.cli.generate import check_output, small_corpus_note
 from synth.dataset import SUFFIXES
 from synth.errors import ConfigError
+from synth.run.ingest import SHOWN_FILES, nothing_read
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = str(REPO / "sample_docs")

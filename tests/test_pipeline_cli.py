@@ -9,8 +9,8 @@ import fake_openai
 import pytest
 import synth_replies
 
-from synth._run_cli import small_corpus_note
 from synth.cli import main
+from synth.cli.generate import small_corpus_note
 from synth.dataset import Dataset
 
 REPO = Path(__file__).resolve().parent.parent
@@ -249,7 +249,7 @@ def test_faults_are_retried_and_counted_and_concurrency_is_bounded(monkeypatch, 
 def test_the_progress_display_shows_every_counter() -> None:
     from rich.console import Console
 
-    from synth._run_progress import Snapshot, render
+    from synth.run.progress import Snapshot, render
 
     console = Console(record=True, width=120)
     console.print(

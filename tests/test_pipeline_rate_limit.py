@@ -14,8 +14,8 @@ import pytest
 import synth_replies
 
 from synth import Synthesizer
-from synth._run_cli import pipeline_from_args
 from synth.cli import build_parser, main
+from synth.cli.generate import pipeline_from_args
 from synth.errors import ConfigError, ShortfallWarning
 from synth.pipeline import RATE_MARGIN
 from synth.store.embedder import Embedder

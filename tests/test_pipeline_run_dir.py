@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from synth._run_dir import Journal, RunDir, fingerprint_paths, run_id
 from synth.errors import ConfigError, SynthError
+from synth.run.dir import Journal, RunDir, fingerprint_paths, run_id
 
 
 def test_run_id_depends_on_every_part_of_the_key_and_nothing_else() -> None:

@@ -11,8 +11,8 @@ import pytest
 from synth_replies import Replies
 
 from synth import FunctionModel, Synthesizer
-from synth._run_cli import _synthesizer, pipeline_from_args
 from synth.cli import build_parser
+from synth.cli.generate import _synthesizer, pipeline_from_args
 
 TEXT = (
     "The {name} pump moves water from the cistern to the roof tank. It runs at night, from "

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from synth import Dataset, Golden, RateLimiter, bootstrap_interval
-from synth._dataset_export import EXPORT_FORMATS
 from synth.contexts.index import ChunkIndex
 from synth.data import Chunk
+from synth.dataset._export import EXPORT_FORMATS
 from synth.errors import DatasetError
 
 # ---- datasets: every format ------------------------------------------------------------------------

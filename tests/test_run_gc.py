@@ -12,7 +12,7 @@ import pytest
 from synth_replies import Replies
 
 from synth import FunctionModel, Synthesizer
-from synth._run_gc import frozen_heap
+from synth.run.gc import frozen_heap
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_docs"
 

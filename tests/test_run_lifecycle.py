@@ -33,10 +33,10 @@ from synth_runs import (
     wait_for,
 )
 
-from synth._run_output import claim_output, lock_path
 from synth.cli import main
 from synth.dataset import Dataset
 from synth.errors import ConfigError
+from synth.run.output import claim_output, lock_path
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = str(REPO / "sample_docs")

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from synth._console import CommandConsole, print_all_fitted
+from synth.cli.console import CommandConsole, print_all_fitted
 
 if TYPE_CHECKING:
     from synth.evaluate.benchmark import BenchmarkResult
@@ -190,7 +190,7 @@ def benchmark_tables(result: BenchmarkResult) -> list[Any]:
 
 def show(renderables: Iterable[Any], console: Console | None = None) -> None:
     """Print ``renderables`` to ``console`` (stdout by default), every column whole: wrapped to a
-    terminal's width, at the table's natural width when piped (see :mod:`synth._console`)."""
+    terminal's width, at the table's natural width when piped (see :mod:`synth.cli.console`)."""
     print_all_fitted(console or CommandConsole(), renderables)
 
 

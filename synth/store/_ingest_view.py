@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from synth._console import print_fitted
+from synth.cli.console import print_fitted
 from synth.store.ingest_run import IngestedFile, IngestReport
 
 _STYLES = {"ok": "green", "error": "red", "skipped": "yellow"}

@@ -4,7 +4,7 @@ Each stage's output (every draft, dropped ones with their reason) is appended to
 as soon as the stage is done for that candidate, and a resumed run starts each candidate after its
 last journaled stage, so no finished work is asked for again. Dropped drafts also go to
 ``rejects.jsonl``, with the check that failed and the raw reply of a failed request
-(``synth._run_rejects``).
+(``synth.run.rejects``).
 """
 
 from __future__ import annotations
@@ -14,9 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from synth._run_dir import RunDir
-from synth._run_feeds import Candidate
-from synth._run_rejects import BAD_REPLIES, reject_row
 from synth.errors import AuthenticationError, ModelError
 from synth.generate import evolve, expected, inputs, style
 from synth.generate import filter as input_filter
@@ -31,6 +28,9 @@ from synth.generate.draft import Draft, drop_failed
 from synth.generate.templates import PromptSet
 from synth.llm.base import LLM
 from synth.llm.limiter import RateLimiter
+from synth.run.dir import RunDir
+from synth.run.feeds import Candidate
+from synth.run.rejects import BAD_REPLIES, reject_row
 
 #: the generation stages, in order
 STAGES = ("inputs", "filter", "evolve", "style", "expected")

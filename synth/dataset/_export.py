@@ -7,7 +7,7 @@
 - ``deepeval-csv``: the same goldens as deepeval's CSV, as
   ``EvaluationDataset.add_goldens_from_csv_file`` reads it given
   ``context_col_delimiter="\\x1f"`` and ``retrieval_context_col_delimiter="\\x1f"``
-  (see ``synth/_dataset_deepeval_csv.py``); ``.csv``.
+  (see ``synth/dataset/_deepeval_csv.py``); ``.csv``.
 - ``ragas``: ragas ``SingleTurnSample`` rows (``user_input``, ``response``, ``reference``,
   ``reference_contexts``, ``retrieved_contexts``, ``reference_context_ids``), as
   ``EvaluationDataset.from_jsonl`` reads them; ``.jsonl`` (or ``.json``, a list for ``from_list``).
@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from synth._dataset_deepeval_csv import write_deepeval_csv
-from synth._dataset_json import write_json_value, write_jsonl_records
-from synth._dataset_records import to_deepeval, to_judgeval, to_judgeval_legacy, to_ragas
 from synth.data import Golden
+from synth.dataset._deepeval_csv import write_deepeval_csv
+from synth.dataset._json import write_json_value, write_jsonl_records
+from synth.dataset._records import to_deepeval, to_judgeval, to_judgeval_legacy, to_ragas
 from synth.errors import ConfigError
 
 _Records = Sequence[dict[str, Any]]

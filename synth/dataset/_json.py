@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from synth._dataset_io import (
+from synth.data import Golden
+from synth.dataset._io import (
     FORMAT_NAME,
     FORMAT_VERSION,
     SIDECAR_FORMAT,
@@ -28,8 +29,7 @@ from synth._dataset_io import (
     write_sidecar,
     write_text,
 )
-from synth._dataset_records import golden_from_record, kind, to_synth
-from synth.data import Golden
+from synth.dataset._records import golden_from_record, kind, to_synth
 from synth.errors import DatasetError
 
 

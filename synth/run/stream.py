@@ -21,13 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from synth._run_feeds import AUTH_FAILURE, Candidate, refused_key
-from synth._run_stages import CandidateRunner
 from synth.contexts.critic import BELOW_THRESHOLD
 from synth.errors import AuthenticationError
 from synth.generate.dedup import DUPLICATE, Deduplicator
 from synth.generate.dedup import LABEL as DEDUP
 from synth.generate.draft import Draft
+from synth.run.feeds import AUTH_FAILURE, Candidate, refused_key
+from synth.run.stages import CandidateRunner
 
 #: drop reason of drafts left over once N goldens are kept
 NOT_NEEDED = "not_needed"

@@ -1,7 +1,7 @@
 """One run in progress: the run directory around the stream, the dataset, and the manifest.
 
 :class:`RunSession` opens (or reopens) the run directory, streams candidates through the stages
-(:mod:`synth._run_stream`), turns the kept drafts into goldens with their provenance, and keeps the
+(:mod:`synth.run.stream`), turns the kept drafts into goldens with their provenance, and keeps the
 manifest up to date: rewritten every second while the run goes and once more when it ends, however
 it ends. Its per-stage rows count the candidates the run used; requests, tokens and cost come from
 the models' usage, summed over every session of the run.
@@ -17,10 +17,17 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from synth._run_dir import Journal, RunDir
-from synth._run_feeds import DocsFeed
-from synth._run_gc import frozen_heap
-from synth._run_manifest import (
+from synth.contexts.critic import BELOW_THRESHOLD
+from synth.data import Golden
+from synth.dataset import Dataset
+from synth.generate.dedup import Deduplicator
+from synth.llm.base import LLM
+from synth.llm.limiter import RateLimiter
+from synth.llm.usage import Usage
+from synth.run.dir import Journal, RunDir
+from synth.run.feeds import DocsFeed
+from synth.run.gc import frozen_heap
+from synth.run.manifest import (
     USAGE_FIELDS,
     add_usage,
     draft_rows,
@@ -31,16 +38,9 @@ from synth._run_manifest import (
     usage_by_stage,
     with_usage,
 )
-from synth._run_progress import NullProgress, Progress, Snapshot
-from synth._run_stages import CandidateRunner, StageSettings
-from synth._run_stream import Stream, StreamResult, Target
-from synth.contexts.critic import BELOW_THRESHOLD
-from synth.data import Golden
-from synth.dataset import Dataset
-from synth.generate.dedup import Deduplicator
-from synth.llm.base import LLM
-from synth.llm.limiter import RateLimiter
-from synth.llm.usage import Usage
+from synth.run.progress import NullProgress, Progress, Snapshot
+from synth.run.stages import CandidateRunner, StageSettings
+from synth.run.stream import Stream, StreamResult, Target
 
 #: how often the manifest is rewritten while a run goes (seconds)
 MANIFEST_EVERY = 1.0
@@ -116,7 +116,7 @@ class RunSession:
         self.sessions.append(self.session)
         self._flush(force=True)
         self._heap = ExitStack()  # closed by __aexit__
-        self._heap.enter_context(frozen_heap())  # see synth._run_gc: no full scans of the imports
+        self._heap.enter_context(frozen_heap())  # see synth.run.gc: no full scans of the imports
         return self
 
     async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:

@@ -12,18 +12,18 @@ from typing import Any
 
 from rich.console import Console
 
-from synth._console import CommandConsole, print_fitted
-from synth._run_config import PipelineConfig, load_pipeline
-from synth._run_manifest import render_table
-from synth._run_output import claim_output
-from synth._run_plan import Plan, render_plan
-from synth._run_progress import NullProgress, RichProgress
-from synth._run_rejects import first_drops
-from synth._run_session import replay_note
 from synth.cli import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
+from synth.cli.console import CommandConsole, print_fitted
 from synth.dataset import SUFFIXES
 from synth.errors import ConfigError
 from synth.pipeline import Synthesizer, default_model_spec
+from synth.run.config import PipelineConfig, load_pipeline
+from synth.run.manifest import render_table
+from synth.run.output import claim_output
+from synth.run.plan import Plan, render_plan
+from synth.run.progress import NullProgress, RichProgress
+from synth.run.rejects import first_drops
+from synth.run.session import replay_note
 
 DEFAULT_OUTPUT = "goldens.jsonl"
 
@@ -117,7 +117,7 @@ def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
 def check_output(path: str | os.PathLike[str]) -> Path:
     """``path`` when a dataset can be written there: a known suffix, in a folder that exists and
     can be written to. Otherwise one ConfigError line saying what to change (checked before the
-    run, so a mistake costs no request; :func:`~synth._run_output.claim_output` then proves the
+    run, so a mistake costs no request; :func:`~synth.run.output.claim_output` then proves the
     folder writable by creating the output's lock file in it)."""
     output = Path(path)
     suffix = output.suffix.lower()

@@ -11,7 +11,7 @@ Columns are the golden's fields, in order, under a header row. Cells:
 The dataset's metadata is in the ``<name>.meta.json`` sidecar. Errors name the row as a
 spreadsheet shows it: the header is row 1, the first golden row 2. A header with deepeval's
 ``source_file`` or ``additional_metadata`` column is read as deepeval's CSV (the ``deepeval-csv``
-export, see ``synth/_dataset_deepeval_csv.py``).
+export, see ``synth/dataset/_deepeval_csv.py``).
 """
 
 from __future__ import annotations
@@ -23,16 +23,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from synth._dataset_deepeval_csv import MARKER_COLUMNS, read_deepeval_rows
-from synth._dataset_io import dumps, read_sidecar, read_text, write_sidecar, write_text
-from synth._dataset_records import (
+from synth.data import Golden
+from synth.dataset._deepeval_csv import MARKER_COLUMNS, read_deepeval_rows
+from synth.dataset._io import dumps, read_sidecar, read_text, write_sidecar, write_text
+from synth.dataset._records import (
     FIELDS,
     LIST_FIELDS,
     STRING_FIELDS,
     to_synth,
     validate_golden,
 )
-from synth.data import Golden
 from synth.errors import DatasetError
 
 # contexts are long; the csv module's default cap (128 KiB per cell) is too small for some goldens

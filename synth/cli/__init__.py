@@ -70,7 +70,7 @@ def _add_ingest(sub: argparse._SubParsersAction) -> None:
 def _run_ingest(args: argparse.Namespace) -> int:
     import json
 
-    from synth._console import CommandConsole
+    from synth.cli.console import CommandConsole
     from synth.ingest import make_chunking_config
     from synth.store import ingest_documents, make_embedder
     from synth.store._ingest_view import ingest_progress, print_ingest_report
@@ -107,7 +107,7 @@ _OWN_FORMATS = ("jsonl", "json", "csv", "parquet")
 
 
 def _add_export(sub: argparse._SubParsersAction) -> None:
-    from synth._dataset_export import EXPORT_FORMATS
+    from synth.dataset._export import EXPORT_FORMATS
 
     p = sub.add_parser(
         "export",
@@ -136,8 +136,8 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
 def _run_export(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from synth._dataset_export import default_export_path, export_format
     from synth.dataset import SUFFIXES, Dataset
+    from synth.dataset._export import default_export_path, export_format
     from synth.errors import ConfigError
 
     source = Path(args.dataset)
@@ -175,7 +175,7 @@ def _run_export(args: argparse.Namespace) -> int:
 
 # ---- generate (pipeline issue) -------------------------------------------------------------------
 def _add_generate(sub: argparse._SubParsersAction) -> None:
-    from synth._run_cli import add_arguments
+    from synth.cli.generate import add_arguments
 
     p = sub.add_parser(
         "generate",
@@ -189,7 +189,7 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
-    from synth._run_cli import run
+    from synth.cli.generate import run
 
     return run(args)
 

@@ -31,9 +31,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from synth._dataset_io import dumps, write_text
-from synth._dataset_records import SYNTH_KEY, kind, to_deepeval
 from synth.data import Golden
+from synth.dataset._io import dumps, write_text
+from synth.dataset._records import SYNTH_KEY, kind, to_deepeval
 from synth.errors import DatasetError
 
 #: joins the items of ``context`` and ``retrieval_context`` in one cell
@@ -138,7 +138,7 @@ def read_deepeval_rows(rows: Any, header: list[str], path: Path) -> list[Golden]
     Rows whose ``additional_metadata`` carries synth's ``_synth`` block were written by synth:
     their lists are split on :data:`SEPARATOR`; other rows on deepeval's ``|``.
     """
-    from synth._dataset_records import golden_from_record
+    from synth.dataset._records import golden_from_record
 
     columns = [name.strip() for name in header]
     if "input" not in columns:

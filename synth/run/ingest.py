@@ -6,10 +6,10 @@ import os
 from collections import Counter
 from typing import Any
 
-from synth._run_manifest import stage_row
 from synth.contexts.config import ContextConstructionConfig
 from synth.data import Chunk
 from synth.errors import ConfigError
+from synth.run.manifest import stage_row
 
 
 def ingest_for_run(

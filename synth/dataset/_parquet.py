@@ -15,7 +15,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from synth._dataset_io import (
+from synth.data import Golden
+from synth.dataset._io import (
     FORMAT_NAME,
     FORMAT_VERSION,
     atomic_path,
@@ -23,8 +24,7 @@ from synth._dataset_io import (
     dumps,
     dumps_records,
 )
-from synth._dataset_records import LIST_FIELDS, golden_from_record, kind, to_synth
-from synth.data import Golden
+from synth.dataset._records import LIST_FIELDS, golden_from_record, kind, to_synth
 from synth.errors import ConfigError, DatasetError
 
 _SCHEMA_KEY = b"synth"

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from synth._run_dir import Journal
+from synth.run.dir import Journal
 
 BAD_REPLIES = "bad_replies"
 

@@ -13,7 +13,7 @@ The file format is chosen by the suffix:
 
 Every field survives every format: null, the empty string and the empty list stay distinct.
 ``Dataset.load`` also reads the files :meth:`Dataset.export` writes for deepeval (JSON and CSV),
-ragas and judgeval (see ``synth/_dataset_export.py`` for what each keeps). A malformed file raises
+ragas and judgeval (see ``synth/dataset/_export.py`` for what each keeps). A malformed file raises
 :class:`~synth.errors.DatasetError` naming the file, where in it (``line`` for .jsonl, ``row`` for
 .csv with the header as row 1, ``index`` for .json and .parquet) and the field.
 """
@@ -26,14 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from synth._dataset_csv import read_csv, write_csv
-from synth._dataset_export import export_goldens
-from synth._dataset_io import check_metadata
-from synth._dataset_json import read_json, read_jsonl, write_json, write_jsonl
-from synth._dataset_pandas import ATTRS_KEY, goldens_from_frame, to_frame
-from synth._dataset_parquet import read_parquet, write_parquet
-from synth._dataset_records import golden_from_record, kind
 from synth.data import Golden
+from synth.dataset._csv import read_csv, write_csv
+from synth.dataset._export import export_goldens
+from synth.dataset._io import check_metadata
+from synth.dataset._json import read_json, read_jsonl, write_json, write_jsonl
+from synth.dataset._pandas import ATTRS_KEY, goldens_from_frame, to_frame
+from synth.dataset._parquet import read_parquet, write_parquet
+from synth.dataset._records import golden_from_record, kind
 from synth.errors import ConfigError, DatasetError
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from synth._dataset_records import FIELDS, LIST_FIELDS, golden_from_record, to_synth
 from synth.data import Golden
+from synth.dataset._records import FIELDS, LIST_FIELDS, golden_from_record, to_synth
 
 if TYPE_CHECKING:
     import pandas as pd

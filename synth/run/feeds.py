@@ -29,7 +29,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from synth._run_rejects import reject_row
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import BELOW_THRESHOLD, ContextScore, score_contexts
 from synth.contexts.group import Prefetched, group_contexts, prefetch_neighbours
@@ -40,6 +39,7 @@ from synth.errors import AuthenticationError, ModelError, raw_reply
 from synth.generate.stats import model_error_reason
 from synth.generate.templates import PromptSet
 from synth.llm.base import LLM
+from synth.run.rejects import reject_row
 
 Notify = Callable[[], None]
 

@@ -7,9 +7,9 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from synth._run_feeds import context_from_texts
 from synth.data import Context
 from synth.errors import ConfigError
+from synth.run.feeds import context_from_texts
 
 
 def as_paths(value: Any) -> list[str]:
