@@ -243,7 +243,10 @@ def test_a_reply_its_step_refuses_is_asked_again_and_counted_as_refused() -> Non
             raise OutputParseError("the reply holds a blank input")
         return texts
 
-    out = run_sync(ask_checked(llm, "Ask one question.", InputsReply, check, "inputs", None))
+    def parse(text: str) -> list[str]:
+        return check(parse_verdict(text, InputsReply))
+
+    out = run_sync(ask_checked(llm, "Ask one question.", InputsReply, parse, "inputs", None))
     assert out == ["What is it?"]
     assert llm.usage.total.retries == {"refused": 1}
     assert len(cache) == 1 and "What is it?" in next(iter(cache.values()))

@@ -86,9 +86,6 @@ def test_prompts_and_parse() -> None:
         json.dumps({"scores": [{"index": 1, "score": 0.25, "feedback": "vague"}]}), 1
     )
     assert scores[0].score == 0.25 and scores[0].feedback == "vague"
-    assert input_filter.parse_rewrite(
-        json.dumps({"inputs": [{"index": 1, "input": " Better? "}]}), 1
-    ) == ["Better?"]
 
 
 @pytest.mark.parametrize(
@@ -114,9 +111,20 @@ def test_parse_keeps_what_the_batch_rules_match() -> None:
     assert [s.score for s in input_filter.parse(text, 2)] == [0.5, 0.7]
 
 
-def test_parse_rewrite_malformed() -> None:
-    with pytest.raises(OutputParseError):
-        input_filter.parse_rewrite(json.dumps({"inputs": [{"index": 1, "input": "  "}]}), 1)
+def test_a_rewrite_is_read_stripped_from_the_critics_own_reply() -> None:
+    critic = Critic({"Why?": 0.1, "Better?": 0.9}, {"Why?": " Better? "})
+    out = run_sync(input_filter.run(drafts("Why?"), FunctionModel(critic), FiltrationConfig()))
+    assert out[0].kept and out[0].input == "Better?"
+    assert critic.calls == ["score", "rewrite", "score"]
+
+
+def test_a_blank_rewrite_is_asked_again_then_drops_the_draft_with_the_raw_reply() -> None:
+    critic = Critic({"Why?": 0.1}, {"Why?": "  "})
+    out = run_sync(input_filter.run(drafts("Why?"), FunctionModel(critic), FiltrationConfig()))
+    assert critic.calls == ["score", "rewrite", "rewrite", "rewrite"]  # max_reasks 2
+    assert out[0].drop_reason == "model_error:invalid_output"
+    assert "the rewritten input is blank" in (out[0].drop_detail or "")
+    assert out[0].drop_raw == json.dumps({"inputs": [{"index": 1, "input": "  "}]})
 
 
 def test_passing_inputs_cost_one_request_per_context() -> None:

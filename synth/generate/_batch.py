@@ -34,10 +34,11 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, Field, create_model
 
 from synth.errors import ModelError, OutputParseError
-from synth.generate._call import ask_text, forget
+from synth.generate._call import ask_raw, forget
 from synth.generate.stats import StageStats
 from synth.llm.base import LLM
 from synth.llm.retry import count_reask, reask_budget
+from synth.llm.structured import parse_verdict
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -128,27 +129,57 @@ def describe(what: str, indices: Sequence[int], n: int) -> str:
     return f"{what} {list(indices)}, expected 1..{n}"
 
 
+@dataclass(frozen=True)
+class BatchReply(Generic[T]):
+    """What one reply for ``n`` items holds: ``values`` maps each matched, usable item's number
+    (1..n) to its value; ``problems`` says why a matched entry was unusable (``item k: ...``)."""
+
+    n: int
+    indices: list[int]
+    values: dict[int, T]
+    missing: tuple[int, ...]
+    problems: list[str]
+
+
+def read_entries(entries: Sequence[Any], n: int, value: Callable[[Any], T]) -> BatchReply[T]:
+    """The ``n`` items' values from a parsed reply's entries, matched by the module's rules."""
+    indices = [entry.index for entry in entries]
+    match = match_entries(indices, n, entries)
+    values: dict[int, T] = {}
+    problems = []
+    for number, position in match.found.items():
+        try:
+            values[number] = value(entries[position])
+        except OutputParseError as exc:
+            problems.append(f"item {number}: {exc}")
+    return BatchReply(n, indices, values, match.missing, problems)
+
+
+def read_batch(
+    text: str, schema: type[BaseModel], n: int, value: Callable[[Any], T]
+) -> BatchReply[T]:
+    """What the reply ``text`` (as the model sent it) holds for ``n`` items, each matched and
+    turned into its value where it can be; OutputParseError (with ``text``) when the reply is not
+    one JSON object of ``schema``."""
+    reply = parse_verdict(text, schema)
+    return read_entries(getattr(reply, list_field(schema)), n, value)
+
+
 def values_of(
     reply: BaseModel, n: int, what: str, value: Callable[[Any], T], raw: str = ""
 ) -> list[T]:
     """The ``n`` items' values from one parsed batch reply, matched by the module's rules.
 
-    The pure form of what :func:`ask_batch` does with a reply: OutputParseError (keeping ``raw``,
-    else the reply's JSON) when an item is left unmatched or its entry is unusable.
+    The all-or-nothing form of what :func:`ask_batch` does with a reply: OutputParseError (keeping
+    ``raw``, else the reply's JSON) when an item is left unmatched or its entry is unusable.
     """
-    entries = getattr(reply, list_field(type(reply)))
-    indices = [entry.index for entry in entries]
-    match = match_entries(indices, n, entries)
+    got = read_entries(getattr(reply, list_field(type(reply))), n, value)
     raw = raw or reply.model_dump_json()
-    if match.missing:
-        raise OutputParseError(describe(what, indices, n), raw=raw)
-    out = []
-    for number in range(1, n + 1):
-        try:
-            out.append(value(entries[match.found[number]]))
-        except OutputParseError as exc:
-            raise OutputParseError(f"item {number}: {exc}", raw=raw) from None
-    return out
+    if got.missing:
+        raise OutputParseError(describe(what, got.indices, n), raw=raw)
+    if got.problems:
+        raise OutputParseError(got.problems[0], raw=raw)
+    return [got.values[number] for number in range(1, n + 1)]
 
 
 @dataclass(frozen=True)
@@ -175,20 +206,14 @@ async def ask_batch(
         prompt = request.prompt(todo)
         schema = batch_schema(request.schema, len(todo))
         try:
-            text, reply = await ask_text(llm, prompt, schema, request.label, stats)
+            text = await ask_raw(llm, prompt, schema, request.label, stats)
+            got = read_batch(text, schema, len(todo), request.value)
         except ModelError as exc:
             for i in todo:
                 out[i] = exc
             break
-        entries = getattr(reply, list_field(schema))
-        indices = [entry.index for entry in entries]
-        match = match_entries(indices, len(todo), entries)
-        problems = []
-        for number, position in match.found.items():
-            try:
-                out[todo[number - 1]] = request.value(entries[position])
-            except OutputParseError as exc:
-                problems.append(f"item {number}: {exc}")
+        for number, value in got.values.items():
+            out[todo[number - 1]] = value
         left = [i for i in todo if out[i] is None]
         if not left:
             break
@@ -198,7 +223,7 @@ async def ask_batch(
             # request that completed it)
             forget(llm, prompt, schema)
         if budget <= 0:
-            detail = "; ".join([describe(request.what, indices, len(todo)), *problems])
+            detail = "; ".join([describe(request.what, got.indices, len(todo)), *got.problems])
             error = OutputParseError(detail, raw=text)
             for i in left:
                 out[i] = error
@@ -215,6 +240,7 @@ async def ask_batch(
 __all__ = [
     "PARTIAL",
     "UNMATCHED",
+    "BatchReply",
     "BatchRequest",
     "Match",
     "ask_batch",
@@ -222,5 +248,7 @@ __all__ = [
     "describe",
     "list_field",
     "match_entries",
+    "read_batch",
+    "read_entries",
     "values_of",
 ]

@@ -1,8 +1,9 @@
 """One structured model request for a stage, counted in the stage's stats.
 
-:func:`ask` returns the parsed reply; :func:`ask_checked` also runs the stage's check on it and,
-when the check refuses a reply that parsed (a blank input, no input at all), removes that reply from
-the response cache and asks again, up to the model's ``max_reasks``: a rerun never replays it.
+:func:`ask_raw` returns the reply's text as the model sent it; :func:`ask_checked` hands that text
+to the stage's pure ``parse`` and, when ``parse`` refuses a reply that is valid JSON of the schema
+(a blank input, no input at all), removes that reply from the response cache and asks again, up to
+the model's ``max_reasks``: a rerun never replays it. Every error keeps the model's own text.
 """
 
 from __future__ import annotations
@@ -20,50 +21,47 @@ from synth.llm.cache import forget_reply
 from synth.llm.retry import count_reask, reask_budget
 from synth.llm.structured import parse_verdict
 
-M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
 #: retry kind counted when a parsed reply is refused by its stage's check and asked again
 REFUSED = "refused"
 
 
-async def ask(llm: LLM, prompt: str, schema: type[M], label: str, stats: StageStats | None) -> M:
-    """Send ``prompt`` with the generation system message and return the reply parsed into
-    ``schema`` (ModelError on failure)."""
-    return (await ask_text(llm, prompt, schema, label, stats))[1]
-
-
-async def ask_text(
-    llm: LLM, prompt: str, schema: type[M], label: str, stats: StageStats | None
-) -> tuple[str, M]:
-    """Like :func:`ask`, with the reply's raw text first (for the record of a refused reply)."""
+async def ask_raw(
+    llm: LLM, prompt: str, schema: type[BaseModel], label: str, stats: StageStats | None
+) -> str:
+    """The text of the reply to ``prompt`` (sent with the generation system message and
+    ``schema``), as the model sent it; ModelError when the request fails or the reply was cut off."""
     if stats is not None:
         stats.requests += 1
     completion = check_complete(
         await llm.arequest(prompt, system=SYSTEM, schema=schema, label=label)
     )
-    return completion.text, parse_verdict(completion.text, schema)
+    return completion.text
 
 
 async def ask_checked(
     llm: LLM,
     prompt: str,
-    schema: type[M],
-    check: Callable[[M], T],
+    schema: type[BaseModel],
+    parse: Callable[[str], T],
     label: str,
     stats: StageStats | None,
 ) -> T:
-    """``check(reply)``; a reply it refuses (OutputParseError) is forgotten by the cache and asked
-    again, up to ``max_reasks`` times; the last refusal is raised with the raw reply."""
+    """``parse(text)`` of the reply's own text. A reply that is not JSON of ``schema`` is raised
+    as it is (the retry layer re-asks those); one that is but that ``parse`` refuses
+    (OutputParseError) is forgotten by the cache and asked again, up to ``max_reasks`` times, and
+    the last refusal is raised."""
     budget = reask_budget(llm)
     while True:
-        text, reply = await ask_text(llm, prompt, schema, label, stats)
+        text = await ask_raw(llm, prompt, schema, label, stats)
         try:
-            return check(reply)
-        except OutputParseError as exc:
+            return parse(text)
+        except OutputParseError:
+            parse_verdict(text, schema)  # malformed: raised from here, not counted as refused
             forget(llm, prompt, schema)
             if budget <= 0:
-                raise OutputParseError(str(exc), raw=text) from None
+                raise
             budget -= 1
             count_reask(llm, label, REFUSED)
             if stats is not None:
@@ -71,5 +69,5 @@ async def ask_checked(
 
 
 def forget(llm: LLM, prompt: str, schema: type[BaseModel]) -> None:
-    """Remove a refused reply to ``prompt`` (sent by :func:`ask_text`) from the response cache."""
+    """Remove a refused reply to ``prompt`` (sent by :func:`ask_raw`) from the response cache."""
     forget_reply(llm, prompt, system=SYSTEM, schema=schema)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -13,8 +13,6 @@ from synth.generate._call import ask_checked
 from synth.generate.draft import Draft, drop_failed, live
 from synth.generate.stats import StageStats
 from synth.llm.base import LLM
-
-M = TypeVar("M", bound=BaseModel)
 
 
 def nonblank_input(text: str, what: str, reply: BaseModel, raw: str = "") -> str:
@@ -29,16 +27,17 @@ async def rewrite(
     draft: Draft,
     llm: LLM,
     prompt: str,
-    schema: type[M],
-    check: Callable[[M], str],
+    schema: type[BaseModel],
+    parse: Callable[[str], str],
     label: str,
     stats: StageStats | None,
     **record: Any,
 ) -> bool:
-    """Ask for one rewrite of ``draft`` and revise it (``record`` kept in its history);
-    False, with the draft dropped as ``model_error:<kind>``, when the model fails."""
+    """Ask for one rewrite of ``draft`` (the reply's text read by ``parse``) and revise it
+    (``record`` kept in its history); False, with the draft dropped as ``model_error:<kind>``,
+    when the model fails."""
     try:
-        text = await ask_checked(llm, prompt, schema, check, label, stats)
+        text = await ask_checked(llm, prompt, schema, parse, label, stats)
     except ModelError as exc:
         drop_failed(draft, label, exc)
         return False

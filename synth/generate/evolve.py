@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from synth.data import Context
 from synth.generate._rewrite import nonblank_input, rewrite, run_live
 from synth.generate._text import context_text, tagged
+from synth.generate.base import Source
 from synth.generate.config import MULTI_CHUNK_EVOLUTIONS, Evolution, EvolutionConfig
 from synth.generate.draft import Draft
 from synth.generate.stats import StageStats
@@ -106,7 +107,7 @@ async def _evolve_one(
             return
         prompt = build_prompt(draft.input, evolution, draft.context, prompts)
         kept = await rewrite(
-            draft, llm, prompt, EvolveReply, check_reply, LABEL, stats, evolution=evolution.value
+            draft, llm, prompt, EvolveReply, parse, LABEL, stats, evolution=evolution.value
         )
         if not kept:
             return
@@ -134,8 +135,26 @@ async def run(
     return await run_live(drafts, step if config.num_evolutions > 0 else None, stats)
 
 
+class EvolveStep:
+    """Evolution as a step: ``num_evolutions`` rewrites of each live draft."""
+
+    name = LABEL
+
+    def __init__(
+        self, llm: LLM, config: EvolutionConfig, seed: int | None, prompts: PromptSet
+    ) -> None:
+        self.llm = llm
+        self.config = config
+        self.seed = seed
+        self.prompts = prompts
+
+    async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
+        return await run(drafts, self.llm, self.config, seed=self.seed, prompts=self.prompts)
+
+
 __all__ = [
     "EvolveReply",
+    "EvolveStep",
     "applicable_evolutions",
     "build_prompt",
     "check_reply",

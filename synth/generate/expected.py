@@ -11,6 +11,7 @@ from synth.data import Context
 from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import BatchRequest, ask_batch, values_of
 from synth.generate._text import context_text, tagged_list
+from synth.generate.base import Source
 from synth.generate.config import StylingConfig
 from synth.generate.draft import Draft, drop_failed, live
 from synth.generate.stats import StageStats
@@ -117,4 +118,18 @@ async def run(
     return list(drafts)
 
 
-__all__ = ["ExpectedReply", "build_prompt", "check_reply", "parse", "run"]
+class ExpectedStep:
+    """Expected outputs as a step: a grounded answer for each live draft."""
+
+    name = LABEL
+
+    def __init__(self, llm: LLM, styling: StylingConfig, prompts: PromptSet) -> None:
+        self.llm = llm
+        self.styling = styling
+        self.prompts = prompts
+
+    async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
+        return await run(drafts, self.llm, styling=self.styling, prompts=self.prompts)
+
+
+__all__ = ["ExpectedReply", "ExpectedStep", "build_prompt", "check_reply", "parse", "run"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
@@ -19,6 +20,7 @@ from synth.data import Context
 from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import BatchRequest, ask_batch, values_of
 from synth.generate._text import context_text, feedback_items, tagged_list
+from synth.generate.base import Source
 from synth.generate.config import FiltrationConfig
 from synth.generate.draft import Draft, drop_failed, live
 from synth.generate.stats import StageStats
@@ -101,17 +103,6 @@ def build_rewrite_prompt(
     )
 
 
-def check_rewrite_reply(reply: RewriteReply, n: int, raw: str = "") -> list[str]:
-    """The ``n`` rewritten inputs in order, matched as a batch reply is; OutputParseError if one
-    is left unmatched or blank."""
-    return values_of(reply, n, REWRITE_WHAT, _rewritten, raw)
-
-
-def parse_rewrite(text: str, n: int) -> list[str]:
-    """Parse a rewrite reply for ``n`` inputs; OutputParseError (with the raw text) otherwise."""
-    return check_rewrite_reply(parse_verdict(text, RewriteReply), n, raw=text)
-
-
 def _input_score(item: _ScoreItem) -> InputScore:
     rewrite = (item.rewrite or "").strip() or None
     return InputScore(score=item.score, feedback=item.feedback, rewrite=rewrite)
@@ -124,39 +115,109 @@ def _rewritten(item: _RewriteItem) -> str:
     return text
 
 
-async def _rewrite(
-    pairs: list[tuple[str, str]],
-    context: Context | None,
-    llm: LLM,
-    prompts: PromptSet | None,
-    stats: StageStats | None,
-) -> list[str | ModelError]:
-    request = BatchRequest(
-        REWRITE_LABEL,
-        RewriteReply,
-        REWRITE_WHAT,
-        lambda positions: build_rewrite_prompt([pairs[i] for i in positions], context, prompts),
-        _rewritten,
-    )
-    return await ask_batch(llm, request, len(pairs), stats)
+@dataclass
+class _Group:
+    """The filter's work on the drafts of one context: each one's current version and score, its
+    best-scoring version, and the failure that stopped it (a draft whose rewrite or rescoring
+    failed stops there)."""
 
+    context: Context | None
+    llm: LLM
+    threshold: float
+    prompts: PromptSet | None
+    stats: StageStats | None
+    current: dict[str, tuple[str, InputScore]] = field(default_factory=dict)
+    best: dict[str, tuple[str, InputScore]] = field(default_factory=dict)
+    failures: dict[str, ModelError] = field(default_factory=dict)
 
-async def _score(
-    texts: list[str],
-    context: Context | None,
-    llm: LLM,
-    threshold: float,
-    prompts: PromptSet | None,
-    stats: StageStats | None,
-) -> list[InputScore | ModelError]:
-    request = BatchRequest(
-        LABEL,
-        FilterReply,
-        WHAT,
-        lambda positions: build_prompt([texts[i] for i in positions], context, prompts, threshold),
-        _input_score,
-    )
-    return await ask_batch(llm, request, len(texts), stats)
+    async def score(self, texts: list[str]) -> list[InputScore | ModelError]:
+        def prompt(positions: list[int]) -> str:
+            items = [texts[i] for i in positions]
+            return build_prompt(items, self.context, self.prompts, self.threshold)
+
+        request = BatchRequest(LABEL, FilterReply, WHAT, prompt, _input_score)
+        return await ask_batch(self.llm, request, len(texts), self.stats)
+
+    async def rewrite(self, drafts: list[Draft]) -> list[str | ModelError]:
+        pairs = [(self.current[d.id][0], self.current[d.id][1].feedback) for d in drafts]
+
+        def prompt(positions: list[int]) -> str:
+            return build_rewrite_prompt([pairs[i] for i in positions], self.context, self.prompts)
+
+        request = BatchRequest(REWRITE_LABEL, RewriteReply, REWRITE_WHAT, prompt, _rewritten)
+        return await ask_batch(self.llm, request, len(pairs), self.stats)
+
+    async def first(self, drafts: list[Draft]) -> list[Draft]:
+        """Score every draft once; the ones scored (not failed) back."""
+        verdicts = await self.score([d.input for d in drafts])
+        for draft, verdict in zip(drafts, verdicts, strict=True):
+            if isinstance(verdict, ModelError):
+                drop_failed(draft, LABEL, verdict)
+            else:
+                self.current[draft.id] = (draft.input, verdict)
+        self.best = dict(self.current)
+        return [d for d in drafts if d.id in self.current]
+
+    def failing(self, drafts: list[Draft]) -> list[Draft]:
+        """The drafts still below the threshold that nothing stopped."""
+        return [
+            d
+            for d in drafts
+            if d.id not in self.failures and self.current[d.id][1].score < self.threshold
+        ]
+
+    async def retry(self, failing: list[Draft], attempt: int) -> None:
+        """One round: rewrite the failing drafts (the critic's inline rewrite when it gave one)
+        and score the rewrites."""
+        proposed = {d.id: self.current[d.id][1].rewrite for d in failing}
+        missing = [d for d in failing if not proposed[d.id]]
+        if missing:
+            for draft, text in zip(missing, await self.rewrite(missing), strict=True):
+                if isinstance(text, ModelError):
+                    self.failures[draft.id] = text
+                else:
+                    proposed[draft.id] = text
+        failing = [d for d in failing if d.id not in self.failures]
+        if not failing:
+            return
+        rewritten = [proposed[d.id] or "" for d in failing]
+        rescored = await self.score(rewritten)
+        for draft, text, verdict in zip(failing, rewritten, rescored, strict=True):
+            if isinstance(verdict, ModelError):
+                self.failures[draft.id] = verdict
+            else:
+                self.revise(draft, text, verdict, attempt)
+
+    def revise(self, draft: Draft, text: str, verdict: InputScore, attempt: int) -> None:
+        old_text, old = self.current[draft.id]
+        draft.history.append(
+            {
+                "stage": LABEL,
+                "input": old_text,
+                "score": old.score,
+                "feedback": old.feedback,
+                "attempt": attempt,
+            }
+        )
+        self.current[draft.id] = (text, verdict)
+        if self.stats is not None:
+            self.stats.note("rewritten")
+        if verdict.score > self.best[draft.id][1].score:
+            self.best[draft.id] = (text, verdict)
+
+    def settle(self, drafts: list[Draft]) -> None:
+        """Give each draft its best version; drop the ones that never reached the threshold."""
+        for draft in drafts:
+            text, verdict = self.best[draft.id]
+            draft.input = text
+            draft.input_quality = verdict.score
+            draft.feedback = verdict.feedback or None
+            if verdict.score < self.threshold:
+                failure = self.failures.get(draft.id)
+                if failure is not None:
+                    drop_failed(draft, LABEL, failure)
+                else:
+                    draft.drop(LABEL, BELOW_THRESHOLD)
 
 
 async def _filter_group(
@@ -166,67 +227,15 @@ async def _filter_group(
     prompts: PromptSet | None,
     stats: StageStats | None,
 ) -> None:
-    context = drafts[0].context
     threshold = config.synthetic_input_quality_threshold
-    first = await _score([d.input for d in drafts], context, llm, threshold, prompts, stats)
-    current: dict[str, tuple[str, InputScore]] = {}
-    for draft, verdict in zip(drafts, first, strict=True):
-        if isinstance(verdict, ModelError):
-            drop_failed(draft, LABEL, verdict)
-        else:
-            current[draft.id] = (draft.input, verdict)
-    drafts = [d for d in drafts if d.id in current]
-    best = dict(current)
-    failures: dict[str, ModelError] = {}  # a draft whose rewrite or rescoring failed stops there
+    group = _Group(drafts[0].context, llm, threshold, prompts, stats)
+    drafts = await group.first(drafts)
     for attempt in range(1, config.max_quality_retries + 1):
-        failing = [d for d in drafts if d.id not in failures and current[d.id][1].score < threshold]
+        failing = group.failing(drafts)
         if not failing:
             break
-        proposed = {d.id: current[d.id][1].rewrite for d in failing}
-        missing = [d for d in failing if not proposed[d.id]]
-        if missing:
-            pairs = [(current[d.id][0], current[d.id][1].feedback) for d in missing]
-            texts = await _rewrite(pairs, context, llm, prompts, stats)
-            for draft, text in zip(missing, texts, strict=True):
-                if isinstance(text, ModelError):
-                    failures[draft.id] = text
-                else:
-                    proposed[draft.id] = text
-        failing = [d for d in failing if d.id not in failures]
-        if not failing:
-            break
-        rewritten = [proposed[d.id] or "" for d in failing]
-        rescored = await _score(rewritten, context, llm, threshold, prompts, stats)
-        for draft, text, verdict in zip(failing, rewritten, rescored, strict=True):
-            if isinstance(verdict, ModelError):
-                failures[draft.id] = verdict
-                continue
-            old_text, old = current[draft.id]
-            draft.history.append(
-                {
-                    "stage": LABEL,
-                    "input": old_text,
-                    "score": old.score,
-                    "feedback": old.feedback,
-                    "attempt": attempt,
-                }
-            )
-            current[draft.id] = (text, verdict)
-            if stats is not None:
-                stats.note("rewritten")
-            if verdict.score > best[draft.id][1].score:
-                best[draft.id] = (text, verdict)
-    for draft in drafts:
-        text, verdict = best[draft.id]
-        draft.input = text
-        draft.input_quality = verdict.score
-        draft.feedback = verdict.feedback or None
-        if verdict.score < threshold:
-            failure = failures.get(draft.id)
-            if failure is not None:
-                drop_failed(draft, LABEL, failure)
-            else:
-                draft.drop(LABEL, BELOW_THRESHOLD)
+        await group.retry(failing, attempt)
+    group.settle(drafts)
 
 
 async def run(
@@ -254,6 +263,20 @@ async def run(
     return list(drafts)
 
 
+class FilterStep:
+    """The input filter as a step: the critic scores, rewrites, keeps or drops each live draft."""
+
+    name = LABEL
+
+    def __init__(self, llm: LLM, config: FiltrationConfig, prompts: PromptSet) -> None:
+        self.llm = llm
+        self.config = config
+        self.prompts = prompts
+
+    async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
+        return await run(drafts, self.llm, self.config, prompts=self.prompts)
+
+
 __all__ = [
     "BELOW_THRESHOLD",
     "FilterReply",
@@ -261,9 +284,8 @@ __all__ = [
     "RewriteReply",
     "build_prompt",
     "build_rewrite_prompt",
+    "FilterStep",
     "check_reply",
-    "check_rewrite_reply",
     "parse",
-    "parse_rewrite",
     "run",
 ]

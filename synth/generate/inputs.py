@@ -16,6 +16,7 @@ from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import batch_schema
 from synth.generate._call import ask_checked
 from synth.generate._text import context_text, styling_block, tagged_list
+from synth.generate.base import Source
 from synth.generate.config import GenerationConfig, StylingConfig
 from synth.generate.draft import Draft, draft_id, drop_failed
 from synth.generate.stats import StageStats, model_error_reason
@@ -111,7 +112,7 @@ async def _generate(
         stats.items_in += 1
     try:
         schema = batch_schema(InputsReply, n)
-        texts = await ask_checked(llm, prompt, schema, lambda r: check_reply(r, n), LABEL, stats)
+        texts = await ask_checked(llm, prompt, schema, lambda text: parse(text, n), LABEL, stats)
     except ModelError as exc:
         failed = Draft(id=draft_id(key, "failed"), input="", context=context)
         drop_failed(failed, LABEL, exc)
@@ -183,8 +184,52 @@ async def run_from_examples(
     return await _generate(prompt, n, llm, f"examples:{key}:{base}", context, stats)
 
 
+class InputsStep:
+    """The first step: the drafts of one candidate, from its context, its examples or the styling.
+
+    With examples the inputs are written like them (bounded by the context when there is one);
+    with neither context nor examples they come from the styling alone.
+    """
+
+    name = LABEL
+
+    def __init__(
+        self, llm: LLM, config: GenerationConfig, styling: StylingConfig, prompts: PromptSet
+    ) -> None:
+        self.llm = llm
+        self.config = config
+        self.styling = styling
+        self.prompts = prompts
+
+    async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
+        n = self.config.max_goldens_per_context
+        if source.examples is not None:
+            return await run_from_examples(
+                source.examples,
+                n,
+                self.llm,
+                context=source.context,
+                styling=self.styling,
+                key=source.key,
+                prompts=self.prompts,
+            )
+        if source.context is None:
+            return await run_from_scratch(
+                n, self.llm, self.styling, key=source.key, prompts=self.prompts
+            )
+        return await run(
+            source.context,
+            self.llm,
+            self.config,
+            styling=self.styling,
+            key=source.key,
+            prompts=self.prompts,
+        )
+
+
 __all__ = [
     "InputsReply",
+    "InputsStep",
     "build_examples_prompt",
     "build_prompt",
     "build_scratch_prompt",

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from synth.data import Context
 from synth.generate._rewrite import nonblank_input, rewrite, run_live
 from synth.generate._text import context_text, styling_block, tagged
+from synth.generate.base import Source
 from synth.generate.config import StylingConfig
 from synth.generate.draft import Draft
 from synth.generate.evolve import draft_rng
@@ -85,7 +86,7 @@ async def _style_one(
     if not styling.rewrites_inputs:
         return
     prompt = build_prompt(draft.input, styling, draft.persona, draft.context, prompts)
-    await rewrite(draft, llm, prompt, StyleReply, check_reply, LABEL, stats, persona=draft.persona)
+    await rewrite(draft, llm, prompt, StyleReply, parse, LABEL, stats, persona=draft.persona)
 
 
 async def run(
@@ -105,8 +106,26 @@ async def run(
     return await run_live(drafts, step, stats)
 
 
+class StyleStep:
+    """Styling as a step: each live draft restyled for its persona (the styling recorded)."""
+
+    name = LABEL
+
+    def __init__(
+        self, llm: LLM, styling: StylingConfig, seed: int | None, prompts: PromptSet
+    ) -> None:
+        self.llm = llm
+        self.styling = styling
+        self.seed = seed
+        self.prompts = prompts
+
+    async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
+        return await run(drafts, self.llm, self.styling, seed=self.seed, prompts=self.prompts)
+
+
 __all__ = [
     "StyleReply",
+    "StyleStep",
     "build_prompt",
     "check_reply",
     "choose_persona",

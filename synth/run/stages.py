@@ -1,8 +1,9 @@
-"""Stages 5 to 9 for one candidate: inputs, filter, evolve, style, expected output.
+"""The step runner: the generation steps for one candidate, each step's output journaled.
 
-Each stage's output (every draft, dropped ones with their reason) is appended to the run's journal
-as soon as the stage is done for that candidate, and a resumed run starts each candidate after its
-last journaled stage, so no finished work is asked for again. Dropped drafts also go to
+The steps are :func:`synth.generate.steps.build_steps` of the run's settings, walked in order.
+Each step's output (every draft, dropped ones with their reason) is appended to the run's journal
+as soon as the step is done for that candidate, and a resumed run starts each candidate after its
+last journaled step, so no finished work is asked for again. Dropped drafts also go to
 ``rejects.jsonl``, with the check that failed and the raw reply of a failed request
 (``synth.run.rejects``).
 """
@@ -11,61 +12,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from synth.errors import AuthenticationError, ModelError
-from synth.generate import evolve, expected, inputs, style
-from synth.generate import filter as input_filter
-from synth.generate.config import (
-    EvolutionConfig,
-    FiltrationConfig,
-    GenerationConfig,
-    StylingConfig,
-)
+from synth.generate.base import Source, Step
 from synth.generate.dedup import LABEL as DEDUP
 from synth.generate.draft import Draft, drop_failed
-from synth.generate.templates import PromptSet
-from synth.llm.base import LLM
-from synth.llm.limiter import RateLimiter
+from synth.generate.steps import StageSettings, build_steps
 from synth.run.dir import RunDir
 from synth.run.feeds import Candidate
 from synth.run.rejects import BAD_REPLIES, reject_row
 
-#: the generation stages, in order
-STAGES = ("inputs", "filter", "evolve", "style", "expected")
 #: style examples shown when generating from scratch or from goldens
 MAX_EXAMPLES = 12
-
-
-@dataclass
-class StageSettings:
-    """What the generation stages need: the models, each stage's config, the prompts and the seed.
-
-    ``filtration`` None switches the filter off.
-    """
-
-    generator: LLM
-    critic: LLM
-    generation: GenerationConfig
-    filtration: FiltrationConfig | None
-    evolution: EvolutionConfig
-    styling: StylingConfig
-    prompts: PromptSet
-    seed: int
-    embedder: Any = None  # embeds finished inputs for deduplication (None: no deduplication)
-    limiter: RateLimiter | None = None  # the models' limiter: remote embedding requests share it
-
-    def active_stages(self) -> list[str]:
-        out = ["inputs"]
-        if self.filtration is not None:
-            out.append("filter")
-        if self.evolution.num_evolutions > 0:
-            out.append("evolve")
-        out.append("style")
-        if self.generation.include_expected_output:
-            out.append("expected")
-        return out
 
 
 def dump_drafts(drafts: list[Draft]) -> list[dict[str, Any]]:
@@ -78,10 +37,10 @@ def load_drafts(rows: list[dict[str, Any]], candidate: Candidate) -> list[Draft]
 
 
 class CandidateRunner:
-    """Runs the generation stages for candidates, journaling each stage's output.
+    """Walks the generation steps for candidates, journaling each step's output.
 
-    ``on_stage(candidate, stage, drafts)`` is called after every stage (fresh or resumed), so the
-    controller can track how many drafts are still alive.
+    ``on_stage(candidate, stage, drafts)`` is called after every step (fresh or resumed), so the
+    controller can track how many drafts are still alive; ``stages`` names the steps in order.
     """
 
     def __init__(
@@ -93,12 +52,35 @@ class CandidateRunner:
         self.settings = settings
         self.run = run
         self.on_stage = on_stage
-        self.stages = settings.active_stages()
+        self.steps: list[Step] = build_steps(settings)
+        self.stages = [step.name for step in self.steps]
         self._scratch_inputs: dict[int, asyncio.Future[list[str]]] = {}
 
     async def process(self, candidate: Candidate) -> tuple[list[Draft], list[list[float]]]:
         """All drafts of one candidate (dropped ones marked) and the vectors of the kept ones."""
-        drafts: list[Draft] | None = None
+        drafts, start = self._resume(candidate)
+        failed = False
+        for index, step in enumerate(self.steps[start:], start):
+            source = await self._source(candidate) if index == 0 else Source(candidate.key)
+            before = {d.id for d in drafts}
+            alive = {d.id for d in drafts if d.kept}
+            drafts = await step.run(drafts, source)
+            # what this step judged: the drafts it made, and those alive when it began
+            judged = [d for d in drafts if d.id in alive or d.id not in before]
+            failed = failed or any((d.drop_reason or "").startswith("model_error") for d in judged)
+            if not failed:
+                # once a request failed, nothing more of this candidate is journaled: a rerun
+                # asks again from there (what did answer comes from the response cache)
+                self.run.journal(step.name).append(candidate.key, {"drafts": dump_drafts(drafts)})
+            self._record_rejects(candidate, step.name, judged)
+            if index == 0 and candidate.scratch:
+                self._scratch_future(candidate.seq).set_result([d.input for d in drafts if d.kept])
+            self.on_stage(candidate, step.name, drafts)
+        return drafts, await self._dedup_vectors(candidate, drafts)
+
+    def _resume(self, candidate: Candidate) -> tuple[list[Draft], int]:
+        """The drafts after the candidate's last journaled step, and the index of the next step."""
+        drafts: list[Draft] = []
         start = 0
         for index in range(len(self.stages) - 1, -1, -1):
             record = self.run.journal(self.stages[index]).get(candidate.key)
@@ -108,31 +90,27 @@ class CandidateRunner:
                 break
         if candidate.scratch:
             self._note_scratch_inputs(candidate)
-        if drafts is not None:
-            for stage in self.stages[:start]:
-                self.on_stage(candidate, stage, drafts)
-        failed = False
-        for stage in self.stages[start:]:
-            before = {d.id for d in drafts or [] if d.kept}
-            drafts = await self._run_stage(stage, candidate, drafts or [])
-            failed = failed or any(
-                (d.drop_reason or "").startswith("model_error")
-                for d in drafts
-                if stage == "inputs" or d.id in before
-            )
-            if not failed:
-                # once a request failed, nothing more of this candidate is journaled: a rerun
-                # asks again from there (what did answer comes from the response cache)
-                self.run.journal(stage).append(candidate.key, {"drafts": dump_drafts(drafts)})
-            self._record_rejects(
-                candidate, stage, [d for d in drafts if stage == "inputs" or d.id in before]
-            )
-            if stage == "inputs" and candidate.scratch:
-                self._scratch_future(candidate.seq).set_result([d.input for d in drafts if d.kept])
+        for stage in self.stages[:start]:
             self.on_stage(candidate, stage, drafts)
-        assert drafts is not None
+        return drafts, start
+
+    async def _source(self, candidate: Candidate) -> Source:
+        """Where the candidate's inputs come from; a scratch batch after the first is written
+        like the inputs of the batches before it."""
+        if candidate.scratch and candidate.seq > 0:
+            earlier: list[str] = []
+            for seq in range(candidate.seq):
+                earlier.extend(await self._scratch_future(seq))
+            return Source(candidate.key, examples=earlier[-MAX_EXAMPLES:] or ["(none yet)"])
+        if candidate.scratch:
+            return Source(candidate.key)
+        examples = candidate.examples[:MAX_EXAMPLES] if candidate.examples is not None else None
+        return Source(candidate.key, candidate.context, examples)
+
+    async def _dedup_vectors(self, candidate: Candidate, drafts: list[Draft]) -> list[list[float]]:
+        """The vectors of the kept drafts; when the embedder fails, those drafts dropped."""
         try:
-            vectors = await self._vectors(candidate, drafts)
+            return await self._vectors(candidate, drafts)
         except AuthenticationError:
             raise  # a refused key ends the run, as it does for the models
         except ModelError as exc:
@@ -143,8 +121,7 @@ class CandidateRunner:
             for draft in failing:
                 drop_failed(draft, DEDUP, exc)
             self._record_rejects(candidate, DEDUP, failing)
-            vectors = []
-        return drafts, vectors
+            return []
 
     def _record_rejects(self, candidate: Candidate, stage: str, drafts: list[Draft]) -> None:
         """Append the dropped ones of ``drafts`` (dropped at ``stage``) to ``rejects.jsonl``."""
@@ -161,65 +138,6 @@ class CandidateRunner:
             bad = self.run.journal(BAD_REPLIES)
             rejects.append(draft.id, reject_row(record, draft.drop_detail, draft.drop_raw, bad))
 
-    # ---- one stage -------------------------------------------------------------------------------
-    async def _run_stage(
-        self, stage: str, candidate: Candidate, drafts: list[Draft]
-    ) -> list[Draft]:
-        s = self.settings
-        if stage == "inputs":
-            return await self._inputs(candidate)
-        if stage == "filter":
-            assert s.filtration is not None
-            return await input_filter.run(drafts, s.critic, s.filtration, prompts=s.prompts)
-        if stage == "evolve":
-            return await evolve.run(
-                drafts, s.generator, s.evolution, seed=s.seed, prompts=s.prompts
-            )
-        if stage == "style":
-            return await style.run(drafts, s.generator, s.styling, seed=s.seed, prompts=s.prompts)
-        if stage == "expected":
-            return await expected.run(drafts, s.generator, styling=s.styling, prompts=s.prompts)
-        raise AssertionError(f"unknown stage {stage}")
-
-    async def _inputs(self, candidate: Candidate) -> list[Draft]:
-        s = self.settings
-        n = s.generation.max_goldens_per_context
-        if candidate.scratch:
-            if candidate.seq == 0:
-                return await inputs.run_from_scratch(
-                    n, s.generator, s.styling, key=candidate.key, prompts=s.prompts
-                )
-            earlier: list[str] = []
-            for seq in range(candidate.seq):
-                earlier.extend(await self._scratch_future(seq))
-            return await inputs.run_from_examples(
-                earlier[-MAX_EXAMPLES:] or ["(none yet)"],
-                n,
-                s.generator,
-                styling=s.styling,
-                key=candidate.key,
-                prompts=s.prompts,
-            )
-        if candidate.examples is not None:
-            return await inputs.run_from_examples(
-                candidate.examples[:MAX_EXAMPLES],
-                n,
-                s.generator,
-                context=candidate.context,
-                styling=s.styling,
-                key=candidate.key,
-                prompts=s.prompts,
-            )
-        assert candidate.context is not None
-        return await inputs.run(
-            candidate.context,
-            s.generator,
-            s.generation,
-            styling=s.styling,
-            key=candidate.key,
-            prompts=s.prompts,
-        )
-
     # ---- scratch batches build on the inputs of the batches before them --------------------------
     def _scratch_future(self, seq: int) -> asyncio.Future[list[str]]:
         if seq not in self._scratch_inputs:
@@ -227,7 +145,7 @@ class CandidateRunner:
         return self._scratch_inputs[seq]
 
     def _note_scratch_inputs(self, candidate: Candidate) -> None:
-        record = self.run.journal("inputs").get(candidate.key)
+        record = self.run.journal(self.stages[0]).get(candidate.key)
         future = self._scratch_future(candidate.seq)
         if record is not None and not future.done():
             future.set_result(
@@ -242,7 +160,8 @@ class CandidateRunner:
         journal = self.run.journal("vectors")
         record = journal.get(candidate.key)
         if record is not None and record["ids"] == [d.id for d in kept]:
-            return record["vectors"]
+            journaled: list[list[float]] = record["vectors"]
+            return journaled
         embedder = self.settings.embedder
         texts = [d.input for d in kept]
         # a remote embedder made for the run holds a slot of the run's limiter per request itself
@@ -254,7 +173,6 @@ class CandidateRunner:
 
 __all__ = [
     "MAX_EXAMPLES",
-    "STAGES",
     "CandidateRunner",
     "StageSettings",
     "dump_drafts",

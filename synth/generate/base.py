@@ -1,0 +1,41 @@
+"""The one interface of a generation step, and what every step is given.
+
+A step (:class:`Step`) takes the drafts of one candidate and returns them, dropped ones marked; the
+first step (inputs) makes the drafts from the candidate's :class:`Source`. Steps are made once per
+run from the run's settings and hold no per-candidate state, so one step serves every candidate
+at once. The ordered list of steps is :mod:`synth.generate.steps`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from synth.data import Context
+from synth.generate.draft import Draft
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where one candidate's inputs come from: a context, style examples, or (neither) the styling.
+
+    ``key`` is unique in the run and stable across runs (draft ids derive from it).
+    """
+
+    key: str
+    context: Context | None = None
+    examples: Sequence[str] | None = None
+
+
+class Step(Protocol):
+    """One generation stage: ``name`` labels its journal, its drops and its requests."""
+
+    name: str
+
+    async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
+        """All of ``drafts`` (the first step: new ones from ``source``), dropped ones marked."""
+        ...
+
+
+__all__ = ["Source", "Step"]

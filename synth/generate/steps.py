@@ -1,0 +1,88 @@
+"""The generation steps after grouping, in order, made from one run's settings.
+
+:data:`STEPS` is the pipeline from a context to a finished draft: inputs, filter, evolve, style,
+expected. Each entry makes its step from the run's :class:`StageSettings`, or gives None when the
+settings switch the step off; a new stage is one module with its step class and one entry here.
+Deduplication, which compares drafts across candidates, follows in the run's stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from synth.generate import evolve, expected, inputs, style
+from synth.generate import filter as input_filter
+from synth.generate.base import Step
+from synth.generate.config import (
+    EvolutionConfig,
+    FiltrationConfig,
+    GenerationConfig,
+    StylingConfig,
+)
+from synth.generate.templates import PromptSet
+from synth.llm.base import LLM
+from synth.llm.limiter import RateLimiter
+from synth.store.embedder import Embedder
+
+
+@dataclass
+class StageSettings:
+    """What the generation steps need: the models, each step's config, the prompts and the seed.
+
+    ``filtration`` None switches the filter off; ``embedder`` embeds finished inputs for
+    deduplication (None: no deduplication); ``limiter`` is the models' limiter, which remote
+    embedding requests share.
+    """
+
+    generator: LLM
+    critic: LLM
+    generation: GenerationConfig
+    filtration: FiltrationConfig | None
+    evolution: EvolutionConfig
+    styling: StylingConfig
+    prompts: PromptSet
+    seed: int
+    embedder: Embedder | None = None
+    limiter: RateLimiter | None = None
+
+    def active_stages(self) -> list[str]:
+        """The names of the steps these settings run, in order."""
+        return [step.name for step in build_steps(self)]
+
+
+def _filter(s: StageSettings) -> Step | None:
+    if s.filtration is None:
+        return None
+    return input_filter.FilterStep(s.critic, s.filtration, s.prompts)
+
+
+def _evolve(s: StageSettings) -> Step | None:
+    if s.evolution.num_evolutions <= 0:
+        return None
+    return evolve.EvolveStep(s.generator, s.evolution, s.seed, s.prompts)
+
+
+def _expected(s: StageSettings) -> Step | None:
+    if not s.generation.include_expected_output:
+        return None
+    return expected.ExpectedStep(s.generator, s.styling, s.prompts)
+
+
+#: the steps in pipeline order; the first makes the drafts, every later one takes the live ones
+STEPS: tuple[Callable[[StageSettings], Step | None], ...] = (
+    lambda s: inputs.InputsStep(s.generator, s.generation, s.styling, s.prompts),
+    _filter,
+    _evolve,
+    lambda s: style.StyleStep(s.generator, s.styling, s.seed, s.prompts),
+    _expected,
+)
+
+
+def build_steps(settings: StageSettings) -> list[Step]:
+    """The steps ``settings`` switch on, in pipeline order."""
+    made = (make(settings) for make in STEPS)
+    return [step for step in made if step is not None]
+
+
+__all__ = ["STEPS", "StageSettings", "build_steps"]
