@@ -8,6 +8,7 @@ failing input, and each replaced seed adds a share of a critic request.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from pydantic import BaseModel
 
@@ -28,6 +29,46 @@ class StagePlan(BaseModel):
     stage: str
     requests: int
     input_tokens: int
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """The sizes a plan is made from: contexts, their tokens, inputs per context."""
+
+    n: int
+    total_context: int
+    per_context: int
+    prompts: PromptSet
+
+    @property
+    def goldens(self) -> int:
+        return self.n * self.per_context
+
+    def overhead(self, name: str) -> int:
+        return count_tokens(self.prompts.text(name))
+
+    def critic(self, per_call: int) -> StagePlan:
+        calls = math.ceil(self.n / per_call)
+        tokens = calls * self.overhead("context_critic") + self.total_context
+        return StagePlan(stage="critic", requests=calls, input_tokens=tokens)
+
+    def inputs(self) -> StagePlan:
+        tokens = self.n * self.overhead("inputs") + self.total_context
+        return StagePlan(stage="inputs", requests=self.n, input_tokens=tokens)
+
+    def batched(self, stage: str, max_batch: int) -> StagePlan:
+        """A stage asking for the inputs of a context in batches of ``max_batch``."""
+        calls = self.n * math.ceil(self.per_context / max_batch)
+        quoted = self.goldens * INPUT_TOKENS
+        tokens = calls * self.overhead(stage) + self.total_context + quoted
+        return StagePlan(stage=stage, requests=calls, input_tokens=tokens)
+
+    def per_input(self, stage: str, rounds: int) -> StagePlan:
+        """A stage asking once per input per round, the context quoted every time."""
+        calls = self.goldens * rounds
+        contexts = self.per_context * rounds * self.total_context
+        tokens = calls * (self.overhead(stage) + INPUT_TOKENS) + contexts
+        return StagePlan(stage=stage, requests=calls, input_tokens=tokens)
 
 
 def plan_requests(
@@ -51,69 +92,22 @@ def plan_requests(
     contexts = contexts or ContextConstructionConfig()
     generation = generation or GenerationConfig()
     evolution = evolution or EvolutionConfig()
-    prompts = prompts or default_prompts()
-    n = len(context_tokens)
-    total_context = sum(context_tokens)
-    per_context = generation.max_goldens_per_context
-    goldens = n * per_context
-
-    def overhead(name: str) -> int:
-        return count_tokens(prompts.text(name))
-
-    plans = []
-    if use_critic:
-        calls = math.ceil(n / contexts.contexts_per_critic_call)
-        plans.append(
-            StagePlan(
-                stage="critic",
-                requests=calls,
-                input_tokens=calls * overhead("context_critic") + total_context,
-            )
-        )
-    plans.append(
-        StagePlan(
-            stage="inputs",
-            requests=n,
-            input_tokens=n * overhead("inputs") + total_context,
-        )
+    shape = _Shape(
+        len(context_tokens),
+        sum(context_tokens),
+        generation.max_goldens_per_context,
+        prompts or default_prompts(),
     )
+    plans = [shape.critic(contexts.contexts_per_critic_call)] if use_critic else []
+    plans.append(shape.inputs())
     if use_filter:
-        calls = n * math.ceil(per_context / filter_stage.MAX_BATCH)
-        plans.append(
-            StagePlan(
-                stage="filter",
-                requests=calls,
-                input_tokens=calls * overhead("filter") + total_context + goldens * INPUT_TOKENS,
-            )
-        )
+        plans.append(shape.batched("filter", filter_stage.MAX_BATCH))
     if evolution.num_evolutions:
-        calls = goldens * evolution.num_evolutions
-        plans.append(
-            StagePlan(
-                stage="evolve",
-                requests=calls,
-                input_tokens=calls * (overhead("evolve") + INPUT_TOKENS)
-                + per_context * evolution.num_evolutions * total_context,
-            )
-        )
+        plans.append(shape.per_input("evolve", evolution.num_evolutions))
     if styling is not None and styling.rewrites_inputs:
-        plans.append(
-            StagePlan(
-                stage="style",
-                requests=goldens,
-                input_tokens=goldens * (overhead("style") + INPUT_TOKENS)
-                + per_context * total_context,
-            )
-        )
+        plans.append(shape.per_input("style", 1))
     if generation.include_expected_output:
-        calls = n * math.ceil(per_context / expected_stage.MAX_BATCH)
-        plans.append(
-            StagePlan(
-                stage="expected",
-                requests=calls,
-                input_tokens=calls * overhead("expected") + total_context + goldens * INPUT_TOKENS,
-            )
-        )
+        plans.append(shape.batched("expected", expected_stage.MAX_BATCH))
     return plans
 
 

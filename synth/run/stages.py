@@ -18,6 +18,7 @@ from synth.errors import AuthenticationError, ModelError
 from synth.generate.base import Source, Step
 from synth.generate.dedup import LABEL as DEDUP
 from synth.generate.draft import Draft, drop_failed
+from synth.generate.stats import StageStats, count_stages
 from synth.generate.steps import StageSettings, build_steps
 from synth.run.dir import RunDir
 from synth.run.feeds import Candidate
@@ -77,6 +78,11 @@ class CandidateRunner:
                 self._scratch_future(candidate.seq).set_result([d.input for d in drafts if d.kept])
             self.on_stage(candidate, step.name, drafts)
         return drafts, await self._dedup_vectors(candidate, drafts)
+
+    def stage_stats(self, drafts: list[Draft], contexts: int) -> list[StageStats]:
+        """One record per step, and for deduplication, from the drafts of the candidates a run
+        used (``contexts`` of them): in, out and dropped by reason (usage added by the caller)."""
+        return count_stages(self.stages, drafts, contexts, final_stage=DEDUP)
 
     def _resume(self, candidate: Candidate) -> tuple[list[Draft], int]:
         """The drafts after the candidate's last journaled step, and the index of the next step."""
