@@ -31,7 +31,10 @@ class Source:
 class Step(Protocol):
     """One generation stage: ``name`` labels its journal, its drops and its requests."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The stage's name (``inputs``, ``filter``, ...)."""
+        ...
 
     async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
         """All of ``drafts`` (the first step: new ones from ``source``), dropped ones marked."""

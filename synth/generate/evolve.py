@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
 
 from pydantic import BaseModel
 
@@ -135,18 +137,15 @@ async def run(
     return await run_live(drafts, step if config.num_evolutions > 0 else None, stats)
 
 
+@dataclass(frozen=True)
 class EvolveStep:
     """Evolution as a step: ``num_evolutions`` rewrites of each live draft."""
 
-    name = LABEL
-
-    def __init__(
-        self, llm: LLM, config: EvolutionConfig, seed: int | None, prompts: PromptSet
-    ) -> None:
-        self.llm = llm
-        self.config = config
-        self.seed = seed
-        self.prompts = prompts
+    name: ClassVar[str] = LABEL
+    llm: LLM
+    config: EvolutionConfig
+    seed: int | None
+    prompts: PromptSet
 
     async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
         return await run(drafts, self.llm, self.config, seed=self.seed, prompts=self.prompts)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
 
 from pydantic import BaseModel
 
@@ -118,15 +120,14 @@ async def run(
     return list(drafts)
 
 
+@dataclass(frozen=True)
 class ExpectedStep:
     """Expected outputs as a step: a grounded answer for each live draft."""
 
-    name = LABEL
-
-    def __init__(self, llm: LLM, styling: StylingConfig, prompts: PromptSet) -> None:
-        self.llm = llm
-        self.styling = styling
-        self.prompts = prompts
+    name: ClassVar[str] = LABEL
+    llm: LLM
+    styling: StylingConfig
+    prompts: PromptSet
 
     async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
         return await run(drafts, self.llm, styling=self.styling, prompts=self.prompts)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -263,15 +264,14 @@ async def run(
     return list(drafts)
 
 
+@dataclass(frozen=True)
 class FilterStep:
     """The input filter as a step: the critic scores, rewrites, keeps or drops each live draft."""
 
-    name = LABEL
-
-    def __init__(self, llm: LLM, config: FiltrationConfig, prompts: PromptSet) -> None:
-        self.llm = llm
-        self.config = config
-        self.prompts = prompts
+    name: ClassVar[str] = LABEL
+    llm: LLM
+    config: FiltrationConfig
+    prompts: PromptSet
 
     async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
         return await run(drafts, self.llm, self.config, prompts=self.prompts)

@@ -8,6 +8,8 @@ style examples (and the context, when given, still bounds the content).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
 
 from pydantic import BaseModel
 
@@ -184,6 +186,7 @@ async def run_from_examples(
     return await _generate(prompt, n, llm, f"examples:{key}:{base}", context, stats)
 
 
+@dataclass(frozen=True)
 class InputsStep:
     """The first step: the drafts of one candidate, from its context, its examples or the styling.
 
@@ -191,15 +194,11 @@ class InputsStep:
     with neither context nor examples they come from the styling alone.
     """
 
-    name = LABEL
-
-    def __init__(
-        self, llm: LLM, config: GenerationConfig, styling: StylingConfig, prompts: PromptSet
-    ) -> None:
-        self.llm = llm
-        self.config = config
-        self.styling = styling
-        self.prompts = prompts
+    name: ClassVar[str] = LABEL
+    llm: LLM
+    config: GenerationConfig
+    styling: StylingConfig
+    prompts: PromptSet
 
     async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
         n = self.config.max_goldens_per_context

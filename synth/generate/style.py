@@ -9,7 +9,8 @@ styling and makes no request.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
@@ -106,18 +107,15 @@ async def run(
     return await run_live(drafts, step, stats)
 
 
+@dataclass(frozen=True)
 class StyleStep:
     """Styling as a step: each live draft restyled for its persona (the styling recorded)."""
 
-    name = LABEL
-
-    def __init__(
-        self, llm: LLM, styling: StylingConfig, seed: int | None, prompts: PromptSet
-    ) -> None:
-        self.llm = llm
-        self.styling = styling
-        self.seed = seed
-        self.prompts = prompts
+    name: ClassVar[str] = LABEL
+    llm: LLM
+    styling: StylingConfig
+    seed: int | None
+    prompts: PromptSet
 
     async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
         return await run(drafts, self.llm, self.styling, seed=self.seed, prompts=self.prompts)
