@@ -2,8 +2,10 @@
 
 ``inputs`` (questions from a context, from scratch, or from example goldens), ``filter`` (critic
 score, rewrite, keep or drop), ``evolve``, ``style``, ``expected`` (grounded answers), ``dedup``.
-Each LLM stage has pure ``build_prompt``/``parse`` functions and an async ``run`` over
-:class:`Draft` records; prompts are versioned templates in ``prompts/`` (see :class:`PromptSet`).
+Each LLM stage has pure ``build_prompt``/``parse`` functions (production reads the model's own
+reply text with them) and an async ``run`` over :class:`Draft` records; prompts are versioned
+templates in ``prompts/`` (see :class:`PromptSet`). Each stage is also a step (``base.Step``: one
+``run(drafts, source)``); ``steps.STEPS`` is their ordered list, which the run walks.
 """
 
 from synth.generate.config import (

@@ -13,10 +13,12 @@ item, and only where that is unambiguous:
 3. an index given more than once matches only if every copy is identical, else none of them does;
 4. entries numbered outside 1..n are ignored.
 
-:func:`ask_batch` asks, keeps every entry it can match, and asks for the rest in one smaller request
-(the prompt rebuilt with only the missing items, numbered 1..k); a reply that matches nothing is
-asked again whole, like a malformed one. Each re-ask is counted as a retry (kind ``partial`` or
-``unmatched``) and in the stage's notes; together they are bounded by the model's ``max_reasks``.
+:func:`read_batch` reads one reply from the text the model sent (the stages' ``parse`` is its
+all-or-nothing form, :func:`values_of`). :func:`ask_batch` asks, reads the reply with it, keeps
+every entry it can match, and asks for the rest in one smaller request (the prompt rebuilt with
+only the missing items, numbered 1..k); a reply that matches nothing is asked again whole, like a
+malformed one. Each re-ask is counted as a retry (kind ``partial`` or ``unmatched``) and in the
+stage's notes; together they are bounded by the model's ``max_reasks``.
 A reply that matched nothing, and the last reply of a batch given up on, are removed from the
 response cache, so a rerun asks again instead of replaying them; items still unanswered at the end
 fail with an OutputParseError that says what was wrong ("critic scored passages [2, 3], expected
