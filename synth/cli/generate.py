@@ -8,13 +8,9 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from synth.cli._exits import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
-from synth.cli._generate_view import RichProgress, render_plan, render_table
-from synth.cli.console import CommandConsole, print_fitted
 from synth.dataset import SUFFIXES, Dataset
 from synth.errors import ConfigError
 from synth.pipeline import Synthesizer, default_model_spec
@@ -24,6 +20,9 @@ from synth.run.plan import Plan
 from synth.run.progress import NullProgress
 from synth.run.rejects import first_drops
 from synth.run.session import replay_note
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 DEFAULT_OUTPUT = "goldens.jsonl"
 
@@ -176,6 +175,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
+    # rich is imported where a run prints, not with the module: `synth --help` declares the
+    # arguments of every command and must not pay for it
+    from synth.cli.console import CommandConsole
+
     out = CommandConsole(highlight=False)  # tables printed with print_fitted: never cut when piped
     if config.model is None and default_model_spec(config.base_url) is None:
         for line in NO_MODEL_LINES:
@@ -220,9 +223,14 @@ def _generate(
     Choices that reach beyond this one run (the process's garbage collector, see
     :mod:`synth.run.gc`) are the command's to make, here around the run, never the library's.
     """
+    from synth.cli._generate_view import RichProgress
+    from synth.cli.console import CommandConsole
+
     quiet = args.quiet or args.json
-    synthesizer.progress = NullProgress() if quiet else RichProgress(_errors())
-    ctrl_c = getattr(args, "ctrl_c", None)  # set by synth.cli.main; absent when run() is called
+    errors = CommandConsole(stderr=True, highlight=False)
+    synthesizer.progress = NullProgress() if quiet else RichProgress(errors)
+    # set by synth.cli.main; absent when run() is called directly
+    ctrl_c = getattr(args, "ctrl_c", None)
     if ctrl_c is not None:
         ctrl_c.where = lambda: synthesizer.last_run_dir
     try:
@@ -244,10 +252,6 @@ def _generate(
     return dataset
 
 
-def _errors() -> Console:
-    return CommandConsole(stderr=True, highlight=False)
-
-
 def _print_notes(manifest: dict[str, Any], args: argparse.Namespace) -> None:
     """The lines on stderr that come before the result: ``--debug``'s first drop of each kind,
     and the replay note that ``--quiet`` hid with the display."""
@@ -263,6 +267,9 @@ def _print_notes(manifest: dict[str, Any], args: argparse.Namespace) -> None:
 
 def _print_table(manifest: dict[str, Any], dataset: Dataset, out: Console) -> None:
     """The per-stage table, then why the run is short and whether the corpus was too small."""
+    from synth.cli._generate_view import render_table
+    from synth.cli.console import print_fitted
+
     print_fitted(
         out, render_table(manifest.get("stages", []), title=f"run {manifest.get('run_id')}")
     )
@@ -298,6 +305,9 @@ def _summary(manifest: dict[str, Any], output: Path, count: int) -> str:
 
 
 def _print_plan(plan: Plan, args: argparse.Namespace, out: Console) -> None:
+    from synth.cli._generate_view import render_plan
+    from synth.cli.console import print_fitted
+
     if args.json:
         print(json.dumps(plan.to_json(), ensure_ascii=False))
         return
