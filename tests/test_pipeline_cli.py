@@ -249,7 +249,8 @@ def test_faults_are_retried_and_counted_and_concurrency_is_bounded(monkeypatch, 
 def test_the_progress_display_shows_every_counter() -> None:
     from rich.console import Console
 
-    from synth.run.progress import Snapshot, render
+    from synth.cli._generate_view import render
+    from synth.run.progress import Snapshot
 
     console = Console(record=True, width=120)
     console.print(

@@ -8,22 +8,21 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
-from synth.cli import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
-from synth.cli.console import CommandConsole, print_fitted
-from synth.dataset import SUFFIXES
+from synth.cli._exits import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
+from synth.dataset import SUFFIXES, Dataset
 from synth.errors import ConfigError
 from synth.pipeline import Synthesizer, default_model_spec
 from synth.run.config import PipelineConfig, load_pipeline
-from synth.run.manifest import render_table
 from synth.run.output import claim_output
-from synth.run.plan import Plan, render_plan
-from synth.run.progress import NullProgress, RichProgress
+from synth.run.plan import Plan
+from synth.run.progress import NullProgress
 from synth.run.rejects import first_drops
 from synth.run.session import replay_note
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 DEFAULT_OUTPUT = "goldens.jsonl"
 
@@ -34,7 +33,21 @@ NO_MODEL_LINES = (
 )
 
 
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Declare ``synth generate`` and its arguments on ``sub``."""
+    p = sub.add_parser(
+        "generate",
+        help="generate goldens from documents",
+        description="Run the generation pipeline (ingest, select, critic, group, inputs, filter, "
+        "evolve, style, expected, dedup) over documents and write the goldens; print the "
+        "per-stage table. Killed or interrupted, the same command resumes the run.",
+    )
+    add_arguments(p)
+    p.set_defaults(func=run)
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare the arguments of ``synth generate`` on ``p``."""
     p.add_argument("paths", nargs="+", metavar="PATH", help="document files or folders")
     p.add_argument(
         "-o",
@@ -150,6 +163,7 @@ def small_corpus_note(reused: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Generate the goldens the arguments ask for; EXIT_PARTIAL when fewer than asked."""
     config = pipeline_from_args(args)
     output = Path(config.output or DEFAULT_OUTPUT)
     if args.plan:
@@ -161,8 +175,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
+    # rich is imported where a run prints, not with the module: `synth --help` declares the
+    # arguments of every command and must not pay for it
+    from synth.cli.console import CommandConsole
+
     out = CommandConsole(highlight=False)  # tables printed with print_fitted: never cut when piped
-    err = CommandConsole(stderr=True, highlight=False)
     if config.model is None and default_model_spec(config.base_url) is None:
         for line in NO_MODEL_LINES:
             print(line, file=sys.stderr)
@@ -176,8 +193,43 @@ def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
             synthesizer.plan_from_docs(args.paths, num_goldens=config.num_goldens), args, out
         )
         return EXIT_OK
+    dataset = _generate(synthesizer, args, config)
+    dataset.save(output)
+    manifest = synthesizer.manifest or {}
+    _print_notes(manifest, args)
+    if args.json:
+        print(
+            json.dumps(
+                {"output": str(output), "goldens": len(dataset), **manifest}, ensure_ascii=False
+            )
+        )
+    else:
+        if not args.quiet:
+            _print_table(manifest, dataset, out)
+        print(_summary(manifest, output, len(dataset)))
+    short = dataset.shortfall
+    if short is None:
+        return EXIT_OK
+    sys.stdout.flush()  # the summary first, then the line that explains the exit code
+    print(f"synth: {short} (exit code {EXIT_PARTIAL})", file=sys.stderr)
+    return EXIT_PARTIAL
+
+
+def _generate(
+    synthesizer: Synthesizer, args: argparse.Namespace, config: PipelineConfig
+) -> Dataset:
+    """The dataset the run delivers, shown on a live display unless ``--quiet`` or ``--json``.
+
+    Choices that reach beyond this one run (the process's garbage collector, see
+    :mod:`synth.run.gc`) are the command's to make, here around the run, never the library's.
+    """
+    from synth.cli._generate_view import RichProgress
+    from synth.cli.console import CommandConsole
+
     quiet = args.quiet or args.json
-    synthesizer.progress = NullProgress() if quiet else RichProgress(err)
+    errors = CommandConsole(stderr=True, highlight=False)
+    synthesizer.progress = NullProgress() if quiet else RichProgress(errors)
+    # set by synth.cli.main; absent when run() is called directly
     ctrl_c = getattr(args, "ctrl_c", None)
     if ctrl_c is not None:
         ctrl_c.where = lambda: synthesizer.last_run_dir
@@ -197,8 +249,12 @@ def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
         raise
     finally:
         synthesizer.close()
-    dataset.save(output)
-    manifest = synthesizer.manifest or {}
+    return dataset
+
+
+def _print_notes(manifest: dict[str, Any], args: argparse.Namespace) -> None:
+    """The lines on stderr that come before the result: ``--debug``'s first drop of each kind,
+    and the replay note that ``--quiet`` hid with the display."""
     if getattr(args, "debug", False) and manifest.get("run_dir"):
         for line in first_drops(manifest["run_dir"]):  # the first drop of each kind, with why
             print(f"synth: debug: {line}", file=sys.stderr)
@@ -207,30 +263,22 @@ def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
         # the progress display (not shown with --quiet) has said it already
         failures = int(manifest.get("totals", {}).get("failures", 0) or 0)
         print(replay_note(str(manifest.get("run_dir")), failures), file=sys.stderr)
+
+
+def _print_table(manifest: dict[str, Any], dataset: Dataset, out: Console) -> None:
+    """The per-stage table, then why the run is short and whether the corpus was too small."""
+    from synth.cli._generate_view import render_table
+    from synth.cli.console import print_fitted
+
+    print_fitted(
+        out, render_table(manifest.get("stages", []), title=f"run {manifest.get('run_id')}")
+    )
     short = dataset.shortfall
-    if args.json:
-        print(
-            json.dumps(
-                {"output": str(output), "goldens": len(dataset), **manifest}, ensure_ascii=False
-            )
-        )
-    else:
-        if not args.quiet:
-            print_fitted(
-                out,
-                render_table(manifest.get("stages", []), title=f"run {manifest.get('run_id')}"),
-            )
-            for reason in short.reasons if short is not None else ():
-                print(f"fewer goldens than asked: {reason}")
-            contexts = manifest.get("contexts") or {}
-            if contexts.get("corpus_too_small"):
-                print(small_corpus_note(int(contexts.get("reused_chunks", 0))))
-        print(_summary(manifest, output, len(dataset)))
-    if short is None:
-        return EXIT_OK
-    sys.stdout.flush()  # the summary first, then the line that explains the exit code
-    print(f"synth: {short} (exit code {EXIT_PARTIAL})", file=sys.stderr)
-    return EXIT_PARTIAL
+    for reason in short.reasons if short is not None else ():
+        print(f"fewer goldens than asked: {reason}")
+    contexts = manifest.get("contexts") or {}
+    if contexts.get("corpus_too_small"):
+        print(small_corpus_note(int(contexts.get("reused_chunks", 0))))
 
 
 def _synthesizer(config: PipelineConfig, args: argparse.Namespace) -> Synthesizer:
@@ -257,6 +305,9 @@ def _summary(manifest: dict[str, Any], output: Path, count: int) -> str:
 
 
 def _print_plan(plan: Plan, args: argparse.Namespace, out: Console) -> None:
+    from synth.cli._generate_view import render_plan
+    from synth.cli.console import print_fitted
+
     if args.json:
         print(json.dumps(plan.to_json(), ensure_ascii=False))
         return
@@ -269,6 +320,7 @@ __all__ = [
     "DEFAULT_OUTPUT",
     "NO_MODEL_LINES",
     "add_arguments",
+    "add_parser",
     "check_output",
     "pipeline_from_args",
     "run",

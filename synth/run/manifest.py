@@ -19,9 +19,6 @@ from datetime import UTC, datetime
 from importlib import metadata
 from typing import Any
 
-from rich.table import Table
-from rich.text import Text
-
 from synth.llm.pricing import estimate_cost
 from synth.llm.usage import EMBEDDINGS_LABEL, Usage
 
@@ -206,43 +203,6 @@ def totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def render_table(rows: Sequence[Mapping[str, Any]], title: str | None = None) -> Table:
-    """The per-stage table ``synth generate`` prints at the end."""
-    table = Table(title=title, header_style="bold", title_justify="left")
-    for name, justify in (
-        ("stage", "left"),
-        ("in", "right"),
-        ("out", "right"),
-        ("dropped", "left"),
-        ("requests", "right"),
-        ("embed req", "right"),
-        ("cached", "right"),
-        ("retries", "right"),
-        ("failed", "right"),
-        ("tokens in", "right"),
-        ("tokens out", "right"),
-        ("cost $", "right"),
-    ):
-        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
-    for row in rows:
-        dropped = ", ".join(f"{k}: {v}" for k, v in row.get("dropped", {}).items())
-        table.add_row(
-            row["stage"],
-            str(row["items_in"]),
-            str(row["items_out"]),
-            Text(dropped),
-            str(row.get("requests", 0)),
-            str(row.get("embedding_requests", 0)),
-            str(row.get("cached", 0)),
-            str(row.get("retries", 0)),
-            str(row.get("failures", 0)),
-            f"{row.get('input_tokens', 0):,}",
-            f"{row.get('output_tokens', 0):,}",
-            f"{row.get('cost_usd', 0):.4f}",
-        )
-    return table
-
-
 __all__ = [
     "LABEL_STAGE",
     "RETRY_FAMILIES",
@@ -252,7 +212,6 @@ __all__ = [
     "draft_rows",
     "now",
     "package_versions",
-    "render_table",
     "retries_by_kind",
     "stage_row",
     "totals",

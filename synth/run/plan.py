@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
-from rich.table import Table
 
 from synth._tokens import count_tokens
 from synth.data import Chunk, Context
@@ -150,27 +149,4 @@ def make_plan(
     )
 
 
-def render_plan(plan: Plan) -> Table:
-    title = (
-        f"plan: {plan.files} files, {plan.chunks} chunks -> {plan.contexts} contexts -> "
-        f"{plan.goldens} goldens"
-    )
-    table = Table(title=title, header_style="bold", title_justify="left")
-    for name in ("stage", "requests", "tokens in", "tokens out", "cost $"):
-        table.add_column(name, justify="left" if name == "stage" else "right")
-    for s in plan.stages:
-        cost = "?" if s.cost_usd is None else f"{s.cost_usd:.4f}"
-        table.add_row(s.stage, str(s.requests), f"{s.input_tokens:,}", f"{s.output_tokens:,}", cost)
-    total_cost = "?" if plan.cost_usd is None else f"{plan.cost_usd:.4f}"
-    table.add_row(
-        "total",
-        str(plan.requests),
-        f"{sum(s.input_tokens for s in plan.stages):,}",
-        f"{sum(s.output_tokens for s in plan.stages):,}",
-        total_cost,
-        style="bold",
-    )
-    return table
-
-
-__all__ = ["REPLY_TOKENS", "Plan", "PlannedStage", "make_plan", "render_plan"]
+__all__ = ["REPLY_TOKENS", "Plan", "PlannedStage", "make_plan"]

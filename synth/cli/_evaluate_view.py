@@ -1,4 +1,4 @@
-"""Reports as readable tables (rich), for the command line.
+"""How ``synth evaluate``, ``compare`` and ``benchmark`` show a report: readable tables (rich).
 
 Each ``*_tables`` function returns rich renderables; :func:`show` prints them. NaN shows as "-".
 """

@@ -1,0 +1,89 @@
+"""``synth evaluate``: a dataset and a system (or a retriever) in; the report's tables out."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from synth.cli._judging import (
+    add_judging_arguments,
+    close_models,
+    failed_items_code,
+    judging_kwargs,
+)
+
+if TYPE_CHECKING:
+    from synth.evaluate.report import Evaluation
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Declare ``synth evaluate`` and its arguments on ``sub``."""
+    p = sub.add_parser(
+        "evaluate",
+        help="score a system's answers (or retrieval) on a dataset",
+        description="Ask a system every question of DATASET and score its answers with the text "
+        "metrics (exact match, token F1) and each judge; or, with --retriever, score the ranked "
+        "context ids against each item's context_ids. Without --system the stored answers "
+        "(actual_output) are scored. Prints tables; -o writes the report (.json, .jsonl, .yaml, "
+        ".toml).",
+    )
+    p.add_argument("dataset", help="a saved dataset (.json, .jsonl, .csv, .parquet)")
+    p.add_argument("--system", metavar="MODULE:FUNCTION", help="fn(question) -> answer")
+    p.add_argument(
+        "--retriever", metavar="MODULE:FUNCTION", help="fn(question) -> ranked ids or hits"
+    )
+    p.add_argument(
+        "-k", action="append", type=int, metavar="K", help="retrieval cut-off; repeatable (10)"
+    )
+    p.add_argument("-o", "--output", metavar="REPORT", help="write the report here")
+    add_judging_arguments(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Score the dataset, write and print the report; EXIT_PARTIAL when items failed."""
+    from synth.cli._evaluate_view import evaluation_tables, show
+    from synth.evaluate import _io
+    from synth.evaluate._run import failure_summary
+
+    report = _retrieval_report(args) if args.retriever else _answers_report(args)
+    if args.output:
+        report.write(args.output)
+    if args.json:
+        print(_io.dumps(report.to_document(), "json"), end="")
+    else:
+        show(evaluation_tables(report))
+        if args.output:
+            print(f"wrote {args.output}")
+    return failed_items_code([("", failure_summary(report))])
+
+
+def _retrieval_report(args: argparse.Namespace) -> Evaluation:
+    from synth.errors import ConfigError
+    from synth.evaluate._specs import load_callable
+    from synth.evaluate.retrieval import evaluate_retrieval
+
+    if args.system or args.judge:
+        raise ConfigError("--retriever scores retrieval alone; drop --system and --judge")
+    return evaluate_retrieval(
+        load_callable(args.retriever),
+        args.dataset,
+        k=args.k or 10,
+        n_jobs=args.n_jobs,
+        seed=args.seed,
+    )
+
+
+def _answers_report(args: argparse.Namespace) -> Evaluation:
+    from synth.evaluate._specs import load_callable
+    from synth.evaluate.answers import evaluate_answers
+
+    system = load_callable(args.system) if args.system else None
+    kwargs = judging_kwargs(args)
+    try:
+        return evaluate_answers(system, args.dataset, **kwargs)
+    finally:
+        close_models(kwargs["judges"])
+
+
+__all__ = ["add_parser", "run"]

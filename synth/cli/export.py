@@ -1,0 +1,90 @@
+"""``synth export``: a saved dataset in another of synth's formats, or in another tool's."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from synth.cli._exits import EXIT_OK
+
+#: the formats synth reads back losslessly (the others are other tools')
+OWN_FORMATS = ("jsonl", "json", "csv", "parquet")
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Declare ``synth export`` and its arguments on ``sub``."""
+    from synth.dataset._export import EXPORT_FORMATS
+
+    p = sub.add_parser(
+        "export",
+        help="convert a dataset to another of synth's formats or to another tool's",
+        description="Write a saved dataset in another of synth's own formats (jsonl, json, csv, "
+        "parquet: lossless, metadata included; picked by -o's suffix or --format), or for "
+        "another tool: deepeval goldens (.json or .jsonl), deepeval CSV (.csv), ragas samples "
+        "(.jsonl or .json), judgeval 1.x examples (.json) or judgeval 0.0.x examples "
+        "(judgeval-legacy, .json). `synth` reads them all back.",
+    )
+    p.add_argument("dataset", help="a saved dataset (.json, .jsonl, .csv, .parquet)")
+    p.add_argument(
+        "-f",
+        "--format",
+        choices=[*OWN_FORMATS, *EXPORT_FORMATS],
+        help="synth's own format or the tool (default: synth's format -o's suffix names)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        help="file to write (default: next to DATASET, e.g. goldens.deepeval.json)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the dataset ``args.dataset`` to the file and format the arguments name."""
+    from synth.dataset import Dataset
+    from synth.dataset._export import export_format
+
+    source = Path(args.dataset)
+    output = output_path(source, args.format, args.output)
+    dataset = Dataset.load(source)
+    if args.format in OWN_FORMATS or args.format is None:
+        dataset.save(output)
+        what = f"synth dataset, {output.suffix.lower().lstrip('.')}"
+    else:
+        dataset.export(output, format=args.format)
+        what = export_format(args.format).description
+    print(f"wrote {len(dataset)} goldens to {output} ({what})")
+    return EXIT_OK
+
+
+def output_path(source: Path, format: str | None, output: str | None) -> Path:
+    """The file to write ``source`` to, from ``--format`` and ``-o``; a ConfigError line saying
+    what to change when they do not fit together (checked before the dataset is read)."""
+    from synth.dataset import SUFFIXES
+    from synth.dataset._export import default_export_path
+    from synth.errors import ConfigError
+
+    if format is None:
+        if not output:
+            raise ConfigError(
+                "name the file to write with -o (its suffix picks the format) or --format"
+            )
+        path = Path(output)
+        if path.suffix.lower() not in SUFFIXES:
+            raise ConfigError(
+                f"{path}: unsupported dataset suffix {path.suffix or '(none)'!r}; use one of "
+                f"{', '.join(SUFFIXES)}, or name another tool's format with --format"
+            )
+    elif format in OWN_FORMATS:
+        suffix = f".{format}"
+        path = Path(output) if output else source.with_suffix(suffix)
+        if path.suffix.lower() != suffix:
+            raise ConfigError(f"{path}: a {format} dataset is written as {suffix}")
+    else:
+        path = Path(output) if output else default_export_path(source, format)
+    if path.resolve() == source.resolve():
+        raise ConfigError(f"{path}: is the dataset being exported; choose another -o")
+    return path
+
+
+__all__ = ["OWN_FORMATS", "add_parser", "output_path", "run"]

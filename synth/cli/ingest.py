@@ -1,0 +1,79 @@
+"""``synth ingest``: documents in; every file's status and the totals out."""
+
+from __future__ import annotations
+
+import argparse
+
+from synth.cli._exits import EXIT_NOTHING_READ, EXIT_OK
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Declare ``synth ingest`` and its arguments on ``sub``."""
+    p = sub.add_parser(
+        "ingest",
+        help="parse, chunk, embed and store documents",
+        description="Read .txt, .md, .docx and .pdf files (folders are walked), cut them into "
+        "token chunks, embed the chunks not stored yet and store them in Chroma. Prints every "
+        "file with its status, then the totals. Exits 1 when no file could be read.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to ingest")
+    p.add_argument(
+        "--embedder",
+        metavar="SPEC",
+        help="openai:<model>, local:all-MiniLM-L6-v2 or hash[:DIM] (default: openai when "
+        "OPENAI_API_KEY is set, else local when installed, else hash)",
+    )
+    p.add_argument(
+        "--base-url", help="OpenAI-compatible server for openai:<model> (default: $OPENAI_BASE_URL)"
+    )
+    p.add_argument("--batch-size", type=int, metavar="N", help="texts per embedding request")
+    p.add_argument("--chunk-size", type=int, default=1024, metavar="N", help="tokens (1024)")
+    p.add_argument("--chunk-overlap", type=int, default=0, metavar="N", help="tokens (0)")
+    p.add_argument("--encoding", default="cl100k_base", help="tiktoken encoding (cl100k_base)")
+    p.add_argument(
+        "--store-path", default=".synth/chroma", metavar="DIR", help="embedded Chroma folder"
+    )
+    p.add_argument("--store-url", metavar="URL", help="a Chroma server, http://host:port")
+    p.add_argument("--password", help="password for encrypted PDFs")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Ingest ``args.paths``; EXIT_NOTHING_READ when no file could be read."""
+    # imported here, not above: `synth --help` must not pay for the store and the readers
+    import json
+
+    from synth.cli.console import CommandConsole
+    from synth.ingest import make_chunking_config
+    from synth.store import ingest_documents, make_embedder
+    from synth.store._ingest_view import ingest_progress, print_ingest_report
+
+    errors = CommandConsole(stderr=True, highlight=False)
+    embedder = make_embedder(args.embedder, base_url=args.base_url, batch_size=args.batch_size)
+    if embedder.notice:
+        errors.print(embedder.notice, markup=False, soft_wrap=True)  # one line, never wrapped
+    chunking = make_chunking_config(
+        chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap, encoding=args.encoding
+    )
+    try:
+        with ingest_progress(errors) as on_file:
+            report = ingest_documents(
+                args.paths,
+                embedder=embedder,
+                chunking=chunking,
+                store_path=args.store_path,
+                store_url=args.store_url,
+                password=args.password,
+                on_file=on_file,
+            )
+    finally:
+        embedder.close()
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False))
+    else:
+        print_ingest_report(report, CommandConsole(highlight=False))
+    return EXIT_OK if report.any_read else EXIT_NOTHING_READ
+
+
+__all__ = ["add_parser", "run"]
