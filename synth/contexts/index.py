@@ -37,7 +37,7 @@ class ChunkIndex:
                 f"a chunk index needs one vector per chunk: {len(chunks)} chunks, "
                 f"vectors of shape {matrix.shape}"
             )
-        self._unit = _unit_rows(matrix)
+        self._unit = unit_rows(matrix)
         self._chunks = list(chunks)
         self._row = {chunk.id: row for row, chunk in enumerate(self._chunks)}
         if len(self._row) != len(self._chunks):
@@ -118,7 +118,7 @@ class ChunkIndex:
         # float32 products (the whole index is never copied for a query across files), ranked
         # in float64
         vectors = self._unit if scope is self._all else self._unit[scope]
-        similarities = (_unit_rows(queries) @ vectors.T).astype(np.float64)
+        similarities = (unit_rows(queries) @ vectors.T).astype(np.float64)
         return [self._top(scope, row, n_results) for row in similarities]
 
     def _top(self, scope: np.ndarray, sims: np.ndarray, n: int) -> list[tuple[int, float]]:
@@ -131,10 +131,11 @@ class ChunkIndex:
         return [(int(scope[i]), float(sims[i])) for i in order]
 
 
-def _unit_rows(matrix: np.ndarray) -> np.ndarray:
-    """Each row scaled to length 1 (a zero row stays zero)."""
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """Each row of ``matrix`` scaled to length 1 (a zero row stays zero), in its own dtype."""
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    unit: np.ndarray = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    return unit
 
 
-__all__ = ["ChunkIndex"]
+__all__ = ["ChunkIndex", "unit_rows"]

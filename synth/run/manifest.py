@@ -22,6 +22,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from synth.contexts.feed import seed_drop_stage
 from synth.llm.pricing import estimate_cost
 from synth.llm.usage import EMBEDDINGS_LABEL, Usage
 
@@ -143,6 +144,20 @@ def stage_row(
     }
 
 
+def context_rows(outcomes: Mapping[str, int], critic: bool) -> list[dict[str, Any]]:
+    """Rows for stages 2 to 4 from the seeds' outcomes (``"ok"`` or a drop reason -> seeds):
+    the critic's (when it ran) and grouping's."""
+    seeds = sum(outcomes.values())
+    rejected = {k: v for k, v in outcomes.items() if seed_drop_stage(k) == "critic"}
+    too_few = {k: v for k, v in outcomes.items() if k not in rejected and k != "ok"}
+    accepted = seeds - sum(rejected.values())
+    rows = []
+    if critic:
+        rows.append(stage_row("critic", seeds, accepted, rejected))
+    rows.append(stage_row("group", accepted, outcomes.get("ok", 0), too_few))
+    return rows
+
+
 def draft_rows(
     stages: Sequence[str], drafts: Sequence[Any], contexts: int, final_stage: str = "dedup"
 ) -> list[dict[str, Any]]:
@@ -249,6 +264,7 @@ __all__ = [
     "RETRY_KINDS",
     "USAGE_FIELDS",
     "add_usage",
+    "context_rows",
     "draft_rows",
     "now",
     "package_versions",
