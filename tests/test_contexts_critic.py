@@ -212,7 +212,8 @@ def test_seed_search_replaces_rejected_candidates(tmp_path) -> None:
     assert all(c.context.quality > 0.5 for c in feed.candidates)
     outcomes = feed.seed_outcomes(None)
     assert set(outcomes) == {"ok", "below_quality_threshold"}
-    assert outcomes["ok"] == len(seeds) and sum(outcomes.values()) == feed.sent_seeds
+    # a batch still being scored when enough had come has no outcomes (it was cancelled)
+    assert outcomes["ok"] == len(seeds) and sum(outcomes.values()) <= feed.sent_seeds
     # rejected seeds are released: they are not claimed, the accepted ones are
     rejected = {row["chunk_id"] for row in rejects.records.values()}
     assert len(rejected) == outcomes["below_quality_threshold"] > 0

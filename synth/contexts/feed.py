@@ -20,6 +20,7 @@ from typing import Protocol
 
 from synth.contexts.critic import BELOW_THRESHOLD
 from synth.data import Context
+from synth.generate.stats import StageStats
 from synth.llm.base import LLM
 
 #: what a feed calls, from the event loop, when it has something new for the stream
@@ -98,6 +99,10 @@ class Feed(Protocol):
         """Outcome counts (``"ok"`` or a drop reason) of the seeds drawn at positions
         ``<= up_to`` (None: all); empty for a feed without seeds."""
 
+    def stage_stats(self, up_to: int | None) -> list[StageStats]:
+        """The feed's stages (critic, group) over the seeds drawn at positions ``<= up_to``
+        (None: all): in, out and dropped by reason; none for a feed without seeds."""
+
     async def aclose(self) -> None:
         """Stop the background work."""
 
@@ -131,6 +136,9 @@ class ListFeed:
 
     def seed_outcomes(self, up_to: int | None) -> Counter[str]:
         return Counter()
+
+    def stage_stats(self, up_to: int | None) -> list[StageStats]:
+        return []
 
     async def aclose(self) -> None:
         return None

@@ -32,7 +32,7 @@ from synth.contexts.index import ChunkIndex
 from synth.contexts.select import SeedSelector
 from synth.data import Chunk
 from synth.errors import AuthenticationError, ModelError, raw_reply
-from synth.generate.stats import model_error_reason
+from synth.generate.stats import StageStats, model_error_reason
 from synth.generate.templates import PromptSet
 from synth.llm.base import LLM
 from synth.run.dir import Journal
@@ -353,6 +353,18 @@ class DocsFeed:
                     continue
                 counts[batch.outcome.get(chunk.id, "ok")] += 1
         return counts
+
+    def stage_stats(self, up_to: int | None) -> list[StageStats]:
+        """The critic's record (when it scores) and grouping's, over the grouped seeds drawn at
+        positions ``<= up_to`` (None: all)."""
+        outcomes = self.seed_outcomes(up_to)
+        critic = StageStats(stage="critic", items_in=sum(outcomes.values()))
+        group = StageStats(stage="group", items_out=outcomes.get("ok", 0))
+        for reason, n in sorted(outcomes.items()):
+            if reason != "ok":
+                (critic if seed_drop_stage(reason) == "critic" else group).drop(reason, n)
+        critic.items_out = group.items_in = critic.items_in - critic.dropped_total
+        return [critic, group] if self.critic is not None else [group]
 
 
 def _ready(read: asyncio.Future[Prefetched] | None) -> Prefetched | None:

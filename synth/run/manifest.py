@@ -22,7 +22,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from synth.contexts.feed import seed_drop_stage
+from synth.generate.stats import StageStats
 from synth.llm.pricing import estimate_cost
 from synth.llm.usage import EMBEDDINGS_LABEL, Usage
 
@@ -144,18 +144,9 @@ def stage_row(
     }
 
 
-def context_rows(outcomes: Mapping[str, int], critic: bool) -> list[dict[str, Any]]:
-    """Rows for stages 2 to 4 from the seeds' outcomes (``"ok"`` or a drop reason -> seeds):
-    the critic's (when it ran) and grouping's."""
-    seeds = sum(outcomes.values())
-    rejected = {k: v for k, v in outcomes.items() if seed_drop_stage(k) == "critic"}
-    too_few = {k: v for k, v in outcomes.items() if k not in rejected and k != "ok"}
-    accepted = seeds - sum(rejected.values())
-    rows = []
-    if critic:
-        rows.append(stage_row("critic", seeds, accepted, rejected))
-    rows.append(stage_row("group", accepted, outcomes.get("ok", 0), too_few))
-    return rows
+def stats_rows(records: Iterable[StageStats]) -> list[dict[str, Any]]:
+    """The manifest rows of per-stage records: stage, items in and out, drops by reason."""
+    return [stage_row(r.stage, r.items_in, r.items_out, r.dropped) for r in records]
 
 
 def draft_rows(
@@ -264,12 +255,12 @@ __all__ = [
     "RETRY_KINDS",
     "USAGE_FIELDS",
     "add_usage",
-    "context_rows",
     "draft_rows",
     "now",
     "package_versions",
     "render_table",
     "retries_by_kind",
+    "stats_rows",
     "stage_row",
     "totals",
     "usage_by_stage",

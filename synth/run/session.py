@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from synth.contexts.feed import Feed
@@ -30,10 +31,10 @@ from synth.run.gc import frozen_heap
 from synth.run.manifest import (
     USAGE_FIELDS,
     add_usage,
-    context_rows,
     draft_rows,
     now,
     package_versions,
+    stats_rows,
     totals,
     usage_by_stage,
     with_usage,
@@ -41,6 +42,7 @@ from synth.run.manifest import (
 from synth.run.progress import NullProgress, Progress, Snapshot
 from synth.run.stages import CandidateRunner, StageSettings
 from synth.run.stream import Stream, StreamResult, Target
+from synth.store.embedder import Embedder
 
 #: how often the manifest is rewritten while a run goes (seconds)
 MANIFEST_EVERY = 1.0
@@ -79,7 +81,7 @@ class RunSession:
         self.rows: list[dict[str, Any]] = []  # rows of the stages before generation (ingest)
         #: batches this session sent to a remote embedder, by stage
         self.embedding_requests: Counter[str] = Counter()
-        self._dedup_embedder: Any = None
+        self._dedup_embedder: Embedder | None = None
         self._dedup_mark = 0
         self.info: dict[str, Any] = {}
         self.status = "running"
@@ -121,7 +123,12 @@ class RunSession:
         self._heap.enter_context(frozen_heap())  # see synth.run.gc: no full scans of the imports
         return self
 
-    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if exc_type is None:
             self.status = "complete" if not (self.result and self.result.shortfall) else "partial"
         elif issubclass(exc_type, asyncio.CancelledError | KeyboardInterrupt):
@@ -178,9 +185,10 @@ class RunSession:
         dedup = None
         threshold = self.settings.generation.dedup_threshold
         if threshold is not None:
-            dedup = Deduplicator(self.settings.embedder, threshold)
-            self._dedup_embedder = self.settings.embedder
-            self._dedup_mark = getattr(self.settings.embedder, "batches_embedded", 0)
+            embedder: Embedder | None = self.settings.embedder
+            dedup = Deduplicator(embedder, threshold)
+            self._dedup_embedder = embedder
+            self._dedup_mark = embedder.batches_embedded if embedder is not None else 0
         runner = CandidateRunner(self.settings, self.dir, lambda c, s, d: stream.on_stage(c, s, d))
         stream = Stream(feed, runner, target, dedup, on_change=self._flush, wakeup=self._wakeup)
         self.stream = stream
@@ -259,7 +267,7 @@ class RunSession:
             out[stage] = {k: v - before.get(k, 0) for k, v in row.items()}
         embedded = Counter(self.embedding_requests)
         embedder = self._dedup_embedder
-        if embedder is not None and getattr(embedder, "remote", False):
+        if embedder is not None and embedder.remote:
             embedded["dedup"] += embedder.batches_embedded - self._dedup_mark
         for stage, n in embedded.items():
             if n:
@@ -267,12 +275,12 @@ class RunSession:
         return out
 
     def count_embeddings(
-        self, stage: str, embedder: Any, since: int, until: int | None = None
+        self, stage: str, embedder: Embedder, since: int, until: int | None = None
     ) -> None:
         """Record the batches ``embedder`` sent for ``stage`` since it had sent ``since`` (and until
         it had sent ``until``, when given: what it sent after is not the stage's, and when it is
         also the deduplication embedder, the batches up to ``until`` are not deduplication's)."""
-        if not getattr(embedder, "remote", False):
+        if not embedder.remote:
             return
         end = embedder.batches_embedded if until is None else until
         self.embedding_requests[stage] += end - since
@@ -287,9 +295,9 @@ class RunSession:
             return rows
         committed = result.committed if result is not None else stream.committed
         reached = result is not None and not result.shortfall
-        if isinstance(self.feed, DocsFeed):
-            cut = committed[-1].candidate.position if (reached and committed) else None
-            rows.extend(context_rows(self.feed.seed_outcomes(cut), self.feed.critic is not None))
+        # once the target is met, the seeds drawn after the last context used do not count
+        cut = committed[-1].candidate.position if (reached and committed) else None
+        rows.extend(stats_rows(stream.feed.stage_stats(cut)))
         drafts = [d for slot in committed for d in (slot.drafts or [])]
         rows.extend(draft_rows(self.settings.active_stages(), drafts, len(committed)))
         return rows
