@@ -115,11 +115,13 @@ async def score_contexts(
 
 @dataclass
 class ScoredSeed:
-    """A seed chunk that passed the critic (``score`` is None when no critic was used)."""
+    """A seed chunk that passed the critic (``score`` is None when no critic was used); grouping
+    puts the verdict in its context's metadata (with ``attempts``, the candidates tried for the
+    seed's place, when known)."""
 
     chunk: Chunk
     score: ContextScore | None = None
-    attempts: int = 1  # candidates tried for this slot, this one included
+    attempts: int | None = None
 
 
 __all__ = [

@@ -226,7 +226,8 @@ def _context(
     score = scored.score if scored is not None else None
     if scored is not None and score is not None:
         metadata["critic"] = score.model_dump()
-        metadata["critic_attempts"] = scored.attempts
+        if scored.attempts is not None:
+            metadata["critic_attempts"] = scored.attempts
     return make_context(
         chunks,
         quality=score.quality if score else None,

@@ -18,13 +18,19 @@ It has the read half of :class:`synth.contexts.group.NeighbourStore`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from synth.data import Chunk
 from synth.errors import ConfigError, StoreError
 from synth.store._queries import query_matrix
+
+
+class VectorStore(Protocol):
+    """Where an index reads its vectors from (``synth.store.ChunkStore`` is one)."""
+
+    def get_embeddings(self, ids: Sequence[str]) -> Any: ...
 
 
 class ChunkIndex:
@@ -50,7 +56,7 @@ class ChunkIndex:
         self._all = np.arange(len(self._chunks), dtype=np.intp)
 
     @classmethod
-    def from_store(cls, chunks: Sequence[Chunk], store: Any) -> ChunkIndex:
+    def from_store(cls, chunks: Sequence[Chunk], store: VectorStore) -> ChunkIndex:
         """The index of ``chunks`` with the vectors ``store`` holds for them (one read)."""
         unique = list({chunk.id: chunk for chunk in chunks}.values())
         return cls(unique, store.get_embeddings([chunk.id for chunk in unique]))
@@ -138,4 +144,4 @@ def unit_rows(matrix: np.ndarray) -> np.ndarray:
     return unit
 
 
-__all__ = ["ChunkIndex", "unit_rows"]
+__all__ = ["ChunkIndex", "VectorStore", "unit_rows"]

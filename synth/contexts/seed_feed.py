@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from synth.contexts.config import ContextConstructionConfig
-from synth.contexts.critic import BELOW_THRESHOLD, ContextScore, score_contexts
+from synth.contexts.critic import BELOW_THRESHOLD, ContextScore, ScoredSeed, score_contexts
 from synth.contexts.feed import AUTH_FAILURE, Candidate, Notify, refused_key, seed_drop_stage
 from synth.contexts.group import NeighbourStore, Prefetched, group_contexts, prefetch_neighbours
 from synth.contexts.index import ChunkIndex
@@ -274,8 +274,7 @@ class DocsFeed:
 
     def _group(self, batch: SeedBatch) -> list[Candidate]:
         assert batch.scores is not None
-        accepted: list[Chunk] = []
-        quality: dict[str, ContextScore] = {}
+        accepted: list[ScoredSeed | Chunk] = []
         for chunk, score in zip(batch.seeds, batch.scores, strict=True):
             if isinstance(score, ContextScore) and not score.passes(self.config):
                 batch.outcome[chunk.id] = BELOW_THRESHOLD
@@ -283,10 +282,10 @@ class DocsFeed:
             elif isinstance(score, str) and score:
                 batch.outcome[chunk.id] = score
                 self.selector.release(chunk.id)
-            else:
-                accepted.append(chunk)
-                if isinstance(score, ContextScore):
-                    quality[chunk.id] = score
+            else:  # the context carries the critic's verdict, when there is one
+                accepted.append(
+                    ScoredSeed(chunk, score) if isinstance(score, ContextScore) else chunk
+                )
         batch.grouped = True
         if not accepted:
             self._write_rejects(batch)
@@ -307,14 +306,6 @@ class DocsFeed:
         for context in result.contexts:
             seed_id = context.chunk_ids[0]
             batch.outcome[seed_id] = "ok"
-            verdict = quality.get(seed_id)
-            if verdict is not None:
-                context = context.model_copy(
-                    update={
-                        "quality": verdict.quality,
-                        "metadata": {**context.metadata, "critic": verdict.model_dump()},
-                    }
-                )
             seq = len(self.candidates)
             candidate = Candidate(seq, f"{context.id}#{seq}", context, position=positions[seed_id])
             self.candidates.append(candidate)
