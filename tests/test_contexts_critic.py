@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import re
@@ -9,12 +10,13 @@ import re
 import pytest
 
 from synth.contexts.config import ContextConstructionConfig
-from synth.contexts.critic import ContextScore, build_prompt, find_seeds, parse, score_contexts
-from synth.contexts.select import SeedSelector
+from synth.contexts.critic import ContextScore, build_prompt, parse, score_contexts
+from synth.contexts.seed_feed import DocsFeed
 from synth.data import Chunk
 from synth.errors import OutputParseError, ServerError
 from synth.generate.stats import StageStats
 from synth.llm.base import FunctionModel, run_sync
+from synth.run.dir import Journal
 
 PASSAGE = re.compile(r'<passage index="(\d+)">\n(.*?)\n</passage>', re.DOTALL)
 
@@ -153,50 +155,95 @@ def test_score_contexts_batches_candidates_per_call() -> None:
     assert [round(s.quality, 2) for s in scores] == [0.9, 0.9, 0.9, 0.1] + [0.9] * 6
 
 
-def test_find_seeds_replaces_rejected_candidates() -> None:
-    chunks = [chunk("a.txt", i, f"a {i}" + (" junk" if i % 2 else "")) for i in range(10)]
-    chunks += [chunk("b.txt", i, f"b {i} junk") for i in range(4)]
-    selector = SeedSelector(chunks, ContextConstructionConfig(), random.Random(2), max_passes=1)
-    critic = Critic()
-    stats = StageStats(stage="critic")
-    config = ContextConstructionConfig(max_retries=3, contexts_per_critic_call=8)
-    found = run_sync(find_seeds(selector, FunctionModel(critic), config, 4, stats=stats))
-    assert len(found.seeds) == 4
-    assert all("junk" not in s.chunk.text and s.score.quality > 0.5 for s in found.seeds)
-    assert found.unfilled == {}
-    assert stats.items_in == stats.items_out + stats.dropped_total
-    assert stats.dropped["below_quality_threshold"] == stats.notes["replaced"]
-    # rejected seeds are released: they are not claimed, the accepted ones are
-    assert selector.used == {s.chunk.id for s in found.seeds}
+class Vectors:
+    """A store with a vector for every chunk (grouping with one chunk a context reads no more)."""
+
+    def get_embeddings(self, ids: list[str]) -> list[list[float]]:
+        return [[1.0, float(i)] for i in range(len(ids))]
 
 
-def test_find_seeds_gives_up_after_max_retries() -> None:
-    chunks = [chunk("a.txt", i, f"junk {i}") for i in range(20)]
-    selector = SeedSelector(chunks, ContextConstructionConfig(), random.Random(0), max_passes=1)
-    config = ContextConstructionConfig(max_retries=2)
-    stats = StageStats(stage="critic")
-    found = run_sync(find_seeds(selector, FunctionModel(Critic()), config, 3, stats=stats))
-    assert found.seeds == []
-    assert found.unfilled == {"below_quality_threshold": 3}
-    assert stats.items_in == 9 and stats.dropped["below_quality_threshold"] == 9
-
-
-def test_find_seeds_model_failure_is_a_recorded_drop() -> None:
-    chunks = [chunk("a.txt", i, f"text {i}") for i in range(3)]
-    selector = SeedSelector(chunks, ContextConstructionConfig(), random.Random(0), max_passes=1)
-    config = ContextConstructionConfig(max_retries=0)
-    stats = StageStats(stage="critic")
-    found = run_sync(
-        find_seeds(selector, FunctionModel(Critic(fail_on="Passage")), config, 2, stats=stats)
+def docs_feed(
+    chunks: list[Chunk],
+    critic: Critic | None,
+    config,
+    wanted: int,
+    seed: int = 0,
+    rejects: Journal | None = None,
+):
+    """The seed search of a run (DocsFeed), one chunk a context, and the event it notifies."""
+    config = config.model_copy(update={"max_context_length": 1})
+    changed = asyncio.Event()
+    feed = DocsFeed(
+        chunks,
+        Vectors(),
+        config,
+        random.Random(seed),
+        critic=FunctionModel(critic) if critic is not None else None,
+        prompts=None,
+        wanted=wanted,
+        rejects=rejects,
+        notify=changed.set,
     )
-    assert found.seeds == []
-    assert found.unfilled == {"model_error:server": 2}
-    assert stats.dropped == {"model_error:server": 2}
+    return feed, changed
 
 
-def test_find_seeds_reports_an_exhausted_corpus() -> None:
+async def seeds_found(feed: DocsFeed, changed: asyncio.Event, count: int) -> list[Chunk]:
+    """Drive the feed until ``count`` contexts came or none more can; their seeds, in order."""
+    while len(feed.candidates) < count and not feed.exhausted:
+        changed.clear()
+        feed.request(count - len(feed.candidates))
+        feed.advance()
+        if feed.pending:  # the first batch not grouped is still being scored: it will notify
+            await changed.wait()
+    await feed.aclose()
+    by_id = {c.id: c for c in feed.chunks}
+    return [by_id[c.context.chunk_ids[0]] for c in feed.candidates if c.context is not None]
+
+
+def test_seed_search_replaces_rejected_candidates(tmp_path) -> None:
+    chunks = [chunk("a.txt", i, f"a {i}" + (" junk" if i % 2 else "")) for i in range(40)]
+    chunks += [chunk("b.txt", i, f"b {i} junk") for i in range(8)]
+    config = ContextConstructionConfig(max_retries=3, contexts_per_critic_call=8)
+    with Journal(tmp_path / "rejects.jsonl") as rejects:
+        feed, changed = docs_feed(chunks, Critic(), config, 4, seed=2, rejects=rejects)
+        seeds = asyncio.run(seeds_found(feed, changed, 4))
+    assert len(seeds) >= 4
+    assert all("junk" not in s.text for s in seeds)
+    assert all(c.context.quality > 0.5 for c in feed.candidates)
+    outcomes = feed.seed_outcomes(None)
+    assert set(outcomes) == {"ok", "below_quality_threshold"}
+    # a batch still being scored when enough had come has no outcomes (it was cancelled)
+    assert outcomes["ok"] == len(seeds) and sum(outcomes.values()) <= feed.sent_seeds
+    # rejected seeds are released: they are not claimed, the accepted ones are
+    rejected = {row["chunk_id"] for row in rejects.records.values()}
+    assert len(rejected) == outcomes["below_quality_threshold"] > 0
+    assert {s.id for s in seeds} <= feed.selector.used and not rejected & feed.selector.used
+
+
+def test_seed_search_gives_up_at_the_top_up_limit() -> None:
+    chunks = [chunk("a.txt", i, f"junk {i}") for i in range(20)]
+    config = ContextConstructionConfig(max_retries=2, contexts_per_critic_call=3)
+    feed, changed = docs_feed(chunks, Critic(), config, 3)
+    assert asyncio.run(seeds_found(feed, changed, 3)) == []
+    # each of the 3 wanted contexts tried 1 + max_retries times, and one batch more
+    assert feed.sent_seeds == 3 * 3 + 3 and feed.budget_reached and feed.exhausted
+    assert feed.seed_outcomes(None) == {"below_quality_threshold": 12}
+
+
+def test_seed_search_model_failure_is_a_recorded_drop() -> None:
+    chunks = [chunk("a.txt", i, f"text {i}") for i in range(3)]
+    config = ContextConstructionConfig(max_retries=0)
+    feed, changed = docs_feed(chunks, Critic(fail_on="Passage"), config, 2)
+    assert asyncio.run(seeds_found(feed, changed, 2)) == []
+    # every seed sent (each chunk, then each again: the corpus is too small) is a recorded drop
+    assert feed.sent_seeds == 6 and feed.seed_outcomes(None) == {"model_error:server": 6}
+
+
+def test_seed_search_reports_an_exhausted_corpus() -> None:
     chunks = [chunk("a.txt", i, f"text {i}") for i in range(2)]
-    selector = SeedSelector(chunks, ContextConstructionConfig(), random.Random(0), max_passes=1)
-    found = run_sync(find_seeds(selector, None, ContextConstructionConfig(), 5))
-    assert len(found.seeds) == 2 and all(s.score is None for s in found.seeds)
-    assert found.unfilled == {"corpus_exhausted": 3}
+    feed, changed = docs_feed(chunks, None, ContextConstructionConfig(), 5)
+    seeds = asyncio.run(seeds_found(feed, changed, 5))
+    assert all(c.context.quality is None for c in feed.candidates)
+    # each chunk once, then once more (reused: the corpus is too small), then no more
+    assert len(seeds) == 4 and len({s.id for s in seeds}) == 2 and feed.selector.reused == 2
+    assert feed.exhausted and feed.exhausted_reason.startswith("the corpus has no more chunks")

@@ -16,7 +16,7 @@ import pytest
 from synth_replies import stage_of
 
 from synth.contexts.config import ContextConstructionConfig
-from synth.contexts.critic import find_seeds
+from synth.contexts.critic import ContextScore, ScoredSeed, score_contexts
 from synth.contexts.group import group_contexts
 from synth.contexts.select import SeedSelector
 from synth.data import Chunk
@@ -153,8 +153,18 @@ async def pipeline(
         for name in ["critic", "group", "inputs", "filter", "evolve", "expected"]
     }
     selector = SeedSelector(corpus(), config, random.Random(seed))
-    found = await find_seeds(selector, llm, config, selector.default_count, stats=stats["critic"])
-    grouped = group_contexts(found.seeds, store, config, used=selector.used, stats=stats["group"])
+    seeds = selector.take(selector.default_count)
+    scores = await score_contexts(seeds, llm, config, stats=stats["critic"])
+    found = []
+    for chunk, score in zip(seeds, scores, strict=True):  # no replacements: this world passes all
+        stats["critic"].items_in += 1
+        if isinstance(score, ContextScore) and score.passes(config):
+            stats["critic"].items_out += 1
+            found.append(ScoredSeed(chunk, score))
+        else:
+            stats["critic"].drop("rejected")
+            selector.release(chunk.id)
+    grouped = group_contexts(found, store, config, used=selector.used, stats=stats["group"])
     dedup = Deduplicator(store.embedder, 0.9, stats=StageStats(stage="dedup"))
     stats["dedup"] = dedup.stats
 

@@ -1,9 +1,8 @@
 """The context critic: scores seed chunks for clarity, depth, structure and relevance, several per call.
 
-``score_contexts`` scores candidates in batches of ``contexts_per_critic_call``; ``find_seeds`` is the
-whole stage: it draws seeds from a :class:`~synth.contexts.select.SeedSelector`, scores them, and
-replaces each rejected seed (mean at or under ``context_quality_threshold``) with a new candidate, up
-to ``max_retries`` times per wanted context.
+``score_contexts`` scores candidates in batches of ``contexts_per_critic_call``. The stage around it
+(drawing seeds, replacing the rejected ones, grouping the accepted) is
+:class:`~synth.contexts.seed_feed.DocsFeed`.
 """
 
 from __future__ import annotations
@@ -15,12 +14,11 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from synth.contexts.config import ContextConstructionConfig
-from synth.contexts.select import SeedSelector
 from synth.data import Chunk
 from synth.errors import ModelError
 from synth.generate._batch import BatchRequest, ask_batch, values_of
 from synth.generate._text import tagged_list
-from synth.generate.stats import StageStats, model_error_reason
+from synth.generate.stats import StageStats
 from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
@@ -117,78 +115,13 @@ async def score_contexts(
 
 @dataclass
 class ScoredSeed:
-    """A seed chunk that passed the critic (``score`` is None when no critic was used)."""
+    """A seed chunk that passed the critic (``score`` is None when no critic was used); grouping
+    puts the verdict in its context's metadata (with ``attempts``, the candidates tried for the
+    seed's place, when known)."""
 
     chunk: Chunk
     score: ContextScore | None = None
-    attempts: int = 1  # candidates tried for this slot, this one included
-
-
-@dataclass
-class SeedSearch:
-    """What ``find_seeds`` returns: accepted seeds in slot order, and the slots left unfilled."""
-
-    seeds: list[ScoredSeed]
-    unfilled: dict[str, int]  # reason -> slots
-
-
-async def find_seeds(
-    selector: SeedSelector,
-    critic: LLM | None,
-    config: ContextConstructionConfig,
-    n: int,
-    *,
-    prompts: PromptSet | None = None,
-    stats: StageStats | None = None,
-) -> SeedSearch:
-    """Find up to ``n`` seeds that pass the critic, drawing replacements for rejected ones.
-
-    Each of the ``n`` slots tries at most ``1 + max_retries`` candidates; a slot whose candidates all
-    fail (below the threshold, or a failed critic call) stays unfilled with the last reason, and so
-    does a slot for which the selector has no chunk left (``corpus_exhausted``). With ``critic=None``
-    every candidate is accepted unscored. Rejected chunks are released (they may still be
-    neighbours). ``stats`` counts candidates: in, accepted (out), and dropped by reason.
-    """
-    attempts = [0] * n
-    accepted: dict[int, ScoredSeed] = {}
-    unfilled: dict[str, int] = {}
-    pending = list(range(n))
-    while pending:
-        slots, candidates = [], []
-        for slot in pending:
-            chunk = selector.next()
-            if chunk is None:
-                unfilled["corpus_exhausted"] = unfilled.get("corpus_exhausted", 0) + 1
-                continue
-            attempts[slot] += 1
-            slots.append(slot)
-            candidates.append(chunk)
-        if stats is not None:
-            stats.items_in += len(candidates)
-        if critic is None:
-            scores: list[ContextScore | ModelError | None] = [None] * len(candidates)
-        else:
-            scores = list(
-                await score_contexts(candidates, critic, config, prompts=prompts, stats=stats)
-            )
-        pending = []
-        for slot, chunk, score in zip(slots, candidates, scores, strict=True):
-            if score is None or (isinstance(score, ContextScore) and score.passes(config)):
-                accepted[slot] = ScoredSeed(chunk, score, attempts[slot])
-                if stats is not None:
-                    stats.items_out += 1
-                continue
-            reason = model_error_reason(score) if isinstance(score, ModelError) else BELOW_THRESHOLD
-            selector.release(chunk.id)
-            if stats is not None:
-                stats.drop(reason)
-            if attempts[slot] <= config.max_retries:
-                pending.append(slot)
-                if stats is not None:
-                    stats.note("replaced")
-            else:
-                unfilled[reason] = unfilled.get(reason, 0) + 1
-    return SeedSearch([accepted[s] for s in sorted(accepted)], unfilled)
+    attempts: int | None = None
 
 
 __all__ = [
@@ -196,10 +129,8 @@ __all__ = [
     "ContextScore",
     "CriticReply",
     "ScoredSeed",
-    "SeedSearch",
     "build_prompt",
     "check_reply",
-    "find_seeds",
     "parse",
     "score_contexts",
 ]

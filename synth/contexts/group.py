@@ -24,6 +24,7 @@ import numpy as np
 
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import ScoredSeed
+from synth.contexts.index import unit_rows
 from synth.data import Chunk, Context
 from synth.generate.stats import StageStats
 
@@ -90,11 +91,9 @@ class GroupResult:
 
 
 def _unit_rows(vectors: Any) -> np.ndarray:
+    """``vectors`` (one, or a row each) as float64 rows of length 1."""
     array = np.asarray(vectors, dtype=np.float64)
-    if array.ndim == 1:
-        array = array.reshape(1, -1)
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    return np.divide(array, norms, out=np.zeros_like(array), where=norms > 0)
+    return unit_rows(array.reshape(1, -1) if array.ndim == 1 else array)
 
 
 def _embeddings(store: NeighbourStore, ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -204,26 +203,37 @@ def group_contexts(
             if stats is not None:
                 stats.drop(TOO_FEW)
             continue
-        metadata: dict[str, Any] = {}
-        reused = [cid for cid, _ in row if cid in result.shared_ids]
-        if reused:
-            metadata["shared_chunk_ids"] = reused
-        if scored is not None and scored.score is not None:
-            metadata["critic"] = scored.score.model_dump()
-            metadata["critic_attempts"] = scored.attempts
-        context = make_context(
-            chunks,
-            quality=scored.score.quality if scored is not None and scored.score else None,
-            similarities=[1.0] + [sim for _, sim in row],
-            metadata=metadata,
-        )
-        result.contexts.append(context)
+        result.contexts.append(_context(chunks, scored, row, result.shared_ids))
         if stats is not None:
             stats.items_out += 1
             stats.note("neighbours", len(row))
     if stats is not None and result.shared_chunks:
         stats.note("shared_chunks", result.shared_chunks)
     return result
+
+
+def _context(
+    chunks: list[Chunk],
+    scored: ScoredSeed | None,
+    row: list[tuple[str, float]],
+    shared_ids: set[str],
+) -> Context:
+    """The context of a seed (``chunks[0]``) and its neighbours (``row``: id and similarity)."""
+    metadata: dict[str, Any] = {}
+    reused = [cid for cid, _ in row if cid in shared_ids]
+    if reused:
+        metadata["shared_chunk_ids"] = reused
+    score = scored.score if scored is not None else None
+    if scored is not None and score is not None:
+        metadata["critic"] = score.model_dump()
+        if scored.attempts is not None:
+            metadata["critic_attempts"] = scored.attempts
+    return make_context(
+        chunks,
+        quality=score.quality if score else None,
+        similarities=[1.0] + [sim for _, sim in row],
+        metadata=metadata,
+    )
 
 
 def _find_neighbours(
@@ -247,13 +257,11 @@ def _find_neighbours(
     wanted = config.max_context_length - 1
     threshold = config.context_similarity_threshold
     chosen: list[list[tuple[str, float]]] = [[] for _ in parts]
-    seed_ids = {c.id for c, _ in parts}
-    seen_claimed: set[str] = set()
-    shared = result.shared_ids
+    claims = _Claims({c.id for c, _ in parts}, used, allow_reuse, result)
     todo = list(range(len(parts)))
     fetch = first_fetch(config)
     while todo:
-        exclude = sorted(seen_claimed)
+        exclude = sorted(claims.seen)
         candidates = _prefetched_rows(parts, todo, ahead) if not exclude else None
         if candidates is None or fetch != ahead.fetch:
             candidates = _query(
@@ -272,21 +280,7 @@ def _find_neighbours(
                 ),
                 key=lambda item: (-item[1], item[0]),
             )
-            taken = {cid for cid, _ in chosen[i]}
-            for cid, sim in rows:
-                if len(chosen[i]) >= wanted or sim < threshold:
-                    break
-                if cid == seed.id or cid in taken:
-                    continue
-                if cid in seed_ids or (cid in used and not allow_reuse):
-                    seen_claimed.add(cid)
-                    continue
-                if cid in used:
-                    result.shared_chunks += 1
-                    shared.add(cid)
-                used.add(cid)
-                taken.add(cid)
-                chosen[i].append((cid, sim))
+            claims.take(seed.id, rows, chosen[i], wanted, threshold)
             full = len(candidates[i]) >= fetch
             if len(chosen[i]) < wanted and full and rows and rows[-1][1] >= threshold:
                 # later seeds wait, so that claims keep the seed order
@@ -295,6 +289,45 @@ def _find_neighbours(
         todo = retry
         fetch *= 2
     return chosen
+
+
+@dataclass
+class _Claims:
+    """Who may take which chunk while neighbours are claimed in seed order."""
+
+    seed_ids: set[str]
+    used: set[str]
+    allow_reuse: bool
+    result: GroupResult
+    seen: set[str] = field(
+        default_factory=set
+    )  # claimed chunks a seed met, excluded on asking again
+
+    def take(
+        self,
+        seed_id: str,
+        rows: list[tuple[str, float]],
+        chosen: list[tuple[str, float]],
+        wanted: int,
+        threshold: float,
+    ) -> None:
+        """Add to ``chosen`` the best of ``rows`` (most similar first) that are free, until
+        ``wanted`` or a chunk under ``threshold``."""
+        taken = {cid for cid, _ in chosen}
+        for cid, sim in rows:
+            if len(chosen) >= wanted or sim < threshold:
+                break
+            if cid == seed_id or cid in taken:
+                continue
+            if cid in self.seed_ids or (cid in self.used and not self.allow_reuse):
+                self.seen.add(cid)
+                continue
+            if cid in self.used:
+                self.result.shared_chunks += 1
+                self.result.shared_ids.add(cid)
+            self.used.add(cid)
+            taken.add(cid)
+            chosen.append((cid, sim))
 
 
 def _prefetched_rows(

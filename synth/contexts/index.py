@@ -18,13 +18,19 @@ It has the read half of :class:`synth.contexts.group.NeighbourStore`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from synth.data import Chunk
 from synth.errors import ConfigError, StoreError
 from synth.store._queries import query_matrix
+
+
+class VectorStore(Protocol):
+    """Where an index reads its vectors from (``synth.store.ChunkStore`` is one)."""
+
+    def get_embeddings(self, ids: Sequence[str]) -> Any: ...
 
 
 class ChunkIndex:
@@ -37,7 +43,7 @@ class ChunkIndex:
                 f"a chunk index needs one vector per chunk: {len(chunks)} chunks, "
                 f"vectors of shape {matrix.shape}"
             )
-        self._unit = _unit_rows(matrix)
+        self._unit = unit_rows(matrix)
         self._chunks = list(chunks)
         self._row = {chunk.id: row for row, chunk in enumerate(self._chunks)}
         if len(self._row) != len(self._chunks):
@@ -50,7 +56,7 @@ class ChunkIndex:
         self._all = np.arange(len(self._chunks), dtype=np.intp)
 
     @classmethod
-    def from_store(cls, chunks: Sequence[Chunk], store: Any) -> ChunkIndex:
+    def from_store(cls, chunks: Sequence[Chunk], store: VectorStore) -> ChunkIndex:
         """The index of ``chunks`` with the vectors ``store`` holds for them (one read)."""
         unique = list({chunk.id: chunk for chunk in chunks}.values())
         return cls(unique, store.get_embeddings([chunk.id for chunk in unique]))
@@ -118,7 +124,7 @@ class ChunkIndex:
         # float32 products (the whole index is never copied for a query across files), ranked
         # in float64
         vectors = self._unit if scope is self._all else self._unit[scope]
-        similarities = (_unit_rows(queries) @ vectors.T).astype(np.float64)
+        similarities = (unit_rows(queries) @ vectors.T).astype(np.float64)
         return [self._top(scope, row, n_results) for row in similarities]
 
     def _top(self, scope: np.ndarray, sims: np.ndarray, n: int) -> list[tuple[int, float]]:
@@ -131,10 +137,11 @@ class ChunkIndex:
         return [(int(scope[i]), float(sims[i])) for i in order]
 
 
-def _unit_rows(matrix: np.ndarray) -> np.ndarray:
-    """Each row scaled to length 1 (a zero row stays zero)."""
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """Each row of ``matrix`` scaled to length 1 (a zero row stays zero), in its own dtype."""
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    unit: np.ndarray = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    return unit
 
 
-__all__ = ["ChunkIndex"]
+__all__ = ["ChunkIndex", "VectorStore", "unit_rows"]

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from importlib import metadata
 from typing import Any
 
+from synth.generate.stats import StageStats
 from synth.llm.pricing import estimate_cost
 from synth.llm.usage import EMBEDDINGS_LABEL, Usage
 
@@ -140,6 +141,11 @@ def stage_row(
     }
 
 
+def stats_rows(records: Iterable[StageStats]) -> list[dict[str, Any]]:
+    """The manifest rows of per-stage records: stage, items in and out, drops by reason."""
+    return [stage_row(r.stage, r.items_in, r.items_out, r.dropped) for r in records]
+
+
 def draft_rows(
     stages: Sequence[str], drafts: Sequence[Any], contexts: int, final_stage: str = "dedup"
 ) -> list[dict[str, Any]]:
@@ -213,6 +219,7 @@ __all__ = [
     "now",
     "package_versions",
     "retries_by_kind",
+    "stats_rows",
     "stage_row",
     "totals",
     "usage_by_stage",

@@ -15,9 +15,11 @@ import time
 from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
-from synth.contexts.critic import BELOW_THRESHOLD
+from synth.contexts.feed import Feed
+from synth.contexts.seed_feed import DocsFeed
 from synth.data import Golden
 from synth.dataset import Dataset
 from synth.generate.dedup import Deduplicator
@@ -25,7 +27,6 @@ from synth.llm.base import LLM
 from synth.llm.limiter import RateLimiter
 from synth.llm.usage import Usage
 from synth.run.dir import Journal, RunDir
-from synth.run.feeds import DocsFeed
 from synth.run.gc import frozen_heap
 from synth.run.manifest import (
     USAGE_FIELDS,
@@ -33,7 +34,7 @@ from synth.run.manifest import (
     draft_rows,
     now,
     package_versions,
-    stage_row,
+    stats_rows,
     totals,
     usage_by_stage,
     with_usage,
@@ -41,6 +42,7 @@ from synth.run.manifest import (
 from synth.run.progress import NullProgress, Progress, Snapshot
 from synth.run.stages import CandidateRunner, StageSettings
 from synth.run.stream import Stream, StreamResult, Target
+from synth.store.embedder import Embedder
 
 #: how often the manifest is rewritten while a run goes (seconds)
 MANIFEST_EVERY = 1.0
@@ -79,12 +81,14 @@ class RunSession:
         self.rows: list[dict[str, Any]] = []  # rows of the stages before generation (ingest)
         #: batches this session sent to a remote embedder, by stage
         self.embedding_requests: Counter[str] = Counter()
-        self._dedup_embedder: Any = None
+        self._dedup_embedder: Embedder | None = None
         self._dedup_mark = 0
         self.info: dict[str, Any] = {}
         self.status = "running"
         self.stream: Stream | None = None
-        self.feed: Any = None
+        self.feed: Feed | None = None
+        #: what the stream waits on; a feed that works in the background is given ``notify``
+        self._wakeup = asyncio.Event()
         self.result: StreamResult | None = None
         self.dataset: Dataset | None = None
         self.seed = settings.seed
@@ -119,7 +123,12 @@ class RunSession:
         self._heap.enter_context(frozen_heap())  # see synth.run.gc: no full scans of the imports
         return self
 
-    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if exc_type is None:
             self.status = "complete" if not (self.result and self.result.shortfall) else "partial"
         elif issubclass(exc_type, asyncio.CancelledError | KeyboardInterrupt):
@@ -157,27 +166,35 @@ class RunSession:
         """A line for the user, on the progress display (nothing without one)."""
         self.progress.note(text)
 
+    def notify(self) -> None:
+        """Wake the run's stream (a feed calls this when it has something new)."""
+        self._wakeup.set()
+
     def journal(self, name: str) -> Journal:
         """The run directory's journal ``<name>.jsonl``."""
         assert self.dir is not None, "use the session as an async context manager"
         return self.dir.journal(name)
 
     # ---- stages 2 to 11 ------------------------------------------------------------------------
-    async def execute(self, feed: Any, target: Target) -> Dataset:
-        """Stream candidates from ``feed`` through the generation stages until ``target``."""
+    async def execute(self, feed: Feed, target: Target) -> Dataset:
+        """Stream candidates from ``feed`` through the generation stages until ``target``; the
+        goldens, also saved in the run directory. A feed that works in the background must have
+        been made with ``notify=session.notify``."""
         assert self.dir is not None, "use the session as an async context manager"
         self.feed = feed
         dedup = None
         threshold = self.settings.generation.dedup_threshold
         if threshold is not None:
-            dedup = Deduplicator(self.settings.embedder, threshold)
-            self._dedup_embedder = self.settings.embedder
-            self._dedup_mark = getattr(self.settings.embedder, "batches_embedded", 0)
+            embedder: Embedder | None = self.settings.embedder
+            dedup = Deduplicator(embedder, threshold)
+            self._dedup_embedder = embedder
+            self._dedup_mark = embedder.batches_embedded if embedder is not None else 0
         runner = CandidateRunner(self.settings, self.dir, lambda c, s, d: stream.on_stage(c, s, d))
-        stream = Stream(feed, runner, target, dedup, on_change=self._flush)
+        stream = Stream(feed, runner, target, dedup, on_change=self._flush, wakeup=self._wakeup)
         self.stream = stream
-        if hasattr(feed, "notify"):
-            feed.notify = stream.notify
+        if isinstance(feed, DocsFeed) and feed.notify is None:
+            # a feed made without ``notify`` (the older call shape): give it the session's
+            feed.notify = self.notify
         self.progress.start(self.snapshot)
         try:
             self.result = await stream.run()
@@ -223,8 +240,7 @@ class RunSession:
         # only the stages that do something: no critic line with the critic off, no style line
         # when the styling rewrites nothing (the filter and evolve steps are not run when off)
         if isinstance(feed, DocsFeed) and feed.critic is not None:
-            scored = sum(len(b.seeds) for b in feed.batches if b.scores is not None and b.sent)
-            stages.append(("critic (seeds)", scored, feed.sent_seeds))
+            stages.append(("critic (seeds)", feed.scored_seeds, feed.sent_seeds))
         if stream is not None:
             for name, (done, total) in stream.stage_counts().items():
                 if name != "style" or self.settings.styling.rewrites_inputs:
@@ -251,7 +267,7 @@ class RunSession:
             out[stage] = {k: v - before.get(k, 0) for k, v in row.items()}
         embedded = Counter(self.embedding_requests)
         embedder = self._dedup_embedder
-        if embedder is not None and getattr(embedder, "remote", False):
+        if embedder is not None and embedder.remote:
             embedded["dedup"] += embedder.batches_embedded - self._dedup_mark
         for stage, n in embedded.items():
             if n:
@@ -259,12 +275,12 @@ class RunSession:
         return out
 
     def count_embeddings(
-        self, stage: str, embedder: Any, since: int, until: int | None = None
+        self, stage: str, embedder: Embedder, since: int, until: int | None = None
     ) -> None:
         """Record the batches ``embedder`` sent for ``stage`` since it had sent ``since`` (and until
         it had sent ``until``, when given: what it sent after is not the stage's, and when it is
         also the deduplication embedder, the batches up to ``until`` are not deduplication's)."""
-        if not getattr(embedder, "remote", False):
+        if not embedder.remote:
             return
         end = embedder.batches_embedded if until is None else until
         self.embedding_requests[stage] += end - since
@@ -277,11 +293,11 @@ class RunSession:
         stream, result = self.stream, self.result
         if stream is None:
             return rows
-        committed = result.committed if result is not None else stream.slots[: stream.head]
+        committed = result.committed if result is not None else stream.committed
         reached = result is not None and not result.shortfall
-        if isinstance(self.feed, DocsFeed):
-            cut = committed[-1].candidate.position if (reached and committed) else None
-            rows.extend(context_rows(self.feed, cut))
+        # once the target is met, the seeds drawn after the last context used do not count
+        cut = committed[-1].candidate.position if (reached and committed) else None
+        rows.extend(stats_rows(stream.feed.stage_stats(cut)))
         drafts = [d for slot in committed for d in (slot.drafts or [])]
         rows.extend(draft_rows(self.settings.active_stages(), drafts, len(committed)))
         return rows
@@ -292,7 +308,7 @@ class RunSession:
         if stream is None:
             return 0
         seen: Counter[str] = Counter()
-        for slot in stream.slots[: stream.head]:
+        for slot in stream.committed:
             if slot.candidate.context is not None:
                 seen.update(set(slot.candidate.context.chunk_ids))
         return sum(n - 1 for n in seen.values() if n > 1)
@@ -364,20 +380,4 @@ def replay_note(run_dir: str, failures: int) -> str:
     )
 
 
-def context_rows(feed: DocsFeed, cut: int | None) -> list[dict[str, Any]]:
-    """Rows for stages 2 to 4 over the seeds drawn up to ``cut`` (None: every grouped seed)."""
-    outcomes = feed.seed_outcomes(cut)
-    seeds = sum(outcomes.values())
-    rejected = {
-        k: v for k, v in outcomes.items() if k == BELOW_THRESHOLD or k.startswith("model_error")
-    }
-    too_few = {k: v for k, v in outcomes.items() if k not in rejected and k != "ok"}
-    accepted = seeds - sum(rejected.values())
-    rows = []
-    if feed.critic is not None:
-        rows.append(stage_row("critic", seeds, accepted, rejected))
-    rows.append(stage_row("group", accepted, outcomes.get("ok", 0), too_few))
-    return rows
-
-
-__all__ = ["GOLDENS", "MANIFEST_EVERY", "RunSession", "context_rows", "replay_note"]
+__all__ = ["GOLDENS", "MANIFEST_EVERY", "RunSession", "replay_note"]

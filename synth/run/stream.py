@@ -17,16 +17,14 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from synth.contexts.critic import BELOW_THRESHOLD
+from synth.contexts.feed import AUTH_FAILURE, Candidate, Feed, refused_key, seed_drop_stage
 from synth.errors import AuthenticationError
 from synth.generate.dedup import DUPLICATE, Deduplicator
 from synth.generate.dedup import LABEL as DEDUP
 from synth.generate.draft import Draft
-from synth.run.feeds import AUTH_FAILURE, Candidate, refused_key
 from synth.run.stages import CandidateRunner
 
 #: drop reason of drafts left over once N goldens are kept
@@ -66,16 +64,21 @@ class StreamResult:
 
 
 class Stream:
-    """Runs candidates from ``feed`` through ``runner`` until ``target`` is met (or cannot be)."""
+    """Runs candidates from ``feed`` through ``runner`` until ``target`` is met (or cannot be).
+
+    ``wakeup`` is the signal the loop waits on between rounds: the stream sets it when a candidate
+    moves on, and whoever made the feed gave the feed a way to set it (its ``notify``).
+    """
 
     def __init__(
         self,
-        feed: Any,
+        feed: Feed,
         runner: CandidateRunner,
         target: Target,
         dedup: Deduplicator | None,
         *,
         on_change: Callable[[], None] = lambda: None,
+        wakeup: asyncio.Event | None = None,
     ) -> None:
         self.feed = feed
         self.runner = runner
@@ -91,12 +94,18 @@ class Stream:
         self.dedup_dropped = 0
         self.done = False
         self.error: BaseException | None = None
-        self._changed = asyncio.Event()
+        self._changed = wakeup if wakeup is not None else asyncio.Event()
 
     # ---- progress counters -----------------------------------------------------------------------
     @property
     def goldens_so_far(self) -> int:
+        """Goldens kept so far (after deduplication, when on)."""
         return len(self.dedup.kept) if self.dedup is not None else len(self.kept)
+
+    @property
+    def committed(self) -> list[Slot]:
+        """The candidates whose drafts were offered so far, in order."""
+        return self.slots[: self.head]
 
     def stage_counts(self) -> dict[str, tuple[int, int]]:
         """``stage -> (candidates done, candidates activated)``."""
@@ -108,9 +117,11 @@ class Stream:
 
     # ---- the loop --------------------------------------------------------------------------------
     def notify(self) -> None:
+        """Wake the loop: something it waits on may have changed."""
         self._changed.set()
 
     async def run(self) -> StreamResult:
+        """Stream until the target is met or nothing more can come; what was delivered."""
         try:
             while True:
                 self.ready.extend(self.feed.advance())
@@ -206,7 +217,9 @@ class Stream:
             if slot.drafts is None:
                 return
             kept = [d for d in slot.drafts if d.kept]
-            vectors = slot.vectors if len(slot.vectors) == len(kept) else [None] * len(kept)
+            vectors: Sequence[list[float] | None] = (
+                slot.vectors if len(slot.vectors) == len(kept) else [None] * len(kept)
+            )
             for i, (draft, vector) in enumerate(zip(kept, vectors, strict=True)):
                 if self._enough():
                     for rest in kept[i:]:
@@ -242,7 +255,7 @@ class Stream:
         goldens = self.dedup.kept if self.dedup is not None else list(self.kept)
         result = StreamResult(
             goldens=goldens,
-            committed=self.slots[: self.head],
+            committed=self.committed,
             dedup_dropped=self.dedup_dropped,
             not_needed=self.not_needed,
         )
@@ -252,18 +265,15 @@ class Stream:
 
     def _shortfall(self) -> list[str]:
         ending = None
-        if getattr(self.feed, "budget_reached", False):
+        if self.feed.budget_reached:
             ending = TOP_UP_LIMIT
         elif self.feed.exhausted:
             ending = self.feed.exhausted_reason
         drops: Counter[str] = Counter()
         for reason, n in self.feed.seed_outcomes(None).items():  # seeds that made no context
             if reason != "ok":
-                stage = (
-                    "critic" if reason == BELOW_THRESHOLD or _is_model_error(reason) else "group"
-                )
-                drops[f"{stage}: {reason}"] += n
-        for slot in self.slots[: self.head]:
+                drops[f"{seed_drop_stage(reason)}: {reason}"] += n
+        for slot in self.committed:
             for draft in slot.drafts or []:
                 # near-duplicates are counted once, below (a loser may sit in an earlier slot)
                 near_duplicate = draft.dropped_at == DEDUP and draft.drop_reason == DUPLICATE

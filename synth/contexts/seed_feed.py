@@ -1,0 +1,386 @@
+"""Stages 2 to 4 as a feed: seed chunks drawn, critic-scored and grouped into contexts, in order.
+
+:class:`DocsFeed` draws seed chunks (``SeedSelector``), has the critic score them a batch per
+request (the batches are sent on demand and concurrently), and groups the accepted seeds with their
+neighbours strictly in seed order. Neighbours are found among the run's own chunks, exactly, in
+memory (:class:`~synth.contexts.index.ChunkIndex`, its vectors read from the store in one go).
+While the critic scores a batch, a worker thread finds the seeds' neighbours, and grouping, when
+the verdicts come, only claims them. The first critic requests can go out while the ingest is still
+storing the last chunks: the store is read only after ``store_ready()`` says every chunk is in.
+New batches are drawn only at fixed points of that order (the batch ``lookahead`` places after the
+one just grouped), which is what keeps the draws, and so the contexts, independent of timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import random
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from synth.contexts.config import ContextConstructionConfig
+from synth.contexts.critic import BELOW_THRESHOLD, ContextScore, ScoredSeed, score_contexts
+from synth.contexts.feed import AUTH_FAILURE, Candidate, Notify, refused_key, seed_drop_stage
+from synth.contexts.group import NeighbourStore, Prefetched, group_contexts, prefetch_neighbours
+from synth.contexts.index import ChunkIndex
+from synth.contexts.select import SeedSelector
+from synth.data import Chunk
+from synth.errors import AuthenticationError, ModelError, raw_reply
+from synth.generate.stats import StageStats, model_error_reason
+from synth.generate.templates import PromptSet
+from synth.llm.base import LLM
+from synth.run.dir import Journal
+from synth.run.rejects import reject_row
+
+
+@dataclass
+class SeedBatch:
+    """Seeds scored by the critic in one request, and what became of each."""
+
+    index: int
+    seeds: list[Chunk]
+    start: int  # draw position of the first seed
+    sent: bool = False
+    scores: list[ContextScore | str] | None = None  # a score, or a drop reason
+    grouped: bool = False
+    outcome: dict[str, str] = field(default_factory=dict)  # seed id -> "ok" or drop reason
+    failed: dict[str, ModelError] = field(default_factory=dict)  # seed id -> its failed request
+    ahead: asyncio.Future[Prefetched] | None = None  # the store's answers, read while scored
+
+    @property
+    def key(self) -> str:
+        return (
+            f"batch{self.index}:"
+            + hashlib.sha256("\x1f".join(c.id for c in self.seeds).encode()).hexdigest()[:12]
+        )
+
+
+class DocsFeed:
+    """Contexts from stored chunks: select, critic-score, group (see the module docstring).
+
+    ``critic`` None switches the critic off (every seed is accepted unscored). ``wanted`` is the
+    number of contexts the run expects to need: the first wave of batches covers it, and the seeds
+    sent to the critic are capped at ``wanted * (1 + max_retries)`` (the top-up limit).
+    ``journal`` (finished batches by key) lets a resumed run skip critic requests it made;
+    seeds that make no context are written to ``rejects`` with their stage and reason.
+    ``notify`` is called whenever a batch's verdicts arrive (the stream waits on it); a feed
+    nobody streams from (a plan) needs none.
+    """
+
+    def __init__(
+        self,
+        chunks: Sequence[Chunk],
+        store: NeighbourStore,
+        config: ContextConstructionConfig,
+        rng: random.Random,
+        *,
+        critic: LLM | None,
+        prompts: PromptSet | None,
+        wanted: int | None = None,
+        journal: Journal | None = None,
+        rejects: Journal | None = None,
+        bad_replies: Journal | None = None,
+        notify: Notify | None = None,
+        store_ready: Callable[[], object] | None = None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.chunks = chunks
+        #: waits (from any thread) until every chunk is stored; the store is read only after it
+        self.store_ready = store_ready or (lambda: None)
+        self.selector = SeedSelector(chunks, config, rng)
+        self.critic = critic
+        self.prompts = prompts
+        #: contexts the run expects to need (default: the selector's per-file quotas)
+        self.wanted = self.selector.default_count if wanted is None else wanted
+        per_call = config.contexts_per_critic_call
+        self.lookahead = lookahead_batches(self.wanted, per_call)
+        #: each wanted context may be tried 1 + max_retries times (the top-up limit)
+        self.budget = self.wanted * (1 + config.max_retries) + per_call
+        self.journal = journal
+        self.rejects = rejects
+        self.bad_replies = bad_replies
+        self.notify = notify
+        self.batches: list[SeedBatch] = []
+        self.candidates: list[Candidate] = []
+        #: seeds drawn, and seeds sent to the critic (or accepted unscored)
+        self.drawn = 0
+        self.sent_seeds = 0
+        self._drawn_all = False
+        self._next_group = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._reads: set[asyncio.Future[Prefetched]] = set()
+        #: one thread finds neighbours ahead, batch after batch (the first waits for the store)
+        self._reader: ThreadPoolExecutor | None = None
+        self._index: ChunkIndex | None = None
+        self._index_lock = threading.Lock()
+        #: why no more candidates can come, once none can
+        self.exhausted_reason = "the corpus has no more chunks to start a context from"
+        self.error: BaseException | None = None
+        for _ in range(self.lookahead):
+            self._create_batch()
+
+    # ---- what the controller asks ----------------------------------------------------------------
+    @property
+    def pending(self) -> int:
+        """Seeds sent to the critic and not yet grouped: contexts that may still come."""
+        return sum(len(b.seeds) for b in self.batches if b.sent and not b.grouped)
+
+    @property
+    def exhausted(self) -> bool:
+        """No further candidate can come: every drawn batch is grouped and no more can be sent."""
+        return not self.can_send and self.pending == 0
+
+    @property
+    def can_send(self) -> bool:
+        return any(not b.sent for b in self.batches) and self.sent_seeds < self.budget
+
+    @property
+    def budget_reached(self) -> bool:
+        return self.sent_seeds >= self.budget and any(not b.sent for b in self.batches)
+
+    @property
+    def scored_seeds(self) -> int:
+        """Seeds whose verdicts have come (of the ``sent_seeds``)."""
+        return sum(len(b.seeds) for b in self.batches if b.sent and b.scores is not None)
+
+    def request(self, contexts: int) -> None:
+        """Send critic batches until ``contexts`` more contexts may come from them (plus one spare
+        batch, so a rejected seed's replacement is usually scored already)."""
+        want = contexts + self.config.contexts_per_critic_call
+        for batch in self.batches:
+            if self.pending >= want or self.sent_seeds >= self.budget:
+                break
+            if not batch.sent:
+                self._send(batch)
+
+    def advance(self) -> list[Candidate]:
+        """Group every batch that is scored and next in order; return the new candidates."""
+        new: list[Candidate] = []
+        while self._next_group < len(self.batches):
+            batch = self.batches[self._next_group]
+            if batch.scores is None:
+                break
+            new.extend(self._group(batch))
+            self._next_group += 1
+            self._create_batch()
+        return new
+
+    async def aclose(self) -> None:
+        """Cancel the critic requests under way and wait for the store reads to end."""
+        for task in self._tasks:
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._reads:  # store reads in threads cannot be cancelled: let them end first
+            await asyncio.gather(*self._reads, return_exceptions=True)
+        if self._reader is not None:
+            self._reader.shutdown(wait=True)  # its reads are all done: this is at once
+            self._reader = None
+
+    # ---- inside ----------------------------------------------------------------------------------
+    def _create_batch(self) -> None:
+        if self._drawn_all:
+            return
+        seeds = self.selector.take(self.config.contexts_per_critic_call)
+        if len(seeds) < self.config.contexts_per_critic_call:
+            self._drawn_all = True
+        if not seeds:
+            return
+        batch = SeedBatch(len(self.batches), seeds, self.drawn)
+        self.drawn += len(seeds)
+        self.batches.append(batch)
+
+    def _send(self, batch: SeedBatch) -> None:
+        batch.sent = True
+        self.sent_seeds += len(batch.seeds)
+        recorded = self.journal.get(batch.key) if self.journal is not None else None
+        if recorded is not None and not any(_is_failure(s) for s in recorded["scores"]):
+            batch.scores = [_load_score(s) for s in recorded["scores"]]
+            return
+        if self.critic is None:
+            batch.scores = ["" for _ in batch.seeds]
+            return
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(self._score(batch))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        if self.config.max_context_length > 1:
+            if self._reader is None:
+                self._reader = ThreadPoolExecutor(1, thread_name_prefix="synth-read-ahead")
+            read = loop.run_in_executor(self._reader, self._read_ahead, batch.seeds)
+            batch.ahead = read
+            self._reads.add(read)
+            read.add_done_callback(self._read_done)
+
+    def _read_ahead(self, seeds: list[Chunk]) -> Prefetched:
+        return prefetch_neighbours(seeds, self.neighbours(), self.config)
+
+    def neighbours(self) -> ChunkIndex:
+        """The run's chunks to find neighbours among (made once, from any thread, when every chunk
+        is stored; a failed store write raises here)."""
+        with self._index_lock:
+            if self._index is None:
+                self.store_ready()
+                self._index = ChunkIndex.from_store(self.chunks, self.store)
+            return self._index
+
+    def _read_done(self, read: asyncio.Future[Prefetched]) -> None:
+        self._reads.discard(read)
+        if not read.cancelled():
+            read.exception()  # a failed read is not an error: grouping reads the store itself
+
+    async def _score(self, batch: SeedBatch) -> None:
+        assert self.critic is not None
+        try:
+            results = await score_contexts(
+                batch.seeds, self.critic, self.config, prompts=self.prompts
+            )
+            scores: list[ContextScore | str] = [
+                model_error_reason(r) if isinstance(r, ModelError) else r for r in results
+            ]
+            batch.failed = {
+                c.id: r
+                for c, r in zip(batch.seeds, results, strict=True)
+                if isinstance(r, ModelError)
+            }
+            if AUTH_FAILURE in scores:
+                raise AuthenticationError(refused_key(self.critic))
+            # a failed request is not journaled: a rerun asks again (what did answer is cached)
+            if self.journal is not None and not any(_is_failure(s) for s in scores):
+                self.journal.append(
+                    batch.key,
+                    {
+                        "seeds": [c.id for c in batch.seeds],
+                        "scores": [_dump_score(s) for s in scores],
+                    },
+                )
+            if batch.ahead is not None:  # grouped with the reads at hand, not by reading again
+                await asyncio.wait({batch.ahead})
+            batch.scores = scores
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # reported to the controller, which ends the run with it
+            self.error = exc
+        finally:
+            if self.notify is not None:
+                self.notify()
+
+    def _group(self, batch: SeedBatch) -> list[Candidate]:
+        assert batch.scores is not None
+        accepted: list[ScoredSeed | Chunk] = []
+        for chunk, score in zip(batch.seeds, batch.scores, strict=True):
+            if isinstance(score, ContextScore) and not score.passes(self.config):
+                batch.outcome[chunk.id] = BELOW_THRESHOLD
+                self.selector.release(chunk.id)
+            elif isinstance(score, str) and score:
+                batch.outcome[chunk.id] = score
+                self.selector.release(chunk.id)
+            else:  # the context carries the critic's verdict, when there is one
+                accepted.append(
+                    ScoredSeed(chunk, score) if isinstance(score, ContextScore) else chunk
+                )
+        batch.grouped = True
+        if not accepted:
+            self._write_rejects(batch)
+            return []
+        result = group_contexts(
+            accepted,
+            self.neighbours(),  # a failed store write ends the run here
+            self.config,
+            used=self.selector.used,
+            allow_reuse=self.selector.exhausted,
+            prefetched=_ready(batch.ahead),
+        )
+        for chunk_id, reason in result.dropped:
+            batch.outcome[chunk_id] = reason
+        self._write_rejects(batch)
+        positions = {c.id: batch.start + i for i, c in enumerate(batch.seeds)}
+        new: list[Candidate] = []
+        for context in result.contexts:
+            seed_id = context.chunk_ids[0]
+            batch.outcome[seed_id] = "ok"
+            seq = len(self.candidates)
+            candidate = Candidate(seq, f"{context.id}#{seq}", context, position=positions[seed_id])
+            self.candidates.append(candidate)
+            new.append(candidate)
+        return new
+
+    def _write_rejects(self, batch: SeedBatch) -> None:
+        if self.rejects is None:
+            return
+        for chunk in batch.seeds:
+            reason = batch.outcome.get(chunk.id, "ok")
+            if reason == "ok":
+                continue
+            record = {
+                "stage": seed_drop_stage(reason),
+                "reason": reason,
+                "chunk_id": chunk.id,
+                "source": chunk.source,
+            }
+            error = batch.failed.get(chunk.id)
+            detail = str(error) if error is not None else None
+            self.rejects.append(
+                f"{batch.key}:{chunk.id}",
+                reject_row(record, detail, raw_reply(error), self.bad_replies),
+            )
+
+    # ---- accounting ------------------------------------------------------------------------------
+    def seed_outcomes(self, up_to: int | None) -> Counter[str]:
+        """Outcome counts of the grouped seeds drawn at positions ``<= up_to`` (None: all)."""
+        counts: Counter[str] = Counter()
+        for batch in self.batches:
+            if not batch.grouped:
+                continue
+            for i, chunk in enumerate(batch.seeds):
+                if up_to is not None and batch.start + i > up_to:
+                    continue
+                counts[batch.outcome.get(chunk.id, "ok")] += 1
+        return counts
+
+    def stage_stats(self, up_to: int | None) -> list[StageStats]:
+        """The critic's record (when it scores) and grouping's, over the grouped seeds drawn at
+        positions ``<= up_to`` (None: all)."""
+        outcomes = self.seed_outcomes(up_to)
+        critic = StageStats(stage="critic", items_in=sum(outcomes.values()))
+        group = StageStats(stage="group", items_out=outcomes.get("ok", 0))
+        for reason, n in sorted(outcomes.items()):
+            if reason != "ok":
+                (critic if seed_drop_stage(reason) == "critic" else group).drop(reason, n)
+        critic.items_out = group.items_in = critic.items_in - critic.dropped_total
+        return [critic, group] if self.critic is not None else [group]
+
+
+def _ready(read: asyncio.Future[Prefetched] | None) -> Prefetched | None:
+    """What a store read ahead returned, if it has (grouping does the reads itself otherwise)."""
+    if read is None or not read.done() or read.cancelled() or read.exception() is not None:
+        return None
+    return read.result()
+
+
+def _is_failure(score: object) -> bool:
+    return isinstance(score, str) and score.startswith("model_error")
+
+
+def _dump_score(score: ContextScore | str) -> Any:
+    return score.model_dump() if isinstance(score, ContextScore) else score
+
+
+def _load_score(value: Any) -> ContextScore | str:
+    return ContextScore.model_validate(value) if isinstance(value, dict) else str(value)
+
+
+def lookahead_batches(contexts_wanted: int, per_call: int) -> int:
+    """How many critic batches are drawn before the first is grouped: enough for the contexts a
+    run is expected to need, plus one, so the first wave of requests goes out at once."""
+    return math.ceil(max(contexts_wanted, 1) / per_call) + 1
+
+
+__all__ = ["DocsFeed", "SeedBatch", "lookahead_batches"]

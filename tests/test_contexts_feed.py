@@ -1,0 +1,95 @@
+"""The feeds a run streams from: what each hands out, when it is done, and its stage records."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from test_contexts_critic import Critic, Vectors, chunk
+
+from synth.contexts.config import ContextConstructionConfig
+from synth.contexts.feed import Candidate, ListFeed, ScratchFeed, seed_drop_stage
+from synth.contexts.seed_feed import DocsFeed
+from synth.data import Chunk
+from synth.llm.base import FunctionModel
+
+
+def test_list_feed_hands_each_candidate_out_once() -> None:
+    candidates = [Candidate(i, f"k{i}", None) for i in range(3)]
+    feed = ListFeed(candidates)
+    assert not feed.exhausted and not feed.budget_reached and feed.pending == 0
+    feed.request(1)  # nothing to start: every candidate is known
+    assert feed.advance() == candidates
+    assert feed.advance() == [] and feed.exhausted
+    assert feed.stage_stats(None) == [] and not feed.seed_outcomes(None)
+
+
+def test_scratch_feed_makes_what_is_asked_up_to_its_limit() -> None:
+    feed = ScratchFeed(batch_size=5, limit=3)
+    assert feed.advance() == []  # nothing asked yet
+    feed.request(2)
+    made = feed.advance()
+    assert [c.key for c in made] == ["scratch#0", "scratch#1"] and all(c.scratch for c in made)
+    assert not feed.budget_reached and not feed.exhausted
+    feed.request(5)
+    assert [c.seq for c in feed.advance()] == [2]
+    assert feed.budget_reached and feed.exhausted
+
+
+def test_seed_drop_stage() -> None:
+    assert seed_drop_stage("below_quality_threshold") == "critic"
+    assert seed_drop_stage("model_error:timeout") == "critic"
+    assert seed_drop_stage("too_few_similar_chunks") == "group"
+
+
+def _run(feed: DocsFeed, changed: asyncio.Event) -> None:
+    async def drive() -> None:
+        while not feed.exhausted:
+            changed.clear()
+            feed.request(len(feed.chunks))
+            feed.advance()
+            if feed.pending:
+                await changed.wait()
+        await feed.aclose()
+
+    asyncio.run(drive())
+
+
+def _docs_feed(chunks: list[Chunk], critic: Critic | None, **config: object):
+    changed = asyncio.Event()
+    feed = DocsFeed(
+        chunks,
+        Vectors(),
+        ContextConstructionConfig(max_context_length=1, **config),
+        random.Random(0),
+        critic=FunctionModel(critic) if critic is not None else None,
+        prompts=None,
+        wanted=4,
+        notify=changed.set,
+    )
+    return feed, changed
+
+
+def test_docs_feed_stage_records_add_up() -> None:
+    chunks = [chunk("a.txt", i, f"a {i}" + (" junk" if i % 3 == 0 else "")) for i in range(12)]
+    feed, changed = _docs_feed(chunks, Critic(), max_retries=1)
+    _run(feed, changed)
+    critic, group = feed.stage_stats(None)
+    outcomes = feed.seed_outcomes(None)
+    assert (critic.stage, group.stage) == ("critic", "group")
+    assert critic.items_in == sum(outcomes.values()) == feed.scored_seeds
+    assert critic.dropped["below_quality_threshold"] > 0
+    assert critic.items_in == critic.items_out + critic.dropped_total
+    assert group.items_in == critic.items_out
+    assert group.items_out == outcomes["ok"] == len(feed.candidates)
+    # a cut at the first seed counts that seed alone
+    first = sum(r.items_in for r in feed.stage_stats(0)[:1])
+    assert first == 1
+
+
+def test_docs_feed_without_critic_records_grouping_only() -> None:
+    chunks = [chunk("a.txt", i, f"a {i}") for i in range(3)]
+    feed, changed = _docs_feed(chunks, None)
+    _run(feed, changed)
+    (group,) = feed.stage_stats(None)
+    assert group.stage == "group" and group.items_out == len(feed.candidates) > 0
