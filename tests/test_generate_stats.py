@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from synth.generate.draft import Draft
 from synth.generate.stats import StageStats, count_stages
-from synth.run.manifest import draft_rows
+from synth.run.manifest import stage_row, stats_rows
 
 STAGES = ["inputs", "filter", "evolve", "style", "expected"]
 
@@ -44,8 +44,14 @@ def test_records_add_up_and_chain_from_stage_to_stage() -> None:
 
 def test_rows_are_the_manifests_rows() -> None:
     records = count_stages(STAGES[:2], DRAFTS, contexts=4)
-    assert [r.row() for r in records] == draft_rows(STAGES[:2], DRAFTS, 4)
-    assert [r.row() for r in count_stages(STAGES, DRAFTS, 3)] == draft_rows(STAGES, DRAFTS, 3)
+    expected = [
+        stage_row("inputs", 4, 7, {"model_error:server": 1}),
+        stage_row("filter", 7, 5, {"below_input_quality_threshold": 1, "model_error:timeout": 1}),
+        # a drop at a stage not run (evolve here) or not listed counts at dedup
+        stage_row("dedup", 5, 2, {"duplicate": 1, "model_error:server": 1, "odd": 1}),
+    ]
+    assert [r.row() for r in records] == expected
+    assert stats_rows(records) == expected
 
 
 def test_usage_adds_requests_tokens_and_cost() -> None:

@@ -13,7 +13,6 @@ kinds of :data:`RETRY_KINDS` always present. A stage's ``retries`` counts both.
 from __future__ import annotations
 
 import platform
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from importlib import metadata
@@ -146,37 +145,6 @@ def stats_rows(records: Iterable[StageStats]) -> list[dict[str, Any]]:
     return [stage_row(r.stage, r.items_in, r.items_out, r.dropped) for r in records]
 
 
-def draft_rows(
-    stages: Sequence[str], drafts: Sequence[Any], contexts: int, final_stage: str = "dedup"
-) -> list[dict[str, Any]]:
-    """Rows for the generation stages from the drafts of the candidates used.
-
-    ``inputs`` takes contexts in and gives inputs out (a context whose request failed is its drop);
-    every later stage takes the drafts alive after the stage before it.
-    """
-    by_stage: dict[str, Counter[str]] = {s: Counter() for s in [*stages, final_stage]}
-    failed_contexts: Counter[str] = Counter()
-    made = 0
-    for draft in drafts:
-        where = draft.dropped_at
-        if where == "inputs":
-            failed_contexts[draft.drop_reason] += 1
-            continue
-        made += 1
-        if where is None:
-            continue
-        stage = where if where in by_stage else final_stage
-        by_stage[stage][draft.drop_reason] += 1
-    rows = [stage_row("inputs", contexts, made, failed_contexts)]
-    alive = made
-    for stage in [*stages[1:], final_stage]:
-        drops = by_stage[stage]
-        out = alive - sum(drops.values())
-        rows.append(stage_row(stage, alive, out, drops))
-        alive = out
-    return rows
-
-
 def with_usage(
     rows: list[dict[str, Any]], usage: Mapping[str, Mapping[str, float]]
 ) -> list[dict[str, Any]]:
@@ -215,7 +183,6 @@ __all__ = [
     "RETRY_KINDS",
     "USAGE_FIELDS",
     "add_usage",
-    "draft_rows",
     "now",
     "package_versions",
     "retries_by_kind",

@@ -31,7 +31,6 @@ from synth.run.gc import frozen_heap
 from synth.run.manifest import (
     USAGE_FIELDS,
     add_usage,
-    draft_rows,
     now,
     package_versions,
     stats_rows,
@@ -299,7 +298,7 @@ class RunSession:
         cut = committed[-1].candidate.position if (reached and committed) else None
         rows.extend(stats_rows(stream.feed.stage_stats(cut)))
         drafts = [d for slot in committed for d in (slot.drafts or [])]
-        rows.extend(draft_rows(self.settings.active_stages(), drafts, len(committed)))
+        rows.extend(stats_rows(stream.runner.stage_stats(drafts, len(committed))))
         return rows
 
     def _shared_chunks(self) -> int:
