@@ -16,19 +16,16 @@ The whole flow, in the order the data moves (each step names the module that doe
        dataset     goldens with their provenance        synth.dataset.Dataset
 
 Candidates stream through steps 3 to 10 independently, with at most ``max_concurrent`` requests in
-flight. Around the flow: the run directory (``synth.run.dir``: every stage's output as it is
-produced, so a killed run resumes where it stopped), the manifest (``synth.run.manifest``) and the
-progress display (``synth.run.progress``), held together by ``synth.run.session``; the models a
-run uses are made and owned by ``synth.run.models``, its setup is ``synth.run.setup``. Randomness
-comes from ``seed`` only, derived per item, so a run with the same seed, inputs and a warm cache
-gives the same goldens field for field.
+flight. Around the flow, ``synth.run``: the models a run uses (``models``), its setup (``setup``),
+its run directory, manifest and progress, held together by its ``session``. Randomness comes from
+``seed`` only, so the same seed, inputs and a warm cache give the same goldens field for field.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field, fields
+from collections.abc import Mapping, MutableMapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,30 +33,14 @@ from synth.contexts.config import ContextConstructionConfig
 from synth.data import Context
 from synth.dataset import Dataset
 from synth.errors import ConfigError
-from synth.generate.config import (
-    EvolutionConfig,
-    FiltrationConfig,
-    GenerationConfig,
-    StylingConfig,
-)
+from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig, StylingConfig
 from synth.generate.templates import PromptSet
 from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.dir import fingerprint_paths
 from synth.run.feeds import Candidate, ListFeed, ScratchFeed
 from synth.run.ingest import ingest_for_run, ingested_note, record_ingest
-from synth.run.inputs import as_contexts, as_paths, candidates_from_goldens
-from synth.run.models import (
-    DEFAULT_CACHE,
-    DEFAULT_MODEL,
-    NO_MODEL,
-    RATE_MARGIN,
-    CacheArg,
-    ModelArg,
-    ModelSettings,
-    RunModels,
-    default_model_spec,
-    model_name,
-)
+from synth.run.inputs import SCRATCH_BATCH, as_contexts, as_paths, candidates_from_goldens
+from synth.run.models import DEFAULT_CACHE, RATE_MARGIN, ModelArg, RunModels, default_model_spec
 from synth.run.plan import Plan, plan_docs
 from synth.run.progress import Progress
 from synth.run.session import RunSession
@@ -67,11 +48,8 @@ from synth.run.setup import RunConfigs, RunPlace, check_num_goldens, docs_feed, 
 from synth.run.sources import locate_source_files, source_locations
 from synth.run.sync import sync_twin, warns_if_short
 
-#: inputs asked for per request when generating from scratch
-SCRATCH_BATCH = 5
 
-
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Synthesizer:
     """Generates goldens from documents, contexts, a scenario, or example goldens.
 
@@ -107,7 +85,7 @@ class Synthesizer:
     use_filter: bool = True
     seed: int = 0
     run_dir: str | os.PathLike[str] | None = None
-    cache: CacheArg = DEFAULT_CACHE
+    cache: str | os.PathLike[str] | MutableMapping[str, str] | None = DEFAULT_CACHE
     prompts: Mapping[str, str] | PromptSet | None = None
     base_url: str | None = None
     store_path: str | os.PathLike[str] = Path(".synth") / "chroma"
@@ -163,14 +141,18 @@ class Synthesizer:
         ``context_construction_config`` asks for."""
         paths = as_paths(document_paths)
         contexts = context_construction_config or self.context_construction_config
-        configs = self._configs(include_expected_output, max_goldens_per_context, contexts)
+        configs = RunConfigs.of(self, include_expected_output, max_goldens_per_context, contexts)
         key_inputs = {"paths": fingerprint_paths(paths)}
         locations = source_locations(paths, absolute=self.absolute_paths)
         async with self._run("docs", key_inputs, num_goldens, configs) as run:
-            dataset = run.replay() if run.finished else await self._docs(run, paths, configs)
+            if run.finished:
+                return locate_source_files(run.replay(), locations)
+            dataset = await self._docs(run, paths, configs, num_goldens)
             return locate_source_files(dataset, locations)
 
-    async def _docs(self, run: RunSession, paths: list[str], configs: RunConfigs) -> Dataset:
+    async def _docs(
+        self, run: RunSession, paths: list[str], configs: RunConfigs, num_goldens: int | None
+    ) -> Dataset:
         """Stage 1 (ingest), then the feed of contexts (stages 2-4) through the stream (5-10)."""
         assert configs.contexts is not None
         embedder = self._models().embedder(configs.contexts.embedder)
@@ -180,8 +162,8 @@ class Synthesizer:
             record_ingest(run, pending.report, paths, chunks)
             # the last chunks may still be being stored: the feed waits for them before it
             # reads the store, while the first critic requests are already out
-            feed = docs_feed(chunks, store, configs, run.num_goldens, run, pending.finish)
-            dataset = await run.execute(feed, configs.target(run.num_goldens, feed.wanted))
+            feed = docs_feed(chunks, store, configs, num_goldens, run, pending.finish)
+            dataset = await run.execute(feed, configs.target(num_goldens, feed.wanted))
             report = pending.finish()
             run.count_embeddings("ingest", embedder, sent_before, pending.embedder_batches)
             run.note(ingested_note(report, chunks))
@@ -190,10 +172,7 @@ class Synthesizer:
             pending.close()  # when the run failed first: the writes still waiting are dropped
             store.close()
 
-    generate_goldens_from_docs = sync_twin(
-        a_generate_goldens_from_docs,
-        """Goldens from documents (see :meth:`a_generate_goldens_from_docs`).""",
-    )
+    generate_goldens_from_docs = sync_twin(a_generate_goldens_from_docs)
 
     @warns_if_short
     async def a_generate_goldens_from_contexts(
@@ -208,7 +187,7 @@ class Synthesizer:
         """Goldens from given contexts (each a :class:`Context` or a list of texts), in order;
         without ``num_goldens``, ``max_goldens_per_context`` from each."""
         given = as_contexts(contexts, source_files)
-        configs = self._configs(include_expected_output, max_goldens_per_context)
+        configs = RunConfigs.of(self, include_expected_output, max_goldens_per_context)
         key_inputs = {"contexts": [c.model_dump(mode="json") for c in given]}
         async with self._run("contexts", key_inputs, num_goldens, configs) as run:
             if run.finished:
@@ -216,10 +195,7 @@ class Synthesizer:
             feed = ListFeed([Candidate(i, f"{c.id}#{i}", c) for i, c in enumerate(given)])
             return await run.execute(feed, configs.target(num_goldens, len(given)))
 
-    generate_goldens_from_contexts = sync_twin(
-        a_generate_goldens_from_contexts,
-        """Goldens from given contexts (see :meth:`a_generate_goldens_from_contexts`).""",
-    )
+    generate_goldens_from_contexts = sync_twin(a_generate_goldens_from_contexts)
 
     @warns_if_short
     async def a_generate_goldens_from_scratch(
@@ -229,19 +205,15 @@ class Synthesizer:
         and ``input_format`` describe what to write (all three are required)."""
         self.styling_config.require_scratch()
         check_num_goldens(num_goldens)
-        configs = self._configs(include_expected_output, SCRATCH_BATCH)
+        configs = RunConfigs.of(self, include_expected_output, SCRATCH_BATCH)
         async with self._run("scratch", {}, num_goldens, configs) as run:
             if run.finished:
                 return run.replay()
-            retries = self.context_construction_config.max_retries
-            limit = -(-num_goldens // SCRATCH_BATCH) * (1 + retries)
-            feed = ScratchFeed(SCRATCH_BATCH, limit)
+            tries = 1 + self.context_construction_config.max_retries
+            feed = ScratchFeed(SCRATCH_BATCH, -(-num_goldens // SCRATCH_BATCH) * tries)
             return await run.execute(feed, configs.target(num_goldens, None))
 
-    generate_goldens_from_scratch = sync_twin(
-        a_generate_goldens_from_scratch,
-        """Goldens from the styling alone (see :meth:`a_generate_goldens_from_scratch`).""",
-    )
+    generate_goldens_from_scratch = sync_twin(a_generate_goldens_from_scratch)
 
     @warns_if_short
     async def a_generate_goldens_from_goldens(
@@ -258,21 +230,17 @@ class Synthesizer:
         given = list(Dataset.coerce(goldens))
         if not given:
             raise ConfigError("generate_goldens_from_goldens needs at least one golden")
-        configs = self._configs(include_expected_output, max_goldens_per_golden)
+        configs = RunConfigs.of(self, include_expected_output, max_goldens_per_golden)
         candidates = candidates_from_goldens(given)
         key_inputs = {"goldens": [g.model_dump(mode="json") for g in given]}
         async with self._run("goldens", key_inputs, num_goldens, configs) as run:
             if run.finished:
                 return run.replay()
-            feed = ListFeed(candidates)
-            return await run.execute(feed, configs.target(num_goldens, len(candidates)))
+            target = configs.target(num_goldens, len(candidates))
+            return await run.execute(ListFeed(candidates), target)
 
-    generate_goldens_from_goldens = sync_twin(
-        a_generate_goldens_from_goldens,
-        """New goldens written like given ones (see :meth:`a_generate_goldens_from_goldens`).""",
-    )
+    generate_goldens_from_goldens = sync_twin(a_generate_goldens_from_goldens)
 
-    # ---- --plan --------------------------------------------------------------------------------
     def plan_from_docs(
         self,
         document_paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
@@ -284,53 +252,17 @@ class Synthesizer:
         """Ingest and select contexts, call no model, and say what a run would request and cost."""
         paths = as_paths(document_paths)
         contexts = self.context_construction_config
-        configs = self._configs(include_expected_output, max_goldens_per_context, contexts)
-        default = default_model_spec(self.base_url)
-        return plan_docs(
-            paths,
-            configs,
-            self._ingest,
-            generator=model_name(self.model or default),
-            critic=model_name(self.critic_model or self.model or default),
-            num_goldens=num_goldens,
-        )
-
-    # ---- the parts ---------------------------------------------------------------------------------
-    def _configs(
-        self,
-        include_expected: bool | None,
-        per_context: int | None,
-        contexts: ContextConstructionConfig | None = None,
-    ) -> RunConfigs:
-        """The stage configs of one run: the Synthesizer's, with the call's overrides."""
-        changes: dict[str, Any] = {}
-        if include_expected is not None:
-            changes["include_expected_output"] = include_expected
-        if per_context is not None:
-            changes["max_goldens_per_context"] = per_context
-        generation = self.generation_config
-        return RunConfigs(
-            generation=generation.replace(**changes) if changes else generation,
-            contexts=contexts,
-            filtration=self.filtration_config if self.use_filter else None,
-            evolution=self.evolution_config,
-            styling=self.styling_config,
-            seed=self.seed,
-            context_critic=self.use_context_critic,
-            prompt_overrides=self.prompts,
-        )
+        configs = RunConfigs.of(self, include_expected_output, max_goldens_per_context, contexts)
+        return plan_docs(paths, configs, self._ingest, self._models().names(), num_goldens)
 
     def _models(self) -> RunModels:
-        """The models and embedders this Synthesizer made (made on first use, from its own
-        arguments of the same names, and kept until :meth:`close`; the embedders after it too)."""
+        """What makes and owns the models: on first use, from this Synthesizer's arguments."""
         if self._made is None:
-            names = (f.name for f in fields(ModelSettings))
-            self._made = RunModels(ModelSettings(**{name: getattr(self, name) for name in names}))
+            self._made = RunModels.of(self)
         return self._made
 
     def _ingest(self, paths: list[str], config: ContextConstructionConfig) -> tuple[Any, Any, Any]:
-        """Stage 1 (see :func:`~synth.run.ingest.ingest_for_run`): the store, the ingest under
-        way and this run's chunks."""
+        """Stage 1: the store, the ingest under way and this run's chunks (ingest_for_run)."""
         embedder = self._models().embedder(config.embedder)
         return ingest_for_run(
             paths, config, embedder, store_path=self.store_path, store_url=self.store_url
@@ -345,10 +277,8 @@ class Synthesizer:
 
     def close(self) -> None:
         """Release the clients and threads of the models and embedders made from specs, and the
-        cache file.
-
-        After Ctrl-C this also ends requests still waiting on a server, so the process can exit.
-        """
+        cache file; after Ctrl-C this ends requests still waiting on a server, so the process can
+        exit."""
         if self._made is not None:
             self._made.close()
 
@@ -361,8 +291,6 @@ class Synthesizer:
 
 __all__ = [
     "DEFAULT_CACHE",
-    "DEFAULT_MODEL",
-    "NO_MODEL",
     "RATE_MARGIN",
     "PipelineConfig",
     "Synthesizer",

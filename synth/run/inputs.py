@@ -11,6 +11,9 @@ from synth.data import Context, Golden
 from synth.errors import ConfigError
 from synth.run.feeds import Candidate, context_from_texts
 
+#: inputs asked for per request when generating from scratch
+SCRATCH_BATCH = 5
+
 
 def as_paths(value: Any) -> list[str]:
     """One path or several, as a non-empty list of strings naming files or folders that exist."""
@@ -64,4 +67,4 @@ def short_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
 
 
-__all__ = ["as_contexts", "as_paths", "candidates_from_goldens", "short_hash"]
+__all__ = ["SCRATCH_BATCH", "as_contexts", "as_paths", "candidates_from_goldens", "short_hash"]

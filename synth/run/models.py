@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from synth.errors import ConfigError
 from synth.llm.base import LLM
@@ -55,6 +55,13 @@ def default_model_spec(base_url: str | None = None) -> str | None:
     return None
 
 
+def model_names(options: ModelSettings) -> tuple[str, str]:
+    """``provider:model`` of the generator and of the critic ``options`` name (for prices)."""
+    default = default_model_spec(options.base_url)
+    generator = options.model or default
+    return model_name(generator), model_name(options.critic_model or generator)
+
+
 def model_name(model: object) -> str:
     """``provider:model`` for what a Synthesizer was given as its model (the default when None)."""
     if model is None:
@@ -92,19 +99,39 @@ class Models(NamedTuple):
         return self.usages[0]
 
 
+class ModelOptions(Protocol):
+    """What the models are made from: a Synthesizer's arguments of these names, read when the
+    models are first needed."""
+
+    model: ModelArg
+    critic_model: ModelArg
+    embedder: Any
+    base_url: str | None
+    cache: CacheArg
+    max_concurrent: int
+    rpm: float | None
+    tpm: float | None
+    rate_window: float
+
+
 @dataclass(frozen=True)
 class ModelSettings:
-    """What the models of a Synthesizer are made from (its own arguments of the same names)."""
+    """The :class:`ModelOptions` of a Synthesizer as they were when its first run began."""
 
-    model: ModelArg = None
-    critic_model: ModelArg = None
-    embedder: Any = None
-    base_url: str | None = None
-    cache: CacheArg = None
-    max_concurrent: int = 32
-    rpm: float | None = None
-    tpm: float | None = None
-    rate_window: float = 60.0
+    model: ModelArg
+    critic_model: ModelArg
+    embedder: Any
+    base_url: str | None
+    cache: CacheArg
+    max_concurrent: int
+    rpm: float | None
+    tpm: float | None
+    rate_window: float
+
+    @classmethod
+    def of(cls, options: ModelOptions) -> ModelSettings:
+        """A copy of ``options``' values."""
+        return cls(**{f.name: getattr(options, f.name) for f in fields(cls)})
 
 
 class RunModels:
@@ -119,6 +146,16 @@ class RunModels:
         # made for what a stage config named: (what was named, what was made)
         self._stage_models: list[tuple[object, LLM]] = []
         self._stage_embedders: list[tuple[object, Embedder]] = []
+
+    @classmethod
+    def of(cls, options: ModelOptions) -> RunModels:
+        """Nothing made yet: the models will be made from ``options`` as they are now (a copy,
+        so that no reference cycle keeps a Synthesizer alive)."""
+        return cls(ModelSettings.of(options))
+
+    def names(self) -> tuple[str, str]:
+        """``provider:model`` of the generator and of the critic, made or not (for prices)."""
+        return model_names(self.settings)
 
     def models(self) -> Models:
         """The generator and critic, sharing one cache, one limiter and one usage."""
@@ -234,10 +271,12 @@ __all__ = [
     "RATE_MARGIN",
     "CacheArg",
     "ModelArg",
+    "ModelOptions",
     "ModelSettings",
     "Models",
     "RunModels",
     "default_model_spec",
     "make_limiter",
     "model_name",
+    "model_names",
 ]

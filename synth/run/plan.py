@@ -114,14 +114,12 @@ def plan_docs(
     paths: list[str],
     configs: RunConfigs,
     ingest: Callable[[list[str], ContextConstructionConfig], tuple[Any, Any, list[Chunk]]],
-    *,
-    generator: str,
-    critic: str,
+    models: tuple[str, str],
     num_goldens: int | None = None,
 ) -> Plan:
     """The plan for a run from the documents under ``paths``: they are ingested (``ingest`` is
     :func:`~synth.run.ingest.ingest_for_run` with the run's embedder and store) and the contexts
-    chosen, with no model called."""
+    chosen, with no model called; ``models`` are the generator and the critic, for prices."""
     assert configs.contexts is not None
     store, pending, chunks = ingest(paths, configs.contexts)
     try:
@@ -132,6 +130,7 @@ def plan_docs(
         pending.close()
         store.close()
     inputs = PlanInputs(chosen, seeds, files=files_read(pending.report), chunks=len(chunks))
+    generator, critic = models
     return make_plan(inputs, configs, generator=generator, critic=critic, num_goldens=num_goldens)
 
 

@@ -12,7 +12,7 @@ import os
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from synth.contexts.config import ContextConstructionConfig
 from synth.data import Chunk
@@ -35,6 +35,19 @@ if TYPE_CHECKING:
     from synth.store.embedder import Embedder
 
 
+class StageOptions(Protocol):
+    """What a run's stage configs are taken from: a Synthesizer's arguments of these names."""
+
+    generation_config: GenerationConfig
+    filtration_config: FiltrationConfig
+    evolution_config: EvolutionConfig
+    styling_config: StylingConfig
+    use_context_critic: bool
+    use_filter: bool
+    seed: int
+    prompts: Mapping[str, str] | PromptSet | None
+
+
 @dataclass(frozen=True)
 class RunConfigs:
     """The stage configs one run goes by: the Synthesizer's, with what the call overrides.
@@ -50,6 +63,32 @@ class RunConfigs:
     seed: int
     context_critic: bool
     prompt_overrides: Mapping[str, str] | PromptSet | None = None
+
+    @classmethod
+    def of(
+        cls,
+        options: StageOptions,
+        include_expected: bool | None,
+        per_context: int | None,
+        contexts: ContextConstructionConfig | None = None,
+    ) -> RunConfigs:
+        """The configs of one run: ``options``' own, with what the call overrides."""
+        changes: dict[str, Any] = {}
+        if include_expected is not None:
+            changes["include_expected_output"] = include_expected
+        if per_context is not None:
+            changes["max_goldens_per_context"] = per_context
+        generation = options.generation_config
+        return cls(
+            generation=generation.replace(**changes) if changes else generation,
+            contexts=contexts,
+            filtration=options.filtration_config if options.use_filter else None,
+            evolution=options.evolution_config,
+            styling=options.styling_config,
+            seed=options.seed,
+            context_critic=options.use_context_critic,
+            prompt_overrides=options.prompts,
+        )
 
     @functools.cached_property
     def prompts(self) -> PromptSet:
@@ -221,4 +260,11 @@ def docs_feed(
     )
 
 
-__all__ = ["RunConfigs", "RunPlace", "check_num_goldens", "docs_feed", "open_session"]
+__all__ = [
+    "RunConfigs",
+    "RunPlace",
+    "StageOptions",
+    "check_num_goldens",
+    "docs_feed",
+    "open_session",
+]

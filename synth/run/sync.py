@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec
@@ -41,8 +42,9 @@ def warns_if_short(
     return checked
 
 
-def sync_twin(method: Callable[P, Coroutine[Any, Any, Dataset]], doc: str) -> Callable[P, Dataset]:
-    """The sync twin of an async ``a_<name>`` method: same parameters, run to completion."""
+def sync_twin(method: Callable[P, Coroutine[Any, Any, Dataset]]) -> Callable[P, Dataset]:
+    """The sync twin of an async ``a_<name>`` method: same parameters, run to completion; its
+    docstring is the method's, after a line naming it."""
     unchecked: Callable[P, Coroutine[Any, Any, Dataset]] = getattr(method, "__wrapped__", method)
 
     @functools.wraps(method)
@@ -53,7 +55,8 @@ def sync_twin(method: Callable[P, Coroutine[Any, Any, Dataset]], doc: str) -> Ca
 
     twin.__name__ = method.__name__.removeprefix("a_")
     twin.__qualname__ = method.__qualname__.replace(".a_", ".", 1)
-    twin.__doc__ = doc
+    own = inspect.cleandoc(method.__doc__ or "")
+    twin.__doc__ = f"The sync twin of :meth:`{method.__name__}`.\n\n{own}"
     return twin
 
 
