@@ -24,6 +24,7 @@ from synth.generate.config import (
     StylingConfig,
 )
 from synth.generate.templates import PromptSet
+from synth.llm.base import LLM
 from synth.run.feeds import DocsFeed
 from synth.run.models import Models, RunModels
 from synth.run.progress import Progress
@@ -195,7 +196,7 @@ def open_session(
 
 
 def _identities(
-    models: Models, context_critic: Any, filter_critic: Any, embedder: Embedder
+    models: Models, context_critic: LLM, filter_critic: LLM, embedder: Embedder
 ) -> dict[str, Any]:
     """Every model's identity, for the run's key."""
     identities = {
@@ -212,7 +213,7 @@ def _identities(
 
 
 def _stage_settings(
-    configs: RunConfigs, models: Models, filter_critic: Any, dedup_embedder: Embedder | None
+    configs: RunConfigs, models: Models, filter_critic: LLM, dedup_embedder: Embedder | None
 ) -> StageSettings:
     return StageSettings(
         generator=models.generator,
