@@ -405,12 +405,12 @@ def test_an_embedder_made_before_a_run_follows_each_run(quiet_gc, tmp_path, monk
     with fake_openai.FakeOpenAI(reply=synth_replies.reply) as server:
         synth = Synthesizer("openai:m", embedder="openai:e", base_url=server.url)
         synth.plan_from_docs(SAMPLE_DOCS, num_goldens=2)
-        embedder = synth._get_embedder()
+        embedder = synth._models().embedder()
         runs = []
         for _ in range(2):
             synth.generate_goldens_from_docs(SAMPLE_DOCS, num_goldens=2)
-            _, _, usages, limiter = synth._models  # type: ignore[misc]
-            assert synth._get_embedder() is embedder  # not made again
+            _, _, usages, limiter = synth._models().models()
+            assert synth._models().embedder() is embedder  # not made again
             assert embedder.limiter is limiter and embedder.usage is usages[0]
             runs.append((limiter, usages[0]))
             synth.close()

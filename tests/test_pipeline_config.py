@@ -68,3 +68,20 @@ def test_missing_and_wrongly_typed_files(tmp_path: Path) -> None:
     typed.write_text('[run]\nmax_concurrent = "many"\n')
     with pytest.raises(ConfigError, match="max_concurrent"):
         load_pipeline(typed)
+
+
+def test_every_pipeline_setting_reaches_the_synthesizer_or_is_the_file_s_own() -> None:
+    """A setting added to PipelineConfig is either a Synthesizer argument or named as not one:
+    from_pipeline can drop none silently."""
+    import dataclasses
+
+    from synth.run.config import NOT_SYNTHESIZER, SYNTHESIZER_NAMES
+
+    arguments = {f.name for f in dataclasses.fields(Synthesizer) if f.init}
+    for name in PipelineConfig.model_fields:
+        if name not in NOT_SYNTHESIZER:
+            assert SYNTHESIZER_NAMES.get(name, name) in arguments, name
+    config = PipelineConfig(seed=7, max_concurrent=3, filter=False, prompts={})
+    synth = Synthesizer.from_pipeline(config, seed=9)
+    assert (synth.seed, synth.max_concurrent, synth.use_filter) == (9, 3, False)
+    assert synth.filtration_config is config.filtration and synth.prompts == {}

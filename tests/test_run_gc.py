@@ -1,4 +1,5 @@
-"""The garbage collector during a run: the heap from before the run is frozen, then let go."""
+"""The garbage collector during a run: the heap from before the run is frozen, then let go, when
+the program asked for it; a library call alone leaves the collector alone."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from synth_replies import Replies
 
 from synth import FunctionModel, Synthesizer
-from synth.run.gc import frozen_heap
+from synth.run.gc import freeze_heap_during_runs, frozen_heap
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_docs"
 
@@ -20,7 +21,9 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample_docs"
 @pytest.fixture(autouse=True)
 def clean_collector() -> Iterator[None]:
     assert gc.get_freeze_count() == 0 and gc.isenabled()
+    freeze_heap_during_runs()  # what the synth command asks for
     yield
+    freeze_heap_during_runs(False)
     gc.unfreeze()
     gc.enable()
 
@@ -92,7 +95,8 @@ def test_an_error_in_the_block_still_unfreezes() -> None:
     assert gc.get_freeze_count() == 0
 
 
-def test_a_run_freezes_while_it_asks_and_unfreezes_when_it_ends() -> None:
+def freeze_counts_seen_by_a_run() -> list[int]:
+    """The frozen count the model saw at each request of a four-golden run from the documents."""
     seen: list[int] = []
     lock = threading.Lock()
     replies = Replies()
@@ -105,5 +109,19 @@ def test_a_run_freezes_while_it_asks_and_unfreezes_when_it_ends() -> None:
     synth = Synthesizer(FunctionModel(model, name="replies"), embedder="hash", seed=1)
     dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=4)
     assert len(dataset) == 4
+    return seen
+
+
+def test_a_run_freezes_while_it_asks_and_unfreezes_when_it_ends() -> None:
+    seen = freeze_counts_seen_by_a_run()
     assert seen and min(seen) > 0
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_library_call_alone_leaves_the_collector_alone() -> None:
+    freeze_heap_during_runs(False)
+    with frozen_heap():
+        assert gc.get_freeze_count() == 0
+    seen = freeze_counts_seen_by_a_run()
+    assert seen and max(seen) == 0
     assert gc.get_freeze_count() == 0

@@ -104,6 +104,25 @@ class PipelineConfig(BaseModel):
         """The prompts of this pipeline: the packaged ones with this file's overrides."""
         return PromptSet(self.prompts)
 
+    def synthesizer_options(self) -> dict[str, Any]:
+        """The keyword arguments of a :class:`~synth.Synthesizer` that this pipeline sets."""
+        fields = (name for name in type(self).model_fields if name not in NOT_SYNTHESIZER)
+        return {SYNTHESIZER_NAMES.get(name, name): getattr(self, name) for name in fields}
+
+
+#: PipelineConfig fields that a Synthesizer's argument of another name takes
+SYNTHESIZER_NAMES = {
+    "contexts": "context_construction_config",
+    "generation": "generation_config",
+    "filtration": "filtration_config",
+    "evolution": "evolution_config",
+    "styling": "styling_config",
+    "context_critic": "use_context_critic",
+    "filter": "use_filter",
+}
+#: PipelineConfig fields that describe the file or one generate call, not the Synthesizer
+NOT_SYNTHESIZER = frozenset({"name", "description", "num_goldens", "output"})
+
 
 #: a PipelineConfig field set by a [models]/[run]/[stages] key -> how a file names it
 _FILE_KEYS = {
@@ -177,4 +196,10 @@ def pipeline_from_dict(raw: dict[str, Any], *, where: str = "pipeline") -> Pipel
     return config
 
 
-__all__ = ["PipelineConfig", "load_pipeline", "pipeline_from_dict"]
+__all__ = [
+    "NOT_SYNTHESIZER",
+    "SYNTHESIZER_NAMES",
+    "PipelineConfig",
+    "load_pipeline",
+    "pipeline_from_dict",
+]

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synth.contexts.config import ContextConstructionConfig
 from synth.data import Chunk
 from synth.errors import ConfigError
 from synth.run.manifest import stage_row
+
+if TYPE_CHECKING:
+    from synth.run.session import RunSession
+    from synth.store.ingest_run import IngestReport
 
 
 def ingest_for_run(
@@ -98,14 +102,50 @@ def chunks_of_run(pending: Any, store: Any) -> list[Chunk]:
     return chunks
 
 
+def files_read(report: IngestReport) -> int:
+    """How many of the files the ingest met it could read."""
+    return sum(1 for f in report.files if f.status == "ok")
+
+
+def record_ingest(
+    run: RunSession, report: IngestReport, paths: list[str], chunks: list[Chunk]
+) -> None:
+    """Put stage 1 in the run's manifest: the ingest's notice, its row and what the run read."""
+    if report.notice:
+        run.note(report.notice)
+    run.rows.append(ingest_row(report))
+    run.info["inputs"] = {
+        "paths": paths,
+        "files": len(report.files),
+        "chunks": len(chunks),
+        "store": report.collection,
+    }
+
+
+def ingested_note(report: IngestReport, chunks: list[Chunk]) -> str:
+    """The line a run notes once its ingest is done: files read, chunks embedded and reused."""
+    return (
+        f"ingested {files_read(report)} of {len(report.files)} files: "
+        f"{len(chunks)} chunks ({report.embedded} embedded now, {report.reused} already stored)"
+    )
+
+
 def ingest_row(report: Any) -> dict[str, Any]:
     """The manifest row of stage 1: files met, files read, the others by status and reason."""
     dropped: Counter[str] = Counter()
     for f in report.files:
         if f.status != "ok":
             dropped[f"{f.status}: {f.reason}" if f.reason else f.status] += 1
-    read = sum(1 for f in report.files if f.status == "ok")
-    return stage_row("ingest", len(report.files), read, dropped)
+    return stage_row("ingest", len(report.files), files_read(report), dropped)
 
 
-__all__ = ["SHOWN_FILES", "chunks_of_run", "ingest_for_run", "ingest_row", "nothing_read"]
+__all__ = [
+    "SHOWN_FILES",
+    "chunks_of_run",
+    "files_read",
+    "ingest_for_run",
+    "ingest_row",
+    "ingested_note",
+    "nothing_read",
+    "record_ingest",
+]

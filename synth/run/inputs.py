@@ -7,9 +7,12 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from synth.data import Context
+from synth.data import Context, Golden
 from synth.errors import ConfigError
-from synth.run.feeds import context_from_texts
+from synth.run.feeds import Candidate, context_from_texts
+
+#: inputs asked for per request when generating from scratch
+SCRATCH_BATCH = 5
 
 
 def as_paths(value: Any) -> list[str]:
@@ -45,9 +48,23 @@ def as_contexts(contexts: Sequence[Any], source_files: Any) -> list[Context]:
     return out
 
 
+def candidates_from_goldens(given: Sequence[Golden]) -> list[Candidate]:
+    """One candidate per given golden: its input, with up to four others, is the style example,
+    and its context (when it has one) bounds what the new inputs may ask."""
+    candidates = []
+    for i, golden in enumerate(given):
+        context = None
+        if golden.context:
+            context = context_from_texts(golden.context, golden.source_files)
+        others = [given[(i + j) % len(given)].input for j in range(1, min(len(given), 5))]
+        key = f"golden{i}:{short_hash(golden.input)}"
+        candidates.append(Candidate(i, key, context, examples=[golden.input, *others]))
+    return candidates
+
+
 def short_hash(text: str) -> str:
     """Ten hex digits identifying ``text`` (for candidate keys)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
 
 
-__all__ = ["as_contexts", "as_paths", "short_hash"]
+__all__ = ["SCRATCH_BATCH", "as_contexts", "as_paths", "candidates_from_goldens", "short_hash"]

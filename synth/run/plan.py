@@ -7,17 +7,22 @@ rough per-stage allowance, and the cost from the model layer's price table.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from synth._tokens import count_tokens
+from synth.contexts.config import ContextConstructionConfig
 from synth.data import Chunk, Context
-from synth.generate.config import EvolutionConfig, GenerationConfig, StylingConfig
 from synth.generate.plan import plan_requests
-from synth.generate.templates import PromptSet
 from synth.llm.pricing import price_for
+from synth.run.ingest import files_read
+from synth.run.setup import RunConfigs, docs_feed
+
+if TYPE_CHECKING:
+    from synth.run.feeds import DocsFeed
 
 #: reply tokens assumed per item of each stage (a passage scored, an input written, an answer)
 REPLY_TOKENS = {
@@ -78,56 +83,85 @@ def _items(stage: str, contexts: int, per_context: int, evolutions: int) -> int:
     return contexts * per_context
 
 
+@dataclass(frozen=True)
+class PlanInputs:
+    """What a plan is made for: the contexts a run would start from, their seed chunks, and the
+    files and chunks ingested to find them."""
+
+    contexts: Sequence[Context]
+    seeds: Sequence[Chunk]
+    files: int = 0
+    chunks: int = 0
+
+
+def first_contexts(feed: DocsFeed, chunks: Sequence[Chunk]) -> tuple[list[Context], list[Chunk]]:
+    """The contexts ``feed`` would start a run from if the critic accepted every seed, and the
+    seed chunk of each (a feed without a critic, see :func:`synth.run.setup.docs_feed`)."""
+    count = feed.wanted
+    while len(feed.candidates) < count and not feed.exhausted:
+        feed.request(count - len(feed.candidates))
+        feed.advance()
+    contexts = [c.context for c in feed.candidates[:count] if c.context is not None]
+    by_id: dict[str, Chunk] = {}
+    for chunk in chunks:
+        by_id.setdefault(chunk.id, chunk)
+    seeds = [by_id[c.chunk_ids[0]] for c in contexts if c.chunk_ids[0] in by_id]
+    return contexts, seeds
+
+
+def plan_docs(
+    paths: list[str],
+    configs: RunConfigs,
+    ingest: Callable[[list[str], ContextConstructionConfig], tuple[Any, Any, list[Chunk]]],
+    models: tuple[str, str],
+    num_goldens: int | None = None,
+) -> Plan:
+    """The plan for a run from the documents under ``paths``: they are ingested (``ingest`` is
+    :func:`~synth.run.ingest.ingest_for_run` with the run's embedder and store) and the contexts
+    chosen, with no model called; ``models`` are the generator and the critic, for prices."""
+    assert configs.contexts is not None
+    store, pending, chunks = ingest(paths, configs.contexts)
+    try:
+        pending.finish()
+        feed = docs_feed(chunks, store, configs, num_goldens, None)
+        chosen, seeds = first_contexts(feed, chunks)
+    finally:
+        pending.close()
+        store.close()
+    inputs = PlanInputs(chosen, seeds, files=files_read(pending.report), chunks=len(chunks))
+    generator, critic = models
+    return make_plan(inputs, configs, generator=generator, critic=critic, num_goldens=num_goldens)
+
+
 def make_plan(
-    contexts: Sequence[Context],
-    seeds: Sequence[Chunk],
+    inputs: PlanInputs,
+    configs: RunConfigs,
     *,
-    generation: GenerationConfig,
-    evolution: EvolutionConfig,
-    styling: StylingConfig,
-    prompts: PromptSet,
-    contexts_config: Any,
-    use_critic: bool,
-    use_filter: bool,
     generator: str,
     critic: str,
     num_goldens: int | None = None,
-    files: int = 0,
-    chunks: int = 0,
 ) -> Plan:
-    """The plan for generating from ``contexts`` (with their ``seeds``) with these settings."""
-    context_tokens = [sum(count_tokens(t) for t in c.texts) for c in contexts]
+    """The plan for generating from ``inputs`` with ``configs`` (each model named
+    ``provider:model``, for its prices)."""
     planned = plan_requests(
-        context_tokens,
-        contexts=contexts_config,
-        generation=generation,
-        evolution=evolution,
-        styling=styling,
-        use_critic=use_critic,
-        use_filter=use_filter,
-        seed_tokens=[count_tokens(c.text) for c in seeds],
-        prompts=prompts,
+        [sum(count_tokens(t) for t in c.texts) for c in inputs.contexts],
+        contexts=configs.contexts,
+        generation=configs.generation,
+        evolution=configs.evolution,
+        styling=configs.styling,
+        use_critic=configs.context_critic,
+        use_filter=configs.filtration is not None,
+        seed_tokens=[count_tokens(c.text) for c in inputs.seeds],
+        prompts=configs.prompts,
     )
-    per_context = generation.max_goldens_per_context
+    per_context = configs.generation.max_goldens_per_context
+    evolutions = configs.evolution.num_evolutions
     stages = []
     for step in planned:
-        items = _items(step.stage, len(contexts), per_context, evolution.num_evolutions)
-        output = items * REPLY_TOKENS.get(step.stage, 50)
+        items = _items(step.stage, len(inputs.contexts), per_context, evolutions)
         model = critic if step.stage in CRITIC_STAGES else generator
-        price = price_for(model)
-        cost = None
-        if price is not None:
-            cost = round((step.input_tokens * price.input + output * price.output) / 1e6, 6)
-        stages.append(
-            PlannedStage(
-                stage=step.stage,
-                requests=step.requests,
-                input_tokens=step.input_tokens,
-                output_tokens=output,
-                cost_usd=cost,
-            )
-        )
-    goldens = len(contexts) * per_context
+        stages.append(_planned_stage(step.stage, step.requests, step.input_tokens, items, model))
+    goldens = len(inputs.contexts) * per_context
     if num_goldens is not None:
         goldens = min(goldens, num_goldens)
     notes = [
@@ -138,9 +172,9 @@ def make_plan(
         + "; reply tokens are estimates",
     ]
     return Plan(
-        files=files,
-        chunks=chunks,
-        contexts=len(contexts),
+        files=inputs.files,
+        chunks=inputs.chunks,
+        contexts=len(inputs.contexts),
         goldens=goldens,
         num_goldens=num_goldens,
         stages=stages,
@@ -149,4 +183,31 @@ def make_plan(
     )
 
 
-__all__ = ["REPLY_TOKENS", "Plan", "PlannedStage", "make_plan"]
+def _planned_stage(
+    stage: str, requests: int, input_tokens: int, items: int, model: str
+) -> PlannedStage:
+    """A stage's line of the plan: its replies estimated per item, its cost at ``model``'s price
+    (None when the price is not known)."""
+    output = items * REPLY_TOKENS.get(stage, 50)
+    price = price_for(model)
+    cost = None
+    if price is not None:
+        cost = round((input_tokens * price.input + output * price.output) / 1e6, 6)
+    return PlannedStage(
+        stage=stage,
+        requests=requests,
+        input_tokens=input_tokens,
+        output_tokens=output,
+        cost_usd=cost,
+    )
+
+
+__all__ = [
+    "REPLY_TOKENS",
+    "Plan",
+    "PlanInputs",
+    "PlannedStage",
+    "first_contexts",
+    "make_plan",
+    "plan_docs",
+]

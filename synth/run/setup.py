@@ -1,0 +1,271 @@
+"""The setup of one run: the stage configs it goes by, its key, its stages' settings, its session.
+
+A run directory is found again by the run's key: what it generates from, how many goldens, the
+seed, every stage config, the identity of every model and embedder, and the prompts' version. The
+same key resumes the same run; any change starts a new one.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from synth.contexts.config import ContextConstructionConfig
+from synth.data import Chunk
+from synth.errors import ConfigError
+from synth.generate.config import (
+    EvolutionConfig,
+    FiltrationConfig,
+    GenerationConfig,
+    StylingConfig,
+)
+from synth.generate.templates import PromptSet
+from synth.llm.base import LLM
+from synth.run.feeds import DocsFeed
+from synth.run.models import Models, RunModels
+from synth.run.progress import Progress
+from synth.run.session import RunSession
+from synth.run.stages import StageSettings
+from synth.run.stream import Target
+
+if TYPE_CHECKING:
+    from synth.store.embedder import Embedder
+
+
+class StageOptions(Protocol):
+    """What a run's stage configs are taken from: a Synthesizer's arguments of these names."""
+
+    generation_config: GenerationConfig
+    filtration_config: FiltrationConfig
+    evolution_config: EvolutionConfig
+    styling_config: StylingConfig
+    use_context_critic: bool
+    use_filter: bool
+    seed: int
+    prompts: Mapping[str, str] | PromptSet | None
+
+
+@dataclass(frozen=True)
+class RunConfigs:
+    """The stage configs one run goes by: the Synthesizer's, with what the call overrides.
+
+    ``contexts`` is None for a run without documents, ``filtration`` None when the filter is off.
+    """
+
+    generation: GenerationConfig
+    contexts: ContextConstructionConfig | None
+    filtration: FiltrationConfig | None
+    evolution: EvolutionConfig
+    styling: StylingConfig
+    seed: int
+    context_critic: bool
+    prompt_overrides: Mapping[str, str] | PromptSet | None = None
+
+    @classmethod
+    def of(
+        cls,
+        options: StageOptions,
+        include_expected: bool | None,
+        per_context: int | None,
+        contexts: ContextConstructionConfig | None = None,
+    ) -> RunConfigs:
+        """The configs of one run: ``options``' own, with what the call overrides."""
+        changes: dict[str, Any] = {}
+        if include_expected is not None:
+            changes["include_expected_output"] = include_expected
+        if per_context is not None:
+            changes["max_goldens_per_context"] = per_context
+        generation = options.generation_config
+        return cls(
+            generation=generation.replace(**changes) if changes else generation,
+            contexts=contexts,
+            filtration=options.filtration_config if options.use_filter else None,
+            evolution=options.evolution_config,
+            styling=options.styling_config,
+            seed=options.seed,
+            context_critic=options.use_context_critic,
+            prompt_overrides=options.prompts,
+        )
+
+    @functools.cached_property
+    def prompts(self) -> PromptSet:
+        """The packaged prompts with the overrides (checked when first asked for)."""
+        if isinstance(self.prompt_overrides, PromptSet):
+            return self.prompt_overrides
+        return PromptSet(self.prompt_overrides)
+
+    def as_key(self) -> dict[str, Any]:
+        """The configs as the run's key holds them (JSON)."""
+        return {
+            "contexts": self.contexts.model_dump(mode="json") if self.contexts else None,
+            "context_critic": self.context_critic,
+            "generation": self.generation.model_dump(mode="json"),
+            "filtration": self.filtration.model_dump(mode="json") if self.filtration else None,
+            "evolution": self.evolution.model_dump(mode="json"),
+            "styling": self.styling.model_dump(mode="json"),
+        }
+
+    def wanted_contexts(self, num_goldens: int | None) -> int | None:
+        """The contexts ``num_goldens`` take at this generation's goldens per context (None when
+        the run asks for no number of goldens)."""
+        if num_goldens is None:
+            return None
+        return -(-num_goldens // self.generation.max_goldens_per_context)
+
+    def target(self, num_goldens: int | None, contexts: int | None) -> Target:
+        """What the run aims for: ``num_goldens`` goldens, or else ``contexts`` contexts' worth."""
+        per_context = self.generation.max_goldens_per_context
+        if num_goldens is not None:
+            return Target(per_context=per_context, num_goldens=num_goldens)
+        return Target(per_context=per_context, contexts=contexts or 0)
+
+
+@dataclass(frozen=True)
+class RunPlace:
+    """Where a run keeps its outputs (None: ``.synth/runs/<run id>``) and shows its progress."""
+
+    run_dir: str | os.PathLike[str] | None
+    progress: Progress | None
+
+
+def check_num_goldens(num_goldens: object) -> None:
+    """Raise ConfigError unless ``num_goldens`` is a positive integer."""
+    if not isinstance(num_goldens, int) or num_goldens < 1:
+        raise ConfigError(f"num_goldens must be a positive integer, got {num_goldens!r}")
+
+
+def open_session(
+    mode: str,
+    key_inputs: dict[str, Any],
+    num_goldens: int | None,
+    configs: RunConfigs,
+    owner: RunModels,
+    place: RunPlace,
+) -> RunSession:
+    """The session of a run (enter it with ``async with``), with its models made or reused."""
+    if num_goldens is not None:
+        check_num_goldens(num_goldens)
+    models = owner.models()
+    context_critic = models.critic
+    if configs.contexts is not None and configs.context_critic:
+        context_critic = owner.stage_critic(configs.contexts.critic_model, models.critic)
+    filter_critic = models.critic
+    if configs.filtration is not None:
+        filter_critic = owner.stage_critic(configs.filtration.critic_model, models.critic)
+    # the Synthesizer's embedder deduplicates inputs; without one, the contexts config's does
+    named = configs.contexts.embedder if configs.contexts is not None else None
+    embedder = owner.embedder(named if owner.settings.embedder is None else None)
+    identities = _identities(models, context_critic, filter_critic, embedder)
+    if named is not None:
+        identities["context_embedder"] = owner.embedder(named).identity()
+    key = {
+        "mode": mode,
+        "inputs": key_inputs,
+        "num_goldens": num_goldens,
+        "seed": configs.seed,
+        "config": configs.as_key(),
+        "models": identities,
+        "prompt_version": configs.prompts.version,
+    }
+    dedup = configs.generation.dedup_threshold is not None
+    settings = _stage_settings(configs, models, filter_critic, embedder if dedup else None)
+    session = RunSession(
+        mode,
+        key,
+        settings,
+        models.usages,
+        models.limiter,
+        num_goldens,
+        run_dir=place.run_dir,
+        progress=place.progress,
+        context_critic=context_critic,
+    )
+    s = owner.settings
+    session.info["limits"] = {
+        "max_concurrent": models.limiter.max_concurrent,
+        "rpm": s.rpm,
+        "tpm": s.tpm,
+        "rate_window": s.rate_window,
+        "paced_window": models.limiter.window,
+    }
+    return session
+
+
+def _identities(
+    models: Models, context_critic: LLM, filter_critic: LLM, embedder: Embedder
+) -> dict[str, Any]:
+    """Every model's identity, for the run's key."""
+    identities = {
+        "generator": models.generator.identity(),
+        "critic": models.critic.identity(),
+        "embedder": embedder.identity(),
+    }
+    # what a stage config named instead of the Synthesizer's (absent when nothing was)
+    if context_critic is not models.critic:
+        identities["context_critic"] = context_critic.identity()
+    if filter_critic is not models.critic:
+        identities["filter_critic"] = filter_critic.identity()
+    return identities
+
+
+def _stage_settings(
+    configs: RunConfigs, models: Models, filter_critic: LLM, dedup_embedder: Embedder | None
+) -> StageSettings:
+    return StageSettings(
+        generator=models.generator,
+        critic=filter_critic,  # the generation stages' only critic is the input filter
+        generation=configs.generation,
+        filtration=configs.filtration,
+        evolution=configs.evolution,
+        styling=configs.styling,
+        prompts=configs.prompts,
+        seed=configs.seed,
+        embedder=dedup_embedder,
+        limiter=models.limiter,
+    )
+
+
+def docs_feed(
+    chunks: list[Chunk],
+    store: Any,
+    configs: RunConfigs,
+    num_goldens: int | None,
+    run: RunSession | None,
+    store_ready: Callable[[], object] | None = None,
+) -> DocsFeed:
+    """The feed of contexts from ``chunks``; without a ``run`` (a plan), no critic, no prompts
+    and no journals. ``store_ready`` waits until every chunk is stored."""
+    assert configs.contexts is not None
+    wanted = configs.wanted_contexts(num_goldens)
+    rng = random.Random(f"{configs.seed}:select")
+    if run is None:
+        return DocsFeed(
+            chunks, store, configs.contexts, rng, critic=None, prompts=None, wanted=wanted
+        )
+    return DocsFeed(
+        chunks,
+        store,
+        configs.contexts,
+        rng,
+        critic=run.context_critic if configs.context_critic else None,
+        prompts=run.prompts,
+        wanted=wanted,
+        journal=run.journal("critic"),
+        rejects=run.journal("rejects"),
+        bad_replies=run.journal("bad_replies"),
+        store_ready=store_ready,
+    )
+
+
+__all__ = [
+    "RunConfigs",
+    "RunPlace",
+    "StageOptions",
+    "check_num_goldens",
+    "docs_feed",
+    "open_session",
+]

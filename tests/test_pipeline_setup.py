@@ -1,0 +1,43 @@
+"""What a Synthesizer holds: its arguments as given, and, once a run asked, the models it made."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from pathlib import Path
+
+from synth_replies import Replies
+
+from synth import FunctionModel, Synthesizer
+
+CONTEXTS = [["Solar panels lose a tenth of their output in winter, the report says."]]
+
+
+def test_the_constructor_stores_and_makes_nothing() -> None:
+    synth = Synthesizer("openai:gpt-4.1-mini", embedder="openai:text-embedding-3-small")
+    assert synth.model == "openai:gpt-4.1-mini" and synth.max_concurrent == 32
+    assert synth.manifest is None and synth.last_run_dir is None
+    synth.close()  # nothing was made: nothing to release
+    assert not (Path.cwd() / ".synth").exists()  # no cache file, no store, no run directory
+
+
+def test_a_synthesizer_that_ran_is_freed_as_soon_as_it_is_let_go() -> None:
+    """The models it made hold no reference back to it: no collection is needed to free it."""
+    synth = Synthesizer(FunctionModel(Replies(), name="replies"), embedder="hash", cache=None)
+    assert len(synth.generate_goldens_from_contexts(CONTEXTS, num_goldens=1)) == 1
+    gone = weakref.ref(synth)
+    gc.disable()
+    try:
+        del synth
+        assert gone() is None
+    finally:
+        gc.enable()
+
+
+def test_each_sync_twin_says_what_its_async_method_says() -> None:
+    for name in ("docs", "contexts", "scratch", "goldens"):
+        twin = getattr(Synthesizer, f"generate_goldens_from_{name}")
+        method = getattr(Synthesizer, f"a_generate_goldens_from_{name}")
+        assert twin.__name__ == f"generate_goldens_from_{name}"
+        assert f":meth:`a_generate_goldens_from_{name}`" in twin.__doc__
+        assert method.__doc__.split()[:4] == twin.__doc__.split("\n\n", 1)[1].split()[:4]
