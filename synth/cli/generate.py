@@ -225,6 +225,7 @@ def _generate(
     """
     from synth.cli._generate_view import RichProgress
     from synth.cli.console import CommandConsole
+    from synth.run.gc import freeze_heap_during_runs
 
     quiet = args.quiet or args.json
     errors = CommandConsole(stderr=True, highlight=False)
@@ -233,6 +234,7 @@ def _generate(
     ctrl_c = getattr(args, "ctrl_c", None)
     if ctrl_c is not None:
         ctrl_c.where = lambda: synthesizer.last_run_dir
+    freeze_heap_during_runs()  # the command owns its process: its runs freeze their heap
     try:
         dataset = synthesizer.generate_goldens_from_docs(args.paths, num_goldens=config.num_goldens)
         if ctrl_c is not None and ctrl_c.interrupted:
@@ -249,6 +251,7 @@ def _generate(
         raise
     finally:
         synthesizer.close()
+        freeze_heap_during_runs(False)
     return dataset
 
 

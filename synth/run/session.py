@@ -191,9 +191,6 @@ class RunSession:
         runner = CandidateRunner(self.settings, self.dir, lambda c, s, d: stream.on_stage(c, s, d))
         stream = Stream(feed, runner, target, dedup, on_change=self._flush, wakeup=self._wakeup)
         self.stream = stream
-        if isinstance(feed, DocsFeed) and feed.notify is None:
-            # a feed made without ``notify`` (the older call shape): give it the session's
-            feed.notify = self.notify
         self.progress.start(self.snapshot)
         try:
             self.result = await stream.run()

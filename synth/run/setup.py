@@ -258,6 +258,7 @@ def docs_feed(
         rejects=run.journal("rejects"),
         bad_replies=run.journal("bad_replies"),
         store_ready=store_ready,
+        notify=run.notify,
     )
 
 
