@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from synth.data import Chunk
 from synth.errors import ConfigError
-from synth.ingest import ChunkingConfig, iter_chunks, iter_load, make_chunking_config
+from synth.ingest import ChunkingConfig, as_chunking_config, iter_chunks, iter_load
 from synth.store._reingest import FileMemory
 from synth.store._writer import BackgroundWriter
 from synth.store.chroma import (
@@ -346,10 +346,7 @@ def _check_matches(
                 f"ingest got embedder {name!r} and a store using {store.embedder.name!r}; give one"
             )
     if chunking is not None:
-        config = (
-            chunking if isinstance(chunking, ChunkingConfig) else make_chunking_config(**chunking)
-        )
-        if config != store.chunking:
+        if as_chunking_config(chunking) != store.chunking:
             raise ConfigError("ingest got chunking settings that differ from the store's; give one")
 
 
