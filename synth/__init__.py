@@ -4,15 +4,15 @@ Users import from here: every name in ``__all__`` (sorted; ``tests/test_public_a
 list) reports ``synth`` as its module, except the errors and warnings, which live in the public
 ``synth.errors``. Modules whose names start with ``_`` are private.
 
-The packages, in the order the data flows (``docs/architecture.md`` walks one golden through)::
+The packages, in the order the data flows (``docs/architecture.md`` adds the stages and where each runs)::
 
     data.py      the records that cross stages: Document, Page, Chunk, Context, Golden
     errors.py    one error tree rooted at SynthError, and the SynthWarning tree
     ingest/      stage 1a. one reader per format (text.py, docx.py, pdf.py; registry.py for your
                  own), load.py (load_documents, iter_load), chunking.py (token-aware chunks)
-    store/       stage 1b. embedders (hash, local, openai; make_embedder), chroma.py (ChunkStore,
-                 the only chromadb user), ingest_run.py (ingest_documents: load, chunk, embed,
-                 store, skipping files stored before and unchanged since)
+    store/       stage 1b. embedders (hash, local, openai; make_embedder), chroma.py (ChunkStore;
+                 its client in _chroma_client.py, the only other chromadb user), ingest_run.py
+                 (ingest_documents: load, chunk, embed, store; unchanged files are not read again)
     llm/         one adapter per provider behind LLM; retry, cache, rate limit and usage wrap a
                  model; make_llm and the one "provider:model" parser; pricing
     contexts/    stages 2-4. select.py (seed chunks, fair across files), critic.py (score seeds),
