@@ -1,8 +1,34 @@
 """synth: turn a folder of documents into an evaluation dataset, then score systems against it.
 
-Everything public is importable from here; modules whose names start with ``_`` are private.
-Each section below belongs to one stage of the flow: ingest, store, contexts, generate, dataset,
-evaluate.
+Users import from here: every name in ``__all__`` (sorted; ``tests/test_public_api.py`` holds the
+list) reports ``synth`` as its module, except the errors and warnings, which live in the public
+``synth.errors``. Modules whose names start with ``_`` are private.
+
+The packages, in the order the data flows (``docs/architecture.md`` adds the stages and where each runs)::
+
+    data.py      the records that cross stages: Document, Page, Chunk, Context, Golden
+    errors.py    one error tree rooted at SynthError, and the SynthWarning tree
+    ingest/      stage 1a. one reader per format (text.py, docx.py, pdf.py; registry.py for your
+                 own), load.py (load_documents, iter_load), chunking.py (token-aware chunks)
+    store/       stage 1b. embedders (hash, local, openai; make_embedder), chroma.py (ChunkStore;
+                 its client in _chroma_client.py, the only other chromadb user), ingest_run.py
+                 (ingest_documents: load, chunk, embed, store; unchanged files are not read again)
+    llm/         one adapter per provider behind LLM; retry, cache, rate limit and usage wrap a
+                 model; make_llm and the one "provider:model" parser; pricing
+    contexts/    stages 2-4. select.py (seed chunks, fair across files), critic.py (score seeds),
+                 group.py (seed + similar neighbours), and the seed feed that the run draws from
+    generate/    stages 5-10. one module per step (inputs, filter, evolve, style, expected,
+                 dedup) behind one Step interface, in one ordered list; prompts/ as package data
+    run/         what makes a run resumable and observable: config (PipelineConfig), the run
+                 directory, session, stream, the steps runner, manifest, plan, progress, and
+                 ingest for a run
+    pipeline.py  Synthesizer: the four ways in (docs, contexts, scratch, goldens), read top to
+                 bottom as the list of stages
+    dataset/     Dataset (save, load, export) in __init__, one module per file format
+    evaluate/    score a system: judge, text and retrieval metrics, answers, preference,
+                 agreement, statistics, compare, report, benchmark
+    cli/         the ``synth`` command: one module per command; argument parsing and every rich
+                 renderer live here and nowhere else
 """
 
 # The imports are grouped by stage, in the order the data flows, not sorted as one block.
@@ -14,6 +40,7 @@ from synth._interrupt import quiet_startup as _quiet_startup
 
 _quiet_startup()
 
+# ---- records and errors --------------------------------------------------------------------------
 from synth.data import Chunk, Context, Document, Golden, Page
 from synth.errors import (
     AuthenticationError,
@@ -36,10 +63,8 @@ from synth.errors import (
     SynthError,
     SynthWarning,
 )
-from synth.llm.base import LLM, Completion, FunctionModel
-from synth.llm.structured import parse_verdict
 
-# ---- ingest --------------------------------------------------------------------------------------
+# ---- ingest (stage 1a) ---------------------------------------------------------------------------
 from synth.ingest import (
     ChunkingConfig,
     FileStatus,
@@ -52,9 +77,8 @@ from synth.ingest import (
     register_loader,
 )
 
-# ---- store ---------------------------------------------------------------------------------------
+# ---- store (stage 1b) ----------------------------------------------------------------------------
 from synth.store import (
-    AddResult,
     ChunkStore,
     Embedder,
     HashEmbedder,
@@ -67,7 +91,7 @@ from synth.store import (
     make_embedder,
 )
 
-# ---- llm -----------------------------------------------------------------------------------------
+# ---- llm (the models every LLM stage and judge calls) --------------------------------------------
 from synth.llm import (
     PRICES,
     CostEstimate,
@@ -76,30 +100,30 @@ from synth.llm import (
     RetryConfig,
     SQLiteCache,
     Usage,
-    UsageCounts,
     estimate_cost,
     estimate_tokens,
     make_llm,
     parse_model_spec,
     wrap_llm,
 )
+from synth.llm.base import LLM, Completion, FunctionModel
+from synth.llm.structured import parse_verdict
 
-# ---- contexts and generate -----------------------------------------------------------------------
-from synth.contexts import ContextConstructionConfig, ContextScore, SeedSelector
+# ---- contexts (stages 2-4) and generate (stages 5-10): their configs -----------------------------
+from synth.contexts import ContextConstructionConfig
 from synth.generate import (
-    Deduplicator,
-    Draft,
     Evolution,
     EvolutionConfig,
     FiltrationConfig,
     GenerationConfig,
     PromptSet,
-    StageStats,
     StylingConfig,
 )
 
-# ---- pipeline ------------------------------------------------------------------------------------
+# ---- run and pipeline ----------------------------------------------------------------------------
 from synth.pipeline import PipelineConfig, Synthesizer, load_pipeline
+from synth.run.plan import Plan
+from synth.run.progress import Progress
 
 # ---- dataset -------------------------------------------------------------------------------------
 from synth.dataset import Dataset, Shortfall
@@ -129,122 +153,120 @@ from synth.evaluate.text import exact_match, normalize_answer, token_f1
 __version__ = "0.1.0"
 
 __all__ = [
-    # pipeline
-    "PipelineConfig",
-    "Synthesizer",
-    "load_pipeline",
-    # llm
-    "PRICES",
-    "CostEstimate",
-    "Price",
-    "RateLimiter",
-    "RetryConfig",
-    "SQLiteCache",
-    "Usage",
-    "UsageCounts",
-    "estimate_cost",
-    "estimate_tokens",
-    "make_llm",
-    "parse_model_spec",
-    "wrap_llm",
-    # evaluate
     "AnswerEvaluation",
+    "AuthenticationError",
+    "BadRequestError",
     "BenchmarkResult",
+    "CacheError",
+    "Chunk",
+    "ChunkStore",
+    "ChunkingConfig",
     "Comparison",
+    "Completion",
+    "ConfigError",
+    "Context",
+    "ContextConstructionConfig",
+    "CostEstimate",
+    "Dataset",
+    "DatasetError",
+    "Document",
+    "Embedder",
+    "EndpointError",
     "Evaluation",
+    "Evolution",
+    "EvolutionConfig",
+    "FailedItemsWarning",
+    "FileStatus",
+    "FiltrationConfig",
+    "FunctionModel",
+    "GenerationConfig",
+    "Golden",
+    "HashEmbedder",
+    "IncompleteCompletionError",
+    "IngestError",
+    "IngestReport",
+    "IngestedFile",
     "ItemResult",
     "JudgeResult",
+    "LLM",
     "LLMJudge",
     "LeaderboardRow",
+    "LoadReport",
+    "LoadedFile",
+    "LocalEmbedder",
     "MetricComparison",
+    "ModelConnectionError",
+    "ModelError",
+    "ModelTimeoutError",
+    "OpenAIEmbedder",
+    "OutputParseError",
+    "PRICES",
+    "Page",
     "PairComparison",
+    "PipelineConfig",
+    "Plan",
     "PreferenceEvaluation",
     "PreferenceSummary",
+    "Price",
+    "Progress",
+    "PromptSet",
+    "RateLimitError",
+    "RateLimiter",
     "RetrievalEvaluation",
+    "RetryConfig",
+    "SQLiteCache",
+    "ServerError",
+    "Shortfall",
+    "ShortfallWarning",
+    "SourceStats",
+    "StoreError",
+    "StylingConfig",
+    "SynthError",
+    "SynthWarning",
+    "Synthesizer",
+    "Usage",
     "average_precision",
     "benchmark",
     "bootstrap_interval",
+    "chunk_documents",
     "cohen_kappa",
     "compare_reports",
     "context_ids",
     "context_texts",
+    "estimate_cost",
+    "estimate_tokens",
     "evaluate_answers",
     "evaluate_preference",
     "evaluate_retrieval",
     "exact_match",
     "fleiss_kappa",
     "hit_rate_at_k",
+    "ingest_documents",
+    "iter_chunks",
+    "iter_load",
     "krippendorff_alpha",
+    "load_documents",
+    "load_pipeline",
+    "make_embedder",
+    "make_llm",
     "ndcg_at_k",
     "normalize_answer",
+    "parse_model_spec",
+    "parse_verdict",
     "precision_at_k",
     "read_report",
     "recall_at_k",
     "reciprocal_rank",
+    "register_loader",
     "sign_flip_test",
     "token_f1",
-    # store
-    "AddResult",
-    "ChunkStore",
-    "Embedder",
-    "HashEmbedder",
-    "IngestedFile",
-    "IngestReport",
-    "LocalEmbedder",
-    "OpenAIEmbedder",
-    "SourceStats",
-    "ingest_documents",
-    "make_embedder",
-    "LLM",
-    "AuthenticationError",
-    "BadRequestError",
-    "CacheError",
-    "Chunk",
-    "ChunkingConfig",
-    "Completion",
-    "ConfigError",
-    "Context",
-    "Dataset",
-    "DatasetError",
-    "Document",
-    "EndpointError",
-    "FailedItemsWarning",
-    "FileStatus",
-    "FunctionModel",
-    "Golden",
-    "IncompleteCompletionError",
-    "IngestError",
-    "LoadReport",
-    "LoadedFile",
-    "ModelConnectionError",
-    "ModelError",
-    "ModelTimeoutError",
-    "OutputParseError",
-    "Page",
-    "RateLimitError",
-    "ServerError",
-    "Shortfall",
-    "ShortfallWarning",
-    "StoreError",
-    "SynthError",
-    "SynthWarning",
-    # contexts and generate
-    "ContextConstructionConfig",
-    "ContextScore",
-    "Deduplicator",
-    "Draft",
-    "Evolution",
-    "EvolutionConfig",
-    "FiltrationConfig",
-    "GenerationConfig",
-    "PromptSet",
-    "SeedSelector",
-    "StageStats",
-    "StylingConfig",
-    "chunk_documents",
-    "iter_chunks",
-    "iter_load",
-    "load_documents",
-    "parse_verdict",
-    "register_loader",
+    "wrap_llm",
 ]
+
+# Names read as ``synth.X`` in reprs, tracebacks and pickles, wherever they are defined (as httpx
+# does); the error tree keeps ``synth.errors``, its public home, which users catch by.
+for _name in __all__:
+    _value = globals()[_name]
+    if callable(_value) and _value.__module__ != "synth.errors":
+        _value.__module__ = "synth"
+del _name, _value

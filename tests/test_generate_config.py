@@ -6,7 +6,6 @@ import pytest
 
 from synth import (
     ContextConstructionConfig,
-    Draft,
     Evolution,
     EvolutionConfig,
     FiltrationConfig,
@@ -15,6 +14,7 @@ from synth import (
 )
 from synth.data import Context
 from synth.errors import ConfigError
+from synth.generate.draft import Draft
 
 
 def test_defaults() -> None:

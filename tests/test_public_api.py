@@ -1,4 +1,5 @@
-"""The public surface: everything in ``synth.__all__`` is importable, and nothing heavy is imported early."""
+"""The public surface: ``synth.__all__`` is exactly the documented list, everything in it is
+importable and reads as ``synth.X``, and nothing heavy is imported early."""
 
 from __future__ import annotations
 
@@ -6,6 +7,144 @@ import subprocess
 import sys
 
 import synth
+
+#: what users import; docs/architecture.md shows the same list (tests/test_docs.py checks it there)
+EXPORTED = [
+    "AnswerEvaluation",
+    "AuthenticationError",
+    "BadRequestError",
+    "BenchmarkResult",
+    "CacheError",
+    "Chunk",
+    "ChunkStore",
+    "ChunkingConfig",
+    "Comparison",
+    "Completion",
+    "ConfigError",
+    "Context",
+    "ContextConstructionConfig",
+    "CostEstimate",
+    "Dataset",
+    "DatasetError",
+    "Document",
+    "Embedder",
+    "EndpointError",
+    "Evaluation",
+    "Evolution",
+    "EvolutionConfig",
+    "FailedItemsWarning",
+    "FileStatus",
+    "FiltrationConfig",
+    "FunctionModel",
+    "GenerationConfig",
+    "Golden",
+    "HashEmbedder",
+    "IncompleteCompletionError",
+    "IngestError",
+    "IngestReport",
+    "IngestedFile",
+    "ItemResult",
+    "JudgeResult",
+    "LLM",
+    "LLMJudge",
+    "LeaderboardRow",
+    "LoadReport",
+    "LoadedFile",
+    "LocalEmbedder",
+    "MetricComparison",
+    "ModelConnectionError",
+    "ModelError",
+    "ModelTimeoutError",
+    "OpenAIEmbedder",
+    "OutputParseError",
+    "PRICES",
+    "Page",
+    "PairComparison",
+    "PipelineConfig",
+    "Plan",
+    "PreferenceEvaluation",
+    "PreferenceSummary",
+    "Price",
+    "Progress",
+    "PromptSet",
+    "RateLimitError",
+    "RateLimiter",
+    "RetrievalEvaluation",
+    "RetryConfig",
+    "SQLiteCache",
+    "ServerError",
+    "Shortfall",
+    "ShortfallWarning",
+    "SourceStats",
+    "StoreError",
+    "StylingConfig",
+    "SynthError",
+    "SynthWarning",
+    "Synthesizer",
+    "Usage",
+    "average_precision",
+    "benchmark",
+    "bootstrap_interval",
+    "chunk_documents",
+    "cohen_kappa",
+    "compare_reports",
+    "context_ids",
+    "context_texts",
+    "estimate_cost",
+    "estimate_tokens",
+    "evaluate_answers",
+    "evaluate_preference",
+    "evaluate_retrieval",
+    "exact_match",
+    "fleiss_kappa",
+    "hit_rate_at_k",
+    "ingest_documents",
+    "iter_chunks",
+    "iter_load",
+    "krippendorff_alpha",
+    "load_documents",
+    "load_pipeline",
+    "make_embedder",
+    "make_llm",
+    "ndcg_at_k",
+    "normalize_answer",
+    "parse_model_spec",
+    "parse_verdict",
+    "precision_at_k",
+    "read_report",
+    "recall_at_k",
+    "reciprocal_rank",
+    "register_loader",
+    "sign_flip_test",
+    "token_f1",
+    "wrap_llm",
+]
+
+
+def test_all_is_the_documented_list() -> None:
+    assert synth.__all__ == EXPORTED
+
+
+def test_all_is_sorted() -> None:
+    assert synth.__all__ == sorted(synth.__all__)
+
+
+def test_exported_names_read_as_synth() -> None:
+    """Classes and functions report ``synth`` as their module; the error tree, ``synth.errors``."""
+    wrong = {
+        name: value.__module__
+        for name in synth.__all__
+        if callable(value := getattr(synth, name))
+        and value.__module__ != ("synth.errors" if name.endswith(("Error", "Warning")) else "synth")
+    }
+    assert wrong == {}
+
+
+def test_internal_machinery_is_not_exported() -> None:
+    internal = {"AddResult", "ContextScore", "Deduplicator", "Draft", "SeedSelector", "StageStats"}
+    internal |= {"UsageCounts"}
+    assert internal.isdisjoint(synth.__all__)
+    assert {"Plan", "Progress"} <= set(synth.__all__)  # the API returns and accepts these
 
 
 def test_all_names_exist_and_are_unique() -> None:

@@ -2,6 +2,7 @@
 
 from synth.ingest.chunking import (
     ChunkingConfig,
+    as_chunking_config,
     chunk_documents,
     iter_chunks,
     make_chunking_config,
@@ -23,6 +24,7 @@ __all__ = [
     "LoadedFile",
     "Loader",
     "SkipHook",
+    "as_chunking_config",
     "chunk_documents",
     "iter_chunks",
     "iter_load",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import logging
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import tiktoken
@@ -78,6 +78,18 @@ def make_chunking_config(config: ChunkingConfig | None = None, **overrides: Any)
             for err in exc.errors()
         )
         raise ConfigError(f"invalid chunking config: {problems}") from exc
+
+
+def as_chunking_config(chunking: ChunkingConfig | Mapping[str, Any] | None) -> ChunkingConfig:
+    """``chunking`` as a ChunkingConfig: as is, the defaults for None, or made from a dict of its
+    parameters; ConfigError for anything else or an invalid parameter."""
+    if chunking is None:
+        return ChunkingConfig()
+    if isinstance(chunking, ChunkingConfig):
+        return chunking
+    if isinstance(chunking, Mapping):
+        return make_chunking_config(**chunking)
+    raise ConfigError(f"chunking must be a ChunkingConfig or a dict, got {type(chunking).__name__}")
 
 
 def chunk_documents(
@@ -307,6 +319,7 @@ def _within_limit(text: str, cfg: ChunkingConfig) -> list[tuple[str, int]]:
 __all__ = [
     "SPLITTER_VERSION",
     "ChunkingConfig",
+    "as_chunking_config",
     "chunk_documents",
     "iter_chunks",
     "make_chunking_config",

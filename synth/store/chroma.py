@@ -1,4 +1,4 @@
-"""``ChunkStore``: chunks and their vectors in Chroma. The only module that imports chromadb.
+"""``ChunkStore``: chunks and their vectors in Chroma (its client in ``_chroma_client``).
 
 Embedded by default (a PersistentClient under ``.synth/chroma`` in the working folder), or a Chroma
 server when given ``url="http://host:port"``. One collection per embedder and chunking setup, in
@@ -12,58 +12,36 @@ import contextlib
 import logging
 import os
 import threading
-import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
-from urllib.parse import urlsplit
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
 
 from synth.data import Chunk
-from synth.errors import ConfigError, StoreError
-from synth.ingest import ChunkingConfig, make_chunking_config
-from synth.llm._redact import redact_text, redact_url
+from synth.errors import StoreError
+from synth.ingest import ChunkingConfig, as_chunking_config
+from synth.llm._redact import redact_url
+from synth.store._chroma_client import (
+    chroma_errors,
+    close_client,
+    connect,
+    open_collection,
+    opening,
+    with_scheme,
+)
 from synth.store._naming import check_collection_name, collection_name
-from synth.store._queries import query_matrix
+from synth.store._queries import column, query_matrix, source_filter
 from synth.store._records import from_record, to_metadata
+from synth.store._results import AddResult, MetadataValue, PreparedChunks, SourceStats
 from synth.store.embedder import Embedder
 from synth.store.embedders import make_embedder
 
 logger = logging.getLogger("synth.store")
 
 DEFAULT_STORE_PATH = ".synth/chroma"
-#: what Chroma stores as a metadata value
-MetadataValue = str | int | float | bool
 #: records per page when reading a whole collection
 _PAGE = 1000
-
-
-class AddResult(BaseModel):
-    """What one :meth:`ChunkStore.add` did."""
-
-    embedded: int = 0  # chunks embedded and stored now
-    reused: int = 0  # chunks already stored (or repeated in the same call): not embedded again
-
-    def __add__(self, other: AddResult) -> AddResult:
-        return AddResult(embedded=self.embedded + other.embedded, reused=self.reused + other.reused)
-
-
-class PreparedChunks(NamedTuple):
-    """Chunks ready to store: the new ones with their vectors, and what was already stored."""
-
-    new: list[Chunk]
-    vectors: np.ndarray  # one row per new chunk
-    stored: set[str]  # ids already in the collection
-    repeated: int  # chunks given more than once
-
-
-class SourceStats(BaseModel):
-    """How much of one source file is stored."""
-
-    chunks: int = 0
-    tokens: int = 0
 
 
 class ChunkStore:
@@ -85,7 +63,7 @@ class ChunkStore:
     ) -> None:
         self.embedder = make_embedder(embedder)
         self._owns_embedder = self.embedder is not embedder  # made here: closed by close()
-        self.chunking = _chunking_config(chunking)
+        self.chunking = as_chunking_config(chunking)
         self.url = with_scheme(url) if url else url  # one spelling in every message, redacted
         self.path = None if url else Path(path)
         self.collection_name = (
@@ -94,18 +72,12 @@ class ChunkStore:
             else collection_name(self.embedder, self.chunking)
         )
         self._lock = threading.RLock()  # one Chroma call at a time, whichever thread makes it
-        with _opening(self.path):
-            self._client = _connect(self.path, self.url)
+        with opening(self.path):
+            self._client = connect(self.path, self.url)
             try:
-                with self._calling("open the collection"):
-                    self._max_batch = max(1, int(self._client.get_max_batch_size()))
-                    self._collection = self._client.get_or_create_collection(
-                        self.collection_name,
-                        configuration={"hnsw": {"space": "cosine"}},
-                        metadata=self._collection_metadata(),
-                        embedding_function=None,
-                    )
-                self._check_collection()
+                self._collection, self._max_batch = open_collection(
+                    self._client, self.collection_name, self.embedder.name, self.chunking
+                )
             except StoreError:
                 self.close()
                 raise
@@ -210,7 +182,7 @@ class ChunkStore:
     def chunks(self, source: str | Sequence[str] | None = None) -> list[Chunk]:
         """Every stored chunk (or those of one source file, or of several), ordered by source then
         index."""
-        where = _source_filter(source)
+        where = source_filter(source)
         found = [
             from_record(chunk_id, document, metadata)
             for chunk_id, document, metadata in self._scan(where, ["documents", "metadatas"])
@@ -295,7 +267,7 @@ class ChunkStore:
         # Chroma answers with fewer when fewer are stored (none from an empty collection), so
         # there is no count to ask first
         fetch = n_results + len(excluded)
-        where = _source_filter(source)
+        where = source_filter(source)
         results: list[list[tuple[str, float, dict[str, Any], int]]] = []
         for start in range(0, len(queries), self._max_batch):
             batch = queries[start : start + self._max_batch]
@@ -309,7 +281,7 @@ class ChunkStore:
             for number, (ids, distances) in enumerate(
                 zip(answer["ids"], answer["distances"] or [], strict=True)
             ):
-                own = {key: _column(answer, key, number) for key in include}
+                own = {key: column(answer, key, number) for key in include}
                 hits = [
                     (chunk_id, 1.0 - float(distance), own, row)
                     for row, (chunk_id, distance) in enumerate(zip(ids, distances, strict=True))
@@ -361,37 +333,8 @@ class ChunkStore:
     @contextlib.contextmanager
     def _calling(self, action: str) -> Iterator[None]:
         """One Chroma call: alone (a background writer may share this store), errors translated."""
-        with self._lock, _chroma_errors(action):
+        with self._lock, chroma_errors(action):
             yield
-
-    def _collection_metadata(self) -> dict[str, str | int | float | bool]:
-        params = self.chunking.model_dump(mode="json")
-        meta: dict[str, str | int | float | bool] = {"synth_embedder": self.embedder.name}
-        for key, value in params.items():
-            if isinstance(value, str | int | float | bool):
-                meta[f"synth_{key}"] = value
-        return meta
-
-    def _check_collection(self) -> None:
-        """Refuse a collection that is not in cosine space or holds another embedder's vectors."""
-        with warnings.catch_warnings():
-            # reading the configuration of a collection made without an embedding function warns
-            warnings.simplefilter("ignore", DeprecationWarning)
-            with self._calling("read the collection configuration"):
-                config = self._collection.configuration or {}
-        hnsw = config.get("hnsw") or {}
-        space = hnsw.get("space") if isinstance(hnsw, Mapping) else None
-        if space is not None and space != "cosine":
-            raise StoreError(
-                f"collection {self.collection_name!r} uses {space!r} distance, not cosine; "
-                "choose another collection name"
-            )
-        owner = (self._collection.metadata or {}).get("synth_embedder")
-        if owner is not None and owner != self.embedder.name:
-            raise StoreError(
-                f"collection {self.collection_name!r} holds vectors from {owner}, "
-                f"not {self.embedder.name}; choose another collection name"
-            )
 
     def _existing_ids(self, ids: list[str]) -> set[str]:
         found: set[str] = set()
@@ -411,9 +354,9 @@ class ChunkStore:
                 )
             for row, chunk_id in enumerate(answer["ids"]):
                 records[chunk_id] = {
-                    "document": _column(answer, "documents", row),
-                    "metadata": _column(answer, "metadatas", row),
-                    "embedding": _column(answer, "embeddings", row),
+                    "document": column(answer, "documents", row),
+                    "metadata": column(answer, "metadatas", row),
+                    "embedding": column(answer, "embeddings", row),
                 }
         missing = [chunk_id for chunk_id in unique if chunk_id not in records]
         if missing:
@@ -438,136 +381,19 @@ class ChunkStore:
             for row, chunk_id in enumerate(ids):
                 yield (
                     chunk_id,
-                    _column(answer, "documents", row),
-                    _column(answer, "metadatas", row),
+                    column(answer, "documents", row),
+                    column(answer, "metadatas", row),
                 )
             if len(ids) < _PAGE:
                 return
             offset += len(ids)
 
 
-def _column(answer: Mapping[str, Any], key: str, row: int) -> Any:
-    values = answer.get(key)
-    return None if values is None else values[row]
-
-
-def _source_filter(source: str | Sequence[str] | None) -> dict[str, Any] | None:
-    if source is None:
-        return None
-    if isinstance(source, str):
-        return {"source": source}
-    sources = list(source)
-    if not sources:
-        raise ConfigError("source filter is an empty list")
-    return {"source": sources[0]} if len(sources) == 1 else {"source": {"$in": sources}}
-
-
-def _chunking_config(chunking: ChunkingConfig | Mapping[str, Any] | None) -> ChunkingConfig:
-    if chunking is None:
-        return ChunkingConfig()
-    if isinstance(chunking, ChunkingConfig):
-        return chunking
-    if isinstance(chunking, Mapping):
-        return make_chunking_config(**chunking)
-    raise ConfigError(f"chunking must be a ChunkingConfig or a dict, got {type(chunking).__name__}")
-
-
-#: the file in an embedded store's folder that one process at a time locks to open the store
-OPENING_LOCK = ".synth-opening.lock"
-
-
-@contextlib.contextmanager
-def _opening(path: Path | None) -> Iterator[None]:
-    """For an embedded store (``path``): hold the folder's opening lock, so one process at a time
-    opens it. Chroma makes its tables the first time a folder is opened, and two processes doing
-    that at once fail with "table collections already exists" (two first runs in one folder);
-    the second now waits for the first, then opens the store it made. A server (``path`` None)
-    needs no lock, nor does a platform without ``fcntl``."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover (not on this platform)
-        fcntl = None  # type: ignore[assignment]
-    if path is None or fcntl is None:
-        yield
-        return
-    with _chroma_errors(f"open the store at {path}"):
-        path.mkdir(parents=True, exist_ok=True)
-        handle = open(path / OPENING_LOCK, "a")  # noqa: SIM115 (closed below, which unlocks)
-    with handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # Ctrl-C while waiting ends the wait
-        yield
-
-
-def _connect(path: Path | None, url: str | None) -> Any:
-    import chromadb
-    from chromadb.config import Settings
-
-    settings = Settings(anonymized_telemetry=False)
-    if url is None:
-        assert path is not None
-        with _chroma_errors(f"open the store at {path}"):
-            path.mkdir(parents=True, exist_ok=True)
-            return chromadb.PersistentClient(path=str(path), settings=settings)
-    host, port, ssl = _parse_url(url)
-    with _chroma_errors(f"connect to the Chroma server at {url}"):  # redacted by _chroma_errors
-        return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings)
-
-
-def close_client(client: Any) -> None:
-    """Close a chromadb client, and for a server client its HTTP connection pools too.
-
-    chromadb's ``close()`` releases the client's system but leaves the HTTP sessions (the
-    client's and its admin client's) open until garbage collection. Every HttpClient has systems
-    of its own, so closing those sessions touches no other client.
-    """
-    sessions = [
-        getattr(getattr(owner, "_server", None), "_session", None)
-        for owner in (client, getattr(client, "_admin_client", None))
-    ]
-    with _chroma_errors("close the store"):
-        client.close()
-    for session in sessions:
-        if session is not None and hasattr(session, "close"):
-            session.close()
-
-
-def with_scheme(url: str) -> str:
-    """``url`` with ``http://`` in front when it has no scheme (``host:port`` is accepted)."""
-    return url if "://" in url else f"http://{url}"
-
-
-def _parse_url(url: str) -> tuple[str, int, bool]:
-    parts = urlsplit(with_scheme(url))
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"store URL must look like http://host:port, got {redact_url(url)!r}")
-    if parts.path not in ("", "/") or parts.query:
-        raise ConfigError(
-            f"store URL must be http://host:port without a path, got {redact_url(url)!r}"
-        )
-    try:
-        port = parts.port
-    except ValueError:
-        raise ConfigError(f"store URL has an invalid port: {redact_url(url)!r}") from None
-    ssl = parts.scheme == "https"
-    return parts.hostname, port or (443 if ssl else 8000), ssl
-
-
-@contextlib.contextmanager
-def _chroma_errors(action: str) -> Iterator[None]:
-    """Turn what chromadb (and its HTTP client) raises into StoreError."""
-    import httpx
-    from chromadb.errors import ChromaError
-
-    try:
-        yield
-    except (ChromaError, ValueError, httpx.HTTPError, OSError) as exc:
-        if isinstance(exc, ConfigError):
-            raise
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        clean = redact_text(f"cannot {action}: {message}")
-        if clean != f"cannot {action}: {message}":  # chromadb's exception may hold it too
-            raise StoreError(clean) from None
-        raise StoreError(clean) from exc
-
-
-__all__ = ["DEFAULT_STORE_PATH", "AddResult", "ChunkStore", "PreparedChunks", "SourceStats"]
+__all__ = [
+    "DEFAULT_STORE_PATH",
+    "AddResult",
+    "ChunkStore",
+    "MetadataValue",
+    "PreparedChunks",
+    "SourceStats",
+]

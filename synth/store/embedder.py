@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
@@ -65,11 +63,6 @@ class Embedder(ABC):
     def identity(self) -> dict[str, Any]:
         """What the vectors depend on: used to name collections, never holds a key."""
         return {"embedder": self.name, "dimension": self.dimension}
-
-    def identity_hash(self) -> str:
-        """A short stable digest of :meth:`identity`."""
-        blob = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
 
     def _embed_labelled(self, texts: list[str], label: str | None) -> np.ndarray:
         """:meth:`_embed_batch` for a caller's ``label`` (a stage); remote embedders count by it."""

@@ -21,9 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from synth.data import Chunk
+from synth.data import Chunk, Document
 from synth.errors import ConfigError
-from synth.ingest import ChunkingConfig, iter_chunks, iter_load, make_chunking_config
+from synth.ingest import ChunkingConfig, FileStatus, as_chunking_config, iter_chunks, iter_load
 from synth.store._reingest import FileMemory
 from synth.store._writer import BackgroundWriter
 from synth.store.chroma import (
@@ -202,98 +202,127 @@ def start_ingest(
     ``keep_chunks`` keeps the chunks of the files read in :attr:`PendingIngest.chunks`.
     ``hold_writes`` starts the writes (all of them embedding too) only once every file is read,
     so they do not slow the reading; it holds every chunk in memory until written."""
-    report = IngestReport(
-        embedder=store.embedder.name,
-        notice=store.embedder.notice,
-        collection=store.collection_name,
-        store=store.url or str(store.path),
-    )
-    memory = FileMemory(store)
-    added = AddResult()
+    run = _Reading(store, keep_chunks=keep_chunks, hold_writes=hold_writes)
+    try:
+        for loaded in iter_load(paths, password=password, skip=run.memory.skip):
+            status, document = loaded.status, loaded.document
+            del loaded  # the text is let go as soon as it is chunked, before the next file
+            row = run.read(status, document)
+            del document
+            if on_file is not None:
+                on_file(row)
+            run.flush_if_full()
+        run.finish_reading()
+    except BaseException:
+        run.pending.close()
+        raise
+    return run.pending
 
-    def write(batch: _Batch) -> None:
+
+class _Reading:
+    """One :func:`start_ingest` while it reads: each file chunked into the report, its chunks
+    batched for the background writer, which embeds and stores them."""
+
+    def __init__(self, store: ChunkStore, *, keep_chunks: bool, hold_writes: bool) -> None:
+        self.store = store
+        self.report = IngestReport(
+            embedder=store.embedder.name,
+            notice=store.embedder.notice,
+            collection=store.collection_name,
+            store=store.url or str(store.path),
+        )
+        self.memory = FileMemory(store)
+        self.keep_chunks = keep_chunks
+        self.hold_writes = hold_writes
+        self.added = AddResult()
+        self.writer: BackgroundWriter[_Batch] = BackgroundWriter(
+            self._write, name="ingest-writer", depth=None if hold_writes else 1, paused=hold_writes
+        )
+        self.pending = PendingIngest(self.report, self.writer, self.added, store.embedder)
+        self.batch = _Batch()
+        self.flush_at = max(store.embedder.batch_size, CHUNKS_PER_WRITE)
+
+    def read(self, status: FileStatus, document: Document | None) -> IngestedFile:
+        """The row of one file met: its chunks queued (or its stored ones counted as reused)."""
+        row = IngestedFile(path=status.path, status=status.status, reason=status.reason)
+        stored = self.memory.unchanged(status.path)
+        if stored is not None:
+            row.chunks, row.tokens = stored.chunks, stored.tokens
+            row.document_id, row.unchanged = stored.document_id, True
+            self.report.unchanged += 1
+            self.report.reused += stored.chunks
+        elif document is not None:
+            row.document_id = document.id
+            head = self._chunk(document, row)
+            if head:
+                _queue(self.batch, self.memory, row, status.file, head)
+            elif row.status == "ok":
+                row.status, row.reason, row.document_id = "error", "no text to chunk", None
+        self.report.files.append(row)
+        self.report.chunks += row.chunks
+        self.report.tokens += row.tokens
+        return row
+
+    def _chunk(self, document: Document, row: IngestedFile) -> list[Chunk]:
+        """Cut ``document`` into chunks and queue all but its first ones, which are returned.
+
+        A file's chunks stream to the writer as they are cut, all but its first ones: those wait
+        for its last, as they carry the file's fingerprint (its chunk and token counts), written
+        last so a crash never leaves a half-stored file marked."""
+        head: list[Chunk] = []
+        kept: list[Chunk] = []
+        flush_at = self.flush_at
+        for chunk in iter_chunks([document], self.store.chunking):
+            if not head:  # older versions go first, once the file has a chunk to store
+                stale = self.memory.stale(row.path, document.id)
+                self.batch.stale.extend(stale)
+                self.report.removed += len(stale)
+            row.chunks += 1
+            row.tokens += chunk.token_count
+            if self.keep_chunks:
+                kept.append(chunk)
+            if len(head) < flush_at:
+                head.append(chunk)
+                continue
+            self.batch.chunks.append(chunk)
+            self.flush_if_full()
+        if head and self.keep_chunks:
+            self.pending.chunks[row.path] = kept
+        return head
+
+    def flush_if_full(self) -> None:
+        """Send the batch to the writer once it holds a write's worth of chunks."""
+        if len(self.batch.chunks) >= self.flush_at:
+            self._submit(self.batch)
+            self.batch = _Batch()
+
+    def finish_reading(self) -> None:
+        """Send what is left, with the stored stats to refresh, and let held writes start."""
+        self.batch.refresh = self.memory.refresh
+        if self.batch.chunks or self.batch.stale or self.batch.refresh:
+            self._submit(self.batch)
+        self.writer.resume()
+
+    def _submit(self, batch: _Batch) -> None:
+        store = self.store
+        if store.embedder.holds_gil and batch.chunks and not self.hold_writes:  # embed here
+            batch.prepared = store.prepare(batch.chunks, assume_new=self.memory.empty)
+            batch.chunks = []
+        self.writer.submit(batch)
+
+    def _write(self, batch: _Batch) -> None:
+        """Store one batch (in the writer's thread)."""
+        store = self.store
         if batch.stale:  # first, so a crash never leaves two versions of a file
             store.delete_documents(batch.stale)
         if batch.prepared is None and batch.chunks:
-            batch.prepared = store.prepare(batch.chunks, assume_new=memory.empty)
+            batch.prepared = store.prepare(batch.chunks, assume_new=self.memory.empty)
         if batch.prepared is not None:
             result = store.commit(batch.prepared, marks=batch.marks)
-            added.embedded += result.embedded
-            added.reused += result.reused
+            self.added.embedded += result.embedded
+            self.added.reused += result.reused
         if batch.refresh:
             store.update_metadata(batch.refresh)
-
-    writer: BackgroundWriter[_Batch] = BackgroundWriter(
-        write, name="ingest-writer", depth=None if hold_writes else 1, paused=hold_writes
-    )
-    pending = PendingIngest(report, writer, added, store.embedder)
-
-    def submit(batch: _Batch) -> None:
-        if store.embedder.holds_gil and batch.chunks and not hold_writes:  # embed here
-            batch.prepared = store.prepare(batch.chunks, assume_new=memory.empty)
-            batch.chunks = []
-        writer.submit(batch)
-
-    batch = _Batch()
-    flush_at = max(store.embedder.batch_size, CHUNKS_PER_WRITE)
-    try:
-        for loaded in iter_load(paths, password=password, skip=memory.skip):
-            status = loaded.status
-            row = IngestedFile(path=status.path, status=status.status, reason=status.reason)
-            stored = memory.unchanged(status.path)
-            if stored is not None:
-                row.chunks, row.tokens = stored.chunks, stored.tokens
-                row.document_id, row.unchanged = stored.document_id, True
-                report.unchanged += 1
-                report.reused += stored.chunks
-            elif loaded.document is not None:
-                # a file's chunks stream to the writer as they are cut, all but its first ones:
-                # those wait for its last, as they carry the file's fingerprint (its chunk and
-                # token counts), written last so a crash never leaves a half-stored file marked
-                document = loaded.document
-                del loaded  # the text is let go as soon as it is chunked, before the next file
-                row.document_id = document.id
-                head: list[Chunk] = []
-                kept: list[Chunk] = []
-                for chunk in iter_chunks([document], store.chunking):
-                    if not head:  # older versions go first, once the file has a chunk to store
-                        stale = memory.stale(row.path, row.document_id)
-                        batch.stale.extend(stale)
-                        report.removed += len(stale)
-                    row.chunks += 1
-                    row.tokens += chunk.token_count
-                    if keep_chunks:
-                        kept.append(chunk)
-                    if len(head) < flush_at:
-                        head.append(chunk)
-                        continue
-                    batch.chunks.append(chunk)
-                    if len(batch.chunks) >= flush_at:
-                        submit(batch)
-                        batch = _Batch()
-                del document
-                if head:
-                    _queue(batch, memory, row, status.file, head)
-                    if keep_chunks:
-                        pending.chunks[row.path] = kept
-                elif row.status == "ok":
-                    row.status, row.reason, row.document_id = "error", "no text to chunk", None
-            report.files.append(row)
-            report.chunks += row.chunks
-            report.tokens += row.tokens
-            if on_file is not None:
-                on_file(row)
-            if len(batch.chunks) >= flush_at:
-                submit(batch)
-                batch = _Batch()
-        batch.refresh = memory.refresh
-        if batch.chunks or batch.stale or batch.refresh:
-            submit(batch)
-        writer.resume()
-    except BaseException:
-        pending.close()
-        raise
-    return pending
 
 
 def _ingest(
@@ -346,10 +375,7 @@ def _check_matches(
                 f"ingest got embedder {name!r} and a store using {store.embedder.name!r}; give one"
             )
     if chunking is not None:
-        config = (
-            chunking if isinstance(chunking, ChunkingConfig) else make_chunking_config(**chunking)
-        )
-        if config != store.chunking:
+        if as_chunking_config(chunking) != store.chunking:
             raise ConfigError("ingest got chunking settings that differ from the store's; give one")
 
 

@@ -1,0 +1,177 @@
+"""The Chroma client under a ChunkStore: connecting (one process at a time to a folder), opening
+the collection, closing, and chromadb's errors as StoreError. With ``chroma.py``, the only module
+that imports chromadb, which it does inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from synth.errors import ConfigError, StoreError
+from synth.ingest import ChunkingConfig
+from synth.llm._redact import redact_text, redact_url
+
+#: the file in an embedded store's folder that one process at a time locks to open the store
+OPENING_LOCK = ".synth-opening.lock"
+
+
+@contextlib.contextmanager
+def opening(path: Path | None) -> Iterator[None]:
+    """For an embedded store (``path``): hold the folder's opening lock, so one process at a time
+    opens it. Chroma makes its tables the first time a folder is opened, and two processes doing
+    that at once fail with "table collections already exists" (two first runs in one folder);
+    the second now waits for the first, then opens the store it made. A server (``path`` None)
+    needs no lock, nor does a platform without ``fcntl``."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover (not on this platform)
+        fcntl = None  # type: ignore[assignment]
+    if path is None or fcntl is None:
+        yield
+        return
+    with chroma_errors(f"open the store at {path}"):
+        path.mkdir(parents=True, exist_ok=True)
+        handle = open(path / OPENING_LOCK, "a")  # noqa: SIM115 (closed below, which unlocks)
+    with handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # Ctrl-C while waiting ends the wait
+        yield
+
+
+def connect(path: Path | None, url: str | None) -> Any:
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False)
+    if url is None:
+        assert path is not None
+        with chroma_errors(f"open the store at {path}"):
+            path.mkdir(parents=True, exist_ok=True)
+            return chromadb.PersistentClient(path=str(path), settings=settings)
+    host, port, ssl = parse_url(url)
+    with chroma_errors(f"connect to the Chroma server at {url}"):  # redacted by chroma_errors
+        return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings)
+
+
+def close_client(client: Any) -> None:
+    """Close a chromadb client, and for a server client its HTTP connection pools too.
+
+    chromadb's ``close()`` releases the client's system but leaves the HTTP sessions (the
+    client's and its admin client's) open until garbage collection. Every HttpClient has systems
+    of its own, so closing those sessions touches no other client.
+    """
+    sessions = [
+        getattr(getattr(owner, "_server", None), "_session", None)
+        for owner in (client, getattr(client, "_admin_client", None))
+    ]
+    with chroma_errors("close the store"):
+        client.close()
+    for session in sessions:
+        if session is not None and hasattr(session, "close"):
+            session.close()
+
+
+def with_scheme(url: str) -> str:
+    """``url`` with ``http://`` in front when it has no scheme (``host:port`` is accepted)."""
+    return url if "://" in url else f"http://{url}"
+
+
+def parse_url(url: str) -> tuple[str, int, bool]:
+    parts = urlsplit(with_scheme(url))
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"store URL must look like http://host:port, got {redact_url(url)!r}")
+    if parts.path not in ("", "/") or parts.query:
+        raise ConfigError(
+            f"store URL must be http://host:port without a path, got {redact_url(url)!r}"
+        )
+    try:
+        port = parts.port
+    except ValueError:
+        raise ConfigError(f"store URL has an invalid port: {redact_url(url)!r}") from None
+    ssl = parts.scheme == "https"
+    return parts.hostname, port or (443 if ssl else 8000), ssl
+
+
+@contextlib.contextmanager
+def chroma_errors(action: str) -> Iterator[None]:
+    """Turn what chromadb (and its HTTP client) raises into StoreError."""
+    import httpx
+    from chromadb.errors import ChromaError
+
+    try:
+        yield
+    except (ChromaError, ValueError, httpx.HTTPError, OSError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        clean = redact_text(f"cannot {action}: {message}")
+        if clean != f"cannot {action}: {message}":  # chromadb's exception may hold it too
+            raise StoreError(clean) from None
+        raise StoreError(clean) from exc
+
+
+def open_collection(
+    client: Any, name: str, embedder: str, chunking: ChunkingConfig
+) -> tuple[Any, int]:
+    """The collection ``name`` (made in cosine space when missing, labelled with ``embedder``, the
+    embedder's name, and the ``chunking``) and the client's largest batch. StoreError when the
+    collection is not in cosine space or holds another embedder's vectors."""
+    with chroma_errors("open the collection"):
+        max_batch = max(1, int(client.get_max_batch_size()))
+        collection = client.get_or_create_collection(
+            name,
+            configuration={"hnsw": {"space": "cosine"}},
+            metadata=_collection_metadata(embedder, chunking),
+            embedding_function=None,
+        )
+    _check_collection(collection, name, embedder)
+    return collection, max_batch
+
+
+def _collection_metadata(
+    embedder: str, chunking: ChunkingConfig
+) -> dict[str, str | int | float | bool]:
+    params = chunking.model_dump(mode="json")
+    meta: dict[str, str | int | float | bool] = {"synth_embedder": embedder}
+    for key, value in params.items():
+        if isinstance(value, str | int | float | bool):
+            meta[f"synth_{key}"] = value
+    return meta
+
+
+def _check_collection(collection: Any, name: str, embedder: str) -> None:
+    """Refuse a collection that is not in cosine space or holds another embedder's vectors."""
+    with warnings.catch_warnings():
+        # reading the configuration of a collection made without an embedding function warns
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with chroma_errors("read the collection configuration"):
+            config = collection.configuration or {}
+    hnsw = config.get("hnsw") or {}
+    space = hnsw.get("space") if isinstance(hnsw, Mapping) else None
+    if space is not None and space != "cosine":
+        raise StoreError(
+            f"collection {name!r} uses {space!r} distance, not cosine; "
+            "choose another collection name"
+        )
+    owner = (collection.metadata or {}).get("synth_embedder")
+    if owner is not None and owner != embedder:
+        raise StoreError(
+            f"collection {name!r} holds vectors from {owner}, "
+            f"not {embedder}; choose another collection name"
+        )
+
+
+__all__ = [
+    "OPENING_LOCK",
+    "chroma_errors",
+    "close_client",
+    "connect",
+    "open_collection",
+    "opening",
+    "parse_url",
+    "with_scheme",
+]
