@@ -153,8 +153,8 @@ def test_piped_report_keeps_rows_and_totals_whole_at_any_width() -> None:
 
     from rich.console import Console
 
+    from synth.cli._ingest_view import print_ingest_report
     from synth.store import IngestedFile, IngestReport
-    from synth.store._ingest_view import print_ingest_report
 
     long_path = "docs/" + "very long folder name/" * 6 + "a file with a long name ü.pdf"
     reason = "damaged PDF: " + "a long explanation of what pypdf could not repair " * 3

@@ -353,7 +353,7 @@ def test_the_ingest_table_says_which_files_were_not_read_again(
 
     from rich.console import Console
 
-    from synth.store._ingest_view import UNCHANGED_NOTE, print_ingest_report, summary_line
+    from synth.cli._ingest_view import UNCHANGED_NOTE, print_ingest_report, summary_line
 
     with ChunkStore(HashEmbedder(32), path=tmp_path / "db", chunking=CHUNKING) as store:
         first = ingest_documents(folder, store=store)

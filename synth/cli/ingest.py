@@ -44,10 +44,10 @@ def run(args: argparse.Namespace) -> int:
     # imported here, not above: `synth --help` must not pay for the store and the readers
     import json
 
+    from synth.cli._ingest_view import ingest_progress, print_ingest_report
     from synth.cli.console import CommandConsole
     from synth.ingest import make_chunking_config
     from synth.store import ingest_documents, make_embedder
-    from synth.store._ingest_view import ingest_progress, print_ingest_report
 
     errors = CommandConsole(stderr=True, highlight=False)
     embedder = make_embedder(args.embedder, base_url=args.base_url, batch_size=args.batch_size)
