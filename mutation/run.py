@@ -75,6 +75,11 @@ def prepare(module: str, tests: list[str], *, resume: bool) -> Path:
                 # forked straight from the process that ran the stats, a mutant inherits a dead
                 # thread state (the fake server, run_sync's threads) and hangs until timed out
                 "process_isolation": "forkserver",
+                # a mutant that makes a test wait forever (a slot never handed back) is stopped
+                # after this many times its tests' measured time, plus a second; mutmut's 15
+                # made each such limiter mutant cost 2.5 minutes. The times are measured in the
+                # same run, under the same load, so 5 still leaves a slow survivor room to pass
+                "timeout_multiplier": 5.0,
             },
         }
     }
