@@ -121,6 +121,31 @@ def test_a_waiter_cancelled_in_the_queue_leaves_it_and_the_next_one_gets_the_slo
     asyncio.run(main())
 
 
+def test_a_freed_slot_skips_a_waiter_whose_loop_has_closed_and_goes_to_the_next() -> None:
+    """A sync call's loop can close while its request still waits for a slot: the slot goes to
+    the next waiter instead of being freed while someone still waits."""
+    limiter = RateLimiter(1)
+    gone = asyncio.new_event_loop()
+    gone.close()
+
+    async def main() -> None:
+        entered: list[str] = []
+
+        async def wait_for_slot() -> None:
+            async with limiter.slot():
+                entered.append("in")
+
+        async with limiter.slot():
+            limiter._slots._waiters.append((gone, gone.create_future()))  # queued, then closed
+            task = asyncio.create_task(wait_for_slot())
+            await _until(lambda: len(limiter._slots._waiters) == 2, "queued behind the closed one")
+        async with asyncio.timeout(5):  # freed instead of handed on, it would wait forever
+            await task
+        assert entered == ["in"] and limiter.in_flight == 0 and not limiter._slots._waiters
+
+    asyncio.run(main())
+
+
 # ---- the response cache's shared in-flight request -------------------------------------------------
 
 

@@ -397,6 +397,30 @@ def test_a_slot_held_outside_a_model_counts_against_max_concurrent() -> None:
     assert limiter.in_flight == 0 and limiter.peak_in_flight == 1
 
 
+def test_a_new_limiter_has_the_documented_defaults_and_slots_come_back_in_full() -> None:
+    limiter = RateLimiter()
+    # docs/models.md: 16 in flight by default; budgets are per minute
+    assert (limiter.max_concurrent, limiter.rpm, limiter.tpm, limiter.window) == (
+        16,
+        None,
+        None,
+        60.0,
+    )
+    assert limiter.in_flight == 0 and limiter.peak_in_flight == 0  # nothing ran yet
+    with pytest.raises(ConfigError, match=r"^max_concurrent must be at least 1, got 0$"):
+        RateLimiter(0)
+
+    async def hold_two_then_three() -> None:
+        three = RateLimiter(3)
+        async with three.slot(), three.slot():
+            assert three.in_flight == 2
+        assert three.in_flight == 0  # both slots free again, not just one
+        async with three.slot(), three.slot(), three.slot():
+            assert three.in_flight == 3 and three.peak_in_flight == 3
+
+    asyncio.run(hold_two_then_three())
+
+
 def test_tpm_budget_is_estimated_from_the_prompt(monkeypatch) -> None:
     calls = []
     real = _Window.try_acquire
