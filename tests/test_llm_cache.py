@@ -299,6 +299,10 @@ def test_a_key_is_the_same_in_every_version_until_the_cache_format_changes() -> 
     assert cache_key({"provider": "openai", "model": "m"}, "p", None, None) == (
         "cb178927c8e46c3ec4fd9f4439acf27312f7021bfc44bbca15e3db1dcd17bbe7"
     )
+    # an option JSON has no type for (a path) is keyed by its text, not refused
+    with_path = {"provider": "local", "model": "m", "options": {"weights": Path("w.bin")}}
+    as_text = {"provider": "local", "model": "m", "options": {"weights": "w.bin"}}
+    assert cache_key(with_path, "p", None, None) == cache_key(as_text, "p", None, None)
 
 
 class BytesMapping(dict):
