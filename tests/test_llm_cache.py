@@ -363,6 +363,7 @@ def test_a_cache_that_is_not_a_mapping_is_refused_and_every_failure_names_its_st
             raise OSError("locked")
 
     model = CacheModel(FunctionModel(fn), Failing())
+    assert repr(model) == f"CacheModel({model.inner!r}, cache=Failing)"
     with pytest.raises(CacheError, match=r"^cache write failed: OSError: disk full$"):
         model.complete("p")
     with pytest.raises(CacheError, match=r"^cache delete failed: OSError: locked$"):
