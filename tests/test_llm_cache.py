@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import multiprocessing
 import sqlite3
@@ -332,15 +333,7 @@ def test_a_stored_reply_comes_back_whole_and_marked_cached_also_from_bytes() -> 
         model = CacheModel(Once(), mapping)
         assert asyncio.run(model.arequest("q")) == reply  # the first answer is not cached
         again = model.lookup(model.key("q"))
-        assert again == Completion(
-            text="Paris",
-            model="m1",
-            input_tokens=3,
-            output_tokens=1,
-            finish_reason="stop",
-            extra={"id": "r1"},
-            cached=True,
-        )
+        assert again == dataclasses.replace(reply, cached=True) and not reply.cached
         assert "cached" not in str(mapping[model.key("q")])  # never stored as cached
     assert model.forget("q") is True and model.forget("q") is False
     assert model.lookup(model.key("q")) is None
