@@ -70,11 +70,18 @@ def prepare(module: str, tests: list[str], *, resume: bool) -> Path:
                 "source_paths": ["synth"],
                 "only_mutate": [module],
                 "pytest_add_cli_args_test_selection": tests,
-                "pytest_add_cli_args": ["-p", "no:cacheprovider"],
+                # slow tests are left out: the one among the targets' files spawns interpreters
+                # that import the mutated copy of synth outside mutmut's run, and fail there
+                "pytest_add_cli_args": ["-p", "no:cacheprovider", "-m", "not slow"],
                 "use_git_change_detection": False,
                 # forked straight from the process that ran the stats, a mutant inherits a dead
                 # thread state (the fake server, run_sync's threads) and hangs until timed out
                 "process_isolation": "forkserver",
+                # a mutant that makes a test wait forever (a slot never handed back) is stopped
+                # after this many times its tests' measured time, plus a second; mutmut's 15
+                # made each such limiter mutant cost 2.5 minutes. The times are measured in the
+                # same run, under the same load, so 5 still leaves a slow survivor room to pass
+                "timeout_multiplier": 5.0,
             },
         }
     }

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import datetime
 import multiprocessing
 import sqlite3
 import threading
@@ -16,6 +18,7 @@ from synth import (
     LLM,
     CacheError,
     Completion,
+    ConfigError,
     FunctionModel,
     IncompleteCompletionError,
     OutputParseError,
@@ -282,3 +285,172 @@ def test_a_path_makes_a_sqlite_cache(tmp_path: Path) -> None:
     llm = make_llm(fn, cache=tmp_path / ".synth" / "cache.sqlite")
     llm.complete("p")
     assert len(SQLiteCache(tmp_path / ".synth" / "cache.sqlite")) == 1
+
+
+def test_a_key_is_the_same_in_every_version_until_the_cache_format_changes() -> None:
+    """A cache file written by one version answers the next: the key of a request is pinned here,
+    and changing it takes a deliberate CACHE_FORMAT bump (which updates these values)."""
+    from synth.llm.cache import CACHE_FORMAT
+
+    identity = {"provider": "openai", "model": "m", "options": {}, "base_url": "http://a/v1"}
+    assert CACHE_FORMAT == 1
+    assert cache_key(identity, "p é", "s", Verdict) == (
+        "1a6926944640950d71f2c100249072eea8700c5c55680d2938ddd0715bc7690a"
+    )
+    assert cache_key({"provider": "openai", "model": "m"}, "p", None, None) == (
+        "cb178927c8e46c3ec4fd9f4439acf27312f7021bfc44bbca15e3db1dcd17bbe7"
+    )
+    # an option JSON has no type for (a path) is keyed by its text, not refused
+    with_path = {"provider": "local", "model": "m", "options": {"weights": Path("w.bin")}}
+    as_text = {"provider": "local", "model": "m", "options": {"weights": "w.bin"}}
+    assert cache_key(with_path, "p", None, None) == cache_key(as_text, "p", None, None)
+
+
+class BytesMapping(dict):
+    """Holds values as bytes, as a ``dbm`` file does."""
+
+    def __setitem__(self, key: str, value: str) -> None:
+        super().__setitem__(key, value.encode("utf-8"))
+
+
+def test_a_stored_reply_comes_back_whole_and_marked_cached_also_from_bytes() -> None:
+    reply = Completion(
+        text="Paris",
+        model="m1",
+        input_tokens=3,
+        output_tokens=1,
+        finish_reason="stop",
+        extra={"id": "r1"},
+    )
+
+    class Once(LLM):
+        provider, model = "scripted", "once"
+
+        async def arequest(self, prompt, *, system=None, schema=None, label=None) -> Completion:
+            return reply
+
+    for mapping in ({}, BytesMapping()):
+        model = CacheModel(Once(), mapping)
+        assert asyncio.run(model.arequest("q")) == reply  # the first answer is not cached
+        again = model.lookup(model.key("q"))
+        assert again == dataclasses.replace(reply, cached=True) and not reply.cached
+        assert "cached" not in str(mapping[model.key("q")])  # never stored as cached
+    assert model.forget("q") is True and model.forget("q") is False
+    assert model.lookup(model.key("q")) is None
+
+
+def test_a_cache_that_is_not_a_mapping_is_refused_and_every_failure_names_its_step() -> None:
+    fn, _ = _counting_model("reply")
+    # a tuple can be read but not written
+    with pytest.raises(ConfigError, match="cache must be a mutable mapping, got tuple"):
+        CacheModel(FunctionModel(fn), ("a",))  # type: ignore[arg-type]
+
+    class Failing(dict):
+        def __getitem__(self, key: str) -> str:
+            raise KeyError(key)
+
+        def __setitem__(self, key: str, value: str) -> None:
+            raise OSError("disk full")
+
+        def __delitem__(self, key: str) -> None:
+            raise OSError("locked")
+
+    model = CacheModel(FunctionModel(fn), Failing())
+    assert repr(model) == f"CacheModel({model.inner!r}, cache=Failing)"
+    with pytest.raises(CacheError, match=r"^cache write failed: OSError: disk full$"):
+        model.complete("p")
+    with pytest.raises(CacheError, match=r"^cache delete failed: OSError: locked$"):
+        model.forget("p")
+    broken = CacheModel(FunctionModel(fn), BrokenMapping())
+    with pytest.raises(CacheError, match=r"^cache read failed: OSError: disk gone$"):
+        broken.complete("p")
+    corrupt = CacheModel(FunctionModel(fn), {})
+    key = corrupt.key("p")
+    corrupt.cache[key] = "[1, 2]"
+    with pytest.raises(CacheError, match=rf"^cache entry {key[:12]}\.\.\. is not a stored reply"):
+        corrupt.complete("p")
+
+
+def test_a_thread_bound_mapping_is_told_by_its_error_and_message() -> None:
+    from synth.llm.cache import _thread_bound
+
+    sqlite_says = (
+        "SQLite objects created in a thread can only be used in that same thread. "
+        "The object was created in thread id 1 and this is thread id 2."
+    )
+    for text in (sqlite_says, "used outside the same thread", "created in a thread elsewhere"):
+        assert _thread_bound(sqlite3.ProgrammingError(text)), text
+        assert _thread_bound(OSError(text)), text  # dbm.sqlite3 re-raises it as its own error
+    assert not _thread_bound(ValueError(sqlite_says))  # another kind of error says nothing
+    assert not _thread_bound(OSError("disk full"))
+    assert not _thread_bound(OSError("the thread pool is full"))  # "thread" alone is not enough
+    assert not _thread_bound(OSError("SAME THREAD, CREATED IN A THREAD"))
+
+
+def test_forget_reply_removes_a_stored_reply_from_the_chain_that_has_a_cache() -> None:
+    from synth.llm.cache import forget_reply
+
+    fn, calls = _counting_model('{"supported": true}')
+    cache: dict[str, str] = {}
+    llm = make_llm(fn, cache=cache)
+    llm.complete("p", system="s", schema=Verdict)
+    assert forget_reply(llm, "p", system="s") is False  # another request: nothing stored
+    assert forget_reply(llm, "p", system="s", schema=Verdict) is True and cache == {}
+    assert forget_reply(llm, "p", system="s", schema=Verdict) is False
+    llm.complete("p", system="s", schema=Verdict)
+    assert len(calls) == 2  # asked again, not replayed
+    assert forget_reply(make_llm(fn), "p") is False  # no cache in the chain
+    assert forget_reply(FunctionModel(fn), "p") is False  # a bare model
+
+
+def test_the_cache_layer_itself_stores_only_replies_that_are_complete_and_fit_the_schema() -> None:
+    """Straight over the provider (no re-ask layer in between): a reply the caller will refuse
+    is passed on but never stored, so a rerun asks again."""
+
+    class Replies(LLM):
+        provider, model = "scripted", "r"
+
+        def __init__(self, text: str, finish_reason: str = "stop") -> None:
+            self.text, self.finish_reason = text, finish_reason
+
+        async def arequest(self, prompt, *, system=None, schema=None, label=None) -> Completion:
+            return Completion(text=self.text, finish_reason=self.finish_reason)
+
+    def stored(text: str, finish_reason: str = "stop") -> bool:
+        model = CacheModel(Replies(text, finish_reason), {})
+        assert asyncio.run(model.arequest("p", schema=Verdict)).text == text  # passed on
+        return bool(model.cache)
+
+    assert stored('{"supported": true}')
+    assert not stored('{"supported": true}', "length")  # cut off at the token limit
+    assert not stored('{"supp')  # not JSON
+    assert not stored('{"verdict": "yes"}')  # JSON, but not the schema's
+    odd = Completion(text="t", finish_reason="stop", extra={"created": datetime.date(2026, 1, 2)})
+    model = CacheModel(Replies("t"), {})
+    model.store("k", odd)  # a value JSON has no type for is kept as its text
+    assert model.lookup("k").extra == {"created": "2026-01-02"}
+
+
+def test_the_same_request_from_two_threads_is_answered_in_both_whichever_finishes_first() -> None:
+    """Each thread's loop sends its own request (a future cannot be awaited across loops); the
+    one sent second may finish first, and the first must still finish cleanly."""
+    first_in, release_first = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    def fn(prompt: str, system: str | None) -> str:
+        calls.append(prompt)
+        if len(calls) == 1:
+            first_in.set()
+            release_first.wait(5)
+        return "answer"
+
+    model = CacheModel(FunctionModel(fn), {})
+    results: dict[str, str] = {}
+    first = threading.Thread(target=lambda: results.update(first=model.complete("q")))
+    first.start()
+    assert first_in.wait(5)
+    results["second"] = model.complete("q")  # on this thread's loop, done before the first
+    release_first.set()
+    first.join(5)
+    assert results == {"first": "answer", "second": "answer"} and calls == ["q", "q"]
+    assert model._pending == {}

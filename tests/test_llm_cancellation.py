@@ -10,10 +10,15 @@ import asyncio
 import threading
 
 import pytest
+from pydantic import BaseModel
 
-from synth import ConfigError, FunctionModel, RateLimiter
+from synth import LLM, Completion, ConfigError, FunctionModel, RateLimiter
 from synth.llm.base import run_sync
 from synth.llm.cache import CacheModel
+
+
+class Verdict(BaseModel):
+    supported: bool
 
 
 async def _until(condition, what: str) -> None:  # type: ignore[no-untyped-def]
@@ -121,6 +126,31 @@ def test_a_waiter_cancelled_in_the_queue_leaves_it_and_the_next_one_gets_the_slo
     asyncio.run(main())
 
 
+def test_a_freed_slot_skips_a_waiter_whose_loop_has_closed_and_goes_to_the_next() -> None:
+    """A sync call's loop can close while its request still waits for a slot: the slot goes to
+    the next waiter instead of being freed while someone still waits."""
+    limiter = RateLimiter(1)
+    gone = asyncio.new_event_loop()
+    gone.close()
+
+    async def main() -> None:
+        entered: list[str] = []
+
+        async def wait_for_slot() -> None:
+            async with limiter.slot():
+                entered.append("in")
+
+        async with limiter.slot():
+            limiter._slots._waiters.append((gone, gone.create_future()))  # queued, then closed
+            task = asyncio.create_task(wait_for_slot())
+            await _until(lambda: len(limiter._slots._waiters) == 2, "queued behind the closed one")
+        async with asyncio.timeout(5):  # freed instead of handed on, it would wait forever
+            await task
+        assert entered == ["in"] and limiter.in_flight == 0 and not limiter._slots._waiters
+
+    asyncio.run(main())
+
+
 # ---- the response cache's shared in-flight request -------------------------------------------------
 
 
@@ -210,6 +240,43 @@ def test_a_waiter_cancelled_just_after_its_shared_request_was_cancelled_stays_ca
             with pytest.raises(asyncio.CancelledError):
                 await task
         assert fn.calls == ["q"]
+
+    asyncio.run(main())
+
+
+def test_a_request_sent_again_by_a_waiter_is_the_whole_request() -> None:
+    """The waiter that sends the request itself, after the shared one was cancelled, sends it
+    with its system prompt, schema and label, and its reply is stored under the same key."""
+
+    class Recording(LLM):
+        provider, model = "scripted", "rec"
+
+        def __init__(self) -> None:
+            self.seen: list[tuple[str, str | None, object, str | None]] = []
+            self.started = asyncio.Event()
+
+        async def arequest(self, prompt, *, system=None, schema=None, label=None) -> Completion:
+            self.seen.append((prompt, system, schema, label))
+            if len(self.seen) == 1:
+                self.started.set()
+                await asyncio.Event().wait()
+            return Completion(text='{"supported": true}', finish_reason="stop")
+
+    async def main() -> None:
+        inner = Recording()
+        model = CacheModel(inner, {})
+        ask = {"system": "s", "schema": Verdict, "label": "critic"}
+        owner = asyncio.create_task(model.arequest("q", **ask))
+        await inner.started.wait()
+        follower = asyncio.create_task(model.arequest("q", **ask))
+        await asyncio.sleep(0)
+        owner.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await owner
+        async with asyncio.timeout(5):
+            await follower
+        assert inner.seen == [("q", "s", Verdict, "critic")] * 2
+        assert (await model.arequest("q", **ask)).cached and len(inner.seen) == 2
 
     asyncio.run(main())
 

@@ -25,6 +25,7 @@ from synth import (
     RetryConfig,
     ServerError,
     Usage,
+    UsageCounts,
     make_llm,
     wrap_llm,
 )
@@ -231,6 +232,78 @@ def test_a_call_that_never_answers_times_out() -> None:
         TimeoutModel(FunctionModel(hang), 0)
 
 
+def test_a_timeout_model_passes_the_call_through_and_names_its_deadline() -> None:
+    seen: list[tuple[str, str | None, object, str | None]] = []
+
+    class Recording(Scripted):
+        async def arequest(self, prompt, *, system=None, schema=None, label=None) -> Completion:
+            seen.append((prompt, system, schema, label))
+            return await super().arequest(prompt, system=system, schema=schema, label=label)
+
+    model = TimeoutModel(Recording(['{"supported": true}']), 2)
+    reply = asyncio.run(model.arequest("p", system="s", schema=Verdict, label="critic"))
+    assert reply.text == '{"supported": true}'
+    assert seen == [("p", "s", Verdict, "critic")]
+    assert model.timeout == 2.0 and isinstance(model.timeout, float)
+    assert repr(model) == "TimeoutModel(Recording(...), timeout=2)".replace(
+        "Recording(...)", repr(model.inner)
+    )
+
+    async def hang(prompt: str, system: str | None) -> str:
+        await asyncio.Event().wait()
+        return "never"
+
+    slow = TimeoutModel(FunctionModel(hang, name="m"), 0.05)
+    with pytest.raises(ModelTimeoutError, match=r"^function:m did not answer within 0\.05 s$"):
+        asyncio.run(slow.arequest("p"))
+    for bad in (0, -1, -0.5, None):
+        with pytest.raises(ConfigError, match="positive number of seconds"):
+            TimeoutModel(FunctionModel(hang), bad)  # type: ignore[arg-type]
+
+
+def test_a_wrapper_passes_everything_through_and_finds_the_layers_of_its_chain() -> None:
+    from synth.llm.retry import RetryModel
+    from synth.llm.wrapper import WrapperModel, model_key
+
+    seen: list[tuple[str, str | None, object, str | None]] = []
+    closed: list[str] = []
+
+    class Inner(Scripted):
+        def identity(self) -> dict[str, object]:
+            return {"provider": "scripted", "model": "s1", "endpoint": "e"}
+
+        async def arequest(self, prompt, *, system=None, schema=None, label=None) -> Completion:
+            seen.append((prompt, system, schema, label))
+            return await super().arequest(prompt, system=system, schema=schema, label=label)
+
+        def close(self) -> None:
+            closed.append("inner")
+
+    inner = Inner(['{"supported": true}'])
+    middle = TimeoutModel(inner, 1.0)
+    outer = WrapperModel(middle)
+    assert (outer.provider, outer.model) == ("scripted", "s1")
+    assert outer.identity() == {"provider": "scripted", "model": "s1", "endpoint": "e"}
+    reply = asyncio.run(outer.arequest("p", system="s", schema=Verdict, label="filter"))
+    assert reply.text == '{"supported": true}'
+    assert seen == [("p", "s", Verdict, "filter")]
+    assert outer.layer(WrapperModel) is outer and outer.layer(TimeoutModel) is middle
+    assert outer.layer(RetryModel) is None
+    assert outer.unwrap() is inner and middle.unwrap() is inner
+    assert repr(outer) == f"WrapperModel({middle!r})"
+    outer.close()
+    assert closed == ["inner"]
+    assert model_key(inner) == "scripted:s1"
+    assert model_key(FunctionModel(lambda p, s: p, name="f")) == "function:f"
+
+    class Unnamed(Scripted):
+        provider = ""
+
+    assert model_key(Unnamed([])) == "s1"  # no provider: the model name alone
+    with pytest.raises(ConfigError, match="a wrapper needs a model, got str"):
+        WrapperModel("openai:gpt-4o")  # type: ignore[arg-type]
+
+
 # ---- limiter -------------------------------------------------------------------------------------
 
 
@@ -397,6 +470,30 @@ def test_a_slot_held_outside_a_model_counts_against_max_concurrent() -> None:
     assert limiter.in_flight == 0 and limiter.peak_in_flight == 1
 
 
+def test_a_new_limiter_has_the_documented_defaults_and_slots_come_back_in_full() -> None:
+    limiter = RateLimiter()
+    # docs/models.md: 16 in flight by default; budgets are per minute
+    assert (limiter.max_concurrent, limiter.rpm, limiter.tpm, limiter.window) == (
+        16,
+        None,
+        None,
+        60.0,
+    )
+    assert limiter.in_flight == 0 and limiter.peak_in_flight == 0  # nothing ran yet
+    with pytest.raises(ConfigError, match=r"^max_concurrent must be at least 1, got 0$"):
+        RateLimiter(0)
+
+    async def hold_two_then_three() -> None:
+        three = RateLimiter(3)
+        async with three.slot(), three.slot():
+            assert three.in_flight == 2
+        assert three.in_flight == 0  # both slots free again, not just one
+        async with three.slot(), three.slot(), three.slot():
+            assert three.in_flight == 3 and three.peak_in_flight == 3
+
+    asyncio.run(hold_two_then_three())
+
+
 def test_tpm_budget_is_estimated_from_the_prompt(monkeypatch) -> None:
     calls = []
     real = _Window.try_acquire
@@ -429,6 +526,86 @@ def test_usage_by_label_and_model_and_as_json() -> None:
     merged = Usage().merge(shared).merge(shared)
     assert merged.total.responses == 6
     assert "responses=3" in repr(shared)
+
+
+def test_usage_counts_each_event_exactly_and_reads_them_back_every_way() -> None:
+    usage = Usage()
+    usage.record("b:m", "filter", calls=2, responses=1, cached_responses=1, requests=3)
+    usage.record("b:m", "filter", input_tokens=10, output_tokens=None, failure="timeout")
+    usage.record("a:m", None, calls=1, requests=1, input_tokens=None, output_tokens=4)
+    usage.record("a:m", "filter", retry="server")
+    usage.record("a:m", "filter", retry="server")
+    usage.record("a:m", None, retry="rate_limit")
+    assert usage.counts("a:m", "filter").to_dict() == {
+        "calls": 0,
+        "responses": 0,
+        "cached_responses": 0,
+        "requests": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "retries": {"server": 2},
+        "failures": {},
+    }
+    assert usage.counts(label="unlabelled").retries == {"rate_limit": 1}
+    assert usage.counts(label="filter").to_dict() == {
+        "calls": 2,
+        "responses": 1,
+        "cached_responses": 1,
+        "requests": 3,
+        "input_tokens": 10,
+        "output_tokens": 0,
+        "retries": {"server": 2},
+        "failures": {"timeout": 1},
+    }
+    total = usage.total
+    assert (total.calls, total.requests, total.input_tokens, total.output_tokens) == (3, 4, 10, 4)
+    assert (total.total_tokens, total.total_retries, total.total_failures) == (14, 3, 1)
+    assert total.to_dict()["retries"] == {"rate_limit": 1, "server": 2}
+    assert list(total.to_dict()["retries"]) == ["rate_limit", "server"]  # sorted for JSON
+    assert list(usage.by_model()) == ["a:m", "b:m"] and list(usage.by_label()) == [
+        "filter",
+        "unlabelled",
+    ]
+    assert usage.by_model()["a:m"].total_retries == 3 and usage.by_label()["filter"].calls == 2
+    assert repr(usage) == (
+        "Usage(calls=3, responses=1, cached=1, requests=4, tokens=10+4, retries=3, failures=1)"
+    )
+    copy = usage.pairs()
+    copy[("a:m", "filter")].retries["server"] = 99  # a copy: the usage keeps its own counts
+    assert usage.counts("a:m", "filter").retries == {"server": 2}
+    assert usage.to_dict() == {
+        "total": total.to_dict(),
+        "by_model": {k: v.to_dict() for k, v in usage.by_model().items()},
+        "by_label": {k: v.to_dict() for k, v in usage.by_label().items()},
+    }
+    usage.reset()
+    assert usage.pairs() == {} and usage.total == UsageCounts()
+
+
+def test_usage_and_meter_models_count_calls_failures_and_requests_sent() -> None:
+    from synth.errors import CacheError
+    from synth.llm.base import REQUESTS_SENT
+    from synth.llm.usage import MeterModel, UsageModel
+
+    usage = Usage()
+    resent = Completion(
+        text="ok", input_tokens=5, output_tokens=1, finish_reason="stop", extra={REQUESTS_SENT: 3}
+    )
+    cached = Completion(text="ok", finish_reason="stop", cached=True)
+    inner = Scripted([resent, cached, ServerError("down"), CacheError("disk gone")])
+    model = UsageModel(MeterModel(inner, usage), usage)
+    first = asyncio.run(model.arequest("p", label="filter"))
+    assert first.extra == {}  # the count was taken, not kept with the reply
+    asyncio.run(model.arequest("p", label="filter"))
+    for _ in range(2):
+        with pytest.raises((ServerError, CacheError)):
+            asyncio.run(model.arequest("p", label="evolve"))
+    counts = usage.counts("scripted:s1", "filter")
+    assert (counts.calls, counts.responses, counts.cached_responses) == (2, 2, 1)
+    assert (counts.requests, counts.input_tokens, counts.output_tokens) == (3 + 1, 5, 1)
+    assert usage.counts(label="evolve").failures == {"server": 1, "cache": 1}
+    assert usage.counts(label="evolve").responses == 0
+    assert UsageModel(inner).usage.total == UsageCounts()  # a usage of its own by default
 
 
 def test_retry_after_headers_and_status_codes_become_typed_errors() -> None:
