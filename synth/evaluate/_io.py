@@ -18,6 +18,7 @@ from typing import Any
 import tomli_w
 import yaml
 
+from synth._files import write_atomic
 from synth.errors import ConfigError
 
 FORMATS = {".json": "json", ".jsonl": "jsonl", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml"}
@@ -135,11 +136,8 @@ def loads_lines(text: str, source: str = "<string>") -> tuple[dict[str, Any], li
 
 
 def write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` (parents created) in UTF-8 and return the path."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-    return target
+    """Write ``text`` to ``path`` (parents created) in UTF-8, atomically, and return the path."""
+    return write_atomic(path, text)
 
 
 def read_text(path: str | Path) -> str:

@@ -15,7 +15,6 @@ partial last line, which the next run cuts off before appending.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -23,6 +22,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from synth._files import write_atomic
 from synth.errors import ConfigError, SynthError
 
 RUNS_FOLDER = Path(".synth") / "runs"
@@ -243,20 +243,6 @@ class RunDir:
         self.close()
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-
-
 __all__ = [
     "MANIFEST",
     "RUNS_FOLDER",
@@ -266,5 +252,4 @@ __all__ = [
     "canonical_json",
     "fingerprint_paths",
     "run_id",
-    "write_atomic",
 ]
