@@ -111,9 +111,9 @@ def _load_file(path: Path, spec_text: str) -> Any:
 
 def _provider_typo(spec: str) -> bool:
     """Whether ``spec``'s part before ':' looks like a misspelt provider, not a module."""
-    from synth.llm import PROVIDERS
+    from synth.llm.spec import PROVIDERS
 
-    target = spec.partition(":")[0].strip()
+    target = spec.partition(":")[0].strip()  # a module name, as the user spelt it
     close = difflib.get_close_matches(target.lower(), list(PROVIDERS), n=1, cutoff=0.75)
     if not close or _is_path(target) or not target.isidentifier():
         return False
@@ -123,19 +123,19 @@ def _provider_typo(spec: str) -> bool:
 
 def judge_models(specs: Sequence[str], *, base_url: str | None = None) -> dict[str, Any]:
     """Return ``{name: model}`` for judge specs; a name defaults to the spec itself."""
-    from synth.llm import PROVIDERS, make_llm
-    from synth.llm.factory import provider_class
+    from synth.llm.factory import make_llm
+    from synth.llm.spec import known_provider, parse_model_spec, provider_class
 
     judges: dict[str, Any] = {}
     for raw in specs:
         name, spec = split_name(raw)
-        provider = spec.partition(":")[0].strip().lower()
-        if provider in PROVIDERS:
+        if known_provider(spec):
             model: Any = make_llm(spec, base_url=base_url)
             default = spec
         else:
             if _provider_typo(spec):
-                provider_class(provider)  # raises: unknown model provider ..., did you mean ...
+                # raises: unknown model provider ..., did you mean ...
+                provider_class(parse_model_spec(spec)[0])
             model = load_callable(spec)
             default = spec.rpartition(":")[2]
         name = name or default.replace("/", "_")

@@ -11,8 +11,6 @@ attempt is timed out on its own.
 
 from __future__ import annotations
 
-import difflib
-import importlib
 import os
 import random
 from collections.abc import Callable, Mapping, MutableMapping
@@ -23,45 +21,13 @@ from synth.llm.base import LLM, FunctionModel
 from synth.llm.cache import CacheModel
 from synth.llm.limiter import LimitedModel, RateLimiter
 from synth.llm.retry import RetryConfig, RetryModel
+from synth.llm.spec import PROVIDERS, parse_model_spec, provider_class
 from synth.llm.sqlite_cache import SQLiteCache
 from synth.llm.timeout import TimeoutModel
 from synth.llm.usage import MeterModel, Usage, UsageModel
 
-#: provider name -> "module:class" of its adapter (imported only when that provider is used)
-PROVIDERS: dict[str, str] = {
-    "openai": "synth.llm.openai:OpenAIModel",
-    "anthropic": "synth.llm.anthropic:AnthropicModel",
-    "gemini": "synth.llm.gemini:GeminiModel",
-}
-
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_CONCURRENT = 16
-
-
-def parse_model_spec(spec: str) -> tuple[str, str | None]:
-    """Split ``"provider:model"`` into its parts (the model may itself contain colons: ``llama3:8b``)."""
-    if not isinstance(spec, str) or not spec.strip():
-        raise ConfigError(f"a model spec is 'provider:model', got {spec!r}")
-    provider, sep, model = spec.strip().partition(":")
-    return provider.strip().lower(), (model.strip() or None) if sep else None
-
-
-def provider_class(provider: str) -> type[LLM]:
-    """The adapter class of ``provider``; an unknown name raises with a "did you mean"."""
-    target = PROVIDERS.get(provider)
-    if target is None:
-        close = difflib.get_close_matches(provider, list(PROVIDERS), n=1, cutoff=0.75)
-        hint = (
-            f"; did you mean {close[0]!r}?"
-            if close
-            else "; a model spec is provider:model, e.g. 'openai:gpt-4.1-mini'"
-        )
-        raise ConfigError(
-            f"unknown model provider {provider!r}{hint} (known: {', '.join(PROVIDERS)}, "
-            f"or pass any callable fn(prompt, system) -> str)"
-        )
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def wrap_llm(
