@@ -12,14 +12,12 @@ import asyncio
 import difflib
 import math
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
-from typing import Any, ClassVar
-
-from pydantic import Field
+from typing import Any
 
 from synth.errors import ConfigError
 from synth.evaluate._calls import callable_name
 from synth.evaluate._items import EvalItem, as_items
-from synth.evaluate._run import (
+from synth.evaluate._jobs import (
     call_user,
     check_n_jobs,
     check_on_error,
@@ -32,7 +30,7 @@ from synth.evaluate._run import (
 )
 from synth.evaluate.agreement import krippendorff_alpha
 from synth.evaluate.judge import JUDGE_METRICS, JudgeResult, LLMJudge, as_judge
-from synth.evaluate.report import Evaluation, ItemResult, Score, summarize
+from synth.evaluate.report import AnswerEvaluation, ItemResult, summarize
 from synth.evaluate.stats import mean_score
 from synth.evaluate.text import TEXT_METRICS
 from synth.llm.base import LLM
@@ -41,22 +39,6 @@ DEFAULT_JUDGE_METRICS = ("faithfulness", "answer_relevance")
 DEFAULT_TEXT_METRICS = ("exact_match", "token_f1")
 
 TextMetric = Callable[[str, Sequence[str]], float]
-
-
-class AnswerEvaluation(Evaluation):
-    """Scores of a system's answers: text metrics, ``<metric>/<judge>`` and the panel's ``<metric>``.
-
-    ``judges`` records each judge's identity, ``usage`` its responses, cached responses and tokens,
-    ``errors`` the failures by source (``"system"`` and each judge), and ``agreement`` Krippendorff's
-    alpha (interval level) between the judges for each judge metric when there are several.
-    """
-
-    kind: ClassVar[str] = "answers"
-
-    judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    usage: dict[str, dict[str, int]] = Field(default_factory=dict)
-    errors: dict[str, int] = Field(default_factory=dict)
-    agreement: dict[str, Score] = Field(default_factory=dict)
 
 
 def _suggest(name: str, known: Sequence[str]) -> str:

@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from synth.errors import ConfigError, FailedItemsWarning
 from synth.evaluate import _io
 from synth.evaluate._items import as_items
-from synth.evaluate._run import failure_summary
+from synth.evaluate._jobs import failure_summary
+from synth.evaluate._scores import Score, canonical
 from synth.evaluate.answers import (
     DEFAULT_TEXT_METRICS,
     AnswerEvaluation,
@@ -35,7 +36,6 @@ from synth.evaluate.answers import (
     text_metric_functions,
 )
 from synth.evaluate.compare import Comparison
-from synth.evaluate.report import Score, canonical
 
 
 class LeaderboardRow(BaseModel):

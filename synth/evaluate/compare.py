@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from synth.errors import ConfigError
 from synth.evaluate import _io
-from synth.evaluate.report import Score, canonical
+from synth.evaluate._scores import Score, canonical
 from synth.evaluate.stats import bootstrap_interval, sign_flip_test
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from synth.errors import AuthenticationError, ConfigError, ModelError
 from synth.evaluate import _prompts as prompts
 from synth.evaluate import _verdicts as v
 from synth.evaluate._calls import JudgeUsage, judge_identity, request, resolve_model, with_cache
-from synth.evaluate.contexts import context_texts
+from synth.evaluate.retrieved import context_texts
 from synth.llm.base import Completion, run_sync
 from synth.llm.structured import parse_verdict
 

@@ -10,14 +10,11 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from typing import Any, ClassVar
-
-from pydantic import Field
-from typing_extensions import TypedDict
+from typing import Any
 
 from synth.errors import ConfigError
 from synth.evaluate._items import EvalItem, as_items
-from synth.evaluate._run import (
+from synth.evaluate._jobs import (
     call_user,
     check_n_jobs,
     check_on_error,
@@ -29,33 +26,13 @@ from synth.evaluate._run import (
 )
 from synth.evaluate.answers import close_judges, make_judges, panel_agreement
 from synth.evaluate.judge import JudgeResult
-from synth.evaluate.report import Evaluation, ItemResult, Score, summarize
+from synth.evaluate.report import (
+    ItemResult,
+    PreferenceEvaluation,
+    PreferenceSummary,
+    summarize,
+)
 from synth.evaluate.stats import mean_score
-
-
-class PreferenceSummary(TypedDict):
-    """One judge's verdicts over the dataset."""
-
-    n: int  # items the judge gave a verdict on
-    wins: dict[str, int]  # by answer name, verdicts that held in both orders
-    ties: int  # ties, including verdicts that flipped with the order
-    position_consistency: Score  # share of items whose verdict did not change with the order
-    win_rate: Score  # mean score of answer a (a tie counts half)
-    errors: int
-
-
-class PreferenceEvaluation(Evaluation):
-    """Preference scores for answer a per item and judge, with each judge's summary."""
-
-    kind: ClassVar[str] = "preference"
-
-    names: tuple[str, str] = ("a", "b")
-    summary: dict[str, PreferenceSummary] = Field(default_factory=dict)
-    judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    usage: dict[str, dict[str, int]] = Field(default_factory=dict)
-    errors: dict[str, int] = Field(default_factory=dict)
-    agreement: dict[str, Score] = Field(default_factory=dict)
-
 
 AnswerSource = Sequence[str] | Mapping[str, str] | Callable[[str], Any]
 
