@@ -9,7 +9,6 @@ importable, as with ``python -m``) or ``path/to/file.py:function``. A judge is a
 from __future__ import annotations
 
 import difflib
-import hashlib
 import importlib
 import importlib.util
 import os
@@ -20,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from synth._ids import text_hash
 from synth.errors import ConfigError
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -89,7 +89,7 @@ def _import_failure(target: str, spec: str, exc: BaseException) -> str:
 def _load_file(path: Path, spec_text: str) -> Any:
     if not path.is_file():
         raise ConfigError(f"{path}: no such Python file")
-    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+    digest = text_hash(str(path.resolve()), 12)
     name = f"_synth_user_{path.stem}_{digest}"
     if name in sys.modules:
         return sys.modules[name]

@@ -15,7 +15,6 @@ partial last line, which the next run cuts off before appending.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from synth._files import write_atomic
+from synth._ids import canonical_json, file_hash, text_hash
 from synth.errors import ConfigError, SynthError
 
 RUNS_FOLDER = Path(".synth") / "runs"
@@ -31,15 +31,9 @@ MANIFEST = "manifest.json"
 RUN_FORMAT = 1
 
 
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no whitespace: equal values give equal text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
 def run_id(key: Mapping[str, Any]) -> str:
     """The id of the run that ``key`` describes: 16 hex digits of its SHA-256."""
-    blob = canonical_json({"run_format": RUN_FORMAT, **key})
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+    return text_hash(canonical_json({"run_format": RUN_FORMAT, **key}), 16)
 
 
 def fingerprint_paths(paths: list[str]) -> list[list[str]]:
@@ -70,14 +64,10 @@ def _walk(root: Path) -> Iterator[Path]:
 
 
 def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
     try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
+        return file_hash(path)
     except OSError as exc:
         return f"unreadable: {exc.strerror or exc}"
-    return digest.hexdigest()
 
 
 class Journal:
@@ -249,7 +239,6 @@ __all__ = [
     "RUN_FORMAT",
     "Journal",
     "RunDir",
-    "canonical_json",
     "fingerprint_paths",
     "run_id",
 ]
