@@ -8,6 +8,7 @@ An item's ``preference/<judge>`` score is 1 when answer a wins, 0 when answer b 
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any
@@ -24,8 +25,8 @@ from synth.evaluate._jobs import (
     run_jobs,
     system_output,
 )
-from synth.evaluate.answers import close_judges, make_judges, panel_agreement
-from synth.evaluate.judge import JudgeResult
+from synth.evaluate.answers import close_judges, make_judges, panel_agreement, record_judges
+from synth.evaluate.judge import JudgeResult, LLMJudge
 from synth.evaluate.report import (
     ItemResult,
     PreferenceEvaluation,
@@ -94,40 +95,13 @@ def evaluate_preference(
     get_a = _answer_getter(answers_a, items, names[0])
     get_b = _answer_getter(answers_b, items, names[1])
 
-    async def score(
-        item: EvalItem, index: int, limiter: asyncio.Semaphore
-    ) -> tuple[ItemResult, dict[str, JudgeResult]]:
-        row = ItemResult(id=item.id, question=item.question, references=list(item.references))
-        results: dict[str, JudgeResult] = {}
-        try:
-            answer_a = await _resolve(get_a(item, index), limiter)
-            answer_b = await _resolve(get_b(item, index), limiter)
-        except Exception as exc:  # a system may raise anything; the item is recorded, not fatal
-            if on_error == "raise":
-                raise
-            row.errors["system"] = describe(exc)
-            row.scores = {f"preference/{name}": math.nan for name in judge_map}
-            row.scores["preference"] = math.nan
-            return row, results
-        reference = item.references[0] if len(item.references) == 1 else None
-        calls = [
-            limited(
-                limiter,
-                judge.apreference(
-                    item.question, answer_a, answer_b, contexts=item.contexts, reference=reference
-                ),
-            )
-            for judge in judge_map.values()
-        ]
-        for name, result in zip(judge_map, await gather_all(calls), strict=True):
-            results[name] = result
-            row.scores[f"preference/{name}"] = result.score
-            if result.error is not None:
-                row.errors[f"preference/{name}"] = f"{result.error_kind}: {result.error}"
-            if keep_verdicts and result.verdict is not None:
-                row.verdicts[f"preference/{name}"] = {**result.verdict, **result.details}
-        row.scores["preference"] = mean_score([row.scores[f"preference/{n}"] for n in judge_map])
-        return row, results
+    score = functools.partial(
+        _score_pair,
+        answers=(get_a, get_b),
+        judges=judge_map,
+        on_error=on_error,
+        keep_verdicts=keep_verdicts,
+    )
 
     async def main(limiter: asyncio.Semaphore) -> list[tuple[ItemResult, dict[str, JudgeResult]]]:
         return await gather_all(score(item, i, limiter) for i, item in enumerate(items))
@@ -141,12 +115,54 @@ def evaluate_preference(
     report = PreferenceEvaluation(items=rows, config=config, names=names)
     summarize(report, [*(f"preference/{name}" for name in judge_map), "preference"], seed)
     report.summary = {name: _summary(name, names, outcomes) for name in judge_map}
-    report.judges = {name: judge.identity() for name, judge in judge_map.items()}
-    report.usage = {name: judge.usage.as_dict() for name, judge in judge_map.items()}
-    report.errors = {"system": sum("system" in row.errors for row in rows)}
+    record_judges(report, judge_map)
     report.errors.update({name: report.summary[name]["errors"] for name in judge_map})
     report.agreement = panel_agreement(rows, ["preference"], list(judge_map))
     return report
+
+
+async def _score_pair(
+    item: EvalItem,
+    index: int,
+    limiter: asyncio.Semaphore,
+    *,
+    answers: tuple[Callable[[EvalItem, int], Any], Callable[[EvalItem, int], Any]],
+    judges: Mapping[str, LLMJudge],
+    on_error: str,
+    keep_verdicts: bool,
+) -> tuple[ItemResult, dict[str, JudgeResult]]:
+    """One item's row and each judge's result: both answers, then every judge in both orders."""
+    row = ItemResult(id=item.id, question=item.question, references=list(item.references))
+    results: dict[str, JudgeResult] = {}
+    try:
+        answer_a = await _resolve(answers[0](item, index), limiter)
+        answer_b = await _resolve(answers[1](item, index), limiter)
+    except Exception as exc:  # a system may raise anything; the item is recorded, not fatal
+        if on_error == "raise":
+            raise
+        row.errors["system"] = describe(exc)
+        row.scores = {f"preference/{name}": math.nan for name in judges}
+        row.scores["preference"] = math.nan
+        return row, results
+    reference = item.references[0] if len(item.references) == 1 else None
+    calls = [
+        limited(
+            limiter,
+            judge.apreference(
+                item.question, answer_a, answer_b, contexts=item.contexts, reference=reference
+            ),
+        )
+        for judge in judges.values()
+    ]
+    for name, result in zip(judges, await gather_all(calls), strict=True):
+        results[name] = result
+        row.scores[f"preference/{name}"] = result.score
+        if result.error is not None:
+            row.errors[f"preference/{name}"] = f"{result.error_kind}: {result.error}"
+        if keep_verdicts and result.verdict is not None:
+            row.verdicts[f"preference/{name}"] = {**result.verdict, **result.details}
+    row.scores["preference"] = mean_score([row.scores[f"preference/{n}"] for n in judges])
+    return row, results
 
 
 def _summary(
