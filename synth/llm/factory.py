@@ -99,7 +99,6 @@ def make_llm(
     client reads the API key from the environment. ``options`` are sent as given, nothing else is
     added; ``max_tokens`` is mapped per provider. ``cache`` is a mutable mapping or a path for a
     :class:`SQLiteCache`. The result counts its usage in ``.usage`` (pass ``usage=`` to share one).
-
     A model made by ``make_llm`` is returned unchanged; another :class:`LLM` is wrapped.
     """
     wrapping: dict[str, Any] = dict(
@@ -116,41 +115,10 @@ def make_llm(
         max_tokens=max_tokens,
         seed=seed,
     )
-    if isinstance(provider, UsageModel):
-        given = [
-            k
-            for k in ("cache", "limiter", "usage", "rpm", "tpm", "retry")
-            if wrapping[k] is not None
-        ]
-        if model is not None or client is not None or options or given:
-            raise ConfigError(
-                f"{provider!r} is already a made model; its settings are fixed (got {', '.join(given) or 'model/client/options'})"
-            )
-        return provider
-    if isinstance(provider, LLM):
-        if model is not None or client is not None or options:
-            raise ConfigError("model, client and options are for a provider name, not an LLM")
-        return wrap_llm(provider, **wrapping)
     if not isinstance(provider, str):
-        if callable(provider):
-            if model is not None or client is not None or options:
-                raise ConfigError(
-                    "model, client and options are for a provider name, not a callable"
-                )
-            return wrap_llm(FunctionModel(provider), **wrapping)
-        raise ConfigError(
-            f"a model is a provider name, a 'provider:model' spec, an LLM or a callable; got {type(provider).__name__}"
-        )
-    name, spec_model = parse_model_spec(provider)
-    if spec_model is not None and model is not None and spec_model != model:
-        raise ConfigError(
-            f"the spec {provider!r} names model {spec_model!r}, and model={model!r} another"
-        )
-    model = model or spec_model
-    cls = provider_class(name)
-    if not model:
-        raise ConfigError(f"the {name} provider needs a model name: '{name}:<model>'")
-    adapter = cls(  # type: ignore[call-arg]
+        return _reuse_or_wrap(provider, model, client, options, wrapping)
+    adapter = _adapter(
+        provider,
         model,
         client=client,
         options=options,
@@ -162,6 +130,49 @@ def make_llm(
         max_workers=max(max_concurrent, limiter.max_concurrent if limiter else 0),
     )
     return wrap_llm(adapter, **wrapping)
+
+
+def _reuse_or_wrap(
+    given: Any,
+    model: str | None,
+    client: Any,
+    options: Mapping[str, Any] | None,
+    wrapping: dict[str, Any],
+) -> LLM:
+    """A model made by ``make_llm`` as is; another LLM or a callable wrapped with ``wrapping``."""
+    if isinstance(given, UsageModel):
+        fixed = ("cache", "limiter", "usage", "rpm", "tpm", "retry")
+        passed = [k for k in fixed if wrapping[k] is not None]
+        if model is not None or client is not None or options or passed:
+            raise ConfigError(
+                f"{given!r} is already a made model; its settings are fixed (got {', '.join(passed) or 'model/client/options'})"
+            )
+        return given
+    if isinstance(given, LLM):
+        if model is not None or client is not None or options:
+            raise ConfigError("model, client and options are for a provider name, not an LLM")
+        return wrap_llm(given, **wrapping)
+    if callable(given):
+        if model is not None or client is not None or options:
+            raise ConfigError("model, client and options are for a provider name, not a callable")
+        return wrap_llm(FunctionModel(given), **wrapping)
+    raise ConfigError(
+        f"a model is a provider name, a 'provider:model' spec, an LLM or a callable; got {type(given).__name__}"
+    )
+
+
+def _adapter(provider: str, model: str | None, **settings: Any) -> LLM:
+    """The provider's adapter for the model ``provider`` (a name or a spec) and ``model`` name."""
+    name, spec_model = parse_model_spec(provider)
+    if spec_model is not None and model is not None and spec_model != model:
+        raise ConfigError(
+            f"the spec {provider!r} names model {spec_model!r}, and model={model!r} another"
+        )
+    model = model or spec_model
+    cls = provider_class(name)
+    if not model:
+        raise ConfigError(f"the {name} provider needs a model name: '{name}:<model>'")
+    return cls(model, **settings)  # type: ignore[call-arg]
 
 
 __all__ = ["PROVIDERS", "make_llm", "parse_model_spec", "provider_class", "wrap_llm"]
