@@ -14,16 +14,15 @@ import inspect
 import math
 import warnings
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from synth.errors import ConfigError, FailedItemsWarning
-from synth.evaluate import _io
+from synth.evaluate._document import OneDocument
 from synth.evaluate._items import as_items
 from synth.evaluate._jobs import failure_summary
-from synth.evaluate._scores import Score, canonical
+from synth.evaluate._scores import Score
 from synth.evaluate.answers import (
     DEFAULT_TEXT_METRICS,
     AnswerEvaluation,
@@ -62,10 +61,10 @@ class PairComparison(BaseModel):
     comparison: Comparison
 
 
-class BenchmarkResult(BaseModel):
+class BenchmarkResult(OneDocument):
     """The leaderboard (best first by ``rank_by``), every pairwise comparison, and each report."""
 
-    model_config = ConfigDict(extra="forbid")
+    noun: ClassVar[str] = "a benchmark"
 
     rank_by: str
     leaderboard: list[LeaderboardRow] = Field(default_factory=list)
@@ -83,26 +82,6 @@ class BenchmarkResult(BaseModel):
                     update={"metrics": [_flip(m) for m in pair.comparison.metrics]}
                 )
         raise KeyError((a, b))
-
-    def write(self, path: str | Path, *, format: str | None = None) -> Path:
-        """Write the result as JSON, YAML or TOML (by suffix or ``format``)."""
-        fmt = _io.format_of(path, format)
-        if fmt == "jsonl":
-            raise ConfigError("a benchmark is one document: write it as .json, .yaml or .toml")
-        return _io.write_text(path, _io.dumps(self.model_dump(), fmt))
-
-    @classmethod
-    def read(cls, path: str | Path, *, format: str | None = None) -> BenchmarkResult:
-        """Read a result written by :meth:`write`."""
-        fmt = _io.format_of(path, format)
-        return cls.model_validate(_io.loads(_io.read_text(path), fmt, source=str(path)))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, BenchmarkResult):
-            return NotImplemented
-        return canonical(self.model_dump()) == canonical(other.model_dump())
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 def _flip(row: Any) -> Any:
