@@ -62,7 +62,7 @@ def judge_identity(model: LLM) -> dict[str, Any]:
     Unset (``None``) settings are left out, so the identity reads back the same from every report
     format, TOML included (which has no null).
     """
-    identity = _without_nulls(dict(recorded_identity(model)))
+    identity: dict[str, Any] = _without_nulls(dict(recorded_identity(model)))
     identity.setdefault("options", {})
     return identity
 

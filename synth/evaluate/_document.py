@@ -40,7 +40,8 @@ class OneDocument(BaseModel):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, type(self)):
             return NotImplemented
-        return canonical(self.model_dump()) == canonical(other.model_dump())
+        same: bool = canonical(self.model_dump()) == canonical(other.model_dump())
+        return same
 
     __hash__ = None  # type: ignore[assignment]
 

@@ -73,7 +73,8 @@ def dumps(data: dict[str, Any], format: str) -> str:
     if format == "json":
         return json.dumps(_nan_to_null(plain), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if format == "yaml":
-        return yaml.safe_dump(plain, sort_keys=False, allow_unicode=True)
+        text: str = yaml.safe_dump(plain, sort_keys=False, allow_unicode=True)
+        return text
     if format == "toml":
         return tomli_w.dumps(_drop_nulls(plain))
     raise ConfigError(f"cannot write one document as {format!r}")

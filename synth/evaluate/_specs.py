@@ -55,7 +55,8 @@ def load_callable(spec: str) -> Callable[..., Any]:
             raise ConfigError(f"{target!r} has no attribute {attr!r}")
     if not callable(obj):
         raise ConfigError(f"{spec!r} is not callable")
-    return obj
+    found: Callable[..., Any] = obj
+    return found
 
 
 def _is_path(target: str) -> bool:

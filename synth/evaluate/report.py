@@ -136,7 +136,8 @@ class Evaluation(BaseModel):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Evaluation) or type(other) is not type(self):
             return NotImplemented
-        return canonical(self.model_dump()) == canonical(other.model_dump())
+        same: bool = canonical(self.model_dump()) == canonical(other.model_dump())
+        return same
 
     __hash__ = None  # type: ignore[assignment]
 

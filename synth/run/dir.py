@@ -205,7 +205,8 @@ class RunDir:
 
     def read_manifest(self) -> dict[str, Any] | None:
         try:
-            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            manifest: dict[str, Any] = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            return manifest
         except FileNotFoundError:
             return None
         except ValueError:
