@@ -16,11 +16,12 @@ from pathlib import Path
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike[str], *, sync_folder: bool = True) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; if the block succeeds, it becomes ``path``.
 
     The block may write the temporary file any way it likes (a library writing to a path
-    included); missing parent folders are created first.
+    included); missing parent folders are created first. ``sync_folder=False`` skips flushing the
+    folder after the rename, for a file rewritten often whose previous version is as good.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -29,14 +30,18 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         yield tmp
         _flush_file(tmp)
         os.replace(tmp, target)
-        _flush_folder(target.parent)
+        if sync_folder:
+            _flush_folder(target.parent)
     finally:
         tmp.unlink(missing_ok=True)
 
 
-def write_atomic(path: str | os.PathLike[str], text: str) -> Path:
+def write_atomic(path: str | os.PathLike[str], text: str, *, sync_folder: bool = True) -> Path:
     """Replace ``path`` with ``text`` in UTF-8, line endings exactly as given; return the path."""
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
+    with (
+        atomic_path(path, sync_folder=sync_folder) as tmp,
+        open(tmp, "w", encoding="utf-8", newline="") as handle,
+    ):
         handle.write(text)
     return Path(path)
 

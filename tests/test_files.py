@@ -67,3 +67,19 @@ def test_an_evaluation_report_that_cannot_be_written_leaves_the_old_one(
         Evaluation(metrics={"m": 0.9}).write(path)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
+def test_a_file_rewritten_often_can_skip_flushing_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flushed: list[int] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        flushed.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    write_atomic(tmp_path / "manifest.json", "{}", sync_folder=False)
+    assert len(flushed) == 1  # the file, not the folder
+    assert (tmp_path / "manifest.json").read_text(encoding="utf-8") == "{}"

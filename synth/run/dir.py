@@ -217,7 +217,10 @@ class RunDir:
 
     def write_manifest(self, manifest: Mapping[str, Any]) -> None:
         """Replace the manifest atomically (a reader never sees half of one)."""
-        write_atomic(self.manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+        # rewritten every few seconds while a run goes: a rename lost in a power cut leaves the
+        # previous manifest, still whole, so the folder is not flushed each time
+        text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+        write_atomic(self.manifest_path, text, sync_folder=False)
 
     def close(self) -> None:
         for journal in self._journals.values():
