@@ -1,5 +1,7 @@
 """File helpers shared by the dataset formats: reading text, atomic writes, strict JSON, sidecars.
 
+Every write goes through synth's one atomic writer (:mod:`synth._files`).
+
 Formats with one golden per line or row (``.jsonl``, ``.csv``) keep the dataset's metadata in a
 sidecar next to the file, ``<file name>.meta.json`` (``goldens.jsonl`` -> ``goldens.jsonl.meta.json``),
 so every line of the data file is a golden for any tool that reads it line by line. A missing
@@ -8,13 +10,12 @@ sidecar means empty metadata.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from synth._files import atomic_path, write_atomic
 from synth.errors import DatasetError
 
 #: written in .json datasets and sidecars, checked when reading
@@ -106,25 +107,9 @@ def _unwritable(record: Mapping[str, Any], where: str, exc: Exception) -> Datase
     )
 
 
-@contextlib.contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; move it over ``path`` only if the block succeeds.
-
-    A failed or interrupted save never leaves a half-written dataset behind.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def write_text(path: Path, text: str) -> None:
     """Write UTF-8 text atomically, with the line endings exactly as given."""
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
+    write_atomic(path, text)
 
 
 # ---- the metadata sidecar ------------------------------------------------------------------------

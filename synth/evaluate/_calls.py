@@ -17,6 +17,8 @@ from pydantic import BaseModel
 
 from synth.errors import ConfigError, ModelError, SynthError
 from synth.llm.base import LLM, Completion, FunctionModel, check_complete
+from synth.llm.spec import model_identity as recorded_identity
+from synth.llm.spec import parse_model_spec
 from synth.llm.wrapper import WrapperModel
 
 
@@ -32,10 +34,10 @@ def resolve_model(model: Any) -> LLM:
     if isinstance(model, LLM):
         return model
     if isinstance(model, str):
-        provider, sep, name = model.partition(":")
-        if not sep or not provider or not name:
+        provider, name = parse_model_spec(model) if model.strip() else ("", None)
+        if not provider or not name:
             raise ConfigError(f"a model spec is 'provider:model', got {model!r}")
-        from synth.llm import make_llm  # the model layer, imported when a spec is used
+        from synth.llm.factory import make_llm  # the wrappers, imported when a spec is used
 
         return make_llm(provider, name)
     if callable(model):
@@ -54,13 +56,13 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
-def model_identity(model: LLM) -> dict[str, Any]:
-    """Return the model's identity (provider, model, options as redacted by the model).
+def judge_identity(model: LLM) -> dict[str, Any]:
+    """Return the model's identity as a report records it (provider, model, redacted options).
 
     Unset (``None``) settings are left out, so the identity reads back the same from every report
     format, TOML included (which has no null).
     """
-    identity = _without_nulls(dict(model.identity()))
+    identity: dict[str, Any] = _without_nulls(dict(recorded_identity(model)))
     identity.setdefault("options", {})
     return identity
 
@@ -81,7 +83,7 @@ def is_function_model(model: LLM) -> bool:
 
 
 @dataclass
-class Usage:
+class JudgeUsage:
     """What one judge asked for: responses (cached ones included) and the tokens not cached."""
 
     responses: int = 0
@@ -130,10 +132,10 @@ async def request(
 
 
 __all__ = [
-    "Usage",
+    "JudgeUsage",
     "callable_name",
     "is_function_model",
-    "model_identity",
+    "judge_identity",
     "request",
     "resolve_model",
     "with_cache",

@@ -18,6 +18,7 @@ from typing import Any
 import tomli_w
 import yaml
 
+from synth._files import write_atomic
 from synth.errors import ConfigError
 
 FORMATS = {".json": "json", ".jsonl": "jsonl", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml"}
@@ -72,7 +73,8 @@ def dumps(data: dict[str, Any], format: str) -> str:
     if format == "json":
         return json.dumps(_nan_to_null(plain), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if format == "yaml":
-        return yaml.safe_dump(plain, sort_keys=False, allow_unicode=True)
+        text: str = yaml.safe_dump(plain, sort_keys=False, allow_unicode=True)
+        return text
     if format == "toml":
         return tomli_w.dumps(_drop_nulls(plain))
     raise ConfigError(f"cannot write one document as {format!r}")
@@ -135,11 +137,8 @@ def loads_lines(text: str, source: str = "<string>") -> tuple[dict[str, Any], li
 
 
 def write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` (parents created) in UTF-8 and return the path."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-    return target
+    """Write ``text`` to ``path`` (parents created) in UTF-8, atomically, and return the path."""
+    return write_atomic(path, text)
 
 
 def read_text(path: str | Path) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 from synth.data import Golden
 from synth.errors import ConfigError, DatasetError
-from synth.evaluate.contexts import context_texts
+from synth.evaluate.retrieved import context_texts
 
 
 @dataclass(frozen=True)

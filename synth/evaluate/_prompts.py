@@ -9,9 +9,9 @@ recorded in each judge's identity; change ``PROMPT_VERSION`` when the wording ch
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
+from synth._ids import joined_hash
 from synth._untrusted import tag, tag_list
 
 # 2: opening tags inside untrusted text are escaped too, not only closing ones
@@ -102,8 +102,7 @@ _TEMPLATES = (
 
 def prompt_hash() -> str:
     """Return a short hash of the system prompt and every template (recorded in judge identities)."""
-    digest = hashlib.sha256("\x1e".join(_TEMPLATES).encode("utf-8")).hexdigest()
-    return digest[:16]
+    return joined_hash(_TEMPLATES, 16, sep="\x1e")
 
 
 def _contexts(contexts: Sequence[str]) -> str:

@@ -9,7 +9,6 @@ importable, as with ``python -m``) or ``path/to/file.py:function``. A judge is a
 from __future__ import annotations
 
 import difflib
-import hashlib
 import importlib
 import importlib.util
 import os
@@ -20,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from synth._ids import text_hash
 from synth.errors import ConfigError
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -55,7 +55,8 @@ def load_callable(spec: str) -> Callable[..., Any]:
             raise ConfigError(f"{target!r} has no attribute {attr!r}")
     if not callable(obj):
         raise ConfigError(f"{spec!r} is not callable")
-    return obj
+    found: Callable[..., Any] = obj
+    return found
 
 
 def _is_path(target: str) -> bool:
@@ -89,7 +90,7 @@ def _import_failure(target: str, spec: str, exc: BaseException) -> str:
 def _load_file(path: Path, spec_text: str) -> Any:
     if not path.is_file():
         raise ConfigError(f"{path}: no such Python file")
-    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+    digest = text_hash(str(path.resolve()), 12)
     name = f"_synth_user_{path.stem}_{digest}"
     if name in sys.modules:
         return sys.modules[name]
@@ -111,9 +112,9 @@ def _load_file(path: Path, spec_text: str) -> Any:
 
 def _provider_typo(spec: str) -> bool:
     """Whether ``spec``'s part before ':' looks like a misspelt provider, not a module."""
-    from synth.llm import PROVIDERS
+    from synth.llm.spec import PROVIDERS
 
-    target = spec.partition(":")[0].strip()
+    target = spec.partition(":")[0].strip()  # a module name, as the user spelt it
     close = difflib.get_close_matches(target.lower(), list(PROVIDERS), n=1, cutoff=0.75)
     if not close or _is_path(target) or not target.isidentifier():
         return False
@@ -123,19 +124,19 @@ def _provider_typo(spec: str) -> bool:
 
 def judge_models(specs: Sequence[str], *, base_url: str | None = None) -> dict[str, Any]:
     """Return ``{name: model}`` for judge specs; a name defaults to the spec itself."""
-    from synth.llm import PROVIDERS, make_llm
-    from synth.llm.factory import provider_class
+    from synth.llm.factory import make_llm
+    from synth.llm.spec import known_provider, parse_model_spec, provider_class
 
     judges: dict[str, Any] = {}
     for raw in specs:
         name, spec = split_name(raw)
-        provider = spec.partition(":")[0].strip().lower()
-        if provider in PROVIDERS:
+        if known_provider(spec):
             model: Any = make_llm(spec, base_url=base_url)
             default = spec
         else:
             if _provider_typo(spec):
-                provider_class(provider)  # raises: unknown model provider ..., did you mean ...
+                # raises: unknown model provider ..., did you mean ...
+                provider_class(parse_model_spec(spec)[0])
             model = load_callable(spec)
             default = spec.rpartition(":")[2]
         name = name or default.replace("/", "_")

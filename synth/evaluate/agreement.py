@@ -144,18 +144,21 @@ def _distances(values: np.ndarray, n_v: np.ndarray, level: str) -> np.ndarray:
         return 1.0 - np.eye(size)
     numbers = values.astype(float)
     if level == "interval":
-        return (numbers[:, None] - numbers[None, :]) ** 2
+        squared: np.ndarray = (numbers[:, None] - numbers[None, :]) ** 2
+        return squared
     if level == "ratio":
         total = numbers[:, None] + numbers[None, :]
         diff = numbers[:, None] - numbers[None, :]
         safe = np.where(total == 0, 1.0, total)
-        return np.where(total == 0, 0.0, (diff / safe) ** 2)
+        ratio: np.ndarray = np.where(total == 0, 0.0, (diff / safe) ** 2)
+        return ratio
     # ordinal: the mass of values between two ranks, both ends counted by half
     cumulative = np.concatenate([[0.0], np.cumsum(n_v)])
     low = np.minimum(np.arange(size)[:, None], np.arange(size)[None, :])
     high = np.maximum(np.arange(size)[:, None], np.arange(size)[None, :])
     between = cumulative[high + 1] - cumulative[low]
-    return (between - (n_v[low] + n_v[high]) / 2.0) ** 2
+    ordinal: np.ndarray = (between - (n_v[low] + n_v[high]) / 2.0) ** 2
+    return ordinal
 
 
 def _sorted_labels(labels: set[Any]) -> list[Any]:

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import functools
 import math
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
-from typing import Any, ClassVar
-
-from pydantic import Field
+from typing import Any
 
 from synth.errors import ConfigError
 from synth.evaluate._calls import callable_name
 from synth.evaluate._items import EvalItem, as_items
-from synth.evaluate._run import (
+from synth.evaluate._jobs import (
     call_user,
     check_n_jobs,
     check_on_error,
@@ -32,7 +31,7 @@ from synth.evaluate._run import (
 )
 from synth.evaluate.agreement import krippendorff_alpha
 from synth.evaluate.judge import JUDGE_METRICS, JudgeResult, LLMJudge, as_judge
-from synth.evaluate.report import Evaluation, ItemResult, Score, summarize
+from synth.evaluate.report import AnswerEvaluation, ItemResult, PreferenceEvaluation, summarize
 from synth.evaluate.stats import mean_score
 from synth.evaluate.text import TEXT_METRICS
 from synth.llm.base import LLM
@@ -41,22 +40,6 @@ DEFAULT_JUDGE_METRICS = ("faithfulness", "answer_relevance")
 DEFAULT_TEXT_METRICS = ("exact_match", "token_f1")
 
 TextMetric = Callable[[str, Sequence[str]], float]
-
-
-class AnswerEvaluation(Evaluation):
-    """Scores of a system's answers: text metrics, ``<metric>/<judge>`` and the panel's ``<metric>``.
-
-    ``judges`` records each judge's identity, ``usage`` its responses, cached responses and tokens,
-    ``errors`` the failures by source (``"system"`` and each judge), and ``agreement`` Krippendorff's
-    alpha (interval level) between the judges for each judge metric when there are several.
-    """
-
-    kind: ClassVar[str] = "answers"
-
-    judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    usage: dict[str, dict[str, int]] = Field(default_factory=dict)
-    errors: dict[str, int] = Field(default_factory=dict)
-    agreement: dict[str, Score] = Field(default_factory=dict)
 
 
 def _suggest(name: str, known: Sequence[str]) -> str:
@@ -306,6 +289,15 @@ def panel_agreement(
     return agreement
 
 
+def _check_arguments(system: Any, on_error: str, n_jobs: int) -> None:
+    check_on_error(on_error)
+    check_n_jobs(n_jobs)
+    if system is not None and not callable(system):
+        raise ConfigError(
+            f"system must be a callable fn(question) or None, got {type(system).__name__}"
+        )
+
+
 @warns_on_failures
 def evaluate_answers(
     system: Callable[[str], Any] | None,
@@ -332,35 +324,26 @@ def evaluate_answers(
     them (and warns with :class:`~synth.errors.FailedItemsWarning` when any item failed);
     ``n_jobs`` runs calls on threads, results in dataset order; ``cache`` reuses judge replies.
     """
-    check_on_error(on_error)
-    check_n_jobs(n_jobs)
-    if system is not None and not callable(system):
-        raise ConfigError(
-            f"system must be a callable fn(question) or None, got {type(system).__name__}"
-        )
+    _check_arguments(system, on_error, n_jobs)
     items = as_items(dataset)
     judge_map = make_judges(judges, on_error=on_error, cache=cache)
     try:
         criteria = dict(criteria or {})
         metric_names = judge_metric_names(metrics, criteria, bool(judge_map))
         text_fns = text_metric_functions(text_metrics)
+        score = functools.partial(
+            _score_item,
+            system=system,
+            judges=judge_map,
+            metric_names=metric_names,
+            text_fns=text_fns,
+            criteria=criteria,
+            on_error=on_error,
+            keep_verdicts=keep_verdicts,
+        )
 
         async def main(limiter: asyncio.Semaphore) -> list[ItemResult]:
-            rows = [
-                _score_item(
-                    item,
-                    system,
-                    judge_map,
-                    metric_names,
-                    text_fns,
-                    criteria,
-                    limiter,
-                    on_error,
-                    keep_verdicts,
-                )
-                for item in items
-            ]
-            return await gather_all(rows)
+            return await gather_all(score(item, limiter=limiter) for item in items)
 
         rows = run_jobs(n_jobs, main)
     finally:
@@ -374,17 +357,31 @@ def evaluate_answers(
         "n_items": len(items),
         "seed": seed,
     }
-    report = AnswerEvaluation(items=rows, config=config)
-    summarize(report, metric_order(list(text_fns), metric_names, list(judge_map)), seed)
-    report.judges = {name: judge.identity() for name, judge in judge_map.items()}
-    report.usage = {name: judge.usage.as_dict() for name, judge in judge_map.items()}
-    report.errors = {"system": sum("system" in row.errors for row in rows)}
-    for name in judge_map:
+    return _report(AnswerEvaluation(items=rows, config=config), judge_map, metric_names, seed)
+
+
+def _report(
+    report: AnswerEvaluation, judges: Mapping[str, LLMJudge], metric_names: list[str], seed: int
+) -> AnswerEvaluation:
+    """``report`` (its items scored) with its means, judges, usage, failures and agreement."""
+    text_names = report.config["text_metrics"]
+    summarize(report, metric_order(text_names, metric_names, list(judges)), seed)
+    record_judges(report, judges)
+    for name in judges:
         report.errors[name] = sum(
-            f"{metric}/{name}" in row.errors for row in rows for metric in metric_names
+            f"{metric}/{name}" in row.errors for row in report.items for metric in metric_names
         )
-    report.agreement = panel_agreement(rows, metric_names, list(judge_map))
+    report.agreement = panel_agreement(report.items, metric_names, list(judges))
     return report
+
+
+def record_judges(
+    report: AnswerEvaluation | PreferenceEvaluation, judges: Mapping[str, LLMJudge]
+) -> None:
+    """Fill the report's judge identities and usage, and count the items the system failed on."""
+    report.judges = {name: judge.identity() for name, judge in judges.items()}
+    report.usage = {name: judge.usage.as_dict() for name, judge in judges.items()}
+    report.errors = {"system": sum("system" in row.errors for row in report.items)}
 
 
 __all__ = ["AnswerEvaluation", "evaluate_answers"]

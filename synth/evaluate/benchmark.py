@@ -14,15 +14,15 @@ import inspect
 import math
 import warnings
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from synth.errors import ConfigError, FailedItemsWarning
-from synth.evaluate import _io
+from synth.evaluate._document import OneDocument
 from synth.evaluate._items import as_items
-from synth.evaluate._run import failure_summary
+from synth.evaluate._jobs import failure_summary
+from synth.evaluate._scores import Score
 from synth.evaluate.answers import (
     DEFAULT_TEXT_METRICS,
     AnswerEvaluation,
@@ -35,7 +35,7 @@ from synth.evaluate.answers import (
     text_metric_functions,
 )
 from synth.evaluate.compare import Comparison
-from synth.evaluate.report import Score, canonical
+from synth.evaluate.judge import LLMJudge
 
 
 class LeaderboardRow(BaseModel):
@@ -61,10 +61,10 @@ class PairComparison(BaseModel):
     comparison: Comparison
 
 
-class BenchmarkResult(BaseModel):
+class BenchmarkResult(OneDocument):
     """The leaderboard (best first by ``rank_by``), every pairwise comparison, and each report."""
 
-    model_config = ConfigDict(extra="forbid")
+    noun: ClassVar[str] = "a benchmark"
 
     rank_by: str
     leaderboard: list[LeaderboardRow] = Field(default_factory=list)
@@ -82,26 +82,6 @@ class BenchmarkResult(BaseModel):
                     update={"metrics": [_flip(m) for m in pair.comparison.metrics]}
                 )
         raise KeyError((a, b))
-
-    def write(self, path: str | Path, *, format: str | None = None) -> Path:
-        """Write the result as JSON, YAML or TOML (by suffix or ``format``)."""
-        fmt = _io.format_of(path, format)
-        if fmt == "jsonl":
-            raise ConfigError("a benchmark is one document: write it as .json, .yaml or .toml")
-        return _io.write_text(path, _io.dumps(self.model_dump(), fmt))
-
-    @classmethod
-    def read(cls, path: str | Path, *, format: str | None = None) -> BenchmarkResult:
-        """Read a result written by :meth:`write`."""
-        fmt = _io.format_of(path, format)
-        return cls.model_validate(_io.loads(_io.read_text(path), fmt, source=str(path)))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, BenchmarkResult):
-            return NotImplemented
-        return canonical(self.model_dump()) == canonical(other.model_dump())
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 def _flip(row: Any) -> Any:
@@ -172,22 +152,10 @@ def benchmark(
     When items failed, one :class:`~synth.errors.FailedItemsWarning` names each system they
     failed for (each row's ``errors`` counts them).
     """
-    if not isinstance(systems, Mapping) or not systems:
-        raise ConfigError("systems must be a non-empty mapping {name: fn(question)}")
-    for name, system in systems.items():
-        if not isinstance(name, str) or not name:
-            raise ConfigError(f"a system name must be a non-empty string, got {name!r}")
-        if not callable(system):
-            raise ConfigError(f"system {name!r} is not callable")
+    _check_systems(systems)
     items = as_items(dataset)  # once, so every system sees the same items
-    shared_cache: MutableMapping[str, Any] = {} if cache is None else cache
-    # models are made once; each system's run gets fresh usage counts over the shared cache. A
-    # judge that brought its own cache keeps it (unless cache= is given): it is still one cache
     made = make_judges(judges, on_error=on_error, cache=cache)
-    judge_map = {
-        name: judge if judge.cache is not None else judge.with_options(cache=shared_cache)
-        for name, judge in made.items()
-    }
+    judge_map = _sharing_one_cache(made, cache)
     try:
         ranking, tie_breakers = _ranking(rank_by, judge_map, metrics, text_metrics, criteria)
         score = inspect.unwrap(evaluate_answers)  # without its warning: one for all, below
@@ -209,9 +177,47 @@ def benchmark(
         }
     finally:
         close_judges(made)  # the models made from specs (the copies above share them)
-    keys = [ranking, *tie_breakers]
+    failures = [f"{name}: {line}" for name, r in reports.items() if (line := failure_summary(r))]
+    if failures:
+        warnings.warn("; ".join(failures), FailedItemsWarning, stacklevel=2)
+    return BenchmarkResult(
+        rank_by=ranking,
+        leaderboard=_leaderboard(reports, [ranking, *tie_breakers]),
+        comparisons=_every_pair(reports, seed),
+        reports=reports,
+        usage=_total_usage(reports),
+    )
+
+
+def _check_systems(systems: Any) -> None:
+    if not isinstance(systems, Mapping) or not systems:
+        raise ConfigError("systems must be a non-empty mapping {name: fn(question)}")
+    for name, system in systems.items():
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"a system name must be a non-empty string, got {name!r}")
+        if not callable(system):
+            raise ConfigError(f"system {name!r} is not callable")
+
+
+def _sharing_one_cache(
+    made: Mapping[str, LLMJudge], cache: MutableMapping[str, Any] | None
+) -> dict[str, LLMJudge]:
+    """The judges, each answering from one cache across every system's run.
+
+    Models are made once; each system's run gets fresh usage counts over the shared cache. A judge
+    that brought its own cache keeps it (unless ``cache=`` is given): it is still one cache.
+    """
+    shared: MutableMapping[str, Any] = {} if cache is None else cache
+    return {
+        name: judge if judge.cache is not None else judge.with_options(cache=shared)
+        for name, judge in made.items()
+    }
+
+
+def _leaderboard(reports: Mapping[str, AnswerEvaluation], keys: list[str]) -> list[LeaderboardRow]:
+    """The systems best first by the metrics in ``keys`` (the first ranks, the rest break ties)."""
     order = sorted(reports, key=lambda name: _sort_key([reports[name].metrics[m] for m in keys]))
-    leaderboard = [
+    return [
         LeaderboardRow(
             rank=rank,
             system=name,
@@ -222,28 +228,27 @@ def benchmark(
         )
         for rank, name in enumerate(order, start=1)
     ]
-    names = list(systems)
-    comparisons = [
+
+
+def _every_pair(reports: Mapping[str, AnswerEvaluation], seed: int) -> list[PairComparison]:
+    """Every pair of systems compared, each once, in the order the systems were given."""
+    names = list(reports)
+    return [
         PairComparison(a=a, b=b, comparison=reports[a].compare(reports[b], seed=seed))
         for i, a in enumerate(names)
         for b in names[i + 1 :]
     ]
+
+
+def _total_usage(reports: Mapping[str, AnswerEvaluation]) -> dict[str, dict[str, int]]:
+    """Each judge's usage summed over every system's run."""
     usage: dict[str, dict[str, int]] = {}
     for report in reports.values():
         for judge, counts in report.usage.items():
             total = usage.setdefault(judge, dict.fromkeys(counts, 0))
             for key, value in counts.items():
                 total[key] = total.get(key, 0) + value
-    failures = [f"{name}: {line}" for name, r in reports.items() if (line := failure_summary(r))]
-    if failures:
-        warnings.warn("; ".join(failures), FailedItemsWarning, stacklevel=2)
-    return BenchmarkResult(
-        rank_by=ranking,
-        leaderboard=leaderboard,
-        comparisons=comparisons,
-        reports=reports,
-        usage=usage,
-    )
+    return usage
 
 
 __all__ = ["BenchmarkResult", "LeaderboardRow", "PairComparison", "benchmark"]

@@ -8,14 +8,13 @@ scored by the same judges: a mismatch is recorded in ``warnings``.
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from synth.errors import ConfigError
-from synth.evaluate import _io
-from synth.evaluate.report import Score, canonical
+from synth.evaluate._document import OneDocument
+from synth.evaluate._scores import Score
 from synth.evaluate.stats import bootstrap_interval, sign_flip_test
 
 if TYPE_CHECKING:
@@ -38,10 +37,10 @@ class MetricComparison(BaseModel):
     exact: bool  # True when every sign pattern was enumerated
 
 
-class Comparison(BaseModel):
+class Comparison(OneDocument):
     """Report ``b`` against report ``a``, metric by metric."""
 
-    model_config = ConfigDict(extra="forbid")
+    noun: ClassVar[str] = "a comparison"
 
     metrics: list[MetricComparison] = Field(default_factory=list)
     n_a: int = 0  # items in report a
@@ -55,26 +54,6 @@ class Comparison(BaseModel):
             if row.metric == metric:
                 return row
         raise KeyError(metric)
-
-    def write(self, path: str | Path, *, format: str | None = None) -> Path:
-        """Write the comparison as JSON, YAML or TOML (by suffix or ``format``)."""
-        fmt = _io.format_of(path, format)
-        if fmt == "jsonl":
-            raise ConfigError("a comparison is one document: write it as .json, .yaml or .toml")
-        return _io.write_text(path, _io.dumps(self.model_dump(), fmt))
-
-    @classmethod
-    def read(cls, path: str | Path, *, format: str | None = None) -> Comparison:
-        """Read a comparison written by :meth:`write`."""
-        fmt = _io.format_of(path, format)
-        return cls.model_validate(_io.loads(_io.read_text(path), fmt, source=str(path)))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Comparison):
-            return NotImplemented
-        return canonical(self.model_dump()) == canonical(other.model_dump())
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 def compare_reports(

@@ -20,8 +20,8 @@ from pydantic import BaseModel
 from synth.errors import AuthenticationError, ConfigError, ModelError
 from synth.evaluate import _prompts as prompts
 from synth.evaluate import _verdicts as v
-from synth.evaluate._calls import Usage, model_identity, request, resolve_model, with_cache
-from synth.evaluate.contexts import context_texts
+from synth.evaluate._calls import JudgeUsage, judge_identity, request, resolve_model, with_cache
+from synth.evaluate.retrieved import context_texts
 from synth.llm.base import Completion, run_sync
 from synth.llm.structured import parse_verdict
 
@@ -91,7 +91,7 @@ class LLMJudge:
         self.name = name or self.model.model or self.model.provider or "judge"
         self.on_error: OnError = on_error
         self.cache = cache
-        self.usage = Usage()
+        self.usage = JudgeUsage()
         self._requester = with_cache(self.model, cache)
 
     def __repr__(self) -> str:
@@ -106,7 +106,7 @@ class LLMJudge:
     def identity(self) -> dict[str, Any]:
         """Return what identifies this judge: provider, model, options, prompt version and hash."""
         return {
-            **model_identity(self.model),
+            **judge_identity(self.model),
             "prompt_version": prompts.PROMPT_VERSION,
             "prompt_hash": prompts.prompt_hash(),
         }

@@ -8,16 +8,14 @@ An item's ``preference/<judge>`` score is 1 when answer a wins, 0 when answer b 
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from typing import Any, ClassVar
-
-from pydantic import Field
-from typing_extensions import TypedDict
+from typing import Any
 
 from synth.errors import ConfigError
 from synth.evaluate._items import EvalItem, as_items
-from synth.evaluate._run import (
+from synth.evaluate._jobs import (
     call_user,
     check_n_jobs,
     check_on_error,
@@ -27,35 +25,15 @@ from synth.evaluate._run import (
     run_jobs,
     system_output,
 )
-from synth.evaluate.answers import close_judges, make_judges, panel_agreement
-from synth.evaluate.judge import JudgeResult
-from synth.evaluate.report import Evaluation, ItemResult, Score, summarize
+from synth.evaluate.answers import close_judges, make_judges, panel_agreement, record_judges
+from synth.evaluate.judge import JudgeResult, LLMJudge
+from synth.evaluate.report import (
+    ItemResult,
+    PreferenceEvaluation,
+    PreferenceSummary,
+    summarize,
+)
 from synth.evaluate.stats import mean_score
-
-
-class PreferenceSummary(TypedDict):
-    """One judge's verdicts over the dataset."""
-
-    n: int  # items the judge gave a verdict on
-    wins: dict[str, int]  # by answer name, verdicts that held in both orders
-    ties: int  # ties, including verdicts that flipped with the order
-    position_consistency: Score  # share of items whose verdict did not change with the order
-    win_rate: Score  # mean score of answer a (a tie counts half)
-    errors: int
-
-
-class PreferenceEvaluation(Evaluation):
-    """Preference scores for answer a per item and judge, with each judge's summary."""
-
-    kind: ClassVar[str] = "preference"
-
-    names: tuple[str, str] = ("a", "b")
-    summary: dict[str, PreferenceSummary] = Field(default_factory=dict)
-    judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    usage: dict[str, dict[str, int]] = Field(default_factory=dict)
-    errors: dict[str, int] = Field(default_factory=dict)
-    agreement: dict[str, Score] = Field(default_factory=dict)
-
 
 AnswerSource = Sequence[str] | Mapping[str, str] | Callable[[str], Any]
 
@@ -117,40 +95,13 @@ def evaluate_preference(
     get_a = _answer_getter(answers_a, items, names[0])
     get_b = _answer_getter(answers_b, items, names[1])
 
-    async def score(
-        item: EvalItem, index: int, limiter: asyncio.Semaphore
-    ) -> tuple[ItemResult, dict[str, JudgeResult]]:
-        row = ItemResult(id=item.id, question=item.question, references=list(item.references))
-        results: dict[str, JudgeResult] = {}
-        try:
-            answer_a = await _resolve(get_a(item, index), limiter)
-            answer_b = await _resolve(get_b(item, index), limiter)
-        except Exception as exc:  # a system may raise anything; the item is recorded, not fatal
-            if on_error == "raise":
-                raise
-            row.errors["system"] = describe(exc)
-            row.scores = {f"preference/{name}": math.nan for name in judge_map}
-            row.scores["preference"] = math.nan
-            return row, results
-        reference = item.references[0] if len(item.references) == 1 else None
-        calls = [
-            limited(
-                limiter,
-                judge.apreference(
-                    item.question, answer_a, answer_b, contexts=item.contexts, reference=reference
-                ),
-            )
-            for judge in judge_map.values()
-        ]
-        for name, result in zip(judge_map, await gather_all(calls), strict=True):
-            results[name] = result
-            row.scores[f"preference/{name}"] = result.score
-            if result.error is not None:
-                row.errors[f"preference/{name}"] = f"{result.error_kind}: {result.error}"
-            if keep_verdicts and result.verdict is not None:
-                row.verdicts[f"preference/{name}"] = {**result.verdict, **result.details}
-        row.scores["preference"] = mean_score([row.scores[f"preference/{n}"] for n in judge_map])
-        return row, results
+    score = functools.partial(
+        _score_pair,
+        answers=(get_a, get_b),
+        judges=judge_map,
+        on_error=on_error,
+        keep_verdicts=keep_verdicts,
+    )
 
     async def main(limiter: asyncio.Semaphore) -> list[tuple[ItemResult, dict[str, JudgeResult]]]:
         return await gather_all(score(item, i, limiter) for i, item in enumerate(items))
@@ -164,12 +115,54 @@ def evaluate_preference(
     report = PreferenceEvaluation(items=rows, config=config, names=names)
     summarize(report, [*(f"preference/{name}" for name in judge_map), "preference"], seed)
     report.summary = {name: _summary(name, names, outcomes) for name in judge_map}
-    report.judges = {name: judge.identity() for name, judge in judge_map.items()}
-    report.usage = {name: judge.usage.as_dict() for name, judge in judge_map.items()}
-    report.errors = {"system": sum("system" in row.errors for row in rows)}
+    record_judges(report, judge_map)
     report.errors.update({name: report.summary[name]["errors"] for name in judge_map})
     report.agreement = panel_agreement(rows, ["preference"], list(judge_map))
     return report
+
+
+async def _score_pair(
+    item: EvalItem,
+    index: int,
+    limiter: asyncio.Semaphore,
+    *,
+    answers: tuple[Callable[[EvalItem, int], Any], Callable[[EvalItem, int], Any]],
+    judges: Mapping[str, LLMJudge],
+    on_error: str,
+    keep_verdicts: bool,
+) -> tuple[ItemResult, dict[str, JudgeResult]]:
+    """One item's row and each judge's result: both answers, then every judge in both orders."""
+    row = ItemResult(id=item.id, question=item.question, references=list(item.references))
+    results: dict[str, JudgeResult] = {}
+    try:
+        answer_a = await _resolve(answers[0](item, index), limiter)
+        answer_b = await _resolve(answers[1](item, index), limiter)
+    except Exception as exc:  # a system may raise anything; the item is recorded, not fatal
+        if on_error == "raise":
+            raise
+        row.errors["system"] = describe(exc)
+        row.scores = {f"preference/{name}": math.nan for name in judges}
+        row.scores["preference"] = math.nan
+        return row, results
+    reference = item.references[0] if len(item.references) == 1 else None
+    calls = [
+        limited(
+            limiter,
+            judge.apreference(
+                item.question, answer_a, answer_b, contexts=item.contexts, reference=reference
+            ),
+        )
+        for judge in judges.values()
+    ]
+    for name, result in zip(judges, await gather_all(calls), strict=True):
+        results[name] = result
+        row.scores[f"preference/{name}"] = result.score
+        if result.error is not None:
+            row.errors[f"preference/{name}"] = f"{result.error_kind}: {result.error}"
+        if keep_verdicts and result.verdict is not None:
+            row.verdicts[f"preference/{name}"] = {**result.verdict, **result.details}
+    row.scores["preference"] = mean_score([row.scores[f"preference/{n}"] for n in judges])
+    return row, results
 
 
 def _summary(

@@ -1,8 +1,9 @@
 """The report family: one row of scores per item, the means with intervals, and how to store them.
 
-Every evaluation (answers, retrieval, preference) returns a subclass of :class:`Evaluation`. Each
-is written and read as JSON, JSON Lines (a header line, then one line per item), YAML or TOML, and a
-report read back compares equal to the one written. ``compare`` pairs two reports item by item.
+Every evaluation (answers, retrieval, preference) returns a subclass of :class:`Evaluation`, all
+defined here so that reading a report of any kind needs no module that makes one. Each is written
+and read as JSON, JSON Lines (a header line, then one line per item), YAML or TOML, and a report
+read back compares equal to the one written. ``compare`` pairs two reports item by item.
 """
 
 from __future__ import annotations
@@ -10,37 +11,19 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
 
 from synth.errors import ConfigError
 from synth.evaluate import _io
+from synth.evaluate._scores import Score, canonical
+from synth.evaluate.compare import Comparison, compare_reports
 from synth.evaluate.stats import bootstrap_interval, mean_score
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from synth.evaluate.compare import Comparison
-
-
-def _none_to_nan(value: Any) -> Any:
-    return math.nan if value is None else value
-
-
-#: a score: a float, NaN when undefined (JSON stores NaN as null, so null reads back as NaN)
-Score = Annotated[float, BeforeValidator(_none_to_nan)]
-
-
-def canonical(value: Any) -> Any:
-    """Return ``value`` with NaN replaced by a marker, so that equal reports compare equal."""
-    if isinstance(value, float) and math.isnan(value):
-        return "<nan>"
-    if isinstance(value, dict):
-        return {k: canonical(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [canonical(v) for v in value]
-    return value
 
 
 class ItemResult(BaseModel):
@@ -105,8 +88,6 @@ class Evaluation(BaseModel):
         self, other: Evaluation, *, seed: int = 0, n_resamples: int = 10000, exact_max: int = 20
     ) -> Comparison:
         """Return the paired comparison of ``other`` against this report (delta = other - this)."""
-        from synth.evaluate.compare import compare_reports
-
         return compare_reports(self, other, seed=seed, n_resamples=n_resamples, exact_max=exact_max)
 
     # ---- storage -----------------------------------------------------------------------------
@@ -155,9 +136,68 @@ class Evaluation(BaseModel):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Evaluation) or type(other) is not type(self):
             return NotImplemented
-        return canonical(self.model_dump()) == canonical(other.model_dump())
+        same: bool = canonical(self.model_dump()) == canonical(other.model_dump())
+        return same
 
     __hash__ = None  # type: ignore[assignment]
+
+
+# ---- the kinds of report ---------------------------------------------------------------------
+class AnswerEvaluation(Evaluation):
+    """Scores of a system's answers: text metrics, ``<metric>/<judge>`` and the panel's ``<metric>``.
+
+    ``judges`` records each judge's identity, ``usage`` its responses, cached responses and tokens,
+    ``errors`` the failures by source (``"system"`` and each judge), and ``agreement`` Krippendorff's
+    alpha (interval level) between the judges for each judge metric when there are several.
+    """
+
+    kind: ClassVar[str] = "answers"
+
+    judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    usage: dict[str, dict[str, int]] = Field(default_factory=dict)
+    errors: dict[str, int] = Field(default_factory=dict)
+    agreement: dict[str, Score] = Field(default_factory=dict)
+
+
+class RetrievalEvaluation(Evaluation):
+    """Retrieval scores per item (``retrieved`` and ``relevant`` ids kept) and their means."""
+
+    kind: ClassVar[str] = "retrieval"
+
+    k: list[int] = Field(default_factory=list)
+    errors: dict[str, int] = Field(default_factory=dict)
+
+
+class PreferenceSummary(TypedDict):
+    """One judge's verdicts over the dataset."""
+
+    n: int  # items the judge gave a verdict on
+    wins: dict[str, int]  # by answer name, verdicts that held in both orders
+    ties: int  # ties, including verdicts that flipped with the order
+    position_consistency: Score  # share of items whose verdict did not change with the order
+    win_rate: Score  # mean score of answer a (a tie counts half)
+    errors: int
+
+
+class PreferenceEvaluation(Evaluation):
+    """Preference scores for answer a per item and judge, with each judge's summary."""
+
+    kind: ClassVar[str] = "preference"
+
+    names: tuple[str, str] = ("a", "b")
+    summary: dict[str, PreferenceSummary] = Field(default_factory=dict)
+    judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    usage: dict[str, dict[str, int]] = Field(default_factory=dict)
+    errors: dict[str, int] = Field(default_factory=dict)
+    agreement: dict[str, Score] = Field(default_factory=dict)
+
+
+#: every kind of report, by which :meth:`Evaluation.read` tells them apart
+REPORT_CLASSES: tuple[type[Evaluation], ...] = (
+    AnswerEvaluation,
+    RetrievalEvaluation,
+    PreferenceEvaluation,
+)
 
 
 def summarize(
@@ -172,13 +212,7 @@ def summarize(
 
 
 def _report_class(kind: Any, source: str) -> type[Evaluation]:
-    from synth.evaluate.answers import AnswerEvaluation
-    from synth.evaluate.preference import PreferenceEvaluation
-    from synth.evaluate.retrieval import RetrievalEvaluation
-
-    classes: dict[str, type[Evaluation]] = {
-        c.kind: c for c in (AnswerEvaluation, RetrievalEvaluation, PreferenceEvaluation)
-    }
+    classes: dict[str, type[Evaluation]] = {c.kind: c for c in REPORT_CLASSES}
     if kind not in classes:
         raise ConfigError(
             f"{source}: not a synth report (kind {kind!r}; expected one of {sorted(classes)})"
@@ -191,4 +225,15 @@ def read_report(path: str | Path, *, format: str | None = None) -> Evaluation:
     return Evaluation.read(path, format=format)
 
 
-__all__ = ["Evaluation", "ItemResult", "Score", "read_report", "summarize"]
+__all__ = [
+    "REPORT_CLASSES",
+    "AnswerEvaluation",
+    "Evaluation",
+    "ItemResult",
+    "PreferenceEvaluation",
+    "PreferenceSummary",
+    "RetrievalEvaluation",
+    "Score",
+    "read_report",
+    "summarize",
+]

@@ -11,14 +11,12 @@ import asyncio
 import inspect
 import math
 from collections.abc import Callable, Collection, Sequence
-from typing import Any, ClassVar
-
-from pydantic import Field
+from typing import Any
 
 from synth.errors import ConfigError
 from synth.evaluate._calls import callable_name
 from synth.evaluate._items import EvalItem, as_items
-from synth.evaluate._run import (
+from synth.evaluate._jobs import (
     call_user,
     check_n_jobs,
     check_on_error,
@@ -28,8 +26,8 @@ from synth.evaluate._run import (
     run_jobs,
     warns_on_failures,
 )
-from synth.evaluate.contexts import context_ids
-from synth.evaluate.report import Evaluation, ItemResult, summarize
+from synth.evaluate.report import ItemResult, RetrievalEvaluation, summarize
+from synth.evaluate.retrieved import context_ids
 
 
 def _ranked(retrieved: Sequence[str]) -> list[str]:
@@ -125,15 +123,6 @@ def metric_names(ks: Sequence[int]) -> list[str]:
     for k in ks:
         names.extend([f"hit_rate@{k}", f"recall@{k}", f"precision@{k}", f"ndcg@{k}"])
     return [*names, "mrr", "average_precision"]
-
-
-class RetrievalEvaluation(Evaluation):
-    """Retrieval scores per item (``retrieved`` and ``relevant`` ids kept) and their means."""
-
-    kind: ClassVar[str] = "retrieval"
-
-    k: list[int] = Field(default_factory=list)
-    errors: dict[str, int] = Field(default_factory=dict)
 
 
 def _cutoffs(k: int | Sequence[int]) -> list[int]:

@@ -19,7 +19,8 @@ _BLOCK_BITS = 16
 
 def _defined(values: Sequence[float]) -> np.ndarray:
     array = np.asarray([float(v) for v in values], dtype=float)
-    return array[~np.isnan(array)]
+    defined: np.ndarray = array[~np.isnan(array)]
+    return defined
 
 
 def mean_score(values: Sequence[float]) -> float:

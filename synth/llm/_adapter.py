@@ -7,9 +7,11 @@ import difflib
 import functools
 import inspect
 from abc import abstractmethod
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NoReturn
+
+from pydantic import BaseModel
 
 from synth.errors import BadRequestError, ConfigError, ModelConnectionError, ModelError
 from synth.llm._http import EndpointGuard
@@ -126,8 +128,15 @@ class SDKModel(LLM):
         self._guard = EndpointGuard(self.base_url, "model", self.endpoint_fix)
         self.configure()
 
-    async def guarded(self, send: Callable[[], Awaitable[Completion]]) -> Completion:
-        """The reply of ``send()``; a server no retry will fix raises :class:`EndpointError`.
+    async def arequest(
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        schema: type[BaseModel] | None = None,
+        label: str | None = None,
+    ) -> Completion:
+        """The provider's reply; a server no retry will fix raises :class:`EndpointError`.
 
         Until the server has answered once, a refused connection, an unknown host, a 404 or
         repeated 400s stop the run (see :class:`~synth.llm._http.EndpointGuard`); after that they
@@ -135,7 +144,7 @@ class SDKModel(LLM):
         """
         self._guard.check()
         try:
-            completion = await send()
+            completion = await self.send_request(prompt, system, schema)
         except (BadRequestError, ModelConnectionError) as exc:
             stop = self._guard.failed(exc)
             if stop is not None:
@@ -143,6 +152,12 @@ class SDKModel(LLM):
             raise
         self._guard.ok()
         return completion
+
+    @abstractmethod
+    async def send_request(
+        self, prompt: str, system: str | None, schema: type[BaseModel] | None
+    ) -> Completion:
+        """Send one request through the provider's SDK and return its reply as a Completion."""
 
     @abstractmethod
     def load_sdk(self) -> None:

@@ -107,17 +107,7 @@ class AnthropicModel(SDKModel):
             kwargs["timeout"] = self.timeout
         return kwargs
 
-    async def arequest(
-        self,
-        prompt: str,
-        *,
-        system: str | None = None,
-        schema: type[BaseModel] | None = None,
-        label: str | None = None,
-    ) -> Completion:
-        return await self.guarded(lambda: self._arequest(prompt, system, schema))
-
-    async def _arequest(
+    async def send_request(
         self, prompt: str, system: str | None, schema: type[BaseModel] | None
     ) -> Completion:
         sdk = self._sdk

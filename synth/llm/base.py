@@ -148,7 +148,7 @@ class FunctionModel(LLM):
         label: str | None = None,
     ) -> Completion:
         if inspect.iscoroutinefunction(self.fn):
-            text = await self.fn(prompt, system)  # type: ignore[misc]
+            text = await self.fn(prompt, system)
         else:
             # not asyncio.to_thread: the loop's default pool has min(32, cores + 4) threads, which
             # would cap a callable model's concurrency far below the limiter's
@@ -193,7 +193,8 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     thread.join()
     if "error" in result:
         raise result["error"]
-    return result["value"]
+    value: T = result["value"]
+    return value
 
 
 __all__ = [

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import json
 import sqlite3
 import threading
@@ -26,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from synth._ids import text_hash
 from synth.errors import CacheError, ConfigError, IncompleteCompletionError, OutputParseError
 from synth.llm.base import LLM, Completion, check_complete
 from synth.llm.structured import json_schema, parse_verdict
@@ -46,7 +46,7 @@ def cache_key(
         "schema": json_schema(schema) if schema is not None else None,
     }
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return text_hash(blob)
 
 
 def _encode(completion: Completion) -> str:

@@ -11,8 +11,6 @@ attempt is timed out on its own.
 
 from __future__ import annotations
 
-import difflib
-import importlib
 import os
 import random
 from collections.abc import Callable, Mapping, MutableMapping
@@ -23,45 +21,13 @@ from synth.llm.base import LLM, FunctionModel
 from synth.llm.cache import CacheModel
 from synth.llm.limiter import LimitedModel, RateLimiter
 from synth.llm.retry import RetryConfig, RetryModel
+from synth.llm.spec import PROVIDERS, parse_model_spec, provider_class
 from synth.llm.sqlite_cache import SQLiteCache
 from synth.llm.timeout import TimeoutModel
 from synth.llm.usage import MeterModel, Usage, UsageModel
 
-#: provider name -> "module:class" of its adapter (imported only when that provider is used)
-PROVIDERS: dict[str, str] = {
-    "openai": "synth.llm.openai:OpenAIModel",
-    "anthropic": "synth.llm.anthropic:AnthropicModel",
-    "gemini": "synth.llm.gemini:GeminiModel",
-}
-
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_CONCURRENT = 16
-
-
-def parse_model_spec(spec: str) -> tuple[str, str | None]:
-    """Split ``"provider:model"`` into its parts (the model may itself contain colons: ``llama3:8b``)."""
-    if not isinstance(spec, str) or not spec.strip():
-        raise ConfigError(f"a model spec is 'provider:model', got {spec!r}")
-    provider, sep, model = spec.strip().partition(":")
-    return provider.strip().lower(), (model.strip() or None) if sep else None
-
-
-def provider_class(provider: str) -> type[LLM]:
-    """The adapter class of ``provider``; an unknown name raises with a "did you mean"."""
-    target = PROVIDERS.get(provider)
-    if target is None:
-        close = difflib.get_close_matches(provider, list(PROVIDERS), n=1, cutoff=0.75)
-        hint = (
-            f"; did you mean {close[0]!r}?"
-            if close
-            else "; a model spec is provider:model, e.g. 'openai:gpt-4.1-mini'"
-        )
-        raise ConfigError(
-            f"unknown model provider {provider!r}{hint} (known: {', '.join(PROVIDERS)}, "
-            f"or pass any callable fn(prompt, system) -> str)"
-        )
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def wrap_llm(
@@ -133,7 +99,6 @@ def make_llm(
     client reads the API key from the environment. ``options`` are sent as given, nothing else is
     added; ``max_tokens`` is mapped per provider. ``cache`` is a mutable mapping or a path for a
     :class:`SQLiteCache`. The result counts its usage in ``.usage`` (pass ``usage=`` to share one).
-
     A model made by ``make_llm`` is returned unchanged; another :class:`LLM` is wrapped.
     """
     wrapping: dict[str, Any] = dict(
@@ -150,41 +115,10 @@ def make_llm(
         max_tokens=max_tokens,
         seed=seed,
     )
-    if isinstance(provider, UsageModel):
-        given = [
-            k
-            for k in ("cache", "limiter", "usage", "rpm", "tpm", "retry")
-            if wrapping[k] is not None
-        ]
-        if model is not None or client is not None or options or given:
-            raise ConfigError(
-                f"{provider!r} is already a made model; its settings are fixed (got {', '.join(given) or 'model/client/options'})"
-            )
-        return provider
-    if isinstance(provider, LLM):
-        if model is not None or client is not None or options:
-            raise ConfigError("model, client and options are for a provider name, not an LLM")
-        return wrap_llm(provider, **wrapping)
     if not isinstance(provider, str):
-        if callable(provider):
-            if model is not None or client is not None or options:
-                raise ConfigError(
-                    "model, client and options are for a provider name, not a callable"
-                )
-            return wrap_llm(FunctionModel(provider), **wrapping)
-        raise ConfigError(
-            f"a model is a provider name, a 'provider:model' spec, an LLM or a callable; got {type(provider).__name__}"
-        )
-    name, spec_model = parse_model_spec(provider)
-    if spec_model is not None and model is not None and spec_model != model:
-        raise ConfigError(
-            f"the spec {provider!r} names model {spec_model!r}, and model={model!r} another"
-        )
-    model = model or spec_model
-    cls = provider_class(name)
-    if not model:
-        raise ConfigError(f"the {name} provider needs a model name: '{name}:<model>'")
-    adapter = cls(  # type: ignore[call-arg]
+        return _reuse_or_wrap(provider, model, client, options, wrapping)
+    adapter = _adapter(
+        provider,
         model,
         client=client,
         options=options,
@@ -196,6 +130,49 @@ def make_llm(
         max_workers=max(max_concurrent, limiter.max_concurrent if limiter else 0),
     )
     return wrap_llm(adapter, **wrapping)
+
+
+def _reuse_or_wrap(
+    given: Any,
+    model: str | None,
+    client: Any,
+    options: Mapping[str, Any] | None,
+    wrapping: dict[str, Any],
+) -> LLM:
+    """A model made by ``make_llm`` as is; another LLM or a callable wrapped with ``wrapping``."""
+    if isinstance(given, UsageModel):
+        fixed = ("cache", "limiter", "usage", "rpm", "tpm", "retry")
+        passed = [k for k in fixed if wrapping[k] is not None]
+        if model is not None or client is not None or options or passed:
+            raise ConfigError(
+                f"{given!r} is already a made model; its settings are fixed (got {', '.join(passed) or 'model/client/options'})"
+            )
+        return given
+    if isinstance(given, LLM):
+        if model is not None or client is not None or options:
+            raise ConfigError("model, client and options are for a provider name, not an LLM")
+        return wrap_llm(given, **wrapping)
+    if callable(given):
+        if model is not None or client is not None or options:
+            raise ConfigError("model, client and options are for a provider name, not a callable")
+        return wrap_llm(FunctionModel(given), **wrapping)
+    raise ConfigError(
+        f"a model is a provider name, a 'provider:model' spec, an LLM or a callable; got {type(given).__name__}"
+    )
+
+
+def _adapter(provider: str, model: str | None, **settings: Any) -> LLM:
+    """The provider's adapter for the model ``provider`` (a name or a spec) and ``model`` name."""
+    name, spec_model = parse_model_spec(provider)
+    if spec_model is not None and model is not None and spec_model != model:
+        raise ConfigError(
+            f"the spec {provider!r} names model {spec_model!r}, and model={model!r} another"
+        )
+    model = model or spec_model
+    cls = provider_class(name)
+    if not model:
+        raise ConfigError(f"the {name} provider needs a model name: '{name}:<model>'")
+    return cls(model, **settings)  # type: ignore[call-arg]
 
 
 __all__ = ["PROVIDERS", "make_llm", "parse_model_spec", "provider_class", "wrap_llm"]

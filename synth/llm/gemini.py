@@ -116,17 +116,7 @@ class GeminiModel(SDKModel):
             config["http_options"] = {"timeout": int(self.timeout * 1000)}
         return {"model": self.model, "contents": prompt, "config": config}
 
-    async def arequest(
-        self,
-        prompt: str,
-        *,
-        system: str | None = None,
-        schema: type[BaseModel] | None = None,
-        label: str | None = None,
-    ) -> Completion:
-        return await self.guarded(lambda: self._arequest(prompt, system, schema))
-
-    async def _arequest(
+    async def send_request(
         self, prompt: str, system: str | None, schema: type[BaseModel] | None
     ) -> Completion:
         try:

@@ -138,17 +138,7 @@ class OpenAIModel(SDKModel):
         chosen = self.options.get("response_format")
         return isinstance(chosen, Mapping) and chosen.get("type") == "json_schema"
 
-    async def arequest(
-        self,
-        prompt: str,
-        *,
-        system: str | None = None,
-        schema: type[BaseModel] | None = None,
-        label: str | None = None,
-    ) -> Completion:
-        return await self.guarded(lambda: self._arequest(prompt, system, schema))
-
-    async def _arequest(
+    async def send_request(
         self, prompt: str, system: str | None, schema: type[BaseModel] | None
     ) -> Completion:
         sent = 0

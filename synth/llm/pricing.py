@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from synth.llm.spec import parse_model_spec
+
 PRICES_AS_OF = "2025-12-01"
 
 
@@ -72,9 +74,8 @@ def price_for(
     table = {**PRICES, **{k: Price(*v) for k, v in (prices or {}).items()}}
     if model in table:
         return table[model]
-    name = (
-        model.split(":", 1)[1] if ":" in model and model.split(":", 1)[0] in _PROVIDERS else model
-    )
+    provider, listed_name = parse_model_spec(model) if model.strip() else ("", None)
+    name = listed_name if listed_name is not None and provider in _PROVIDERS else model
     name = name.rsplit("/", 1)[-1]  # "models/gemini-2.5-flash", "openai/gpt-4o"
     if name in table:
         return table[name]

@@ -25,9 +25,10 @@ from synth.errors import (
     ServerError,
 )
 from synth.llm.base import LLM, Completion, check_complete
+from synth.llm.spec import model_key
 from synth.llm.structured import parse_verdict
 from synth.llm.usage import Usage
-from synth.llm.wrapper import WrapperModel, model_key
+from synth.llm.wrapper import WrapperModel
 
 T = TypeVar("T")
 

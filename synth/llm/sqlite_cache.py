@@ -64,7 +64,8 @@ class SQLiteCache(MutableMapping[str, str]):
             )
         if row is None:
             raise KeyError(key)
-        return row[0]
+        value: str = row[0]
+        return value
 
     def __setitem__(self, key: str, value: str) -> None:
         if not isinstance(key, str) or not isinstance(value, str):

@@ -18,7 +18,8 @@ from pydantic import BaseModel
 
 from synth.errors import CacheError, ModelError
 from synth.llm.base import LLM, REQUESTS_SENT, Completion
-from synth.llm.wrapper import WrapperModel, model_key
+from synth.llm.spec import model_key
+from synth.llm.wrapper import WrapperModel
 
 UNLABELLED = "unlabelled"
 #: the labels of a remote embedder's requests start with this; the rest is the caller's (a stage)

@@ -66,9 +66,4 @@ class WrapperModel(LLM):
         return f"{type(self).__name__}({self.inner!r})"
 
 
-def model_key(llm: LLM) -> str:
-    """``provider:model``, the name usage and prices are kept under."""
-    return f"{llm.provider}:{llm.model}" if llm.provider else llm.model
-
-
-__all__ = ["WrapperModel", "model_key"]
+__all__ = ["WrapperModel"]

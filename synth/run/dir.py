@@ -15,14 +15,14 @@ partial last line, which the next run cuts off before appending.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from synth._files import write_atomic
+from synth._ids import canonical_json, file_hash, text_hash
 from synth.errors import ConfigError, SynthError
 
 RUNS_FOLDER = Path(".synth") / "runs"
@@ -31,15 +31,9 @@ MANIFEST = "manifest.json"
 RUN_FORMAT = 1
 
 
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no whitespace: equal values give equal text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
 def run_id(key: Mapping[str, Any]) -> str:
     """The id of the run that ``key`` describes: 16 hex digits of its SHA-256."""
-    blob = canonical_json({"run_format": RUN_FORMAT, **key})
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+    return text_hash(canonical_json({"run_format": RUN_FORMAT, **key}), 16)
 
 
 def fingerprint_paths(paths: list[str]) -> list[list[str]]:
@@ -70,14 +64,10 @@ def _walk(root: Path) -> Iterator[Path]:
 
 
 def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
     try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
+        return file_hash(path)
     except OSError as exc:
         return f"unreadable: {exc.strerror or exc}"
-    return digest.hexdigest()
 
 
 class Journal:
@@ -215,7 +205,8 @@ class RunDir:
 
     def read_manifest(self) -> dict[str, Any] | None:
         try:
-            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            manifest: dict[str, Any] = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            return manifest
         except FileNotFoundError:
             return None
         except ValueError:
@@ -226,7 +217,10 @@ class RunDir:
 
     def write_manifest(self, manifest: Mapping[str, Any]) -> None:
         """Replace the manifest atomically (a reader never sees half of one)."""
-        write_atomic(self.manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+        # rewritten every few seconds while a run goes: a rename lost in a power cut leaves the
+        # previous manifest, still whole, so the folder is not flushed each time
+        text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+        write_atomic(self.manifest_path, text, sync_folder=False)
 
     def close(self) -> None:
         for journal in self._journals.values():
@@ -243,28 +237,12 @@ class RunDir:
         self.close()
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-
-
 __all__ = [
     "MANIFEST",
     "RUNS_FOLDER",
     "RUN_FORMAT",
     "Journal",
     "RunDir",
-    "canonical_json",
     "fingerprint_paths",
     "run_id",
-    "write_atomic",
 ]

@@ -1,0 +1,71 @@
+"""The one way synth replaces a file: all of the new content, or the old file untouched.
+
+Run manifests, datasets and evaluation reports are all written through :func:`atomic_path`: the
+content goes to a temporary file in the same folder (so the final rename never crosses file
+systems), is flushed to disk, and is renamed over the target; then the folder itself is flushed, so
+after a power cut the target names either the old file or the whole new one, never an empty one.
+A write that fails or is interrupted removes its temporary file and leaves the target as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str], *, sync_folder: bool = True) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; if the block succeeds, it becomes ``path``.
+
+    The block may write the temporary file any way it likes (a library writing to a path
+    included); missing parent folders are created first. ``sync_folder=False`` skips flushing the
+    folder after the rename, for a file rewritten often whose previous version is as good.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        yield tmp
+        _flush_file(tmp)
+        os.replace(tmp, target)
+        if sync_folder:
+            _flush_folder(target.parent)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_atomic(path: str | os.PathLike[str], text: str, *, sync_folder: bool = True) -> Path:
+    """Replace ``path`` with ``text`` in UTF-8, line endings exactly as given; return the path."""
+    with (
+        atomic_path(path, sync_folder=sync_folder) as tmp,
+        open(tmp, "w", encoding="utf-8", newline="") as handle,
+    ):
+        handle.write(text)
+    return Path(path)
+
+
+def _flush_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _flush_folder(folder: Path) -> None:
+    # a rename is only durable once the folder's entry is on disk; some platforms (Windows) cannot
+    # open a folder to flush it, and there the rename is all we can do
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+__all__ = ["atomic_path", "write_atomic"]

@@ -1,0 +1,85 @@
+"""The one atomic writer: all of the new content or the old file, flushed to disk, no litter."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from synth._files import atomic_path, write_atomic
+from synth.evaluate.report import Evaluation
+
+
+def test_write_atomic_replaces_the_file_and_keeps_line_endings(tmp_path: Path) -> None:
+    target = tmp_path / "deep" / "er" / "file.txt"
+    assert write_atomic(target, "one\r\ntwo\n") == target
+    write_atomic(target, "é\r\n")
+    assert target.read_bytes() == "é\r\n".encode()
+    assert [p.name for p in target.parent.iterdir()] == ["file.txt"]
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path: Path) -> None:
+    target = tmp_path / "file.txt"
+    target.write_text("old", encoding="utf-8")
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_text("half", encoding="utf-8")
+        raise RuntimeError("killed mid-write")
+    assert target.read_text(encoding="utf-8") == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["file.txt"]
+
+
+def test_the_file_and_its_folder_are_flushed_before_and_after_the_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append("folder" if os.path.isdir(f"/proc/self/fd/{fd}") else "file")
+        real_fsync(fd)
+
+    def replace(src: str, dst: str) -> None:
+        events.append("rename")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    write_atomic(tmp_path / "file.txt", "text")
+    if not Path("/proc/self/fd").is_dir():  # pragma: no cover (no /proc to tell them apart)
+        assert events == ["file", "rename", "file"]
+    else:
+        assert events == ["file", "rename", "folder"]
+
+
+def test_an_evaluation_report_that_cannot_be_written_leaves_the_old_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "report.json"
+    Evaluation(metrics={"m": 0.5}).write(path)
+    before = path.read_bytes()
+
+    def refuse(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError):
+        Evaluation(metrics={"m": 0.9}).write(path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
+def test_a_file_rewritten_often_can_skip_flushing_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flushed: list[int] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        flushed.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    write_atomic(tmp_path / "manifest.json", "{}", sync_folder=False)
+    assert len(flushed) == 1  # the file, not the folder
+    assert (tmp_path / "manifest.json").read_text(encoding="utf-8") == "{}"
