@@ -133,7 +133,7 @@ from synth.evaluate.agreement import cohen_kappa, fleiss_kappa, krippendorff_alp
 from synth.evaluate.answers import AnswerEvaluation, evaluate_answers
 from synth.evaluate.benchmark import BenchmarkResult, LeaderboardRow, PairComparison, benchmark
 from synth.evaluate.compare import Comparison, MetricComparison, compare_reports
-from synth.evaluate.contexts import context_ids, context_texts
+from synth.evaluate.retrieved import context_ids, context_texts
 from synth.evaluate.judge import JudgeResult, LLMJudge
 from synth.evaluate.preference import PreferenceEvaluation, PreferenceSummary, evaluate_preference
 from synth.evaluate.report import Evaluation, ItemResult, read_report
@@ -149,8 +149,7 @@ from synth.evaluate.retrieval import (
 )
 from synth.evaluate.stats import bootstrap_interval, sign_flip_test
 from synth.evaluate.text import exact_match, normalize_answer, token_f1
-
-__version__ = "0.1.0"
+from synth._version import __version__ as __version__
 
 __all__ = [
     "AnswerEvaluation",

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from synth import ChunkingConfig, ConfigError, Document, Page, chunk_documents, load_documents
+from synth._ids import document_id
 from synth._tokens import count_tokens
 from synth.ingest import chunking, iter_chunks
-from synth.ingest._ids import document_id
 from synth.ingest.chunking import _within_limit
 
 SAMPLE_DOCS = Path(__file__).resolve().parents[1] / "sample_docs"

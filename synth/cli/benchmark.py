@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     """Run and rank the systems, write and print the result; EXIT_PARTIAL when items failed."""
     from synth.cli._evaluate_view import benchmark_tables, show
     from synth.evaluate import _io
-    from synth.evaluate._run import failure_summary
+    from synth.evaluate._jobs import failure_summary
     from synth.evaluate._specs import systems
     from synth.evaluate.benchmark import benchmark
 

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     """Score the dataset, write and print the report; EXIT_PARTIAL when items failed."""
     from synth.cli._evaluate_view import evaluation_tables, show
     from synth.evaluate import _io
-    from synth.evaluate._run import failure_summary
+    from synth.evaluate._jobs import failure_summary
 
     report = _retrieval_report(args) if args.retriever else _answers_report(args)
     if args.output:

@@ -15,13 +15,13 @@ the critic is still scoring the seeds; :func:`group_contexts` then only claims.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
+from synth._ids import joined_hash
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import ScoredSeed
 from synth.contexts.index import unit_rows
@@ -54,7 +54,7 @@ class NeighbourStore(Protocol):
 
 def context_id(chunk_ids: Sequence[str]) -> str:
     """A stable id for a context made of these chunks, in this order."""
-    return "ctx_" + hashlib.sha256("\x1f".join(chunk_ids).encode("utf-8")).hexdigest()[:16]
+    return "ctx_" + joined_hash(chunk_ids, 16)
 
 
 def make_context(

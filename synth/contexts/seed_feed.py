@@ -14,7 +14,6 @@ one just grouped), which is what keeps the draws, and so the contexts, independe
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import math
 import random
 import threading
@@ -24,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from synth._ids import joined_hash
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import BELOW_THRESHOLD, ContextScore, ScoredSeed, score_contexts
 from synth.contexts.feed import AUTH_FAILURE, Candidate, Notify, refused_key, seed_drop_stage
@@ -55,10 +55,7 @@ class SeedBatch:
 
     @property
     def key(self) -> str:
-        return (
-            f"batch{self.index}:"
-            + hashlib.sha256("\x1f".join(c.id for c in self.seeds).encode()).hexdigest()[:12]
-        )
+        return f"batch{self.index}:" + joined_hash((c.id for c in self.seeds), 12)
 
 
 class DocsFeed:

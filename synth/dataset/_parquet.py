@@ -15,11 +15,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from synth._files import atomic_path
 from synth.data import Golden
 from synth.dataset._io import (
     FORMAT_NAME,
     FORMAT_VERSION,
-    atomic_path,
     check_version,
     dumps,
     dumps_records,

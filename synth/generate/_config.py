@@ -20,7 +20,8 @@ from pydantic import (
 )
 
 from synth.errors import ConfigError
-from synth.llm.base import LLM, FunctionModel
+from synth.llm.base import LLM
+from synth.llm.spec import model_identity
 
 
 def _describe(exc: ValidationError, config: type[BaseModel]) -> str:
@@ -37,15 +38,6 @@ def _describe(exc: ValidationError, config: type[BaseModel]) -> str:
 # ---- models and embedders named by a stage config ---------------------------------------------------
 
 
-def model_identity(model: Any) -> Any:
-    """How a model named in a config is recorded: a spec as given, else its identity (no key)."""
-    if model is None or isinstance(model, str):
-        return model
-    if isinstance(model, LLM):
-        return model.identity()
-    return FunctionModel(model).identity()
-
-
 def embedder_identity(embedder: Any) -> Any:
     """How an embedder named in a config is recorded: a spec as given, else its identity."""
     if embedder is None or isinstance(embedder, str):
@@ -57,7 +49,7 @@ def _check_model(value: Any) -> Any:
     if value is None or isinstance(value, LLM):
         return value
     if isinstance(value, str):
-        from synth.llm.factory import parse_model_spec
+        from synth.llm.spec import parse_model_spec
 
         provider, name = parse_model_spec(value)
         if not name:

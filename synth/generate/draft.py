@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from synth._ids import joined_hash
 from synth.data import Context, Golden
 from synth.errors import ModelError, raw_reply
 from synth.generate.stats import model_error_reason
@@ -14,8 +14,7 @@ from synth.generate.stats import model_error_reason
 
 def draft_id(*parts: object) -> str:
     """A stable id from the parts that identify a draft (e.g. context id and position)."""
-    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).hexdigest()
-    return "d_" + digest[:16]
+    return "d_" + joined_hash((str(p) for p in parts), 16)
 
 
 class Draft(BaseModel):

@@ -12,7 +12,6 @@ A user's own template gets the same tagged values.
 
 from __future__ import annotations
 
-import hashlib
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from functools import cache
 from importlib import resources
 from string import Template
 
+from synth._ids import joined_hash
 from synth.errors import ConfigError
 from synth.generate.config import Evolution
 
@@ -109,10 +109,8 @@ class PromptSet:
         self._texts = texts
         self._templates = {name: Template(text) for name, text in texts.items()}
         self.overridden = frozenset(overrides or {})
-        digest = hashlib.sha256(SYSTEM.encode("utf-8") + b"\0")
-        for name in sorted(texts):
-            digest.update(name.encode("utf-8") + b"\0" + texts[name].encode("utf-8") + b"\0")
-        self.version = digest.hexdigest()[:12]
+        parts = [SYSTEM, *(x for name in sorted(texts) for x in (name, texts[name])), ""]
+        self.version = joined_hash(parts, 12, sep="\0")
 
     def text(self, name: str) -> str:
         """The raw template text for ``name``."""

@@ -18,10 +18,10 @@ import tiktoken
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from synth._ids import chunk_id
 from synth._tokens import DEFAULT_ENCODING, encode, get_encoding
 from synth.data import Chunk, Document
 from synth.errors import ConfigError
-from synth.ingest._ids import chunk_id
 
 logger = logging.getLogger("synth.ingest")
 

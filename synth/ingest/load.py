@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+from synth._ids import document_id
 from synth.data import Document
 from synth.errors import ConfigError, IngestError
-from synth.ingest._ids import document_id
 from synth.ingest._util import one_line
 from synth.ingest._walk import Candidate, walk
 from synth.ingest.registry import Loader, resolve_loaders

@@ -7,10 +7,10 @@ they are re-exported here for the callers that still import them from the run pa
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Any
 
+from synth._ids import text_hash
 from synth.contexts.feed import Candidate, Feed, ListFeed, ScratchFeed
 from synth.contexts.group import context_id
 from synth.contexts.seed_feed import DocsFeed
@@ -19,7 +19,7 @@ from synth.data import Context
 
 def text_id(text: str) -> str:
     """A stable id for a user-given context text."""
-    return "txt_" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+    return "txt_" + text_hash(text, 24)
 
 
 def context_from_texts(

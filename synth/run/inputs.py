@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Sequence
 from typing import Any
 
+from synth._ids import text_hash
 from synth.data import Context, Golden
 from synth.errors import ConfigError
 from synth.run.feeds import Candidate, context_from_texts
@@ -64,7 +64,7 @@ def candidates_from_goldens(given: Sequence[Golden]) -> list[Candidate]:
 
 def short_hash(text: str) -> str:
     """Ten hex digits identifying ``text`` (for candidate keys)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+    return text_hash(text, 10)
 
 
 __all__ = ["SCRATCH_BATCH", "as_contexts", "as_paths", "candidates_from_goldens", "short_hash"]

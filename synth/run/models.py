@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from synth.errors import ConfigError
 from synth.llm.base import LLM
-from synth.llm.factory import make_llm, parse_model_spec
+from synth.llm.factory import make_llm
 from synth.llm.limiter import RateLimiter
+from synth.llm.spec import parse_model_spec
 from synth.llm.sqlite_cache import SQLiteCache
 from synth.llm.usage import Usage, UsageModel
 

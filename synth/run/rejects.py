@@ -8,11 +8,11 @@ row points at it: ``"raw_reply": {"file": "bad_replies.jsonl", "key": ...}``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
+from synth._ids import text_hash
 from synth.run.dir import Journal
 
 BAD_REPLIES = "bad_replies"
@@ -26,7 +26,7 @@ def reject_row(
     if detail:
         row["detail"] = detail
     if raw and bad_replies is not None:
-        key = hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
+        key = text_hash(raw, 16)
         if key not in bad_replies:
             bad_replies.append(key, {"reply": raw})
         row["raw_reply"] = {"file": bad_replies.path.name, "key": key}

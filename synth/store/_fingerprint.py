@@ -21,13 +21,14 @@ Chroma server, and can never outlive them.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from synth._ids import file_hash, text_hash
+from synth._version import __version__
 from synth.ingest import ChunkingConfig, Loader
 from synth.store.embedder import Embedder
 
@@ -93,14 +94,11 @@ def is_settled(info: os.stat_result, now_ns: int) -> bool:
 
 def sha256_of(path: Path) -> str:
     """The SHA-256 of the file's bytes (read in blocks, never whole)."""
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+    return file_hash(path)
 
 
 def setup_key(chunking: ChunkingConfig, embedder: Embedder, loader: Loader) -> str:
     """A digest of what a file's chunks depend on besides its bytes."""
-    from synth import __version__
-
     reader = getattr(loader, "func", loader)  # functools.partial (the PDF reader with a password)
     name = getattr(reader, "__qualname__", None) or type(reader).__qualname__  # or a callable
     blob = json.dumps(
@@ -113,7 +111,7 @@ def setup_key(chunking: ChunkingConfig, embedder: Embedder, loader: Loader) -> s
         sort_keys=True,
         default=str,
     )
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
+    return text_hash(blob, 32)
 
 
 def fingerprint(

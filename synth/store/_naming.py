@@ -8,13 +8,13 @@ two setups that differ anywhere get different collections. Chroma's rules: 3-63 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from typing import Any
 
 from pydantic import BaseModel
 
+from synth._ids import text_hash
 from synth.errors import ConfigError
 from synth.store.embedder import Embedder
 
@@ -38,7 +38,7 @@ def collection_name(embedder: Embedder, chunking: BaseModel) -> str:
         sort_keys=True,
         separators=(",", ":"),
     )
-    digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()[:_DIGEST]
+    digest = text_hash(blob, _DIGEST)
     room = _MAX - len(_PREFIX) - len(digest) - 1
     slug = slug[:room].rstrip("-_")
     return f"{_PREFIX}{slug}-{digest}" if slug else f"{_PREFIX}{digest}"
