@@ -19,6 +19,8 @@ lint:
 	$(BIN)/ruff check synth tests bench mutation
 	$(BIN)/ruff format --check synth tests bench mutation
 	$(BIN)/mypy synth
+	# the run machinery and the context stages are held to --strict (their imports are checked by the line above)
+	$(BIN)/mypy --strict --follow-imports=silent synth/run synth/contexts
 
 # mutation testing, not part of `test` (tens of minutes): every module in mutation/targets.toml,
 # or the ones named, e.g. `make mutation MODULE=synth/evaluate/stats.py`; see docs/testing.md

@@ -3,14 +3,14 @@
 The whole flow, in the order the data moves (each step names the module that does it)::
 
     1. ingest      load, chunk, embed, store            synth.store.ingest_documents
-    2. select      seed chunks, fair across files       synth.contexts.select   } synth.run.feeds
-    3. critic      score seeds, replace rejected ones   synth.contexts.critic   } (DocsFeed)
-    4. group       seed + similar neighbours            synth.contexts.group    }
+    2. select      seed chunks, fair across files       synth.contexts.select   } synth.contexts.seed_feed
+    3. critic      score seeds, replace rejected ones   synth.contexts.critic   } (DocsFeed, one
+    4. group       seed + similar neighbours            synth.contexts.group    }  Feed of several)
     5. inputs      questions from each context          synth.generate.inputs   }
-    6. filter      critic-score, rewrite or drop        synth.generate.filter   } synth.run.stages
-    7. evolve      make inputs more demanding           synth.generate.evolve   } (one candidate
-    8. style       scenario, task, format, personas     synth.generate.style    }  at a time)
-    9. expected    grounded answers                     synth.generate.expected }
+    6. filter      critic-score, rewrite or drop        synth.generate.filter   } synth.generate.steps
+    7. evolve      make inputs more demanding           synth.generate.evolve   } (the step list, walked
+    8. style       scenario, task, format, personas     synth.generate.style    }  by synth.run.stages
+    9. expected    grounded answers                     synth.generate.expected }  one candidate at a time)
    10. dedup       drop near-duplicate inputs           synth.generate.dedup    } synth.run.stream
    11. top up      draw new contexts until N are kept                           } (the controller)
        dataset     goldens with their provenance        synth.dataset.Dataset
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from synth.contexts.config import ContextConstructionConfig
+from synth.contexts.feed import Candidate, ListFeed, ScratchFeed
 from synth.data import Context
 from synth.dataset import Dataset
 from synth.errors import ConfigError
@@ -37,7 +38,6 @@ from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationC
 from synth.generate.templates import PromptSet
 from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.dir import fingerprint_paths
-from synth.run.feeds import Candidate, ListFeed, ScratchFeed
 from synth.run.ingest import ingest_for_run, ingested_note, record_ingest
 from synth.run.inputs import SCRATCH_BATCH, as_contexts, as_paths, candidates_from_goldens
 from synth.run.models import DEFAULT_CACHE, RATE_MARGIN, ModelArg, RunModels, default_model_spec

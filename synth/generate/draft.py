@@ -105,4 +105,12 @@ def live(drafts: list[Draft]) -> list[Draft]:
     return [d for d in drafts if d.kept]
 
 
-__all__ = ["Draft", "draft_id", "drop_failed", "live"]
+def by_context(drafts: list[Draft], size: int) -> list[list[Draft]]:
+    """The drafts in batches of at most ``size``, each batch from one context (in first-seen order)."""
+    groups: dict[str | None, list[Draft]] = {}
+    for draft in drafts:
+        groups.setdefault(draft.context.id if draft.context else None, []).append(draft)
+    return [g[i : i + size] for g in groups.values() for i in range(0, len(g), size)]
+
+
+__all__ = ["by_context", "Draft", "draft_id", "drop_failed", "live"]

@@ -15,7 +15,7 @@ from synth.generate._batch import BatchRequest, ask_batch, values_of
 from synth.generate._text import context_text, tagged_list
 from synth.generate.base import Source
 from synth.generate.config import StylingConfig
-from synth.generate.draft import Draft, drop_failed, live
+from synth.generate.draft import Draft, by_context, drop_failed, live
 from synth.generate.stats import StageStats
 from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
@@ -110,10 +110,7 @@ async def run(
     """
     todo = live(list(drafts))
     output_format = styling.expected_output_format if styling is not None else None
-    groups: dict[str | None, list[Draft]] = {}
-    for draft in todo:
-        groups.setdefault(draft.context.id if draft.context else None, []).append(draft)
-    batches = [g[i : i + MAX_BATCH] for g in groups.values() for i in range(0, len(g), MAX_BATCH)]
+    batches = by_context(todo, MAX_BATCH)
     await asyncio.gather(*(_answer_group(b, llm, output_format, prompts, stats) for b in batches))
     if stats is not None:
         stats.tally(todo)

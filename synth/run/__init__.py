@@ -1,5 +1,10 @@
 """The run machinery: what makes a pipeline resumable and observable.
 
-config (the pipeline file), dir (the run directory), session and stream (one run's goldens in flight),
-stages (the steps after grouping), manifest, plan, progress, rejects, output and sources.
+In the order a run uses them: ``config`` (the pipeline file), ``inputs`` (what the
+``generate_goldens_from_*`` methods accept), ``models`` (the models and embedders a run owns),
+``setup`` (a run's configs, session and feed), ``ingest`` (stage 1 for a run), ``dir`` (the run
+directory and its journals), ``session`` and ``stream`` (one run's goldens in flight),
+``stages`` (walks ``synth.generate.steps`` for each candidate), ``rejects``, ``manifest``,
+``plan``, ``progress``, ``output`` and ``sources``; ``gc`` and ``sync`` are the process and
+sync-API helpers.
 """

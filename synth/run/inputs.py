@@ -7,12 +7,32 @@ from collections.abc import Sequence
 from typing import Any
 
 from synth._ids import text_hash
+from synth.contexts.feed import Candidate
+from synth.contexts.group import context_id
 from synth.data import Context, Golden
 from synth.errors import ConfigError
-from synth.run.feeds import Candidate, context_from_texts
 
 #: inputs asked for per request when generating from scratch
 SCRATCH_BATCH = 5
+
+
+def text_id(text: str) -> str:
+    """A stable id for a user-given context text."""
+    return "txt_" + text_hash(text, 24)
+
+
+def context_from_texts(
+    texts: Sequence[str], source_files: Sequence[str] | None = None, **metadata: Any
+) -> Context:
+    """A Context from plain texts (ids derived from the texts)."""
+    ids = [text_id(t) for t in texts]
+    return Context(
+        id=context_id(ids),
+        chunk_ids=ids,
+        texts=list(texts),
+        source_files=list(source_files or []),
+        metadata=dict(metadata),
+    )
 
 
 def as_paths(value: Any) -> list[str]:
@@ -67,4 +87,12 @@ def short_hash(text: str) -> str:
     return text_hash(text, 10)
 
 
-__all__ = ["SCRATCH_BATCH", "as_contexts", "as_paths", "candidates_from_goldens", "short_hash"]
+__all__ = [
+    "SCRATCH_BATCH",
+    "as_contexts",
+    "as_paths",
+    "candidates_from_goldens",
+    "context_from_texts",
+    "short_hash",
+    "text_id",
+]

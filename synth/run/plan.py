@@ -22,7 +22,7 @@ from synth.run.ingest import files_read
 from synth.run.setup import RunConfigs, docs_feed
 
 if TYPE_CHECKING:
-    from synth.run.feeds import DocsFeed
+    from synth.contexts.seed_feed import DocsFeed
 
 #: reply tokens assumed per item of each stage (a passage scored, an input written, an answer)
 REPLY_TOKENS = {

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from synth.contexts.config import ContextConstructionConfig
+from synth.contexts.seed_feed import DocsFeed
 from synth.data import Chunk
 from synth.errors import ConfigError
 from synth.generate.config import (
@@ -25,7 +26,6 @@ from synth.generate.config import (
 )
 from synth.generate.templates import PromptSet
 from synth.llm.base import LLM
-from synth.run.feeds import DocsFeed
 from synth.run.models import Models, RunModels
 from synth.run.progress import Progress
 from synth.run.session import RunSession

@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from synth.contexts.feed import Candidate
 from synth.errors import AuthenticationError, ModelError
 from synth.generate.base import Source, Step
 from synth.generate.dedup import LABEL as DEDUP
@@ -21,7 +22,6 @@ from synth.generate.draft import Draft, drop_failed
 from synth.generate.stats import StageStats, count_stages
 from synth.generate.steps import StageSettings, build_steps
 from synth.run.dir import RunDir
-from synth.run.feeds import Candidate
 from synth.run.rejects import BAD_REPLIES, reject_row
 
 #: style examples shown when generating from scratch or from goldens
