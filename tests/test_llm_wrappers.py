@@ -263,7 +263,8 @@ def test_a_timeout_model_passes_the_call_through_and_names_its_deadline() -> Non
 
 def test_a_wrapper_passes_everything_through_and_finds_the_layers_of_its_chain() -> None:
     from synth.llm.retry import RetryModel
-    from synth.llm.wrapper import WrapperModel, model_key
+    from synth.llm.spec import model_key
+    from synth.llm.wrapper import WrapperModel
 
     seen: list[tuple[str, str | None, object, str | None]] = []
     closed: list[str] = []
