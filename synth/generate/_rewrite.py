@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from synth.errors import ModelError, OutputParseError
 from synth.generate._call import ask_checked
-from synth.generate.draft import Draft, drop_failed, live
+from synth.generate.draft import Draft, by_context, drop_failed, live
 from synth.generate.stats import StageStats
 from synth.llm.base import LLM
 
@@ -54,6 +54,21 @@ async def run_live(
     todo = live(list(drafts))
     if step is not None:
         await asyncio.gather(*(step(d) for d in todo))
+    if stats is not None:
+        stats.tally(todo)
+    return list(drafts)
+
+
+async def run_live_batches(
+    drafts: Sequence[Draft],
+    size: int,
+    step: Callable[[list[Draft]], Awaitable[None]],
+    stats: StageStats | None,
+) -> list[Draft]:
+    """Run ``step`` on every batch of live drafts at once (at most ``size`` a batch, one context
+    each: one request per batch), then tally them; all drafts back."""
+    todo = live(list(drafts))
+    await asyncio.gather(*(step(batch) for batch in by_context(todo, size)))
     if stats is not None:
         stats.tally(todo)
     return list(drafts)

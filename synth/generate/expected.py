@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -12,10 +11,11 @@ from pydantic import BaseModel
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import BatchRequest, ask_batch, values_of
+from synth.generate._rewrite import run_live_batches
 from synth.generate._text import context_text, tagged_list
 from synth.generate.base import Source
 from synth.generate.config import StylingConfig
-from synth.generate.draft import Draft, by_context, drop_failed, live
+from synth.generate.draft import Draft, drop_failed
 from synth.generate.stats import StageStats
 from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
@@ -108,13 +108,12 @@ async def run(
     A reply that misnumbers its answers keeps those it can match and asks again for the rest
     (``synth.generate._batch``); a draft left unanswered is dropped with ``model_error:<kind>``.
     """
-    todo = live(list(drafts))
     output_format = styling.expected_output_format if styling is not None else None
-    batches = by_context(todo, MAX_BATCH)
-    await asyncio.gather(*(_answer_group(b, llm, output_format, prompts, stats) for b in batches))
-    if stats is not None:
-        stats.tally(todo)
-    return list(drafts)
+
+    async def step(batch: list[Draft]) -> None:
+        await _answer_group(batch, llm, output_format, prompts, stats)
+
+    return await run_live_batches(drafts, MAX_BATCH, step, stats)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ never reaches the threshold is dropped.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -20,10 +19,11 @@ from pydantic import BaseModel, Field
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import BatchRequest, ask_batch, values_of
+from synth.generate._rewrite import run_live_batches
 from synth.generate._text import context_text, feedback_items, tagged_list
 from synth.generate.base import Source
 from synth.generate.config import FiltrationConfig
-from synth.generate.draft import Draft, by_context, drop_failed, live
+from synth.generate.draft import Draft, drop_failed
 from synth.generate.stats import StageStats
 from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
@@ -253,12 +253,11 @@ async def run(
     versions tried; ``input_quality`` is the kept version's own score; drop reasons are
     ``below_input_quality_threshold`` or ``model_error:<kind>``.
     """
-    todo = live(list(drafts))
-    batches = by_context(todo, MAX_BATCH)
-    await asyncio.gather(*(_filter_group(b, llm, config, prompts, stats) for b in batches))
-    if stats is not None:
-        stats.tally(todo)
-    return list(drafts)
+
+    async def step(batch: list[Draft]) -> None:
+        await _filter_group(batch, llm, config, prompts, stats)
+
+    return await run_live_batches(drafts, MAX_BATCH, step, stats)
 
 
 @dataclass(frozen=True)
