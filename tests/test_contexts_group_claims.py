@@ -141,16 +141,16 @@ def test_contexts_of_one_chunk_read_nothing_from_the_store() -> None:
 
 def test_stats_add_up_over_calls_and_note_neighbours_and_shared_chunks() -> None:
     chunks, index = index_of(SAME, SAME, SAME, BELOW)
-    config = ContextConstructionConfig(max_context_length=2)
+    config = ContextConstructionConfig(max_context_length=3, context_similarity_threshold=0.0)
     stats = StageStats(stage="group")
     used = {"f.md#0"}
     group_contexts([chunks[0]], index, config, used=used, stats=stats)
-    assert stats.notes == {"neighbours": 1} and used == {"f.md#0", "f.md#1"}
-    used.add("f.md#2")  # the next seed's first choice, #0, is in the first context already
-    again = group_contexts([chunks[2]], index, config, used=used, allow_reuse=True, stats=stats)
-    assert again.contexts[0].chunk_ids == ["f.md#2", "f.md#0"]
+    assert stats.notes == {"neighbours": 2} and used == {"f.md#0", "f.md#1", "f.md#2"}
+    used.add("f.md#3")  # the next seed's two choices are in the first context already
+    again = group_contexts([chunks[3]], index, config, used=used, allow_reuse=True, stats=stats)
+    assert again.contexts[0].chunk_ids == ["f.md#3", "f.md#0", "f.md#1"]
     assert stats.items_in == 2 and stats.items_out == 2
-    assert stats.notes == {"neighbours": 2, "shared_chunks": 1}
+    assert stats.notes == {"neighbours": 4, "shared_chunks": 2}
 
 
 def test_a_seed_scored_without_a_critic_carries_no_verdict() -> None:
