@@ -25,13 +25,13 @@ from synth import (
     RetryConfig,
     ServerError,
     Usage,
-    UsageCounts,
     make_llm,
     wrap_llm,
 )
 from synth.llm.base import LLM, Completion
 from synth.llm.limiter import _Window
 from synth.llm.timeout import TimeoutModel
+from synth.llm.usage import UsageCounts
 
 FAST = RetryConfig(initial_delay=0.001, max_delay=0.005)
 
