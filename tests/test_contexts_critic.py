@@ -10,11 +10,20 @@ import re
 import pytest
 
 from synth.contexts.config import ContextConstructionConfig
-from synth.contexts.critic import ContextScore, build_prompt, parse, score_contexts
+from synth.contexts.critic import (
+    ContextScore,
+    CriticReply,
+    build_prompt,
+    check_reply,
+    parse,
+    score_contexts,
+)
 from synth.contexts.seed_feed import DocsFeed
 from synth.data import Chunk
 from synth.errors import OutputParseError, ServerError
 from synth.generate.stats import StageStats
+from synth.generate.templates import PromptSet
+from synth.llm import Usage, make_llm
 from synth.llm.base import FunctionModel, run_sync
 from synth.run.dir import Journal
 
@@ -195,6 +204,8 @@ async def seeds_found(feed: DocsFeed, changed: asyncio.Event, count: int) -> lis
         feed.advance()
         if feed.pending:  # the first batch not grouped is still being scored: it will notify
             await changed.wait()
+        if feed.error is not None:  # as the run does: a failed batch ends it, not a wait forever
+            raise feed.error
     await feed.aclose()
     by_id = {c.id: c for c in feed.chunks}
     return [by_id[c.context.chunk_ids[0]] for c in feed.candidates if c.context is not None]
@@ -247,3 +258,40 @@ def test_seed_search_reports_an_exhausted_corpus() -> None:
     # each chunk once, then once more (reused: the corpus is too small), then no more
     assert len(seeds) == 4 and len({s.id for s in seeds}) == 2 and feed.selector.reused == 2
     assert feed.exhausted and feed.exhausted_reason.startswith("the corpus has no more chunks")
+
+
+def test_the_prompt_wraps_the_passages_and_says_how_many() -> None:
+    prompt = build_prompt(["alpha", "beta", "gamma"])
+    assert 'Passages (3 in all):\n<passages>\n<passage index="1">\nalpha\n' in prompt
+    assert '<passage index="3">\ngamma\n</passage>\n</passages>\n' in prompt
+
+
+def test_an_unmatched_reply_says_what_it_was_and_keeps_the_reply_when_given_no_raw_text() -> None:
+    reply = CriticReply.model_validate(
+        {"scores": [{"index": 1, "clarity": 1, "depth": 1, "structure": 1, "relevance": 1}]}
+    )
+    with pytest.raises(OutputParseError, match="critic scored passages") as info:
+        check_reply(reply, 2)
+    assert info.value.raw == reply.model_dump_json()
+
+
+def test_scoring_uses_the_run_s_prompts_and_labels_its_requests_critic() -> None:
+    critic = Critic()
+    usage = Usage()
+    llm = make_llm(critic, usage=usage)
+    prompts = PromptSet({"context_critic": "Rate these $count, carefully:\n$chunks"})
+    chunks = [chunk("a.txt", i, f"text {i}") for i in range(3)]
+    config = ContextConstructionConfig(contexts_per_critic_call=2)
+    scores = run_sync(score_contexts(chunks, llm, config, prompts=prompts))
+    assert [round(s.quality, 2) for s in scores] == [0.9, 0.9, 0.9]
+    assert sorted(p.split(",")[0] for p in critic.prompts) == ["Rate these 1", "Rate these 2"]
+    assert list(usage.by_label()) == ["critic"] and usage.total.calls == 2
+
+
+def test_a_critic_that_never_answers_for_a_passage_leaves_it_unscored_with_the_reason() -> None:
+    llm = FunctionModel(lambda prompt, system: json.dumps({"scores": []}))
+    chunks = [chunk("a.txt", i, f"text {i}") for i in range(2)]
+    scores = run_sync(score_contexts(chunks, llm, ContextConstructionConfig()))
+    assert len(scores) == 2
+    for score in scores:
+        assert isinstance(score, OutputParseError) and "critic scored passages" in str(score)

@@ -8,7 +8,7 @@ import random
 from test_contexts_critic import Critic, Vectors, chunk
 
 from synth.contexts.config import ContextConstructionConfig
-from synth.contexts.feed import Candidate, ListFeed, ScratchFeed, seed_drop_stage
+from synth.contexts.feed import Candidate, ListFeed, ScratchFeed, refused_key, seed_drop_stage
 from synth.contexts.seed_feed import DocsFeed
 from synth.data import Chunk
 from synth.llm.base import FunctionModel
@@ -93,3 +93,33 @@ def test_docs_feed_without_critic_records_grouping_only() -> None:
     _run(feed, changed)
     (group,) = feed.stage_stats(None)
     assert group.stage == "group" and group.items_out == len(feed.candidates) > 0
+
+
+def test_scratch_feed_adds_up_what_is_asked_before_it_advances() -> None:
+    feed = ScratchFeed(batch_size=5, limit=10)
+    feed.request(2)
+    feed.request(1)
+    assert [c.seq for c in feed.advance()] == [0, 1, 2]
+
+
+class _Served(FunctionModel):
+    provider = ""
+
+    def identity(self) -> dict[str, object]:
+        return {**super().identity(), "base_url": "http://127.0.0.1:9/v1"}
+
+
+def test_a_refused_key_names_the_server_the_model_and_the_fix() -> None:
+    fix = (
+        " (HTTP 401/403); check the key (OPENAI_API_KEY, or the provider's key variable) and "
+        "--base-url, or name another model with --model"
+    )
+    default = refused_key(FunctionModel(lambda prompt, system: prompt, name="m"))
+    assert default == (
+        "the model server at the provider's default address refused the API key for function:m"
+        + fix
+    )
+    served = _Served(lambda prompt, system: prompt, name="m")
+    assert refused_key(served) == (
+        "the model server at http://127.0.0.1:9/v1 refused the API key for m" + fix
+    )

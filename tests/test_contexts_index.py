@@ -138,3 +138,21 @@ def test_the_index_holds_only_the_run_s_chunks(store: ChunkStore) -> None:
     on_store = group_contexts(seeds, store, config, used={s.id for s in seeds})
     assert {f for c in result.contexts for f in c.source_files} <= {"one.txt", "two.txt"}
     assert "three.txt" in {f for c in on_store.contexts for f in c.source_files}
+
+
+def test_the_index_keeps_float32_vectors_and_names_what_it_lacks() -> None:
+    chunks = [chunk("a.md", i) for i in range(3)]
+    index = ChunkIndex(chunks, np.ones((3, 4), dtype=np.float64))
+    # float32, as a store keeps them: half the memory of the float64 given
+    assert index.get_embeddings(["a.md#0"]).dtype == np.float32
+    with pytest.raises(StoreError) as one:
+        index.get(["a.md#0", "gone"])
+    assert str(one.value) == "1 chunk id(s) not among the run's chunks: 'gone'"
+    many = [f"x{i}" for i in range(7)]
+    with pytest.raises(StoreError) as seven:
+        index.get_embeddings(many)
+    assert str(seven.value) == (
+        "7 chunk id(s) not among the run's chunks: 'x0', 'x1', 'x2', 'x3', 'x4'"
+    )
+    with pytest.raises(ConfigError, match="^a chunk index got the same chunk id twice$"):
+        ChunkIndex([chunks[0], chunks[0]], np.ones((2, 4)))

@@ -119,3 +119,87 @@ def test_reuse_pass_when_the_corpus_is_too_small() -> None:
 def test_invalid_passes() -> None:
     with pytest.raises(ConfigError):
         SeedSelector([], ContextConstructionConfig(), random.Random(0), max_passes=0)
+
+
+def test_quotas_of_tiny_empty_and_unlisted_files() -> None:
+    config = ContextConstructionConfig(max_contexts_per_document=4, min_contexts_per_document=1)
+    # a largest file of one token still gets the full quota; an empty one only the minimum
+    assert seed_quotas({"a": 1, "empty": 0}, {"a": 9, "empty": 9}, config) == {"a": 4, "empty": 1}
+    # a file with no chunks listed has nothing to give
+    assert seed_quotas({"a": 100, "b": 100}, {"a": 9}, config) == {"a": 4, "b": 0}
+
+
+def test_a_chunk_given_twice_is_one_seed_and_the_rest_still_come() -> None:
+    chunks = make_chunks({"a.txt": 5})
+    given = chunks[:3] + chunks[1:2] + chunks[3:]
+    selector = SeedSelector(given, ContextConstructionConfig(), random.Random(0), max_passes=1)
+    assert selector.chunks == chunks
+    seeds = list(selector)
+    assert sorted(c.id for c in seeds) == sorted(c.id for c in chunks)
+    assert selector.yielded == 5
+
+
+def test_sizes_count_every_chunk_as_at_least_one_token() -> None:
+    chunks = make_chunks({"big.txt": 5}, tokens=4) + make_chunks({"small.txt": 10}, tokens=1)
+    chunks += make_chunks({"empty.txt": 3}, tokens=0)
+    config = ContextConstructionConfig(max_contexts_per_document=4, min_contexts_per_document=1)
+    selector = SeedSelector(chunks, config, random.Random(0))
+    assert selector.sizes == {"big.txt": 20, "empty.txt": 3, "small.txt": 10}
+    assert selector.quotas == {"big.txt": 4, "empty.txt": 1, "small.txt": 2}
+
+
+def test_quotas_cap_the_first_pass_and_reuse_passes_follow_size_alone() -> None:
+    # rounding gives mid.txt 2 of 4 seats (38 / 100 * 4 = 1.52); size alone would give big.txt
+    # the fifth seat (100 / 5 = 20 > 38 / 2 = 19), which is what a reuse pass does
+    chunks = make_chunks({"big.txt": 10}, tokens=10) + make_chunks({"mid.txt": 2}, tokens=19)
+    config = ContextConstructionConfig(max_contexts_per_document=4, min_contexts_per_document=1)
+    selector = SeedSelector(chunks, config, random.Random(0), max_passes=2)
+    assert selector.quotas == {"big.txt": 4, "mid.txt": 2}
+    assert Counter(c.source for c in selector.take(6)) == selector.quotas
+    assert len(selector.take(6)) == 6 and not selector.exhausted
+    assert Counter(c.source for c in selector.take(6)) == {"big.txt": 5, "mid.txt": 1}
+    assert selector.exhausted and selector.reused == 6
+
+
+def test_equal_files_are_served_in_the_same_order_every_round() -> None:
+    chunks = make_chunks({"a.txt": 4, "b.txt": 4, "c.txt": 4})
+    seeds = SeedSelector(chunks, ContextConstructionConfig(), random.Random(4)).take(9)
+    rounds = [[c.source for c in seeds[i : i + 3]] for i in range(0, 9, 3)]
+    assert sorted(rounds[0]) == ["a.txt", "b.txt", "c.txt"]
+    assert rounds[1] == rounds[0] and rounds[2] == rounds[0]
+
+
+def test_a_claimed_chunk_does_not_cost_its_file_its_first_seat() -> None:
+    chunks = make_chunks({"big.txt": 20}) + make_chunks({"small.txt": 5}, tokens=40)
+    for seed in range(10):
+        selector = SeedSelector(chunks, ContextConstructionConfig(), random.Random(seed))
+        selector.used.update(f"small.txt#{i}" for i in range(4))  # one chunk of small.txt is free
+        first = selector.take(2)
+        assert {c.source for c in first} == {"big.txt", "small.txt"}
+        assert "small.txt#4" in {c.id for c in first}
+
+
+def test_a_released_seed_is_no_longer_claimed() -> None:
+    selector = SeedSelector(
+        make_chunks({"a.txt": 3}), ContextConstructionConfig(), random.Random(0)
+    )
+    seed = selector.next()
+    assert seed is not None and selector.used == {seed.id}
+    selector.release(seed.id)
+    assert selector.used == set()
+
+
+def test_too_few_passes_are_refused_with_the_reason() -> None:
+    with pytest.raises(ConfigError, match="^max_passes must be at least 1$"):
+        SeedSelector([], ContextConstructionConfig(), random.Random(0), max_passes=0)
+
+
+def test_seats_past_the_quotas_go_by_size_over_seats_taken_plus_one() -> None:
+    # D'Hondt: with quotas of 3 and 1 taken, mid.txt (3x the size) wins seats 5 and 6 over
+    # big.txt (60 / 4 = 15, then 60 / 5 = 12, against 20 / 2 = 10)
+    chunks = make_chunks({"big.txt": 2, "mid.txt": 6})
+    config = ContextConstructionConfig(max_contexts_per_document=3, min_contexts_per_document=1)
+    for seed in range(5):
+        selector = SeedSelector(chunks, config, random.Random(seed))
+        assert selector.quotas == {"big.txt": 1, "mid.txt": 3}
+        assert Counter(c.source for c in selector.take(6)) == {"mid.txt": 5, "big.txt": 1}

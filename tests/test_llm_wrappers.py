@@ -633,3 +633,33 @@ def test_retry_after_headers_and_status_codes_become_typed_errors() -> None:
         503: "server",
         529: "server",
     }
+
+
+def test_the_meter_passes_the_call_whole_and_failures_are_kept_under_their_model() -> None:
+    from synth.errors import CacheError
+    from synth.llm.base import REQUESTS_SENT
+    from synth.llm.usage import MeterModel, UsageModel
+
+    seen: list[tuple[object, str | None]] = []
+
+    class Inner(Scripted):
+        async def arequest(self, prompt, *, system=None, schema=None, label=None) -> Completion:
+            seen.append((schema, label))
+            return await super().arequest(prompt, system=system, schema=schema, label=label)
+
+    usage = Usage()
+    twice = Completion(
+        text="{}", input_tokens=4, output_tokens=2, finish_reason="stop", extra={REQUESTS_SENT: 2}
+    )
+    inner = Inner([twice, ServerError("down"), ServerError("down"), CacheError("disk gone")])
+    model = UsageModel(MeterModel(inner, usage), usage)
+    reply = asyncio.run(model.arequest("p", schema=Verdict, label="judge"))
+    assert reply.extra == {} and seen == [(Verdict, "judge")]
+    for _ in range(3):
+        with pytest.raises((ServerError, CacheError)):
+            asyncio.run(model.arequest("p", label="judge"))
+    assert usage.counts("scripted:s1", "judge").failures == {"server": 2, "cache": 1}
+    assert usage.counts("scripted:s1", "judge").requests == 2 + 3
+    assert usage.cost({"scripted:s1": (1.0, 10.0)}).total_usd == pytest.approx((4 + 20) / 1e6)
+    counts = UsageCounts(retries={"server": 1}).add(UsageCounts(retries={"server": 2}))
+    assert counts.retries == {"server": 3}
