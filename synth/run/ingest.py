@@ -13,17 +13,19 @@ from synth.run.manifest import stage_row
 
 if TYPE_CHECKING:
     from synth.run.session import RunSession
-    from synth.store.ingest_run import IngestReport
+    from synth.store import ChunkStore
+    from synth.store.embedder import Embedder
+    from synth.store.ingest_run import IngestReport, PendingIngest
 
 
 def ingest_for_run(
     paths: list[str],
     config: ContextConstructionConfig,
-    embedder: Any,
+    embedder: Embedder,
     *,
     store_path: str | os.PathLike[str],
     store_url: str | None = None,
-) -> tuple[Any, Any, list[Chunk]]:
+) -> tuple[ChunkStore, PendingIngest, list[Chunk]]:
     """Load, chunk (``config``'s chunk size, overlap and encoding), embed and store the files
     under ``paths``; return the open store, the ingest under way (a
     :class:`~synth.store.ingest_run.PendingIngest`) and the chunks of the files read.
@@ -47,9 +49,8 @@ def ingest_for_run(
         # read and then run while the first critic requests are out; not a remote embedder's:
         # its requests would run beside the critic's, outside max_concurrent, so they overlap
         # with the reading instead and are done first
-        remote = bool(getattr(embedder, "remote", False))
-        pending = start_ingest(paths, store, keep_chunks=True, hold_writes=not remote)
-        if remote:
+        pending = start_ingest(paths, store, keep_chunks=True, hold_writes=not embedder.remote)
+        if embedder.remote:
             pending.finish()
         if not pending.report.any_read:
             raise ConfigError(nothing_read(paths, pending.report.files))
