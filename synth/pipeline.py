@@ -160,9 +160,9 @@ class Synthesizer:
         store, pending, chunks = self._ingest(paths, configs.contexts)
         try:
             record_ingest(run, pending.report, paths, chunks)
-            # the last chunks may still be being stored: the feed waits for them before it
-            # reads the store, while the first critic requests are already out
-            feed = docs_feed(chunks, store, configs, num_goldens, run, pending.finish)
+            # the last chunks may still be being stored while the first critic requests are out:
+            # the feed takes their vectors from the ingest, as soon as they are embedded
+            feed = docs_feed(chunks, pending, configs, num_goldens, run, pending.raise_if_failed)
             dataset = await run.execute(feed, configs.target(num_goldens, feed.wanted))
             report = pending.finish()
             run.count_embeddings("ingest", embedder, sent_before, pending.embedder_batches)

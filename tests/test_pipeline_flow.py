@@ -533,6 +533,31 @@ def test_a_store_write_failing_after_the_critic_started_ends_the_run_with_that_e
     assert not {name for name in left if "writer" in name or "read-ahead" in name}, left
 
 
+def test_a_store_write_failing_after_the_vectors_were_embedded_ends_the_run_with_that_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Grouping searches the vectors as soon as they are embedded, while Chroma stores them; a
+    store write failing then still ends the run with its own error, recorded as failed, and
+    leaves no thread behind. (Scripted only: the point is the store, not the model.)"""
+    import threading
+
+    from synth.errors import StoreError
+    from synth.store import ChunkStore
+
+    def failing_commit(self: ChunkStore, *args: object, **kwargs: object) -> object:
+        raise StoreError("the disk is full")
+
+    monkeypatch.setattr(ChunkStore, "commit", failing_commit)
+    replies = Replies()
+    synth = synthesizer(replies, run_dir=tmp_path / "run", store_path=tmp_path / "store")
+    with pytest.raises(StoreError, match="disk is full"):
+        synth.generate_goldens_from_docs(SAMPLE, num_goldens=4)
+    manifest = json.loads(next((tmp_path / "run").rglob("manifest.json")).read_text())
+    assert manifest["status"] == "failed" and "disk is full" in manifest["error"]
+    left = {t.name for t in threading.enumerate()}
+    assert not {name for name in left if "writer" in name or "read-ahead" in name}, left
+
+
 class _Recorded:
     """A progress display that keeps the stage names of the last snapshot it was shown."""
 

@@ -400,6 +400,84 @@ def test_started_ingest_hands_over_the_chunks_and_stores_them_once_finished(
     assert again.chunks == {} and again.finish().reused == report.chunks
 
 
+def test_a_started_ingest_into_a_new_store_gives_the_vectors_before_storing_them(
+    store_factory: StoreFactory, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Into an empty store, every held batch is embedded before the first is stored, and
+    ``get_embeddings`` answers from those vectors while Chroma is still storing them: exactly the
+    vectors the store holds once ``finish`` returns, in the order asked."""
+    embedder = CountingEmbedder()
+    store = store_factory(embedder, chunking=CHUNKING)
+    release = threading.Event()
+    commit = store.commit
+
+    def held_commit(*args: object, **kwargs: object) -> object:
+        # a get_embeddings that waited for the store would wait here: the write then fails
+        if not release.wait(timeout=20):
+            raise AssertionError("the vectors were not handed over before the store had them")
+        return commit(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "commit", held_commit)
+    pending = start_ingest([folder], store, keep_chunks=True, hold_writes=True)
+    handed = [chunk for chunks in pending.chunks.values() for chunk in chunks]
+    ids = [chunk.id for chunk in reversed(handed)]  # any order: rows come in the order asked
+    vectors = pending.get_embeddings(ids)
+    assert store.count() == 0  # nothing stored yet
+    assert embedder.embedded_texts == len(handed)  # every batch embedded, the first not stored
+    release.set()
+    pending.finish()
+    assert vectors.dtype == np.float32 and vectors.shape == (len(ids), embedder.dimension)
+    # the store's own copy: Chroma normalises what it stores again, which moves a few last bits
+    assert np.allclose(vectors, store.get_embeddings(ids), rtol=0, atol=1e-6)
+    assert embedder.embedded_texts == len(handed)  # nothing embedded twice
+
+
+def test_a_started_ingest_into_a_store_in_use_gives_the_stored_vectors(
+    store_factory: StoreFactory, folder: Path
+) -> None:
+    """Into a store that holds chunks already (an unchanged file's, and a changed file's earlier
+    version, which goes first), the vectors come from the store once every chunk is in: those of
+    the chunks read now and of those reused, the earlier version's gone."""
+    store = store_factory(CountingEmbedder(), chunking=CHUNKING)
+    ingest_documents([folder], store=store)
+    before = set(store.ids())
+    reused = [chunk.id for chunk in store.chunks() if Path(chunk.source).name == "b.md"]
+    (folder / "a.txt").write_text("Tides, moorings and the harbour master's log. " * 20)
+    settle(folder)
+    pending = start_ingest([folder], store, keep_chunks=True, hold_writes=True)
+    assert [Path(path).name for path in pending.chunks] == ["a.txt"]  # the others unchanged
+    read_now = [chunk.id for chunks in pending.chunks.values() for chunk in chunks]
+    ids = read_now + reused
+    vectors = pending.get_embeddings(ids)
+    assert np.array_equal(vectors, store.get_embeddings(ids))  # the store's copy, bit for bit
+    assert set(read_now).isdisjoint(before) and set(store.ids()) >= set(ids)
+    assert pending.finish().embedded == len(read_now)
+
+
+def test_a_store_write_failing_after_the_vectors_were_handed_over_is_raised(
+    store_factory: StoreFactory, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vectors are handed over before the store has them; a write failing after that is
+    raised by ``raise_if_failed`` (which never waits) and by ``finish``."""
+    store = store_factory(CountingEmbedder(), chunking=CHUNKING)
+    failed = threading.Event()
+
+    def failing_commit(*args: object, **kwargs: object) -> object:
+        failed.set()
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store, "commit", failing_commit)
+    pending = start_ingest([folder], store, keep_chunks=True, hold_writes=True)
+    pending.raise_if_failed()  # nothing failed yet, or the failure is raised: never a wait
+    ids = [chunk.id for chunks in pending.chunks.values() for chunk in chunks]
+    assert len(pending.get_embeddings(ids)) == len(ids)
+    with pytest.raises(OSError, match="disk full"):
+        pending.finish()
+    assert failed.is_set()
+    with pytest.raises(OSError, match="disk full"):
+        pending.raise_if_failed()
+
+
 def test_a_started_ingest_that_fails_to_store_says_so_at_finish(tmp_path: Path) -> None:
     class Failing(HashEmbedder):
         def _embed_batch(self, texts: list[str]) -> np.ndarray:

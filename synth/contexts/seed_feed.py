@@ -6,7 +6,9 @@ neighbours strictly in seed order. Neighbours are found among the run's own chun
 memory (:class:`~synth.contexts.index.ChunkIndex`, its vectors read from the store in one go).
 While the critic scores a batch, a worker thread finds the seeds' neighbours, and grouping, when
 the verdicts come, only claims them. The first critic requests can go out while the ingest is still
-storing the last chunks: the store is read only after ``store_ready()`` says every chunk is in.
+storing the last chunks: the vectors are read from ``store``, which may be the ingest under way
+(it gives them as soon as they are embedded), and ``store_check()``, called at every grouping,
+ends the run once a store write has failed.
 New batches are drawn only at fixed points of that order (the batch ``lookahead`` places after the
 one just grouped), which is what keeps the draws, and so the contexts, independent of timing.
 """
@@ -27,8 +29,8 @@ from synth._ids import joined_hash
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import BELOW_THRESHOLD, ContextScore, ScoredSeed, score_contexts
 from synth.contexts.feed import AUTH_FAILURE, Candidate, Notify, refused_key, seed_drop_stage
-from synth.contexts.group import NeighbourStore, Prefetched, group_contexts, prefetch_neighbours
-from synth.contexts.index import ChunkIndex
+from synth.contexts.group import Prefetched, group_contexts, prefetch_neighbours
+from synth.contexts.index import ChunkIndex, VectorStore
 from synth.contexts.select import SeedSelector
 from synth.data import Chunk
 from synth.errors import AuthenticationError, ModelError, raw_reply
@@ -73,7 +75,7 @@ class DocsFeed:
     def __init__(
         self,
         chunks: Sequence[Chunk],
-        store: NeighbourStore,
+        store: VectorStore,
         config: ContextConstructionConfig,
         rng: random.Random,
         *,
@@ -84,13 +86,13 @@ class DocsFeed:
         rejects: Journal | None = None,
         bad_replies: Journal | None = None,
         notify: Notify | None = None,
-        store_ready: Callable[[], object] | None = None,
+        store_check: Callable[[], object] | None = None,
     ) -> None:
         self.config = config
         self.store = store
         self.chunks = chunks
-        #: waits (from any thread) until every chunk is stored; the store is read only after it
-        self.store_ready = store_ready or (lambda: None)
+        #: raises (from any thread) once a write of the chunks to the store has failed
+        self.store_check = store_check or (lambda: None)
         self.selector = SeedSelector(chunks, config, rng)
         self.critic = critic
         self.prompts = prompts
@@ -220,11 +222,11 @@ class DocsFeed:
         return prefetch_neighbours(seeds, self.neighbours(), self.config)
 
     def neighbours(self) -> ChunkIndex:
-        """The run's chunks to find neighbours among (made once, from any thread, when every chunk
-        is stored; a failed store write raises here)."""
+        """The run's chunks to find neighbours among (made once, from any thread, with the vectors
+        ``store`` gives for them; a failed store write raises here)."""
+        self.store_check()
         with self._index_lock:
             if self._index is None:
-                self.store_ready()
                 self._index = ChunkIndex.from_store(self.chunks, self.store)
             return self._index
 

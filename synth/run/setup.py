@@ -235,10 +235,11 @@ def docs_feed(
     configs: RunConfigs,
     num_goldens: int | None,
     run: RunSession | None,
-    store_ready: Callable[[], object] | None = None,
+    store_check: Callable[[], object] | None = None,
 ) -> DocsFeed:
-    """The feed of contexts from ``chunks``; without a ``run`` (a plan), no critic, no prompts
-    and no journals. ``store_ready`` waits until every chunk is stored."""
+    """The feed of contexts from ``chunks``, their vectors read from ``store`` (a store, or the
+    ingest still storing them); without a ``run`` (a plan), no critic, no prompts and no journals.
+    ``store_check`` raises once a store write has failed."""
     assert configs.contexts is not None
     wanted = configs.wanted_contexts(num_goldens)
     rng = random.Random(f"{configs.seed}:select")
@@ -257,7 +258,7 @@ def docs_feed(
         journal=run.journal("critic"),
         rejects=run.journal("rejects"),
         bad_replies=run.journal("bad_replies"),
-        store_ready=store_ready,
+        store_check=store_check,
         notify=run.notify,
     )
 

@@ -54,13 +54,13 @@ class BackgroundWriter(Generic[Job]):
 
     def submit(self, job: Job) -> None:
         """Queue ``job`` (waiting while ``depth`` jobs already wait)."""
-        self._raise_if_failed()
+        self.raise_if_failed()
         self._queue.put(job)
 
     def finish(self) -> None:
         """Wait until every queued job is done; raise the first job error, if any."""
         self._stop()
-        self._raise_if_failed()
+        self.raise_if_failed()
 
     def cancel(self) -> None:
         """Drop the jobs still waiting and wait for the one under way; raises nothing."""
@@ -83,7 +83,8 @@ class BackgroundWriter(Generic[Job]):
             self._go.set()
             self._thread.join()
 
-    def _raise_if_failed(self) -> None:
+    def raise_if_failed(self) -> None:
+        """Raise the first job error so far, if any, without waiting."""
         if self._error is not None:
             raise self._error
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from synth.data import Chunk, Document
@@ -138,7 +139,8 @@ class PendingIngest:
 
     ``report`` has every file and the chunk and token totals at once; ``embedded`` and ``reused``
     are complete after :meth:`finish`. ``chunks`` holds, by path, the chunks of the files read now
-    (with ``keep_chunks``), so a caller can start on them before they are stored.
+    (with ``keep_chunks``), so a caller can start on them before they are stored, and
+    :meth:`get_embeddings` gives their vectors before they are stored, where it can.
     """
 
     def __init__(
@@ -146,24 +148,59 @@ class PendingIngest:
         report: IngestReport,
         writer: BackgroundWriter[Any],
         added: AddResult,
-        embedder: Embedder,
+        store: ChunkStore,
     ) -> None:
         self.report = report
         self.chunks: dict[str, list[Chunk]] = {}
         self._writer = writer
         self._added = added
-        self._embedder = embedder
+        self._store = store
+        self._embedder = store.embedder
         self._lock = threading.Lock()
         self._done = False
+        #: set once the vectors of the chunks embedded now are known (or known not to come)
+        self._embedded = threading.Event()
+        self._vectors: dict[str, np.ndarray] | None = None
         #: the embedder's ``batches_embedded`` once every write is done (see :meth:`finish`)
         self.embedder_batches: int | None = None
+
+    def publish(self, prepared: Iterable[PreparedChunks] | None) -> None:
+        """Hand over the vectors of every chunk embedded now, before they are stored (None: they
+        will not all be known before the store has them); called once, by the writer."""
+        if prepared is not None:
+            self._vectors = {
+                chunk.id: row
+                for batch in prepared
+                for chunk, row in zip(batch.new, batch.vectors, strict=True)
+            }
+        self._embedded.set()
+
+    def get_embeddings(self, ids: Sequence[str]) -> np.ndarray:
+        """The vectors of these chunks, one float32 row per id in the order asked (from any thread).
+
+        When every one of them was embedded by this ingest and the writer has published them, they
+        come from memory, while they may still be being stored; otherwise from the store, once
+        every chunk is stored (:meth:`finish`; a failed write raises here)."""
+        self._embedded.wait()
+        vectors = self._vectors
+        if vectors is not None and ids and all(i in vectors for i in ids):
+            return np.asarray([vectors[i] for i in ids], dtype=np.float32)
+        self.finish()
+        return self._store.get_embeddings(ids)
+
+    def raise_if_failed(self) -> None:
+        """Raise the error of a write that failed so far, without waiting for the others."""
+        self._writer.raise_if_failed()
 
     def finish(self) -> IngestReport:
         """Wait until every chunk is stored (from any thread; once is enough) and return the
         complete report; a failed write raises here."""
         with self._lock:
             if not self._done:
-                self._writer.finish()
+                try:
+                    self._writer.finish()
+                finally:
+                    self._embedded.set()  # every write is over: nothing more is published
                 self._done = True
                 self.embedder_batches = self._embedder.batches_embedded
                 self.report.embedded = self._added.embedded
@@ -178,6 +215,7 @@ class PendingIngest:
             if not self._done:
                 self._done = True
                 self._writer.cancel()
+        self._embedded.set()  # nothing more is published: a waiter reads the store
 
 
 #: chunks read before they go to the writer together: each Chroma add costs about 6 ms besides
@@ -238,7 +276,11 @@ class _Reading:
         self.writer: BackgroundWriter[_Batch] = BackgroundWriter(
             self._write, name="ingest-writer", depth=None if hold_writes else 1, paused=hold_writes
         )
-        self.pending = PendingIngest(self.report, self.writer, self.added, store.embedder)
+        self.pending = PendingIngest(self.report, self.writer, self.added, store)
+        if not hold_writes:  # writes start at once, batch after batch: nothing is published
+            self.pending.publish(None)
+        #: with ``hold_writes``, every batch, to be embedded before the first is stored
+        self.held: list[_Batch] = []
         self.batch = _Batch()
         self.flush_at = max(store.embedder.batch_size, CHUNKS_PER_WRITE)
 
@@ -301,6 +343,8 @@ class _Reading:
         self.batch.refresh = self.memory.refresh
         if self.batch.chunks or self.batch.stale or self.batch.refresh:
             self._submit(self.batch)
+        if self.hold_writes and not self.held:  # nothing to write: the store has every chunk
+            self.pending.publish(None)
         self.writer.resume()
 
     def _submit(self, batch: _Batch) -> None:
@@ -308,11 +352,31 @@ class _Reading:
         if store.embedder.holds_gil and batch.chunks and not self.hold_writes:  # embed here
             batch.prepared = store.prepare(batch.chunks, assume_new=self.memory.empty)
             batch.chunks = []
+        if self.hold_writes:
+            self.held.append(batch)
         self.writer.submit(batch)
+
+    def _embed_held(self) -> None:
+        """Embed every held batch before storing the first, and publish the vectors, so a run can
+        search them while Chroma stores them (about as long again). Only into a store that was
+        empty: there no chunk is looked up in the store and no earlier version is removed first,
+        so embedding ahead changes nothing of what is stored."""
+        prepared: list[PreparedChunks] | None = None
+        try:
+            if self.memory.empty:
+                for held in self.held:
+                    if held.prepared is None and held.chunks:
+                        held.prepared = self.store.prepare(held.chunks, assume_new=True)
+                prepared = [held.prepared for held in self.held if held.prepared is not None]
+        finally:
+            self.pending.publish(prepared)  # a failed embedding publishes nothing, then raises
+            self.held = []
 
     def _write(self, batch: _Batch) -> None:
         """Store one batch (in the writer's thread)."""
         store = self.store
+        if self.held:  # the first write of held batches
+            self._embed_held()
         if batch.stale:  # first, so a crash never leaves two versions of a file
             store.delete_documents(batch.stale)
         if batch.prepared is None and batch.chunks:
