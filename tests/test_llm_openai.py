@@ -357,3 +357,54 @@ def test_a_429_is_retried_no_sooner_than_its_retry_after(fake_openai, monkeypatc
     with _llm(fake_openai, retry=RetryConfig(initial_delay=2.0, jitter=0.0)) as llm:
         assert llm.complete("again") == "fine"
     assert waits == [2.0]
+
+
+def test_a_request_posted_by_the_client_is_what_create_would_have_sent(fake_openai) -> None:
+    """Requests skip ``create``'s walk over the arguments (see synth/llm/openai.py) and post them
+    through the client: body and headers are what ``chat.completions.create`` sends for the same
+    arguments, request options (extra headers, query, body, timeout) included."""
+    from pydantic import BaseModel
+
+    from synth.llm.openai import OpenAIModel
+
+    class Answer(BaseModel):
+        answer: str
+        sources: list[int]
+
+    fake_openai.reply = '{"answer": "Paris", "sources": [1]}'
+    options = {
+        "temperature": 0.2,
+        "seed": 7,
+        "extra_headers": {"X-Team": "qa"},
+        "extra_query": {"api-version": "2025-01-01"},
+        "extra_body": {"top_k": 3},
+    }
+    with _llm(fake_openai, options=options, timeout=30.0) as llm:
+        (model,) = [m for m in _inner_models(llm) if isinstance(m, OpenAIModel)]
+        assert model._send == model._post  # the SDK's own client, options in plain JSON
+        completion = asyncio.run(llm.arequest("Capital?", system="Be brief.", schema=Answer))
+        assert completion.text == fake_openai.reply
+        arguments = model.request_arguments("Capital?", "Be brief.", Answer, "json_schema")
+        model._create(**arguments)
+    posted, created = fake_openai.requests
+    assert posted.path == created.path == "/v1/chat/completions"
+    assert posted.body == created.body
+    assert posted.body["top_k"] == 3 and posted.body["response_format"]["type"] == "json_schema"
+    varying = {"x-stainless-retry-count", "x-stainless-read-timeout", "idempotency-key"}
+    assert {k: v for k, v in posted.headers.items() if k not in varying} == {
+        k: v for k, v in created.headers.items() if k not in varying
+    }
+    assert posted.headers["x-team"] == "qa"
+
+
+def test_options_that_are_not_plain_json_go_through_create(fake_openai) -> None:
+    """An option holding anything but JSON's own types (a tuple here) is left to ``create``,
+    which knows how to send it."""
+    from synth.llm.openai import OpenAIModel
+
+    fake_openai.reply = "ok"
+    with _llm(fake_openai, options={"stop": ("END",)}) as llm:
+        (model,) = [m for m in _inner_models(llm) if isinstance(m, OpenAIModel)]
+        assert model._send == model._create
+        assert llm.complete("Say ok") == "ok"
+    assert fake_openai.requests[0].body["stop"] == ["END"]

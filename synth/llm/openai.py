@@ -6,6 +6,14 @@ that refuses a response format is asked again with the next simpler one, once, a
 remembers. ``max_tokens`` is sent as ``max_completion_tokens``. A client passed in is used with its
 SDK retries off (synth retries and counts them). SDK errors become synth errors here, with the key and
 secret options hidden from their messages.
+
+Requests go through the SDK's own ``client.post("/chat/completions", ...)``, which is what
+``chat.completions.create`` ends in, when the client is the SDK's ``OpenAI`` and every option is
+plain JSON: ``create`` first walks the whole request, its JSON schema included, against its
+parameter types, which takes about a millisecond a request and changes nothing in plain JSON (the
+same bytes are sent either way; a test compares them). At hundreds of requests in flight that is a
+fifth of the client's time. Any other client, or options holding other objects, go through
+``create``.
 """
 
 from __future__ import annotations
@@ -44,6 +52,14 @@ RESERVED = ("model", "messages", "stream", "n")
 _JSON_OBJECT_ONLY = re.compile(r"^(gpt-3\.5|gpt-4-|gpt-4$|gpt-4-turbo)")
 _NEXT_MODE = {"json_schema": "json_object", "json_object": "prompt"}
 _FINISH = {"stop": "stop", "length": "length", "content_filter": "content_filter"}
+#: ``create``'s arguments that are request options, not part of the body, and their names in
+#: the client's own request options
+_REQUEST_OPTIONS = {
+    "extra_headers": "headers",
+    "extra_query": "params",
+    "extra_body": "extra_json",
+    "timeout": "timeout",
+}
 
 
 class OpenAIModel(SDKModel):
@@ -54,6 +70,8 @@ class OpenAIModel(SDKModel):
 
     def configure(self) -> None:
         self._create = self._client.chat.completions.create
+        plain = isinstance(self._client, self._sdk.OpenAI) and _is_plain_json(self.options)
+        self._send = self._post if plain else self._create
         accepted = accepted_arguments(self._create)
         where = f"{type(self._client).__name__}.chat.completions.create"
         refuse_reserved(self.options, RESERVED)
@@ -133,6 +151,19 @@ class OpenAIModel(SDKModel):
             kwargs["timeout"] = self.timeout
         return kwargs
 
+    def _post(self, **arguments: Any) -> Any:
+        """What ``chat.completions.create(**arguments)`` returns, posted by the client itself
+        (see the module docstring): the request options apart, the rest as the body."""
+        options = {
+            name: arguments.pop(key) for key, name in _REQUEST_OPTIONS.items() if key in arguments
+        }
+        return self._client.post(
+            "/chat/completions",
+            body=arguments,
+            cast_to=self._sdk.types.chat.ChatCompletion,
+            options=options,
+        )
+
     def _format_has_schema(self) -> bool:
         """Whether the ``response_format`` the user set in ``options`` gives the model a schema."""
         chosen = self.options.get("response_format")
@@ -147,7 +178,7 @@ class OpenAIModel(SDKModel):
             sent += 1
             try:
                 response = await self.call(
-                    self._create, **self.request_arguments(prompt, system, schema, mode)
+                    self._send, **self.request_arguments(prompt, system, schema, mode)
                 )
             except BadRequestError as exc:
                 refused = "response_format" in str(exc) or "json_schema" in str(exc)
@@ -206,6 +237,17 @@ class OpenAIModel(SDKModel):
             finish_reason=finish,
             extra=extra,
         )
+
+
+def _is_plain_json(value: Any) -> bool:
+    """Whether ``value`` is made only of JSON's own types (dicts with string keys)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return True
+    if isinstance(value, list):
+        return all(_is_plain_json(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_plain_json(v) for k, v in value.items())
+    return False
 
 
 __all__ = ["OpenAIModel"]
