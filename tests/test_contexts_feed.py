@@ -87,6 +87,25 @@ def test_docs_feed_stage_records_add_up() -> None:
     assert first == 1
 
 
+def test_a_feed_gives_its_own_progress_lines_and_seed_counts() -> None:
+    """The run's progress display and manifest ask the feed, whatever feed it is: the critic's
+    line (seeds scored of those sent) only when a critic scores; seed counts only from seeds."""
+    chunks = [chunk("a.txt", i, f"a {i}" + (" junk" if i % 3 == 0 else "")) for i in range(12)]
+    feed, changed = _docs_feed(chunks, Critic(), max_retries=1)
+    assert feed.progress() == [("critic (seeds)", 0, 0)]
+    _run(feed, changed)
+    assert feed.progress() == [("critic (seeds)", feed.scored_seeds, feed.sent_seeds)]
+    assert feed.seed_counts() == {"seeds_drawn": feed.drawn, "seeds_scored": feed.sent_seeds}
+    assert 0 < feed.sent_seeds <= feed.drawn and feed.scored_seeds == feed.sent_seeds
+    unscored, changed = _docs_feed(chunks[:3], None)
+    _run(unscored, changed)
+    assert unscored.progress() == []
+    drawn = unscored.drawn
+    assert drawn >= 3 and unscored.seed_counts() == {"seeds_drawn": drawn, "seeds_scored": drawn}
+    for other in (ListFeed([]), ScratchFeed(batch_size=2, limit=4)):
+        assert other.progress() == [] and other.seed_counts() is None
+
+
 def test_docs_feed_without_critic_records_grouping_only() -> None:
     chunks = [chunk("a.txt", i, f"a {i}") for i in range(3)]
     feed, changed = _docs_feed(chunks, None)

@@ -103,6 +103,13 @@ class Feed(Protocol):
         """The feed's stages (critic, group) over the seeds drawn at positions ``<= up_to``
         (None: all): in, out and dropped by reason; none for a feed without seeds."""
 
+    def progress(self) -> list[tuple[str, int, int]]:
+        """The feed's own lines of the progress display: a stage name, done and total; none for
+        a feed whose work is not worth a line."""
+
+    def seed_counts(self) -> dict[str, int] | None:
+        """Seeds drawn and sent to the critic, for the manifest; None for a feed without seeds."""
+
     async def aclose(self) -> None:
         """Stop the background work."""
 
@@ -139,6 +146,12 @@ class ListFeed:
 
     def stage_stats(self, up_to: int | None) -> list[StageStats]:
         return []
+
+    def progress(self) -> list[tuple[str, int, int]]:
+        return []
+
+    def seed_counts(self) -> dict[str, int] | None:
+        return None
 
     async def aclose(self) -> None:
         return None

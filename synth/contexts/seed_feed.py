@@ -344,6 +344,15 @@ class DocsFeed:
                 counts[batch.outcome.get(chunk.id, "ok")] += 1
         return counts
 
+    def progress(self) -> list[tuple[str, int, int]]:
+        """The critic's line (seeds scored of those sent), when it scores."""
+        return (
+            [] if self.critic is None else [("critic (seeds)", self.scored_seeds, self.sent_seeds)]
+        )
+
+    def seed_counts(self) -> dict[str, int] | None:
+        return {"seeds_drawn": self.drawn, "seeds_scored": self.sent_seeds}
+
     def stage_stats(self, up_to: int | None) -> list[StageStats]:
         """The critic's record (when it scores) and grouping's, over the grouped seeds drawn at
         positions ``<= up_to`` (None: all)."""

@@ -19,7 +19,6 @@ from types import TracebackType
 from typing import Any
 
 from synth.contexts.feed import Feed
-from synth.contexts.seed_feed import DocsFeed
 from synth.data import Golden
 from synth.dataset import Dataset
 from synth.generate.dedup import Deduplicator
@@ -235,8 +234,8 @@ class RunSession:
         stream, feed = self.stream, self.feed
         # only the stages that do something: no critic line with the critic off, no style line
         # when the styling rewrites nothing (the filter and evolve steps are not run when off)
-        if isinstance(feed, DocsFeed) and feed.critic is not None:
-            stages.append(("critic (seeds)", feed.scored_seeds, feed.sent_seeds))
+        if feed is not None:
+            stages.extend(feed.progress())
         if stream is not None:
             for name, (done, total) in stream.stage_counts().items():
                 if name != "style" or self.settings.styling.rewrites_inputs:
@@ -350,11 +349,11 @@ class RunSession:
             "sessions": self.sessions,
             **self.info,
         }
-        if isinstance(self.feed, DocsFeed):
+        seeds = self.feed.seed_counts() if self.feed is not None else None
+        if seeds is not None:
             shared = self._shared_chunks()
             manifest["contexts"] = {
-                "seeds_drawn": self.feed.drawn,
-                "seeds_scored": self.feed.sent_seeds,
+                **seeds,
                 "reused_chunks": shared,
                 "corpus_too_small": shared > 0,
             }
