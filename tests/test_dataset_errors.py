@@ -210,6 +210,42 @@ def test_parquet_bad_file_and_bad_metadata_cell() -> None:
     )
 
 
+def test_parquet_schema_metadata_problems_name_the_file() -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    assert _error("nope.parquet") == "nope.parquet: no such file"
+
+    def table_with(header: bytes) -> object:
+        return pa.table({"input": ["q"]}).replace_schema_metadata({b"synth": header})
+
+    pq.write_table(table_with(b"{not json"), "a.parquet")
+    assert _error("a.parquet") == "a.parquet: the 'synth' schema metadata is not valid JSON"
+    pq.write_table(table_with(b"[1]"), "b.parquet")
+    assert _error("b.parquet") == (
+        "b.parquet: the 'synth' schema metadata is a list whose item 0 is an integer, "
+        "not an object"
+    )
+    pq.write_table(table_with(b'{"version": 2}'), "c.parquet")
+    assert _error("c.parquet") == (
+        "c.parquet: field 'version': 2 is not a format version this synth reads (up to 1); "
+        "upgrade synth"
+    )
+    pq.write_table(table_with(b'{"version": 1, "metadata": "x"}'), "d.parquet")
+    assert _error("d.parquet") == "d.parquet: field 'metadata': expected an object, got a string"
+    pq.write_table(table_with(b'{"format": "synth-dataset", "version": 1}'), "e.parquet")
+    assert Dataset.load("e.parquet") == Dataset([Golden(input="q")])  # no metadata: empty
+
+
+def test_parquet_save_of_a_value_json_cannot_hold_names_the_file_golden_and_field() -> None:
+    pytest.importorskip("pyarrow")
+    bad = Dataset([Golden(input="ok"), Golden(input="bad", metadata={"s": {1}})])
+    with pytest.raises(DatasetError) as info:
+        bad.save("g.parquet")
+    assert str(info.value).startswith("cannot save g.parquet: index 1: field 'metadata' ")
+    assert not Path("g.parquet").exists()
+
+
 # ---- in memory -----------------------------------------------------------------------------------
 def test_bad_goldens_given_in_memory() -> None:
     with pytest.raises(

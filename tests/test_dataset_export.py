@@ -384,3 +384,14 @@ def test_export_refusals() -> None:
     ):
         reserved.export("out.json", format="deepeval")
     assert not Path("out.json").exists()
+
+
+def test_export_suffixes_are_read_whatever_their_case() -> None:
+    # .JSONL is one record a line, .JSON one list, as in lower case
+    path = dataset().export("OUT.JSONL", format="ragas")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["user_input"] for line in lines] == [g.input for g in goldens()]
+    path = dataset().export("OUT.JSON", format="deepeval")
+    assert [record["input"] for record in json.loads(path.read_text(encoding="utf-8"))] == [
+        g.input for g in goldens()
+    ]

@@ -180,6 +180,27 @@ def test_parquet_keeps_typed_columns() -> None:
     assert table.column("context").to_pylist()[0] == []
 
 
+def test_parquet_columns_null_only_where_a_golden_may_be_and_a_synth_header() -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    nasty_dataset().save("g.parquet")
+    schema = pq.read_schema("g.parquet")
+    assert {name: schema.field(name).nullable for name in schema.names} == {
+        "input": False,
+        "actual_output": True,
+        "expected_output": True,
+        "context": True,
+        "retrieval_context": True,
+        "context_ids": True,
+        "source_files": True,
+        "metadata": False,
+    }
+    assert json.loads(schema.metadata[b"synth"]) == {
+        "format": "synth-dataset",
+        "version": 1,
+        "metadata": nasty_dataset().metadata,
+    }
+
+
 def test_parquet_without_pyarrow_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
@@ -277,6 +298,50 @@ def test_from_pandas_errors_name_the_row_label() -> None:
         DatasetError, match=r"DataFrame row 'r2': field 'context': expected a list of strings"
     ):
         Dataset.from_pandas(frame)
+
+
+def test_an_empty_dataset_is_a_frame_with_every_column_and_its_own_metadata() -> None:
+    dataset = Dataset(metadata={"params": {"ratio": 0.25}})
+    frame = dataset.to_pandas()
+    assert list(frame.columns) == list(Golden.model_fields) and len(frame) == 0
+    # the frame's metadata is a copy all the way down: editing it leaves the dataset alone
+    frame.attrs["synth_metadata"]["params"]["ratio"] = 1.0
+    assert dataset.metadata == {"params": {"ratio": 0.25}}
+
+
+def test_from_pandas_reads_pandas_own_missing_values_as_null() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {
+            "input": ["q", "r"],
+            "expected_output": pd.array(["a", None], dtype="string"),  # <NA>
+            "actual_output": [pd.NaT, pd.NaT],
+        }
+    )
+    assert Dataset.from_pandas(frame).goldens == [
+        Golden(input="q", expected_output="a"),
+        Golden(input="r"),
+    ]
+
+
+def test_from_pandas_errors_name_numpy_values_in_plain_words() -> None:
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.DataFrame({"input": ["q"], "context": [np.array([1, 2])]})  # as parquet gives it
+    with pytest.raises(DatasetError) as info:
+        Dataset.from_pandas(frame)
+    assert str(info.value) == (
+        "DataFrame row 0: field 'context': expected a list of strings or null, "
+        "got a list whose item 0 is an integer"
+    )
+    frame = pd.DataFrame({"input": [np.int64(3)]}, dtype=object)
+    with pytest.raises(DatasetError) as info:
+        Dataset.from_pandas(frame)
+    assert str(info.value) == (
+        "DataFrame row 0: field 'input': expected a non-empty string, got an integer"
+    )
 
 
 # ---- property-based: arbitrary values through every format ---------------------------------------
