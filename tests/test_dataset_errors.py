@@ -83,6 +83,33 @@ def test_jsonl_bad_sidecar_names_the_sidecar() -> None:
     assert _error("g.jsonl").startswith("g.jsonl.meta.json: line 2, column 15: invalid JSON")
 
 
+def test_a_sidecar_that_is_not_synths_or_of_a_newer_version() -> None:
+    _jsonl("g.jsonl", json.dumps(GOOD))
+    for text in ('{"metadata": {}}', "[]"):
+        Path("g.jsonl.meta.json").write_text(text)
+        assert _error("g.jsonl") == (
+            'g.jsonl.meta.json: not a synth metadata sidecar (no "format": "synth-dataset-metadata")'
+        )
+    Path("g.jsonl.meta.json").write_text('{"format": "synth-dataset-metadata", "version": "1"}')
+    assert _error("g.jsonl") == (
+        "g.jsonl.meta.json: field 'version': '1' is not a format version this synth reads "
+        "(up to 1); upgrade synth"
+    )
+    Path("g.jsonl.meta.json").write_text('{"format": "synth-dataset-metadata", "version": 1}')
+    assert Dataset.load("g.jsonl").metadata == {}  # no metadata field: empty
+
+
+def test_metadata_json_cannot_hold_is_refused_in_full() -> None:
+    with pytest.raises(DatasetError) as info:
+        Dataset([Golden(input="q")], {"when": object()}).save("m.jsonl")
+    assert str(info.value) == (
+        "cannot save m.jsonl: the dataset's metadata cannot be written as JSON "
+        "(Object of type object is not JSON serializable); it may hold only strings, numbers "
+        "(not NaN or infinity), booleans, null, lists and objects"
+    )
+    assert not Path("m.jsonl").exists()
+
+
 # ---- .json ---------------------------------------------------------------------------------------
 def test_json_syntax_error_names_line_and_column() -> None:
     Path("g.json").write_text('{\n  "goldens": [\n    {"input": "q",}\n  ]\n}\n')
@@ -114,6 +141,26 @@ def test_json_document_shape_errors() -> None:
     assert _error("d.json") == "d.json: expected an object or a list of goldens, got a string"
     Path("e.json").write_text('{"version": 99, "goldens": []}')
     assert "e.json: field 'version': 99 is not a format version" in _error("e.json")
+
+
+def test_json_object_of_unknown_shape_lists_its_first_six_keys() -> None:
+    Path("a.json").write_text(json.dumps({key: 1 for key in "abcdefg"}))
+    assert _error("a.json") == (
+        'a.json: expected a synth dataset ({"goldens": [...]}), a judgeval file '
+        '({"examples": [...]}) or a list of goldens; found an object with keys '
+        "'a', 'b', 'c', 'd', 'e', 'f'"
+    )
+    Path("b.json").write_text("{}")
+    assert _error("b.json").endswith("; found an object with keys none")
+    Path("c.json").write_text('{"examples": 5}')
+    assert _error("c.json") == "c.json: field 'examples': expected a list, got an integer"
+
+
+def test_json_dataset_with_null_or_no_metadata_has_empty_metadata() -> None:
+    Path("a.json").write_text('{"goldens": [{"input": "q"}], "metadata": null}')
+    assert Dataset.load("a.json") == Dataset([Golden(input="q")])
+    Path("b.json").write_text('{"goldens": [{"input": "q"}]}')
+    assert Dataset.load("b.json") == Dataset([Golden(input="q")])
 
 
 def test_loading_a_sidecar_points_at_its_dataset() -> None:
@@ -187,6 +234,25 @@ def test_csv_quoted_cell_never_closed_is_an_error_not_a_swallowed_file() -> None
 def test_csv_text_after_a_closing_quote_is_an_error() -> None:
     Path("g.csv").write_text('input,context\nq,[]\n"quoted" tail,[]\n', encoding="utf-8")
     assert _error("g.csv") == "g.csv: row 3 (line 3): unreadable CSV: ',' expected after '\"'"
+
+
+def test_csv_blank_rows_are_skipped_but_counted() -> None:
+    Path("g.csv").write_text('input,context\nq,[]\n,\n\nr,"[1]"\n', encoding="utf-8")
+    assert _error("g.csv") == (
+        "g.csv: row 5: field 'context': expected a list of strings or null, "
+        "got a list whose item 0 is an integer"
+    )
+
+
+def test_csv_save_of_a_value_json_cannot_hold_names_the_file_golden_and_field() -> None:
+    bad = Dataset([Golden(input="ok"), Golden(input="q", metadata={"s": {1}})])
+    with pytest.raises(DatasetError) as info:
+        bad.save("g.csv")
+    assert str(info.value) == (
+        "cannot save g.csv: index 1: field 'metadata' cannot be written as JSON "
+        "(Object of type set is not JSON serializable)"
+    )
+    assert not Path("g.csv").exists()
 
 
 # ---- .parquet ------------------------------------------------------------------------------------

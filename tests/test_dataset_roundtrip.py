@@ -142,6 +142,22 @@ def test_json_file_is_one_object_with_metadata_and_goldens() -> None:
     assert document["goldens"][0]["input"] == 'What is "pH", exactly?\nExplain, briefly.'
 
 
+def test_json_files_are_indented_and_end_with_a_line_break() -> None:
+    Dataset([Golden(input="q")], {"seed": 1}).save("g.json")
+    text = Path("g.json").read_text(encoding="utf-8")
+    assert text.startswith('{\n  "format": "synth-dataset",\n  "version": 1,\n  "metadata": {\n')
+    assert text.endswith("\n  ]\n}\n")
+    Dataset([Golden(input="q")]).export("e.json", format="deepeval")
+    text = Path("e.json").read_text(encoding="utf-8")
+    assert text.startswith('[\n  {\n    "input": "q",\n') and text.endswith("\n  }\n]\n")
+
+
+def test_jsonl_written_by_another_tool_may_hold_a_raw_line_separator() -> None:
+    # U+2028 is a line break to str.splitlines but not to JSON: the golden is one line
+    Path("g.jsonl").write_text('{"input": "a\u2028b"}\n{"input": "c"}\n', encoding="utf-8")
+    assert Dataset.load("g.jsonl").goldens == [Golden(input="a\u2028b"), Golden(input="c")]
+
+
 def test_csv_cells_are_plain_text_and_json() -> None:
     import csv
 
@@ -180,6 +196,38 @@ def test_parquet_keeps_typed_columns() -> None:
     assert table.column("context").to_pylist()[0] == []
 
 
+def test_csv_cells_longer_than_the_csv_modules_default_limit() -> None:
+    long = "x" * 200_000  # the csv module refuses cells over 128 KiB unless told otherwise
+    original = Dataset([Golden(input="q", expected_output=long, context=[long])])
+    assert Dataset.load(original.save("g.csv")) == original
+
+
+def test_csv_quotes_a_text_as_json_only_when_it_starts_and_ends_with_a_quote() -> None:
+    import csv
+
+    original = Dataset(
+        [Golden(input='"starts only', expected_output='ends only"', actual_output='"both"')]
+    )
+    original.save("g.csv")
+    with open("g.csv", newline="", encoding="utf-8") as handle:
+        (row,) = list(csv.DictReader(handle))
+    assert row["input"] == '"starts only' and row["expected_output"] == 'ends only"'
+    assert row["actual_output"] == '"\\"both\\""'
+    assert Dataset.load("g.csv") == original
+
+
+def test_csv_header_names_may_have_spaces_around_them() -> None:
+    Path("g.csv").write_text(' input , context \nq,"[""c""]"\n', encoding="utf-8")
+    assert Dataset.load("g.csv").goldens == [Golden(input="q", context=["c"])]
+
+
+def test_a_byte_order_mark_is_dropped() -> None:
+    Path("g.json").write_bytes(b"\xef\xbb\xbf" + b'[{"input": "q"}]')
+    assert Dataset.load("g.json").goldens == [Golden(input="q")]
+    Path("g.csv").write_bytes(b"\xef\xbb\xbfinput\nq\n")
+    assert Dataset.load("g.csv").goldens == [Golden(input="q")]
+
+
 def test_parquet_columns_null_only_where_a_golden_may_be_and_a_synth_header() -> None:
     pq = pytest.importorskip("pyarrow.parquet")
     nasty_dataset().save("g.parquet")
@@ -210,6 +258,18 @@ def test_parquet_without_pyarrow_is_a_config_error(monkeypatch: pytest.MonkeyPat
     Path("x.parquet").write_bytes(b"PAR1")
     with pytest.raises(ConfigError, match="pyarrow"):
         Dataset.load("x.parquet")
+
+
+def test_parquet_without_pyarrow_says_how_to_get_it_and_what_else_to_use(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(ConfigError) as info:
+        Dataset([Golden(input="q")]).save("g.parquet")
+    assert str(info.value) == (
+        ".parquet datasets need pyarrow: pip install 'synth[parquet]' "
+        "(or save as .json, .jsonl or .csv)"
+    )
 
 
 def test_unknown_suffix_names_the_supported_ones() -> None:
