@@ -179,6 +179,11 @@ def test_missing_file_folder_and_non_utf8() -> None:
     assert _error("latin.csv") == "latin.csv: not UTF-8 text (bad byte at offset 9)"
 
 
+def test_a_path_through_a_file_cannot_be_read_and_says_why() -> None:
+    Path("notes.txt").write_text("x")
+    assert _error("notes.txt/g.json") == "notes.txt/g.json: cannot read: Not a directory"
+
+
 # ---- .csv ----------------------------------------------------------------------------------------
 def test_csv_bad_cell_names_row_and_field() -> None:
     Path("g.csv").write_text(

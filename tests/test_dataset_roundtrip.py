@@ -152,6 +152,15 @@ def test_json_files_are_indented_and_end_with_a_line_break() -> None:
     assert text.startswith('[\n  {\n    "input": "q",\n') and text.endswith("\n  }\n]\n")
 
 
+def test_jsonl_keeps_unicode_as_is_and_its_sidecar_is_indented_json() -> None:
+    Dataset([Golden(input="caf\u00e9?")], {"n": "\u00e9"}).save("g.jsonl")
+    assert Path("g.jsonl").read_text(encoding="utf-8").startswith('{"input": "caf\u00e9?", ')
+    assert Path("g.jsonl.meta.json").read_text(encoding="utf-8") == (
+        '{\n  "format": "synth-dataset-metadata",\n  "version": 1,\n  "dataset": "g.jsonl",\n'
+        '  "metadata": {\n    "n": "\u00e9"\n  }\n}\n'
+    )
+
+
 def test_jsonl_written_by_another_tool_may_hold_a_raw_line_separator() -> None:
     # U+2028 is a line break to str.splitlines but not to JSON: the golden is one line
     Path("g.jsonl").write_text('{"input": "a\u2028b"}\n{"input": "c"}\n', encoding="utf-8")
