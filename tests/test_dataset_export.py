@@ -264,6 +264,46 @@ def test_reads_a_deepeval_csv_split_on_its_default_separator() -> None:
     ]
 
 
+def test_deepeval_csv_refusal_cuts_long_values_to_sixty_characters() -> None:
+    long = "1" * 70  # pandas reads it as a number
+    with pytest.raises(DatasetError) as info:
+        Dataset([Golden(input="fine"), Golden(input="q", expected_output=long)]).export(
+            "out.csv", format="deepeval-csv"
+        )
+    shown = repr(long)[:57] + "..."
+    assert str(info.value).endswith(
+        f"field 'expected_output' would be read by deepeval as {long[:57]}..., not {shown}; "
+        "export as deepeval JSON (--format deepeval)"
+    )
+
+
+def test_a_malformed_deepeval_csv_names_the_row_and_field() -> None:
+    def error(text: str) -> str:
+        Path("d.csv").write_text(text, encoding="utf-8")
+        with pytest.raises(DatasetError) as info:
+            Dataset.load("d.csv")
+        return str(info.value)
+
+    assert error("context,source_file\n[],x\n") == "d.csv: row 1: missing column 'input'"
+    assert error("input,source_file\nq,x,extra\n") == (
+        "d.csv: row 2: has 3 cells but the header has 2 columns"
+    )
+    assert error("input,additional_metadata\nq,{bad\n") == (
+        "d.csv: row 2: field 'additional_metadata': expected a JSON object in the cell, "
+        "got invalid JSON (Expecting property name enclosed in double quotes)"
+    )
+    assert error("input,additional_metadata\nq,[1]\n") == (
+        "d.csv: row 2: field 'additional_metadata': expected a JSON object, "
+        "got a list whose item 0 is an integer"
+    )
+    # blank rows are skipped but counted; a row without its input is refused
+    assert error("input,source_file\n,\n\n,x\n") == (
+        "d.csv: row 4: field 'input': missing (every golden needs one)"
+    )
+    Path("d.csv").write_text(" input , source_file \nq,\n", encoding="utf-8")
+    assert Dataset.load("d.csv").goldens == [Golden(input="q")]
+
+
 # ---- files written by the tools themselves -------------------------------------------------------
 def test_reads_deepeval_save_as_json() -> None:
     # deepeval's EvaluationDataset.save_as("json") writes these keys
