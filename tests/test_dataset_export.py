@@ -304,6 +304,32 @@ def test_a_malformed_deepeval_csv_names_the_row_and_field() -> None:
     assert Dataset.load("d.csv").goldens == [Golden(input="q")]
 
 
+@pytest.mark.parametrize(
+    ("tool", "name", "field"),
+    [
+        ("deepeval", "out.json", "additional_metadata"),
+        ("deepeval-csv", "out.csv", "additional_metadata"),
+        ("judgeval", "out.json", "metadata"),
+        ("judgeval-legacy", "out.json", "additional_metadata"),
+        ("ragas", "out.json", "_synth"),
+        ("ragas", "out.jsonl", "_synth"),
+    ],
+)
+def test_an_export_of_a_value_json_cannot_hold_names_the_golden_and_field(
+    tool: str, name: str, field: str
+) -> None:
+    # deepeval-csv let json's TypeError through before it was checked like the others
+    bad = Dataset([Golden(input="ok"), Golden(input="q", metadata={"scores": {1}})])
+    with pytest.raises(DatasetError) as info:
+        bad.export(name, format=tool)  # type: ignore[arg-type]
+    assert str(info.value) == (
+        f"cannot save {name}: index 1: field '{field}' cannot be written as JSON (Object of "
+        "type set is not JSON serializable); it may hold only strings, numbers (not NaN or "
+        "infinity), booleans, null, lists and objects"
+    )
+    assert not Path(name).exists()
+
+
 # ---- files written by the tools themselves -------------------------------------------------------
 def test_reads_deepeval_save_as_json() -> None:
     # deepeval's EvaluationDataset.save_as("json") writes these keys
