@@ -294,8 +294,7 @@ def test_parquet_schema_metadata_problems_name_the_file() -> None:
     assert _error("a.parquet") == "a.parquet: the 'synth' schema metadata is not valid JSON"
     pq.write_table(table_with(b"[1]"), "b.parquet")
     assert _error("b.parquet") == (
-        "b.parquet: the 'synth' schema metadata is a list whose item 0 is an integer, "
-        "not an object"
+        "b.parquet: the 'synth' schema metadata is a list whose item 0 is an integer, not an object"
     )
     pq.write_table(table_with(b'{"version": 2}'), "c.parquet")
     assert _error("c.parquet") == (
@@ -346,3 +345,44 @@ def test_null_for_a_list_or_object_field_means_not_given() -> None:
     }
     _jsonl("r.jsonl", json.dumps(row))
     assert Dataset.load("r.jsonl")[0] == Golden(input="q", metadata={"name_of_persona": "Ann"})
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"input": True}, "field 'input': expected a non-empty string, got a boolean"),
+        ({"input": {1}}, "field 'input': expected a non-empty string, got a set"),
+        (
+            {"input": "q", "context": ("a", 1)},
+            "field 'context': expected a list of strings or null, got a list whose item 1 is an integer",
+        ),
+        (
+            {"input": "q", "context": [1, 2, 3]},  # one phrase for the field, not one per item
+            "field 'context': expected a list of strings or null, got a list whose item 0 is an integer",
+        ),
+        ({"input": "q", "metadata": 1.5}, "field 'metadata': expected an object, got a number"),
+    ],
+)
+def test_each_bad_value_is_described_in_words(record: dict[str, object], message: str) -> None:
+    with pytest.raises(DatasetError) as info:
+        Dataset([record])
+    assert str(info.value) == f"index 0: {message}"
+
+
+def test_ragas_rows_keep_synths_metadata_over_their_own_fields_and_name_the_synth_block() -> None:
+    row = {
+        "user_input": "q",
+        "synthesizer_name": "single_hop",
+        "persona": None,
+        "_synth": {"metadata": {"synthesizer_name": "mine"}},
+    }
+    _jsonl("r.jsonl", json.dumps(row))
+    assert Dataset.load("r.jsonl")[0].metadata == {"synthesizer_name": "mine"}
+    _jsonl("r.jsonl", json.dumps({"user_input": "q", "_synth": {"context_ids": "x"}}))
+    assert _error("r.jsonl") == (
+        "r.jsonl: line 1: field '_synth.context_ids': expected a list of strings, got a string"
+    )
+    _jsonl("r.jsonl", json.dumps({"user_input": "q", "_synth": [1]}))
+    assert _error("r.jsonl") == (
+        "r.jsonl: line 1: field '_synth': expected an object, got a list whose item 0 is an integer"
+    )
