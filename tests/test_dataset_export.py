@@ -461,3 +461,12 @@ def test_export_suffixes_are_read_whatever_their_case() -> None:
     assert [record["input"] for record in json.loads(path.read_text(encoding="utf-8"))] == [
         g.input for g in goldens()
     ]
+
+
+def test_an_unknown_export_format_lists_every_known_one() -> None:
+    with pytest.raises(ConfigError) as info:
+        dataset().export("out.json", format="promptfoo")  # type: ignore[arg-type]
+    assert str(info.value) == (
+        "unknown export format 'promptfoo'; choose one of: deepeval, deepeval-csv, judgeval, "
+        "judgeval-legacy, ragas"
+    )
