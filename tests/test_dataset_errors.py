@@ -386,3 +386,15 @@ def test_ragas_rows_keep_synths_metadata_over_their_own_fields_and_name_the_synt
     assert _error("r.jsonl") == (
         "r.jsonl: line 1: field '_synth': expected an object, got a list whose item 0 is an integer"
     )
+
+
+def test_json_save_of_a_value_json_cannot_hold_names_the_file_golden_and_field() -> None:
+    bad = Dataset([Golden(input="ok"), Golden(input="q", metadata={"score": float("nan")})])
+    with pytest.raises(DatasetError) as info:
+        bad.save("g.json")
+    assert str(info.value) == (
+        "cannot save g.json: index 1: field 'metadata' cannot be written as JSON (Out of range "
+        "float values are not JSON compliant); it may hold only strings, numbers (not NaN or "
+        "infinity), booleans, null, lists and objects"
+    )
+    assert not Path("g.json").exists()
