@@ -133,3 +133,38 @@ def test_export_own_format_refusals(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["export", "goldens.jsonl", "-o", "./goldens.jsonl"]) == 2
     assert "is the dataset being exported" in capsys.readouterr().err
     assert not Path("out.json").exists() and not Path("out.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("tool", "default", "description"),
+    [
+        ("deepeval", "goldens.deepeval.json", "deepeval goldens"),
+        ("deepeval-csv", "goldens.deepeval.csv", "deepeval goldens CSV"),
+        ("judgeval", "goldens.judgeval.json", "judgeval examples"),
+        ("judgeval-legacy", "goldens.judgeval-legacy.json", "judgeval 0.0.x examples"),
+        ("ragas", "goldens.ragas.jsonl", "ragas single-turn samples"),
+    ],
+)
+def test_every_export_has_its_default_file_and_says_what_it_wrote(
+    tool: str, default: str, description: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Path("data").mkdir()
+    dataset = Dataset([Golden(input="What is P-4?", context=["P-4 is a pump."])])
+    dataset.save("data/goldens.jsonl")
+    assert main(["export", "data/goldens.jsonl", "-f", tool]) == 0
+    assert capsys.readouterr().out == f"wrote 1 goldens to data/{default} ({description})\n"
+    assert Dataset.load(f"data/{default}").goldens == dataset.goldens
+
+
+def test_export_to_deepeval_csv_of_a_value_json_cannot_write_is_one_error_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Python's json reads NaN, so a dataset file may hold one; deepeval-csv used to crash on it
+    Path("n.jsonl").write_text('{"input": "q", "metadata": {"x": NaN}}\n', encoding="utf-8")
+    assert main(["export", "n.jsonl", "-f", "deepeval-csv", "-o", "out.csv"]) == 2
+    assert capsys.readouterr().err == (
+        "synth: error: cannot save out.csv: index 0: field 'additional_metadata' cannot be "
+        "written as JSON (Out of range float values are not JSON compliant); it may hold only "
+        "strings, numbers (not NaN or infinity), booleans, null, lists and objects\n"
+    )
+    assert not Path("out.csv").exists()

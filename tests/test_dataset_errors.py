@@ -83,6 +83,33 @@ def test_jsonl_bad_sidecar_names_the_sidecar() -> None:
     assert _error("g.jsonl").startswith("g.jsonl.meta.json: line 2, column 15: invalid JSON")
 
 
+def test_a_sidecar_that_is_not_synths_or_of_a_newer_version() -> None:
+    _jsonl("g.jsonl", json.dumps(GOOD))
+    for text in ('{"metadata": {}}', "[]"):
+        Path("g.jsonl.meta.json").write_text(text)
+        assert _error("g.jsonl") == (
+            'g.jsonl.meta.json: not a synth metadata sidecar (no "format": "synth-dataset-metadata")'
+        )
+    Path("g.jsonl.meta.json").write_text('{"format": "synth-dataset-metadata", "version": "1"}')
+    assert _error("g.jsonl") == (
+        "g.jsonl.meta.json: field 'version': '1' is not a format version this synth reads "
+        "(up to 1); upgrade synth"
+    )
+    Path("g.jsonl.meta.json").write_text('{"format": "synth-dataset-metadata", "version": 1}')
+    assert Dataset.load("g.jsonl").metadata == {}  # no metadata field: empty
+
+
+def test_metadata_json_cannot_hold_is_refused_in_full() -> None:
+    with pytest.raises(DatasetError) as info:
+        Dataset([Golden(input="q")], {"when": object()}).save("m.jsonl")
+    assert str(info.value) == (
+        "cannot save m.jsonl: the dataset's metadata cannot be written as JSON "
+        "(Object of type object is not JSON serializable); it may hold only strings, numbers "
+        "(not NaN or infinity), booleans, null, lists and objects"
+    )
+    assert not Path("m.jsonl").exists()
+
+
 # ---- .json ---------------------------------------------------------------------------------------
 def test_json_syntax_error_names_line_and_column() -> None:
     Path("g.json").write_text('{\n  "goldens": [\n    {"input": "q",}\n  ]\n}\n')
@@ -116,6 +143,26 @@ def test_json_document_shape_errors() -> None:
     assert "e.json: field 'version': 99 is not a format version" in _error("e.json")
 
 
+def test_json_object_of_unknown_shape_lists_its_first_six_keys() -> None:
+    Path("a.json").write_text(json.dumps({key: 1 for key in "abcdefg"}))
+    assert _error("a.json") == (
+        'a.json: expected a synth dataset ({"goldens": [...]}), a judgeval file '
+        '({"examples": [...]}) or a list of goldens; found an object with keys '
+        "'a', 'b', 'c', 'd', 'e', 'f'"
+    )
+    Path("b.json").write_text("{}")
+    assert _error("b.json").endswith("; found an object with keys none")
+    Path("c.json").write_text('{"examples": 5}')
+    assert _error("c.json") == "c.json: field 'examples': expected a list, got an integer"
+
+
+def test_json_dataset_with_null_or_no_metadata_has_empty_metadata() -> None:
+    Path("a.json").write_text('{"goldens": [{"input": "q"}], "metadata": null}')
+    assert Dataset.load("a.json") == Dataset([Golden(input="q")])
+    Path("b.json").write_text('{"goldens": [{"input": "q"}]}')
+    assert Dataset.load("b.json") == Dataset([Golden(input="q")])
+
+
 def test_loading_a_sidecar_points_at_its_dataset() -> None:
     Dataset([Golden(input="q")]).save("g.jsonl")
     assert (
@@ -130,6 +177,11 @@ def test_missing_file_folder_and_non_utf8() -> None:
     assert _error("folder.jsonl") == "folder.jsonl: is a folder, not a dataset file"
     Path("latin.csv").write_bytes("input\nCaf\xe9\n".encode("latin-1"))
     assert _error("latin.csv") == "latin.csv: not UTF-8 text (bad byte at offset 9)"
+
+
+def test_a_path_through_a_file_cannot_be_read_and_says_why() -> None:
+    Path("notes.txt").write_text("x")
+    assert _error("notes.txt/g.json") == "notes.txt/g.json: cannot read: Not a directory"
 
 
 # ---- .csv ----------------------------------------------------------------------------------------
@@ -189,6 +241,25 @@ def test_csv_text_after_a_closing_quote_is_an_error() -> None:
     assert _error("g.csv") == "g.csv: row 3 (line 3): unreadable CSV: ',' expected after '\"'"
 
 
+def test_csv_blank_rows_are_skipped_but_counted() -> None:
+    Path("g.csv").write_text('input,context\nq,[]\n,\n\nr,"[1]"\n', encoding="utf-8")
+    assert _error("g.csv") == (
+        "g.csv: row 5: field 'context': expected a list of strings or null, "
+        "got a list whose item 0 is an integer"
+    )
+
+
+def test_csv_save_of_a_value_json_cannot_hold_names_the_file_golden_and_field() -> None:
+    bad = Dataset([Golden(input="ok"), Golden(input="q", metadata={"s": {1}})])
+    with pytest.raises(DatasetError) as info:
+        bad.save("g.csv")
+    assert str(info.value) == (
+        "cannot save g.csv: index 1: field 'metadata' cannot be written as JSON "
+        "(Object of type set is not JSON serializable)"
+    )
+    assert not Path("g.csv").exists()
+
+
 # ---- .parquet ------------------------------------------------------------------------------------
 def test_parquet_bad_file_and_bad_metadata_cell() -> None:
     pa = pytest.importorskip("pyarrow")
@@ -208,6 +279,41 @@ def test_parquet_bad_file_and_bad_metadata_cell() -> None:
         "typed.parquet: index 0: field 'context': expected a list of strings or null, "
         "got a list whose item 0 is an integer"
     )
+
+
+def test_parquet_schema_metadata_problems_name_the_file() -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    assert _error("nope.parquet") == "nope.parquet: no such file"
+
+    def table_with(header: bytes) -> object:
+        return pa.table({"input": ["q"]}).replace_schema_metadata({b"synth": header})
+
+    pq.write_table(table_with(b"{not json"), "a.parquet")
+    assert _error("a.parquet") == "a.parquet: the 'synth' schema metadata is not valid JSON"
+    pq.write_table(table_with(b"[1]"), "b.parquet")
+    assert _error("b.parquet") == (
+        "b.parquet: the 'synth' schema metadata is a list whose item 0 is an integer, not an object"
+    )
+    pq.write_table(table_with(b'{"version": 2}'), "c.parquet")
+    assert _error("c.parquet") == (
+        "c.parquet: field 'version': 2 is not a format version this synth reads (up to 1); "
+        "upgrade synth"
+    )
+    pq.write_table(table_with(b'{"version": 1, "metadata": "x"}'), "d.parquet")
+    assert _error("d.parquet") == "d.parquet: field 'metadata': expected an object, got a string"
+    pq.write_table(table_with(b'{"format": "synth-dataset", "version": 1}'), "e.parquet")
+    assert Dataset.load("e.parquet") == Dataset([Golden(input="q")])  # no metadata: empty
+
+
+def test_parquet_save_of_a_value_json_cannot_hold_names_the_file_golden_and_field() -> None:
+    pytest.importorskip("pyarrow")
+    bad = Dataset([Golden(input="ok"), Golden(input="bad", metadata={"s": {1}})])
+    with pytest.raises(DatasetError) as info:
+        bad.save("g.parquet")
+    assert str(info.value).startswith("cannot save g.parquet: index 1: field 'metadata' ")
+    assert not Path("g.parquet").exists()
 
 
 # ---- in memory -----------------------------------------------------------------------------------
@@ -239,3 +345,56 @@ def test_null_for_a_list_or_object_field_means_not_given() -> None:
     }
     _jsonl("r.jsonl", json.dumps(row))
     assert Dataset.load("r.jsonl")[0] == Golden(input="q", metadata={"name_of_persona": "Ann"})
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"input": True}, "field 'input': expected a non-empty string, got a boolean"),
+        ({"input": {1}}, "field 'input': expected a non-empty string, got a set"),
+        (
+            {"input": "q", "context": ("a", 1)},
+            "field 'context': expected a list of strings or null, got a list whose item 1 is an integer",
+        ),
+        (
+            {"input": "q", "context": [1, 2, 3]},  # one phrase for the field, not one per item
+            "field 'context': expected a list of strings or null, got a list whose item 0 is an integer",
+        ),
+        ({"input": "q", "metadata": 1.5}, "field 'metadata': expected an object, got a number"),
+    ],
+)
+def test_each_bad_value_is_described_in_words(record: dict[str, object], message: str) -> None:
+    with pytest.raises(DatasetError) as info:
+        Dataset([record])
+    assert str(info.value) == f"index 0: {message}"
+
+
+def test_ragas_rows_keep_synths_metadata_over_their_own_fields_and_name_the_synth_block() -> None:
+    row = {
+        "user_input": "q",
+        "synthesizer_name": "single_hop",
+        "persona": None,
+        "_synth": {"metadata": {"synthesizer_name": "mine"}},
+    }
+    _jsonl("r.jsonl", json.dumps(row))
+    assert Dataset.load("r.jsonl")[0].metadata == {"synthesizer_name": "mine"}
+    _jsonl("r.jsonl", json.dumps({"user_input": "q", "_synth": {"context_ids": "x"}}))
+    assert _error("r.jsonl") == (
+        "r.jsonl: line 1: field '_synth.context_ids': expected a list of strings, got a string"
+    )
+    _jsonl("r.jsonl", json.dumps({"user_input": "q", "_synth": [1]}))
+    assert _error("r.jsonl") == (
+        "r.jsonl: line 1: field '_synth': expected an object, got a list whose item 0 is an integer"
+    )
+
+
+def test_json_save_of_a_value_json_cannot_hold_names_the_file_golden_and_field() -> None:
+    bad = Dataset([Golden(input="ok"), Golden(input="q", metadata={"score": float("nan")})])
+    with pytest.raises(DatasetError) as info:
+        bad.save("g.json")
+    assert str(info.value) == (
+        "cannot save g.json: index 1: field 'metadata' cannot be written as JSON (Out of range "
+        "float values are not JSON compliant); it may hold only strings, numbers (not NaN or "
+        "infinity), booleans, null, lists and objects"
+    )
+    assert not Path("g.json").exists()

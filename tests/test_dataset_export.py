@@ -264,6 +264,72 @@ def test_reads_a_deepeval_csv_split_on_its_default_separator() -> None:
     ]
 
 
+def test_deepeval_csv_refusal_cuts_long_values_to_sixty_characters() -> None:
+    long = "1" * 70  # pandas reads it as a number
+    with pytest.raises(DatasetError) as info:
+        Dataset([Golden(input="fine"), Golden(input="q", expected_output=long)]).export(
+            "out.csv", format="deepeval-csv"
+        )
+    shown = repr(long)[:57] + "..."
+    assert str(info.value).endswith(
+        f"field 'expected_output' would be read by deepeval as {long[:57]}..., not {shown}; "
+        "export as deepeval JSON (--format deepeval)"
+    )
+
+
+def test_a_malformed_deepeval_csv_names_the_row_and_field() -> None:
+    def error(text: str) -> str:
+        Path("d.csv").write_text(text, encoding="utf-8")
+        with pytest.raises(DatasetError) as info:
+            Dataset.load("d.csv")
+        return str(info.value)
+
+    assert error("context,source_file\n[],x\n") == "d.csv: row 1: missing column 'input'"
+    assert error("input,source_file\nq,x,extra\n") == (
+        "d.csv: row 2: has 3 cells but the header has 2 columns"
+    )
+    assert error("input,additional_metadata\nq,{bad\n") == (
+        "d.csv: row 2: field 'additional_metadata': expected a JSON object in the cell, "
+        "got invalid JSON (Expecting property name enclosed in double quotes)"
+    )
+    assert error("input,additional_metadata\nq,[1]\n") == (
+        "d.csv: row 2: field 'additional_metadata': expected a JSON object, "
+        "got a list whose item 0 is an integer"
+    )
+    # blank rows are skipped but counted; a row without its input is refused
+    assert error("input,source_file\n,\n\n,x\n") == (
+        "d.csv: row 4: field 'input': missing (every golden needs one)"
+    )
+    Path("d.csv").write_text(" input , source_file \nq,\n", encoding="utf-8")
+    assert Dataset.load("d.csv").goldens == [Golden(input="q")]
+
+
+@pytest.mark.parametrize(
+    ("tool", "name", "field"),
+    [
+        ("deepeval", "out.json", "additional_metadata"),
+        ("deepeval-csv", "out.csv", "additional_metadata"),
+        ("judgeval", "out.json", "metadata"),
+        ("judgeval-legacy", "out.json", "additional_metadata"),
+        ("ragas", "out.json", "_synth"),
+        ("ragas", "out.jsonl", "_synth"),
+    ],
+)
+def test_an_export_of_a_value_json_cannot_hold_names_the_golden_and_field(
+    tool: str, name: str, field: str
+) -> None:
+    # deepeval-csv let json's TypeError through before it was checked like the others
+    bad = Dataset([Golden(input="ok"), Golden(input="q", metadata={"scores": {1}})])
+    with pytest.raises(DatasetError) as info:
+        bad.export(name, format=tool)  # type: ignore[arg-type]
+    assert str(info.value) == (
+        f"cannot save {name}: index 1: field '{field}' cannot be written as JSON (Object of "
+        "type set is not JSON serializable); it may hold only strings, numbers (not NaN or "
+        "infinity), booleans, null, lists and objects"
+    )
+    assert not Path(name).exists()
+
+
 # ---- files written by the tools themselves -------------------------------------------------------
 def test_reads_deepeval_save_as_json() -> None:
     # deepeval's EvaluationDataset.save_as("json") writes these keys
@@ -384,3 +450,23 @@ def test_export_refusals() -> None:
     ):
         reserved.export("out.json", format="deepeval")
     assert not Path("out.json").exists()
+
+
+def test_export_suffixes_are_read_whatever_their_case() -> None:
+    # .JSONL is one record a line, .JSON one list, as in lower case
+    path = dataset().export("OUT.JSONL", format="ragas")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["user_input"] for line in lines] == [g.input for g in goldens()]
+    path = dataset().export("OUT.JSON", format="deepeval")
+    assert [record["input"] for record in json.loads(path.read_text(encoding="utf-8"))] == [
+        g.input for g in goldens()
+    ]
+
+
+def test_an_unknown_export_format_lists_every_known_one() -> None:
+    with pytest.raises(ConfigError) as info:
+        dataset().export("out.json", format="promptfoo")  # type: ignore[arg-type]
+    assert str(info.value) == (
+        "unknown export format 'promptfoo'; choose one of: deepeval, deepeval-csv, judgeval, "
+        "judgeval-legacy, ragas"
+    )

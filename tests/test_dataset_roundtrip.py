@@ -142,6 +142,31 @@ def test_json_file_is_one_object_with_metadata_and_goldens() -> None:
     assert document["goldens"][0]["input"] == 'What is "pH", exactly?\nExplain, briefly.'
 
 
+def test_json_files_are_indented_and_end_with_a_line_break() -> None:
+    Dataset([Golden(input="q")], {"seed": 1}).save("g.json")
+    text = Path("g.json").read_text(encoding="utf-8")
+    assert text.startswith('{\n  "format": "synth-dataset",\n  "version": 1,\n  "metadata": {\n')
+    assert text.endswith("\n  ]\n}\n")
+    Dataset([Golden(input="q")]).export("e.json", format="deepeval")
+    text = Path("e.json").read_text(encoding="utf-8")
+    assert text.startswith('[\n  {\n    "input": "q",\n') and text.endswith("\n  }\n]\n")
+
+
+def test_jsonl_keeps_unicode_as_is_and_its_sidecar_is_indented_json() -> None:
+    Dataset([Golden(input="caf\u00e9?")], {"n": "\u00e9"}).save("g.jsonl")
+    assert Path("g.jsonl").read_text(encoding="utf-8").startswith('{"input": "caf\u00e9?", ')
+    assert Path("g.jsonl.meta.json").read_text(encoding="utf-8") == (
+        '{\n  "format": "synth-dataset-metadata",\n  "version": 1,\n  "dataset": "g.jsonl",\n'
+        '  "metadata": {\n    "n": "\u00e9"\n  }\n}\n'
+    )
+
+
+def test_jsonl_written_by_another_tool_may_hold_a_raw_line_separator() -> None:
+    # U+2028 is a line break to str.splitlines but not to JSON: the golden is one line
+    Path("g.jsonl").write_text('{"input": "a\u2028b"}\n{"input": "c"}\n', encoding="utf-8")
+    assert Dataset.load("g.jsonl").goldens == [Golden(input="a\u2028b"), Golden(input="c")]
+
+
 def test_csv_cells_are_plain_text_and_json() -> None:
     import csv
 
@@ -180,6 +205,59 @@ def test_parquet_keeps_typed_columns() -> None:
     assert table.column("context").to_pylist()[0] == []
 
 
+def test_csv_cells_longer_than_the_csv_modules_default_limit() -> None:
+    long = "x" * 200_000  # the csv module refuses cells over 128 KiB unless told otherwise
+    original = Dataset([Golden(input="q", expected_output=long, context=[long])])
+    assert Dataset.load(original.save("g.csv")) == original
+
+
+def test_csv_quotes_a_text_as_json_only_when_it_starts_and_ends_with_a_quote() -> None:
+    import csv
+
+    original = Dataset(
+        [Golden(input='"starts only', expected_output='ends only"', actual_output='"both"')]
+    )
+    original.save("g.csv")
+    with open("g.csv", newline="", encoding="utf-8") as handle:
+        (row,) = list(csv.DictReader(handle))
+    assert row["input"] == '"starts only' and row["expected_output"] == 'ends only"'
+    assert row["actual_output"] == '"\\"both\\""'
+    assert Dataset.load("g.csv") == original
+
+
+def test_csv_header_names_may_have_spaces_around_them() -> None:
+    Path("g.csv").write_text(' input , context \nq,"[""c""]"\n', encoding="utf-8")
+    assert Dataset.load("g.csv").goldens == [Golden(input="q", context=["c"])]
+
+
+def test_a_byte_order_mark_is_dropped() -> None:
+    Path("g.json").write_bytes(b"\xef\xbb\xbf" + b'[{"input": "q"}]')
+    assert Dataset.load("g.json").goldens == [Golden(input="q")]
+    Path("g.csv").write_bytes(b"\xef\xbb\xbfinput\nq\n")
+    assert Dataset.load("g.csv").goldens == [Golden(input="q")]
+
+
+def test_parquet_columns_null_only_where_a_golden_may_be_and_a_synth_header() -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    nasty_dataset().save("g.parquet")
+    schema = pq.read_schema("g.parquet")
+    assert {name: schema.field(name).nullable for name in schema.names} == {
+        "input": False,
+        "actual_output": True,
+        "expected_output": True,
+        "context": True,
+        "retrieval_context": True,
+        "context_ids": True,
+        "source_files": True,
+        "metadata": False,
+    }
+    assert json.loads(schema.metadata[b"synth"]) == {
+        "format": "synth-dataset",
+        "version": 1,
+        "metadata": nasty_dataset().metadata,
+    }
+
+
 def test_parquet_without_pyarrow_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
@@ -189,6 +267,18 @@ def test_parquet_without_pyarrow_is_a_config_error(monkeypatch: pytest.MonkeyPat
     Path("x.parquet").write_bytes(b"PAR1")
     with pytest.raises(ConfigError, match="pyarrow"):
         Dataset.load("x.parquet")
+
+
+def test_parquet_without_pyarrow_says_how_to_get_it_and_what_else_to_use(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(ConfigError) as info:
+        Dataset([Golden(input="q")]).save("g.parquet")
+    assert str(info.value) == (
+        ".parquet datasets need pyarrow: pip install 'synth[parquet]' "
+        "(or save as .json, .jsonl or .csv)"
+    )
 
 
 def test_unknown_suffix_names_the_supported_ones() -> None:
@@ -277,6 +367,50 @@ def test_from_pandas_errors_name_the_row_label() -> None:
         DatasetError, match=r"DataFrame row 'r2': field 'context': expected a list of strings"
     ):
         Dataset.from_pandas(frame)
+
+
+def test_an_empty_dataset_is_a_frame_with_every_column_and_its_own_metadata() -> None:
+    dataset = Dataset(metadata={"params": {"ratio": 0.25}})
+    frame = dataset.to_pandas()
+    assert list(frame.columns) == list(Golden.model_fields) and len(frame) == 0
+    # the frame's metadata is a copy all the way down: editing it leaves the dataset alone
+    frame.attrs["synth_metadata"]["params"]["ratio"] = 1.0
+    assert dataset.metadata == {"params": {"ratio": 0.25}}
+
+
+def test_from_pandas_reads_pandas_own_missing_values_as_null() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {
+            "input": ["q", "r"],
+            "expected_output": pd.array(["a", None], dtype="string"),  # <NA>
+            "actual_output": [pd.NaT, pd.NaT],
+        }
+    )
+    assert Dataset.from_pandas(frame).goldens == [
+        Golden(input="q", expected_output="a"),
+        Golden(input="r"),
+    ]
+
+
+def test_from_pandas_errors_name_numpy_values_in_plain_words() -> None:
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.DataFrame({"input": ["q"], "context": [np.array([1, 2])]})  # as parquet gives it
+    with pytest.raises(DatasetError) as info:
+        Dataset.from_pandas(frame)
+    assert str(info.value) == (
+        "DataFrame row 0: field 'context': expected a list of strings or null, "
+        "got a list whose item 0 is an integer"
+    )
+    frame = pd.DataFrame({"input": [np.int64(3)]}, dtype=object)
+    with pytest.raises(DatasetError) as info:
+        Dataset.from_pandas(frame)
+    assert str(info.value) == (
+        "DataFrame row 0: field 'input': expected a non-empty string, got an integer"
+    )
 
 
 # ---- property-based: arbitrary values through every format ---------------------------------------

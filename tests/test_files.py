@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import locale
 import os
 from pathlib import Path
 
@@ -83,3 +84,35 @@ def test_a_file_rewritten_often_can_skip_flushing_its_folder(
     write_atomic(tmp_path / "manifest.json", "{}", sync_folder=False)
     assert len(flushed) == 1  # the file, not the folder
     assert (tmp_path / "manifest.json").read_text(encoding="utf-8") == "{}"
+
+
+def test_write_atomic_writes_utf8_whatever_the_locale_says(tmp_path: Path) -> None:
+    # a machine whose locale is ASCII (or cp1252 on Windows) must still get UTF-8 files
+    target = tmp_path / "file.txt"
+    saved = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        write_atomic(target, "caf\u00e9 \u20ac \U0001f600")
+    finally:
+        locale.setlocale(locale.LC_CTYPE, saved)
+    assert target.read_bytes() == "caf\u00e9 \u20ac \U0001f600".encode()
+
+
+def test_a_folder_that_refuses_to_be_flushed_still_gets_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # some file systems cannot fsync a folder (EINVAL); the rename is done by then, so that is fine
+    calls: list[int] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 2:  # the file first, then its folder
+            raise OSError(22, "Invalid argument")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    write_atomic(tmp_path / "file.txt", "text")
+    assert len(calls) == 2
+    assert (tmp_path / "file.txt").read_text(encoding="utf-8") == "text"
+    assert [p.name for p in tmp_path.iterdir()] == ["file.txt"]

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from synth.data import Golden
-from synth.dataset._io import dumps, write_text
+from synth.dataset._io import dumps, dumps_records, write_text
 from synth.dataset._records import SYNTH_KEY, kind, to_deepeval
 from synth.errors import DatasetError
 
@@ -52,6 +52,7 @@ def write_deepeval_csv(path: Path, records: Sequence[Mapping[str, Any]]) -> None
 
     Raises DatasetError, writing nothing, when deepeval would read any cell back differently.
     """
+    dumps_records(records, path)  # a value JSON cannot hold is reported by golden and field
     lists = [c for c in LIST_COLUMNS if any(r[c] is not None for r in records)]
     columns = [*TEXT_COLUMNS, *lists, "source_file", "additional_metadata"]
     rows = []
