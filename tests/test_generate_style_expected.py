@@ -206,9 +206,7 @@ class Recording(FunctionModel):
         return await super().arequest(prompt, system=system, schema=schema, label=label)
 
 
-def test_expected_step_passes_on_its_prompts_label_and_format() -> (
-    None
-):
+def test_expected_step_passes_on_its_prompts_label_and_format() -> None:
     from synth.generate.base import Source
     from synth.generate.templates import PromptSet
 
@@ -245,3 +243,79 @@ def test_expected_unanswered_item_is_dropped_by_the_step_with_what_was_wrong() -
     for draft in drafts:
         assert (draft.dropped_at, draft.drop_reason) == ("expected", "model_error:invalid_output")
         assert draft.drop_detail == "the reply answers items [5], expected 1..2"
+
+
+class SentStyle(FunctionModel):
+    """The stylist as a model that records each request's prompt, label and schema."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda prompt, system: stylist(prompt.removeprefix("Custom. "), system))
+        self.sent: list[tuple[str, str | None, type | None]] = []
+
+    async def arequest(self, prompt, *, system=None, schema=None, label=None):  # type: ignore[no-untyped-def]
+        self.sent.append((prompt, label, schema))
+        return await super().arequest(prompt, system=system, schema=schema, label=label)
+
+
+def test_style_persona_comes_from_the_drafts_own_generator_for_the_style_stage() -> None:
+    import random
+
+    for draft_id in ("d0", "d1", "d2", "d3", "d4", "d5"):
+        rng = random.Random(f"4:style:{draft_id}")
+        assert style.choose_persona(STYLING, 4, draft_id) == rng.choice(STYLING.personas)
+    assert style.choose_persona(StylingConfig(task="t"), 4, "d0") is None
+
+
+def test_style_prompt_holds_every_styling_line() -> None:
+    prompt = style.build_prompt("What is flour?", STYLING, "a retired chef", CTX_A)
+    block = (
+        "\nScenario: home bakers\nTask of the system under test: answer baking questions\n"
+        "Input format: casual chat message\nWrite as this user: a retired chef\n"
+    )
+    assert block in prompt
+
+
+def test_style_check_reply_and_parse_say_the_restyled_input_is_blank_and_keep_the_raw_text() -> (
+    None
+):
+    reply = style.StyleReply(input="  ")
+    with pytest.raises(OutputParseError) as info:
+        style.check_reply(reply)
+    assert str(info.value) == "the restyled input is blank"
+    assert info.value.raw == reply.model_dump_json()
+    with pytest.raises(OutputParseError) as info:
+        style.check_reply(reply, raw="as sent")
+    assert info.value.raw == "as sent"
+    text = '{ "input" : " " }'
+    with pytest.raises(OutputParseError) as info:
+        style.parse(text)
+    assert info.value.raw == text
+
+
+def test_the_style_step_restyles_with_its_seed_prompts_and_the_context() -> None:
+    import random
+
+    from synth.generate.base import Source
+    from synth.generate.templates import PromptSet, default_prompts
+
+    prompts = PromptSet({"style": "Custom. " + default_prompts().text("style")})
+    model = SentStyle()
+    step = style.StyleStep(model, STYLING, 4, prompts)
+    drafts = [Draft(id=f"d{i}", input=f"Q{i}?", context=CTX_A) for i in range(4)]
+    out = run_sync(step.run(drafts, Source(key="k", context=CTX_A)))
+    assert out == drafts
+    for draft in drafts:
+        persona = random.Random(f"4:style:{draft.id}").choice(STYLING.personas)
+        assert (
+            draft.persona == persona and draft.input == f"[{persona}] {draft.history[0]['input']}"
+        )
+        assert draft.history == [
+            {"stage": "style", "input": draft.history[0]["input"], "persona": persona}
+        ]
+    for prompt, label, schema in model.sent:
+        assert prompt.startswith("Custom. ") and "Flour is milled grain." in prompt
+        assert label == "style" and schema is style.StyleReply
+    # run() itself takes the seed the same way
+    again = [Draft(id=f"d{i}", input=f"Q{i}?", context=CTX_A) for i in range(4)]
+    run_sync(style.run(again, FunctionModel(stylist), STYLING, seed=4))
+    assert [d.persona for d in again] == [d.persona for d in drafts]
