@@ -250,3 +250,86 @@ def test_a_reply_its_step_refuses_is_asked_again_and_counted_as_refused() -> Non
     assert out == ["What is it?"]
     assert llm.usage.total.retries == {"refused": 1}
     assert len(cache) == 1 and "What is it?" in next(iter(cache.values()))
+
+
+# ---- what the gaps mutmut found pin down ---------------------------------------------------------
+
+
+def test_a_schema_without_exactly_one_list_field_is_refused_by_name() -> None:
+    from pydantic import BaseModel
+
+    from synth.generate._batch import list_field
+
+    class TwoLists(BaseModel):
+        a: list[int]
+        b: list[str]
+
+    with pytest.raises(TypeError) as info:
+        list_field(TwoLists)
+    assert str(info.value) == "TwoLists must have exactly one list field, has ['a', 'b']"
+
+
+def test_no_items_match_nothing_and_a_shift_leaves_nothing_missing() -> None:
+    empty = match_entries([], 0)
+    assert (empty.found, empty.missing, empty.by_order) == ({}, (), False)
+    shifted = match_entries([0, 1], 2)
+    assert (shifted.found, shifted.missing, shifted.by_order) == ({1: 0, 2: 1}, (), True)
+
+
+def test_read_batch_matches_identical_copies_and_says_how_many_items_it_read_for() -> None:
+    from synth.generate._batch import read_batch
+
+    entry = {"index": 1, "expected_output": "one"}
+    text = json.dumps({"outputs": [entry, entry, {"index": 2, "expected_output": " "}]})
+    got = read_batch(text, ExpectedReply, 2, _value)
+    assert (got.n, got.indices, got.values, got.missing) == (2, [1, 1, 2], {1: "one"}, ())
+    assert got.problems == ["item 2: the answer is blank"]
+
+
+def test_values_of_says_what_is_missing_or_unusable_and_keeps_the_replys_json() -> None:
+    from synth.generate._batch import values_of
+
+    short = ExpectedReply.model_validate({"outputs": [{"index": 1, "expected_output": "a"}]})
+    with pytest.raises(OutputParseError) as info:
+        values_of(short, 2, "the reply answers items", _value)
+    assert str(info.value) == "the reply answers items [1], expected 1..2"
+    assert info.value.raw == short.model_dump_json()
+    blank = ExpectedReply.model_validate({"outputs": [{"index": 1, "expected_output": " "}]})
+    with pytest.raises(OutputParseError) as info:
+        values_of(blank, 1, "the reply answers items", _value, raw="as sent")
+    assert str(info.value) == "item 1: the answer is blank"
+    assert info.value.raw == "as sent"
+
+
+class Sent(FunctionModel):
+    """A function model that records the label and the schema of every request."""
+
+    def __init__(self, fn) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(fn)
+        self.sent: list[tuple[str | None, dict]] = []
+
+    async def arequest(self, prompt, *, system=None, schema=None, label=None):  # type: ignore[no-untyped-def]
+        self.sent.append((label, json_schema(schema)))
+        return await super().arequest(prompt, system=system, schema=schema, label=label)
+
+
+def test_each_request_is_sent_under_the_steps_label_with_a_schema_for_its_own_items() -> None:
+    model = Sent(Script(["missing"]))
+    llm = wrap_llm(model, cache={})
+    assert _ask(llm, ["a", "b", "c"]) == ["answer to a", "answer to b", "answer to c"]
+    assert [label for label, _ in model.sent] == ["expected", "expected"]
+    sizes = [schema["properties"]["outputs"]["maxItems"] for _, schema in model.sent]
+    assert sizes == [3, 1]
+    assert [schema["properties"]["outputs"]["minItems"] for _, schema in model.sent] == [3, 1]
+    # the re-ask is counted under the step's label
+    assert llm.usage.by_label()["expected"].retries == {"partial": 1}
+
+
+def test_a_batch_given_up_on_lists_every_problem_after_the_numbers() -> None:
+    out = _ask(wrap_llm(FunctionModel(Script(["blank"])), cache={}, max_reasks=0), ["a", "b"])
+    assert out[0] == "answer to a"
+    error = out[1]
+    assert isinstance(error, OutputParseError)
+    assert str(error) == (
+        "the reply answers items [1, 2], expected 1..2; item 2: the answer is blank"
+    )

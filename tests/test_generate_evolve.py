@@ -153,3 +153,106 @@ def test_zero_rounds_is_a_pass_through() -> None:
         )
     )
     assert drafts[0].input == "Q?" and stats.requests == 0 and stats.items_out == 1
+
+
+# ---- what the gaps mutmut found pin down ---------------------------------------------------------
+
+MARK = "Custom. "
+
+
+class Sent(FunctionModel):
+    """The evolver as a model that records each request's prompt, label and schema."""
+
+    def __init__(self) -> None:
+        super().__init__(evolver)
+        self.sent: list[tuple[str, str | None, type | None]] = []
+
+    async def arequest(self, prompt, *, system=None, schema=None, label=None):  # type: ignore[no-untyped-def]
+        self.sent.append((prompt, label, schema))
+        return await super().arequest(prompt, system=system, schema=schema, label=label)
+
+
+def _custom_prompts():  # type: ignore[no-untyped-def]
+    from synth.generate.templates import PromptSet
+
+    return PromptSet({"evolve": MARK + default_prompts().text("evolve")})
+
+
+def test_a_weight_of_zero_leaves_an_evolution_out() -> None:
+    config = EvolutionConfig(evolutions={"reasoning": 1, "hypothetical": 0})
+    assert evolve.applicable_evolutions(config, 2) == {Evolution.REASONING: 1.0}
+
+
+def test_each_round_draws_one_evolution_from_the_drafts_own_generator() -> None:
+    config = EvolutionConfig(num_evolutions=4)
+    drafts = [Draft(id=f"d{i}", input="Q?", context=TWO) for i in range(3)]
+    run_sync(evolve.run(drafts, FunctionModel(evolver), config, seed=5))
+    names = list(Evolution)
+    for draft in drafts:
+        rng = random.Random(f"5:evolve:{draft.id}")
+        drawn = [rng.choices(names, weights=[1.0] * len(names), k=1)[0].value for _ in range(4)]
+        assert draft.evolutions == drawn
+
+
+def test_check_reply_and_parse_say_the_evolved_input_is_blank_and_keep_the_raw_text() -> None:
+    reply = evolve.EvolveReply(input="  ")
+    with pytest.raises(OutputParseError) as info:
+        evolve.check_reply(reply)
+    assert str(info.value) == "the evolved input is blank"
+    assert info.value.raw == reply.model_dump_json()
+    with pytest.raises(OutputParseError) as info:
+        evolve.check_reply(reply, raw="as sent")
+    assert info.value.raw == "as sent"
+    text = '{ "input" : " " }'
+    with pytest.raises(OutputParseError) as info:
+        evolve.parse(text)
+    assert info.value.raw == text
+
+
+def test_a_two_chunk_context_is_not_reweighted_and_a_draft_without_context_evolves() -> None:
+    stats = StageStats(stage="evolve")
+    config = EvolutionConfig(evolutions={"multicontext": 1, "reasoning": 0})
+    two = [Draft(id="t", input="Q?", context=TWO)]
+    run_sync(evolve.run(two, FunctionModel(evolver), config, seed=0, stats=stats))
+    assert two[0].evolutions == ["multicontext"] and two[0].metadata == {}
+    assert "reweighted" not in stats.notes
+    bare = [Draft(id="b", input="Q?")]
+    only_reasoning = EvolutionConfig(evolutions={"reasoning": 1})
+    run_sync(evolve.run(bare, FunctionModel(evolver), only_reasoning, seed=0))
+    assert bare[0].evolutions == ["reasoning"] and bare[0].metadata == {}
+
+
+def test_a_skipped_round_is_recorded_with_its_reason_and_counted() -> None:
+    stats = StageStats(stage="evolve")
+    only = [Draft(id="x", input="Q?", context=ONE)]
+    config = EvolutionConfig(evolutions={"multicontext": 1})
+    run_sync(evolve.run(only, FunctionModel(evolver), config, seed=0, stats=stats))
+    assert only[0].metadata == {
+        "evolution_reweighted": True,
+        "evolution_skipped": "no applicable evolution for a one-chunk context",
+    }
+    assert stats.notes == {"reweighted": 1, "skipped": 1}
+
+
+def test_zero_rounds_leave_a_draft_untouched_even_where_it_would_be_reweighted() -> None:
+    drafts = [Draft(id="d", input="Q?", context=ONE)]
+    config = EvolutionConfig(num_evolutions=0)
+    run_sync(evolve.run(drafts, FunctionModel(evolver), config, seed=0))
+    assert drafts[0].metadata == {} and drafts[0].history == []
+
+
+def test_the_step_evolves_with_its_seed_prompts_the_context_and_the_reply_schema() -> None:
+    from synth.generate.base import Source
+
+    model = Sent()
+    config = EvolutionConfig(num_evolutions=2)
+    step = evolve.EvolveStep(model, config, 9, _custom_prompts())
+    drafts = [Draft(id=f"d{i}", input=f"Q{i}?", context=TWO) for i in range(3)]
+    out = run_sync(step.run(drafts, Source(key="k", context=TWO)))
+    same = [Draft(id=f"d{i}", input=f"Q{i}?", context=TWO) for i in range(3)]
+    run_sync(evolve.run(same, FunctionModel(evolver), config, seed=9))
+    assert out == drafts and [d.evolutions for d in drafts] == [d.evolutions for d in same]
+    assert len(model.sent) == 6
+    for prompt, label, schema in model.sent:
+        assert prompt.startswith(MARK) and "Bishops move diagonally." in prompt
+        assert label == "evolve" and schema is evolve.EvolveReply

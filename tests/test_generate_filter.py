@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -290,3 +291,151 @@ def test_a_score_at_the_threshold_passes_and_just_below_it_is_rewritten() -> Non
     assert out[0].input == "What is in rye bread?" and out[0].input_quality == 0.5
     assert out[0].kept and out[0].history == []
     assert out[1].input == "What grain is rye bread made of?" and out[1].input_quality == 0.7
+
+
+# ---- what the gaps mutmut found pin down ---------------------------------------------------------
+
+
+class Sent(FunctionModel):
+    """The critic as a model that records each request's prompt and label and hands the critic
+    the prompt without the custom templates' marker."""
+
+    def __init__(self, critic: Callable[[str, str | None], str]) -> None:
+        super().__init__(lambda prompt, system: critic(prompt.removeprefix(MARK), system))
+        self.sent: list[tuple[str, str | None]] = []
+
+    async def arequest(self, prompt, *, system=None, schema=None, label=None):  # type: ignore[no-untyped-def]
+        self.sent.append((prompt, label))
+        return await super().arequest(prompt, system=system, schema=schema, label=label)
+
+
+MARK = "Custom. "
+
+
+def scores_06(prompt: str, system: str | None) -> str:
+    """Scores every input 0.6, whatever the threshold."""
+    return json.dumps({"scores": [{"index": int(i), "score": 0.6} for i, _ in items_of(prompt)]})
+
+
+def _custom_prompts():  # type: ignore[no-untyped-def]
+    from synth.generate.templates import PromptSet, default_prompts
+
+    default = default_prompts()
+    return PromptSet({name: MARK + default.text(name) for name in ("filter", "rewrite")})
+
+
+def test_the_prompts_default_to_a_threshold_of_0_5_and_count_their_items() -> None:
+    prompt = input_filter.build_prompt(["What is in bread?", "Why?"], CONTEXT)
+    assert "Inputs (2 in all):" in prompt and "below 0.5, also give" in prompt
+    rewrite = input_filter.build_rewrite_prompt([("Why?", "say what about")], CONTEXT)
+    assert "Inputs with feedback (1 in all):" in rewrite
+
+
+def test_check_reply_says_what_it_lacks_and_keeps_the_replys_json() -> None:
+    reply = input_filter.FilterReply.model_validate({"scores": [{"index": 1, "score": 0.5}]})
+    with pytest.raises(OutputParseError) as info:
+        input_filter.check_reply(reply, 2)
+    assert str(info.value) == "the filter reply covers items [1], expected 1..2"
+    assert info.value.raw == reply.model_dump_json()
+
+
+def test_every_request_uses_the_runs_prompts_context_threshold_and_label() -> None:
+    critic = Critic({"Why?": 0.1, "Why does bread rise?": 0.9}, {"Why?": "Why does bread rise?"})
+    model = Sent(critic)
+    out = run_sync(
+        input_filter.run(
+            drafts("Why?"),
+            model,
+            FiltrationConfig(synthetic_input_quality_threshold=0.5),
+            prompts=_custom_prompts(),
+        )
+    )
+    assert out[0].kept and critic.calls == ["score", "rewrite", "score"]
+    assert [label for _, label in model.sent] == ["filter", "filter_rewrite", "filter"]
+    for prompt, _ in model.sent:
+        assert prompt.startswith(MARK) and "Bread needs yeast, flour and water." in prompt
+    strict = Sent(scores_06)
+    config = FiltrationConfig(synthetic_input_quality_threshold=0.7, max_quality_retries=0)
+    run_sync(input_filter.run(drafts("Why?"), strict, config, prompts=_custom_prompts()))
+    assert "below 0.7, also give" in strict.sent[0][0]
+
+
+def test_the_step_runs_the_filter_with_its_config_and_prompts() -> None:
+    from synth.generate.base import Source
+
+    model = Sent(scores_06)
+    config = FiltrationConfig(synthetic_input_quality_threshold=0.7, max_quality_retries=0)
+    step = input_filter.FilterStep(model, config, _custom_prompts())
+    items = drafts("Why?")
+    out = run_sync(step.run(items, Source(key="k", context=CONTEXT)))
+    assert out == items and out[0].drop_reason == "below_input_quality_threshold"
+    assert model.sent[0][0].startswith(MARK) and "below 0.7, also give" in model.sent[0][0]
+
+
+def test_each_rewrite_is_kept_in_history_with_the_score_feedback_and_round_it_replaced() -> None:
+    critic = Critic(
+        {"Why?": 0.1, "Why is it?": 0.3, "Why does bread need yeast?": 0.8},
+        {"Why?": "Why is it?", "Why is it?": "Why does bread need yeast?"},
+    )
+    out = run_sync(input_filter.run(drafts("Why?"), FunctionModel(critic), FiltrationConfig()))
+    assert out[0].history == [
+        {"stage": "filter", "input": "Why?", "score": 0.1, "feedback": "fix Why?", "attempt": 1},
+        {
+            "stage": "filter",
+            "input": "Why is it?",
+            "score": 0.3,
+            "feedback": "fix Why is it?",
+            "attempt": 2,
+        },
+    ]
+
+
+def test_a_later_version_scoring_only_as_well_does_not_replace_the_best() -> None:
+    critic = Critic({"Why?": 0.2, "Why so?": 0.2}, {"Why?": "Why so?"})
+    out = run_sync(
+        input_filter.run(
+            drafts("Why?"), FunctionModel(critic), FiltrationConfig(max_quality_retries=1)
+        )
+    )
+    assert out[0].input == "Why?" and out[0].feedback == "fix Why?"
+    assert out[0].drop_reason == "below_input_quality_threshold"
+
+
+def test_failures_drop_at_the_filter_with_what_failed() -> None:
+    def broken(prompt: str, system: str | None) -> str:
+        raise ServerError("500")
+
+    scored = run_sync(input_filter.run(drafts("a?"), FunctionModel(broken), FiltrationConfig()))
+    assert (scored[0].dropped_at, scored[0].drop_reason) == ("filter", "model_error:server")
+    critic = Critic({"Why?": 0.1}, {}, fail_rewrite=True)
+    rewritten = run_sync(
+        input_filter.run(drafts("Why?"), FunctionModel(critic), FiltrationConfig())
+    )
+    assert (rewritten[0].dropped_at, rewritten[0].drop_reason) == ("filter", "model_error:server")
+    # the rewrite's rescoring fails: the draft is dropped for that failure, not as below threshold
+    rescore = Critic({"Why?": 0.1, "Why so?": 0.9}, {"Why?": "Why so?"})
+    calls = iter([True, True, False])
+
+    def then_broken(prompt: str, system: str | None) -> str:
+        if next(calls, False):
+            return rescore(prompt, system)
+        raise ServerError("500")
+
+    out = run_sync(input_filter.run(drafts("Why?"), FunctionModel(then_broken), FiltrationConfig()))
+    assert (out[0].dropped_at, out[0].drop_reason) == ("filter", "model_error:server")
+    assert out[0].input == "Why?"
+
+
+def test_unmatched_replies_drop_with_the_reply_and_items_they_lacked() -> None:
+    def misnumbered(prompt: str, system: str | None) -> str:
+        return json.dumps({"scores": [{"index": 5, "score": 0.9}]})
+
+    out = run_sync(
+        input_filter.run(drafts("a?", "b?"), FunctionModel(misnumbered), FiltrationConfig())
+    )
+    assert out[0].drop_detail == "the filter reply covers items [5], expected 1..2"
+    critic = Critic({"Why?": 0.1}, {"Why?": "  "})
+    out = run_sync(input_filter.run(drafts("Why?"), FunctionModel(critic), FiltrationConfig()))
+    assert out[0].drop_detail == (
+        "the rewrite reply covers items [1], expected 1..1; item 1: the rewritten input is blank"
+    )

@@ -153,3 +153,150 @@ def test_from_scratch_and_from_examples() -> None:
     assert [d.input for d in examples] == ["Can I freeze my card?"] and examples[
         0
     ].context == CONTEXT
+
+
+# ---- what the gaps mutmut found pin down ---------------------------------------------------------
+
+MARK = "Custom. "
+STYLING = StylingConfig(scenario="shop customers", task="support", input_format="chat message")
+
+
+class Sent(FunctionModel):
+    """A model that answers three inputs and records each request's prompt, label and schema."""
+
+    def __init__(self, fn=None) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(fn or (lambda p, s: json.dumps({"inputs": ["Q1?", "Q2?", "Q3?"]})))
+        self.sent: list[tuple[str, str | None, dict]] = []
+
+    async def arequest(self, prompt, *, system=None, schema=None, label=None):  # type: ignore[no-untyped-def]
+        from synth.llm.structured import json_schema
+
+        self.sent.append((prompt, label, json_schema(schema)))
+        return await super().arequest(prompt, system=system, schema=schema, label=label)
+
+
+def _custom_prompts():  # type: ignore[no-untyped-def]
+    from synth.generate.templates import PromptSet, default_prompts
+
+    default = default_prompts()
+    names = ("inputs", "inputs_from_scratch", "inputs_from_goldens")
+    return PromptSet({name: MARK + default.text(name) for name in names})
+
+
+def _ids(key: str, n: int) -> list[str]:
+    from synth.generate.draft import draft_id
+
+    return [draft_id(key, i) for i in range(n)]
+
+
+def test_prompts_without_styling_hold_no_styling_lines_and_every_styling_line_when_given() -> None:
+    bare = inputs.build_prompt(CONTEXT, 3)
+    assert "</context>\n\nWrite 3 distinct" in bare
+    styled = inputs.build_prompt(CONTEXT, 3, styling=STYLING)
+    block = (
+        "\nScenario: shop customers\nTask of the system under test: support\n"
+        "Input format: chat message\n"
+    )
+    assert styled == bare.replace("</context>\n\n", "</context>\n" + block + "\n")
+    examples = inputs.build_examples_prompt(["Where is it?"], 2, styling=STYLING)
+    assert block in examples and "Scenario" not in inputs.build_examples_prompt(["Where?"], 2)
+    scratch = inputs.build_scratch_prompt(2, STYLING)
+    assert "Task of the system under test: support\n" in scratch
+
+
+def test_check_reply_says_it_holds_no_input_and_keeps_the_replys_json() -> None:
+    reply = inputs.InputsReply(inputs=[" ", ""])
+    with pytest.raises(OutputParseError) as info:
+        inputs.check_reply(reply, 2)
+    assert str(info.value) == "the reply holds no input"
+    assert info.value.raw == reply.model_dump_json()
+
+
+def test_run_asks_for_its_count_in_its_prompts_and_schema_and_keeps_that_many() -> None:
+    model = Sent()
+    stats = StageStats(stage="inputs")
+    config = GenerationConfig(max_goldens_per_context=2)
+    styling = StylingConfig(scenario="homeowners")
+    prompts = _custom_prompts()
+    drafts = run_sync(
+        inputs.run(CONTEXT, model, config, styling=styling, prompts=prompts, stats=stats)
+    )
+    assert [d.input for d in drafts] == ["Q1?", "Q2?"] and [d.id for d in drafts] == _ids(
+        "ctx_solar", 2
+    )
+    prompt, label, schema = model.sent[0]
+    assert prompt.startswith(MARK) and "Write 2 distinct" in prompt
+    assert "Scenario: homeowners" in prompt and label == "inputs"
+    assert schema["properties"]["inputs"]["maxItems"] == 2
+    keyed = run_sync(inputs.run(CONTEXT, model, config, key="k1", stats=stats))
+    assert [d.id for d in keyed] == _ids("k1", 2)
+    # counts add up over calls given the same stats
+    assert (stats.items_in, stats.items_out, stats.requests) == (2, 4, 2)
+    assert "fewer_than_asked" not in stats.notes
+
+
+def test_fewer_inputs_than_asked_are_noted_by_how_many() -> None:
+    stats = StageStats(stage="inputs")
+    config = GenerationConfig(max_goldens_per_context=5)
+    drafts = run_sync(inputs.run(CONTEXT, Sent(), config, stats=stats))
+    assert len(drafts) == 3 and stats.notes == {"fewer_than_asked": 2}
+
+
+def test_a_failed_request_gives_one_empty_draft_with_a_stable_id() -> None:
+    from synth.generate.draft import draft_id
+
+    def model(prompt: str, system: str | None) -> str:
+        raise RateLimitError("slow down")
+
+    drafts = run_sync(inputs.run(CONTEXT, FunctionModel(model), GenerationConfig(), key="k2"))
+    assert [(d.id, d.input) for d in drafts] == [(draft_id("k2", "failed"), "")]
+
+
+def test_from_scratch_and_from_examples_pass_on_count_key_prompts_and_stats() -> None:
+    model = Sent()
+    stats = StageStats(stage="inputs")
+    prompts = _custom_prompts()
+    scratch = run_sync(inputs.run_from_scratch(2, model, STYLING, prompts=prompts, stats=stats))
+    assert [d.id for d in scratch] == _ids("scratch:scratch", 2)
+    assert model.sent[-1][0].startswith(MARK) and "Write 2 distinct" in model.sent[-1][0]
+    assert model.sent[-1][2]["properties"]["inputs"]["maxItems"] == 2
+    keyed = run_sync(inputs.run_from_scratch(1, model, STYLING, key="b3"))
+    assert [d.id for d in keyed] == _ids("scratch:b3", 1)
+    examples = run_sync(
+        inputs.run_from_examples(
+            ["Where is it?"], 2, model, styling=STYLING, prompts=prompts, stats=stats
+        )
+    )
+    assert [d.id for d in examples] == _ids("examples:examples:none", 2)
+    prompt = model.sent[-1][0]
+    assert prompt.startswith(MARK) and "Write 2 new" in prompt and "Scenario: shop" in prompt
+    assert "(no context given)" in prompt
+    grounded = run_sync(inputs.run_from_examples(["Where?"], 1, model, context=CONTEXT, key="e"))
+    assert [d.id for d in grounded] == _ids("examples:e:ctx_solar", 1)
+    assert grounded[0].context == CONTEXT and "Solar panels convert" in model.sent[-1][0]
+    assert (stats.items_in, stats.items_out, stats.requests) == (2, 4, 2)
+
+
+def test_the_step_makes_drafts_from_examples_from_the_styling_or_from_the_context() -> None:
+    from synth.generate.base import Source
+
+    model = Sent()
+    config = GenerationConfig(max_goldens_per_context=2)
+    step = inputs.InputsStep(model, config, STYLING, _custom_prompts())
+    examples = run_sync(step.run([], Source(key="s1", context=CONTEXT, examples=["Where?"])))
+    assert [d.id for d in examples] == _ids("examples:s1:ctx_solar", 2)
+    assert examples[0].context == CONTEXT
+    prompt = model.sent[-1][0]
+    assert prompt.startswith(MARK) and '<example index="1">\nWhere?' in prompt
+    assert "Write 2 new" in prompt and "Scenario: shop customers" in prompt
+    assert "Solar panels convert" in prompt
+    scratch = run_sync(step.run([], Source(key="s2")))
+    assert [d.id for d in scratch] == _ids("scratch:s2", 2) and scratch[0].context is None
+    assert model.sent[-1][0].startswith(MARK + "You write inputs for evaluating an AI system.\n\n")
+    assert "Write 2 distinct, realistic" in model.sent[-1][0]
+    grounded = run_sync(step.run([], Source(key="s3", context=CONTEXT)))
+    assert [d.id for d in grounded] == _ids("s3", 2) and grounded[0].context == CONTEXT
+    prompt = model.sent[-1][0]
+    assert prompt.startswith(MARK + "You write questions") and "Write 2 distinct" in prompt
+    assert "Scenario: shop customers" in prompt
+    assert [label for _, label, _ in model.sent] == ["inputs"] * 3
