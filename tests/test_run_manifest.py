@@ -163,7 +163,9 @@ def test_add_usage_sums_rows_of_the_same_stage_and_their_kinds() -> None:
     one = {"filter": zeros(requests=2, cost_usd=0.5, **{"chat:server": 1}), "critic": {}}
     two = {"filter": {"requests": 3, "cached": 1, "chat:server": 2, "chat:timeout": 1}}
     assert add_usage(one, two) == {
-        "filter": zeros(requests=5, cached=1, cost_usd=0.5, **{"chat:server": 3, "chat:timeout": 1}),
+        "filter": zeros(
+            requests=5, cached=1, cost_usd=0.5, **{"chat:server": 3, "chat:timeout": 1}
+        ),
         "critic": zeros(),
     }
     assert add_usage() == {}

@@ -131,7 +131,9 @@ def test_each_step_is_journaled_and_a_resumed_candidate_asks_nothing_again(tmp_p
         assert lines(run, "style")[0]["drafts"] == dump_drafts(drafts)
         # the vectors of the kept drafts, journaled with their ids
         assert embedder.asked == [[d.input for d in drafts]] and embedder.labels == ["dedup"]
-        expected = [[float(x) for x in row] for row in HashEmbedder(16).embed_array(embedder.asked[0])]
+        expected = [
+            [float(x) for x in row] for row in HashEmbedder(16).embed_array(embedder.asked[0])
+        ]
         assert vectors == expected
         assert lines(run, "vectors") == [
             {"key": "k0", "ids": [d.id for d in drafts], "vectors": vectors}
@@ -238,7 +240,9 @@ def test_scratch_batches_after_the_first_are_written_like_the_inputs_before_them
         runner = CandidateRunner(settings(replies, styling=SCRATCH, per_context=7), run, print)
         process(runner, *batches)
         # what the inputs step made (the examples are inputs before they are styled)
-        made = [[d["input"] for d in run.journal("inputs").records[c.key]["drafts"]] for c in batches]
+        made = [
+            [d["input"] for d in run.journal("inputs").records[c.key]["drafts"]] for c in batches
+        ]
     inputs_prompts = [p for p in replies.prompts if "You write inputs" in p]
     by_examples = {tuple(EXAMPLE.findall(p)) for p in inputs_prompts}
     assert len(inputs_prompts) == 4
