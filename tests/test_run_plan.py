@@ -1,0 +1,150 @@
+"""``--plan``'s arithmetic (synth/run/plan.py) on given contexts: each stage's items, reply tokens,
+model and cost, the goldens promised, the notes, and the JSON ``--plan --json`` prints."""
+
+from __future__ import annotations
+
+import pytest
+
+from synth._tokens import count_tokens
+from synth.contexts.config import ContextConstructionConfig
+from synth.data import Chunk, Context
+from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig, StylingConfig
+from synth.generate.plan import plan_requests
+from synth.llm.pricing import price_for
+from synth.run.plan import REPLY_TOKENS, Plan, PlanInputs, PlannedStage, make_plan
+from synth.run.setup import RunConfigs
+
+GENERATOR = "openai:gpt-4o-mini"
+CRITIC = "openai:gpt-4.1-nano"
+TEXTS = [
+    "Solar panels turn sunlight into electricity for the house.",
+    "An inverter changes direct current into alternating current.",
+    "Sourdough needs a starter of flour and water, fed every day.",
+]
+
+
+def configs(*, per_context: int = 3, evolutions: int = 2, critic: bool = True) -> RunConfigs:
+    return RunConfigs(
+        generation=GenerationConfig(max_goldens_per_context=per_context),
+        contexts=ContextConstructionConfig(),
+        filtration=FiltrationConfig(),
+        evolution=EvolutionConfig(num_evolutions=evolutions),
+        styling=StylingConfig(personas=["a homeowner"]),
+        seed=3,
+        context_critic=critic,
+    )
+
+
+def inputs() -> PlanInputs:
+    chunks = [
+        Chunk(id=f"c{i}", document_id="d", source="a.txt", text=t, index=i, token_count=9)
+        for i, t in enumerate(TEXTS)
+    ]
+    contexts = [
+        Context(id="x0", chunk_ids=["c0", "c1"], texts=TEXTS[:2], source_files=["a.txt"]),
+        Context(id="x1", chunk_ids=["c2"], texts=TEXTS[2:], source_files=["a.txt"]),
+    ]
+    return PlanInputs(contexts, [chunks[0], chunks[2]], files=4, chunks=9)
+
+
+def cost(model: str, input_tokens: int, output_tokens: int) -> float:
+    price = price_for(model)
+    assert price is not None
+    return round((input_tokens * price.input + output_tokens * price.output) / 1e6, 6)
+
+
+def test_each_stage_is_planned_with_its_items_and_its_models_price() -> None:
+    run = configs()
+    plan = make_plan(inputs(), run, generator=GENERATOR, critic=CRITIC, num_goldens=None)
+    expected = plan_requests(
+        [sum(count_tokens(t) for t in TEXTS[:2]), count_tokens(TEXTS[2])],
+        contexts=run.contexts,
+        generation=run.generation,
+        evolution=run.evolution,
+        styling=run.styling,
+        use_critic=True,
+        use_filter=True,
+        seed_tokens=[count_tokens(TEXTS[0]), count_tokens(TEXTS[2])],
+        prompts=run.prompts,
+    )
+    # 2 contexts, 3 inputs each, 2 evolutions of each
+    items = {"critic": 2, "inputs": 6, "filter": 6, "evolve": 12, "style": 6, "expected": 6}
+    assert [s.stage for s in plan.stages] == [s.stage for s in expected] == list(items)
+    for got, want in zip(plan.stages, expected, strict=True):
+        model = CRITIC if got.stage in ("critic", "filter") else GENERATOR
+        output = items[got.stage] * REPLY_TOKENS[got.stage]
+        assert got == PlannedStage(
+            stage=want.stage,
+            requests=want.requests,
+            input_tokens=want.input_tokens,
+            output_tokens=output,
+            cost_usd=cost(model, want.input_tokens, output),
+        )
+    assert (plan.files, plan.chunks, plan.contexts, plan.goldens) == (4, 9, 2, 6)
+    assert plan.num_goldens is None
+    assert plan.models == {"generator": GENERATOR, "critic": CRITIC}
+    assert plan.notes == [
+        "counts assume every seed passes the critic and every input passes the filter at once; "
+        "replacements and rewrites add requests",
+        f"priced as {GENERATOR} (critic {CRITIC}); reply tokens are estimates",
+    ]
+    assert plan.requests == sum(s.requests for s in expected)
+    assert plan.cost_usd == round(sum(s.cost_usd or 0.0 for s in plan.stages), 6)
+
+
+def test_the_goldens_promised_are_capped_by_the_number_asked_for() -> None:
+    plan = make_plan(inputs(), configs(), generator=GENERATOR, critic=GENERATOR, num_goldens=4)
+    assert (plan.goldens, plan.num_goldens) == (4, 4)
+    assert plan.notes[1] == f"priced as {GENERATOR}; reply tokens are estimates"
+    more = make_plan(inputs(), configs(), generator=GENERATOR, critic=GENERATOR, num_goldens=50)
+    assert more.goldens == 6
+
+
+def test_a_plan_without_the_critic_or_evolutions_leaves_their_stages_out() -> None:
+    plan = make_plan(
+        inputs(),
+        configs(per_context=1, evolutions=0, critic=False),
+        generator=GENERATOR,
+        critic=GENERATOR,
+    )
+    assert [s.stage for s in plan.stages] == ["inputs", "filter", "style", "expected"]
+    assert [s.output_tokens for s in plan.stages] == [2 * 35, 2 * 40, 2 * 45, 2 * 120]
+
+
+def test_a_model_without_a_price_leaves_the_cost_unknown() -> None:
+    plan = make_plan(inputs(), configs(), generator="function:mine", critic=CRITIC)
+    costs = {s.stage: s.cost_usd for s in plan.stages}
+    assert costs["inputs"] is None and costs["critic"] is not None
+    assert plan.cost_usd is None
+    assert plan.to_json()["cost_usd"] is None
+
+
+def test_the_json_of_a_plan_adds_its_totals() -> None:
+    plan = Plan(
+        contexts=2,
+        goldens=4,
+        stages=[
+            PlannedStage(
+                stage="inputs", requests=2, input_tokens=10, output_tokens=5, cost_usd=0.1
+            ),
+            PlannedStage(stage="style", requests=4, input_tokens=1, output_tokens=2, cost_usd=0.2),
+        ],
+    )
+    data = plan.to_json()
+    assert data == {
+        **plan.model_dump(),
+        "requests": 6,
+        "cost_usd": pytest.approx(0.3),
+        "requests_per_golden": 1.5,
+    }
+    assert Plan(contexts=0, goldens=0).to_json()["requests_per_golden"] is None
+    assert Plan(contexts=1, goldens=3, stages=plan.stages).to_json()["requests_per_golden"] == 2.0
+    assert Plan(contexts=1, goldens=7, stages=plan.stages).to_json()["requests_per_golden"] == 0.857
+    assert REPLY_TOKENS == {
+        "critic": 45,
+        "inputs": 35,
+        "filter": 40,
+        "evolve": 45,
+        "style": 45,
+        "expected": 120,
+    }
