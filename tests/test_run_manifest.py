@@ -109,6 +109,7 @@ def test_usage_by_stage_sums_each_label_into_its_stage() -> None:
     second = Usage()
     second.record(MODEL, "filter", requests=1, input_tokens=1, output_tokens=2, retry="rate_limit")
     second.record(MODEL, "critic", requests=5, cached_responses=2, failure="timeout")
+    second.record("function:mine", "inputs", requests=1, input_tokens=3)  # no price: no cost
     rows = usage_by_stage([first, second])
     assert rows == {
         "filter": zeros(
@@ -125,6 +126,7 @@ def test_usage_by_stage_sums_each_label_into_its_stage() -> None:
             requests=3, retries=1, output_tokens=4, cost_usd=cost(0, 4), **{"chat:reask": 1}
         ),
         "critic": zeros(requests=5, cached=2, failures=1),
+        "inputs": zeros(requests=1, input_tokens=3),
     }
 
 
