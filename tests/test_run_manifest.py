@@ -159,6 +159,7 @@ def test_retries_by_kind_reads_flat_keys_and_stage_rows_alike() -> None:
     # a row with both: the flat keys and the split are added together
     both = {"chat:timeout": 1.0, "retries_by_kind": {"chat": {"timeout": 2}}}
     assert retries_by_kind([both])["chat"] == {**ZERO_KINDS, "timeout": 3}
+    assert type(retries_by_kind([both])["chat"]["timeout"]) is int  # counts, not floats
 
 
 def test_add_usage_sums_rows_of_the_same_stage_and_their_kinds() -> None:
