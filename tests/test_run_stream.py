@@ -83,44 +83,55 @@ class Feed:
 
 class Runner:
     """Gives each candidate the drafts of its script: ``(input, None)`` kept, ``(input, reason)``
-    dropped at filter. ``wait_for[key]`` holds a candidate until another one has finished."""
+    dropped at filter, ``(input, reason, stage)`` dropped at that stage. ``wait_for[key]`` holds a
+    candidate until another one has finished; ``hold[key]`` holds it after its stages, before it
+    returns, until another one has started."""
 
     stages = ["inputs", "filter"]
 
     def __init__(
         self,
-        script: dict[str, list[tuple[str, str | None]]],
+        script: dict[str, list[tuple]],
         *,
         vectors: dict[str, list[list[float]]] | None = None,
         wait_for: dict[str, str] | None = None,
+        hold: dict[str, str] | None = None,
         errors: dict[str, BaseException] | None = None,
     ) -> None:
         self.script = script
         self.vectors = vectors or {}
         self.wait_for = wait_for or {}
+        self.hold = hold or {}
         self.errors = errors or {}
         self.settings = SimpleNamespace(generator=FunctionModel(lambda p, s: "", name="gen"))
         self.started: list[str] = []
         self.finished: list[str] = []
         self.stream: Stream | None = None
         self._done: dict[str, asyncio.Event] = {}
+        self._started: dict[str, asyncio.Event] = {}
 
     def _event(self, key: str) -> asyncio.Event:
         return self._done.setdefault(key, asyncio.Event())
 
+    def _start(self, key: str) -> asyncio.Event:
+        return self._started.setdefault(key, asyncio.Event())
+
     async def process(self, candidate: Candidate) -> tuple[list[Draft], list[list[float]]]:
         assert self.stream is not None
         self.started.append(candidate.key)
+        self._start(candidate.key).set()
         if candidate.key in self.wait_for:
             await self._event(self.wait_for[candidate.key]).wait()
         drafts = []
-        for i, (text, reason) in enumerate(self.script[candidate.key]):
+        for i, (text, reason, *stage) in enumerate(self.script[candidate.key]):
             draft = Draft(id=f"{candidate.key}-{i}", input=text)
             if reason is not None:
-                draft.drop("filter", reason)
+                draft.drop(stage[0] if stage else "filter", reason)
             drafts.append(draft)
-        for stage in self.stages:
-            self.stream.on_stage(candidate, stage, drafts)
+        for stage_name in self.stages:
+            self.stream.on_stage(candidate, stage_name, drafts)
+        if candidate.key in self.hold:
+            await self._start(self.hold[candidate.key]).wait()
         if candidate.key in self.errors:
             raise self.errors[candidate.key]
         self.finished.append(candidate.key)
@@ -132,7 +143,7 @@ def candidates(n: int) -> list[Candidate]:
     return [Candidate(i, f"c{i}", None) for i in range(n)]
 
 
-def kept(key: str, n: int = 2) -> dict[str, list[tuple[str, str | None]]]:
+def kept(key: str, n: int = 2) -> dict[str, list[tuple]]:
     return {key: [(f"{key} question {i}", None) for i in range(n)]}
 
 
@@ -188,6 +199,17 @@ def test_every_drop_draws_a_new_candidate_at_once() -> None:
     assert ids(result.goldens) == ["c1-0", "c1-1", "c2-0", "c2-1"]
     assert [s.candidate.key for s in result.committed] == ["c0", "c1", "c2"]
     assert result.not_needed == 0 and result.shortfall == []
+
+
+def test_drops_draw_a_replacement_while_their_candidate_still_runs() -> None:
+    # c0 drops both at filter, then returns only once c2 has started: c2 must be drawn on the
+    # strength of the drops alone, before c0 is done
+    feed = Feed(candidates(3))
+    script = {"c0": [("a", "vague"), ("b", "vague")], **kept("c1"), **kept("c2")}
+    runner = Runner(script, hold={"c0": "c2"})
+    result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=4)))
+    assert runner.started == ["c0", "c1", "c2"] and feed.requested == [2, 1]
+    assert ids(result.goldens) == ["c1-0", "c1-1", "c2-0", "c2-1"]
 
 
 def test_one_drop_of_two_asks_for_one_context_more() -> None:
@@ -258,16 +280,18 @@ def test_a_run_for_a_number_of_contexts_runs_exactly_those() -> None:
 def test_a_run_short_of_its_target_says_why_and_what_was_dropped_where() -> None:
     feed = Feed(candidates(2), outcomes={"ok": 2, "below_quality_threshold": 3, "too_few": 1})
     script = {
-        "c0": [("a", None), ("b", "vague")],
+        "c0": [("a", None), ("b", "vague"), ("f", "model_error:server", "dedup")],
         "c1": [("c", "model_error:timeout"), ("d", None), ("e", "vague")],
     }
     result = run(stream_of(feed, Runner(script), Target(per_context=3, num_goldens=5)))
     assert ids(result.goldens) == ["c0-0", "c1-1"]
+    # a draft dropped at dedup for another reason than a near-duplicate is counted with the rest
     assert result.shortfall == [
         CORPUS_DONE,
         "3 dropped at critic: below_quality_threshold",
         "2 dropped at filter: vague",
         "1 dropped at group: too_few",
+        "1 dropped at dedup: model_error:server",
         "1 dropped at filter: model_error:timeout",
     ]
 
