@@ -137,10 +137,12 @@ def test_usage_by_stage_counts_only_an_embedders_retries_under_its_stage() -> No
     usage.record("hash", "embeddings:dedup", retry="connection", failure="connection")
     usage.record("hash", "embeddings:search", requests=9, input_tokens=20)  # no retries: no row
     usage.record("hash", "embeddings:ingest", requests=2, retry="rate_limit")  # a row of its own
-    usage.record(MODEL, "dedup", requests=1)
+    usage.record(MODEL, "dedup", requests=1, retry="server")
     assert usage_by_stage([usage]) == {
         "dedup": zeros(
-            requests=1, retries=3, **{"embeddings:timeout": 2, "embeddings:connection": 1}
+            requests=1,
+            retries=4,  # the chat request's retry and the embedder's three
+            **{"chat:server": 1, "embeddings:timeout": 2, "embeddings:connection": 1},
         ),
         "ingest": zeros(retries=1, **{"embeddings:rate_limit": 1}),
     }

@@ -227,6 +227,8 @@ def test_goldens_are_committed_in_candidate_order_whatever_finishes_first() -> N
     result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=4)))
     assert runner.finished == ["c1", "c0"]
     assert ids(result.goldens) == ["c0-0", "c0-1", "c1-0", "c1-1"]
+    # c0, still running when c1 was done, was still expected to give its 2: nothing more asked
+    assert feed.requested == [2]
 
 
 def test_a_later_candidate_done_first_waits_for_the_one_before_it() -> None:
