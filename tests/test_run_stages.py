@@ -117,7 +117,7 @@ def test_each_step_is_journaled_and_a_resumed_candidate_asks_nothing_again(tmp_p
         seen.append((candidate.key, stage, sum(d.kept for d in drafts)))
 
     candidate = Candidate(0, "k0", CONTEXT)
-    config = settings(replies, filtration=FiltrationConfig(), embedder=embedder)
+    config = settings(replies, filtration=FiltrationConfig(), styling=PERSONAS, embedder=embedder)
     with open_run(tmp_path) as run:
         runner = CandidateRunner(config, run, on_stage)
         assert runner.stages == ["inputs", "filter", "style"]
@@ -140,12 +140,12 @@ def test_each_step_is_journaled_and_a_resumed_candidate_asks_nothing_again(tmp_p
         ]
         assert lines(run, "rejects") == []
     asked = len(replies.prompts)
+    assert replies.counts() == {"inputs": 1, "filter": 1, "style": 2}
     seen.clear()
     with open_run(tmp_path) as run:
         again = CountingEmbedder()
-        runner = CandidateRunner(
-            settings(replies, filtration=FiltrationConfig(), embedder=again), run, on_stage
-        )
+        config = settings(replies, filtration=FiltrationConfig(), styling=PERSONAS, embedder=again)
+        runner = CandidateRunner(config, run, on_stage)
         [(resumed, vectors_again)] = process(runner, candidate)
     assert len(replies.prompts) == asked and again.asked == []
     assert [d.model_dump() for d in resumed] == [d.model_dump() for d in drafts]
