@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -269,6 +270,24 @@ def test_a_scratch_batch_resumed_hands_its_journaled_inputs_to_the_next(tmp_path
     assert EXAMPLE.findall(inputs_prompt) == made and len(made) == 2
 
 
+def test_a_scratch_batch_resumed_after_its_inputs_step_runs_only_the_rest(tmp_path) -> None:
+    styling = StylingConfig(**SCRATCH.model_dump(exclude={"personas"}), personas=["a baker"])
+    batch = Candidate(0, "s0", None, scratch=True)
+    with open_run(tmp_path) as run:
+        runner = CandidateRunner(settings(Replies(), styling=styling), run, lambda *a: None)
+        process(runner, batch)
+    (tmp_path / "run" / "style.jsonl").unlink()
+    replies = Replies()
+    with open_run(tmp_path) as run:
+        stages: list[str] = []
+        runner = CandidateRunner(
+            settings(replies, styling=styling), run, lambda c, s, d: stages.append(s)
+        )
+        [(drafts, _)] = process(runner, batch)
+    assert replies.counts() == {"style": 2} and stages == ["inputs", "style"]
+    assert [d.kept for d in drafts] == [True, True]
+
+
 def test_a_scratch_batch_whose_predecessor_kept_nothing_says_none_yet(tmp_path) -> None:
     def fail(prompt: str) -> str | None:
         inputs = "You write inputs" in prompt
@@ -324,6 +343,10 @@ def test_drafts_are_journaled_without_their_context_and_read_back_with_it(tmp_pa
     [row] = dump_drafts([draft])
     assert "context" not in row and "drop_raw" not in row
     assert row["drop_detail"] == "scored 0.2" and row["evolutions"] == ["deepen"]
+    # rows are JSON: a value JSON has no type for is written as JSON text, not kept as it is
+    when = datetime(2025, 1, 2, 3, 4, 5)
+    [stamped] = dump_drafts([Draft(id="d2", input="q", metadata={"when": when})])
+    assert stamped["metadata"] == {"when": "2025-01-02T03:04:05"}
     [back] = load_drafts([row], Candidate(0, "k", CONTEXT))
     assert back.context == CONTEXT and back.model_dump(exclude={"drop_raw"}) == draft.model_dump(
         exclude={"drop_raw"}
