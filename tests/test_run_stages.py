@@ -238,8 +238,10 @@ def test_scratch_batches_after_the_first_are_written_like_the_inputs_before_them
     replies = Replies()
     batches = [Candidate(i, f"s{i}", None, scratch=True) for i in range(4)]
     with open_run(tmp_path) as run:
-        runner = CandidateRunner(settings(replies, styling=SCRATCH, per_context=7), run, print)
-        process(runner, *batches)
+        runner = CandidateRunner(
+            settings(replies, styling=SCRATCH, per_context=7), run, lambda *a: None
+        )
+        results = process(runner, *batches)
         # what the inputs step made (the examples are inputs before they are styled)
         made = [
             [d["input"] for d in run.journal("inputs").records[c.key]["drafts"]] for c in batches
@@ -254,6 +256,9 @@ def test_scratch_batches_after_the_first_are_written_like_the_inputs_before_them
     assert tuple(earlier[-MAX_EXAMPLES:]) in by_examples
     assert () in by_examples  # the first batch has none
     assert len(earlier) > MAX_EXAMPLES
+    # each batch's drafts have ids of their own (they derive from the batch's key)
+    every = [d.id for drafts, _ in results for d in drafts]
+    assert len(set(every)) == len(every) == sum(len(m) for m in made)
 
 
 def test_a_scratch_batch_resumed_hands_its_journaled_inputs_to_the_next(tmp_path) -> None:
