@@ -24,7 +24,7 @@ from synth.generate.config import (
     GenerationConfig,
     StylingConfig,
 )
-from synth.generate.draft import Draft
+from synth.generate.draft import Draft, draft_id
 from synth.generate.templates import default_prompts
 from synth.llm.base import FunctionModel
 from synth.run.dir import RunDir
@@ -124,6 +124,7 @@ def test_each_step_is_journaled_and_a_resumed_candidate_asks_nothing_again(tmp_p
         assert runner.stages == ["inputs", "filter", "style"]
         [(drafts, vectors)] = process(runner, candidate)
         assert [d.kept for d in drafts] == [True, True]
+        assert [d.id for d in drafts] == [draft_id("k0", 0), draft_id("k0", 1)]  # from the key
         assert all(d.context == CONTEXT for d in drafts)
         assert seen == [("k0", "inputs", 2), ("k0", "filter", 2), ("k0", "style", 2)]
         for stage in runner.stages:
@@ -220,6 +221,23 @@ def test_a_step_that_drops_without_failing_is_journaled_and_its_drops_recorded(t
     assert row["input"] == "" and row["candidate"] == "k0"
 
 
+def test_a_step_that_drops_one_of_its_drafts_records_that_one(tmp_path) -> None:
+    styled = []
+
+    def fail(prompt: str) -> str | None:
+        if "so that it reads as a real user" not in prompt:
+            return None
+        styled.append(prompt)
+        return "no JSON" if len(styled) == 2 else None  # the second draft's restyling
+
+    with open_run(tmp_path) as run:
+        runner = CandidateRunner(settings(Replies(fail), styling=PERSONAS), run, lambda *a: None)
+        [(drafts, _)] = process(runner, Candidate(0, "k0", CONTEXT))
+        rejects = lines(run, "rejects")
+    assert [d.kept for d in drafts] == [True, False]
+    assert [(r["key"], r["stage"]) for r in rejects] == [(drafts[1].id, "style")]
+
+
 def test_style_examples_are_capped_and_a_context_goes_with_them(tmp_path) -> None:
     replies = Replies()
     examples = [f"How does example number {i} work?" for i in range(MAX_EXAMPLES + 3)]
@@ -259,6 +277,10 @@ def test_scratch_batches_after_the_first_are_written_like_the_inputs_before_them
     # each batch's drafts have ids of their own (they derive from the batch's key)
     every = [d.id for drafts, _ in results for d in drafts]
     assert len(set(every)) == len(every) == sum(len(m) for m in made)
+    assert [d.id for d in results[0][0]] == [draft_id("scratch:s0", i) for i in range(len(made[0]))]
+    assert [d.id for d in results[1][0]] == [
+        draft_id("examples:s1:none", i) for i in range(len(made[1]))
+    ]
 
 
 def test_a_scratch_batch_resumed_hands_its_journaled_inputs_to_the_next(tmp_path) -> None:
