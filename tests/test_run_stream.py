@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from synth.contexts.feed import AUTH_FAILURE, Candidate, refused_key
+from synth.contexts.feed import AUTH_FAILURE, Candidate, ListFeed, refused_key
 from synth.errors import AuthenticationError
 from synth.generate.dedup import DUPLICATE, Deduplicator
 from synth.generate.draft import Draft
@@ -186,6 +186,14 @@ def test_a_run_asks_for_what_n_goldens_need_and_leaves_the_rest_not_needed() -> 
     assert stream.goldens_so_far == 3
     assert stream.stage_counts() == {"inputs": (2, 2), "filter": (2, 2)}
     assert all(s.expected == 0 for s in result.committed)
+
+
+def test_a_feed_that_hands_out_everything_at_once_has_only_the_needed_ones_run() -> None:
+    feed = ListFeed(candidates(5))
+    runner = Runner({f"c{i}": [("q", None), ("r", None)] for i in range(5)})
+    result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=4)))
+    assert runner.started == ["c0", "c1"]
+    assert ids(result.goldens) == ["c0-0", "c0-1", "c1-0", "c1-1"]
 
 
 def test_every_drop_draws_a_new_candidate_at_once() -> None:
@@ -386,13 +394,14 @@ def test_the_counts_while_it_runs_follow_the_stages_done() -> None:
     assert seen[1] == (2, {"inputs": (1, 2), "filter": (1, 2)})
 
 
-def test_a_feed_with_work_pending_is_waited_for() -> None:
+def test_a_feed_with_work_pending_is_waited_for_on_the_signal_it_was_given() -> None:
     feed = Feed(candidates(2))
     feed.pending = 1
     runner = Runner({**kept("c0"), **kept("c1")})
 
     async def go() -> StreamResult:
-        stream = stream_of(feed, runner, Target(per_context=2, num_goldens=4))
+        wakeup = asyncio.Event()  # the feed's notify sets it, not the stream's
+        stream = stream_of(feed, runner, Target(per_context=2, num_goldens=4), wakeup=wakeup)
         feed.candidates = []  # nothing ready yet: the feed is still working on them
         task = asyncio.ensure_future(stream.run())
         for _ in range(20):
@@ -400,7 +409,7 @@ def test_a_feed_with_work_pending_is_waited_for() -> None:
         assert not task.done()
         feed.candidates = candidates(2)
         feed.pending = 0
-        stream.notify()
+        wakeup.set()
         return await asyncio.wait_for(task, PATIENCE)
 
     result = asyncio.run(go())
