@@ -32,7 +32,8 @@ CORPUS_DONE = "every seed chunk of the corpus was tried"
 
 
 class Feed:
-    """Hands out ``candidates`` as far as asked; records every request."""
+    """Hands out ``candidates`` as far as asked (``eager``: all at once, as a list of given
+    contexts does); records every request."""
 
     def __init__(
         self,
@@ -40,9 +41,11 @@ class Feed:
         *,
         budget: bool = False,
         outcomes: dict[str, int] | None = None,
+        eager: bool = False,
     ) -> None:
         self.candidates = candidates
         self.budget = budget
+        self.eager = eager
         self.outcomes = Counter(outcomes or {})
         self.requested: list[int] = []
         self.asked = 0
@@ -65,7 +68,7 @@ class Feed:
         self.asked += contexts
 
     def advance(self) -> list[Candidate]:
-        end = min(self.asked, len(self.candidates))
+        end = len(self.candidates) if self.eager else min(self.asked, len(self.candidates))
         new = self.candidates[self.handed : end]
         self.handed = max(self.handed, end)
         return new
@@ -194,6 +197,19 @@ def test_a_feed_that_hands_out_everything_at_once_has_only_the_needed_ones_run()
     result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=4)))
     assert runner.started == ["c0", "c1"]
     assert ids(result.goldens) == ["c0-0", "c0-1", "c1-0", "c1-1"]
+
+
+def test_candidates_handed_out_unasked_are_kept_for_later_not_asked_for_again() -> None:
+    feed = Feed(candidates(5), eager=True)
+    runner = Runner({f"c{i}": [("q", None), ("r", None)] for i in range(5)})
+    result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=4)))
+    assert runner.started == ["c0", "c1"] and feed.requested == []
+    assert ids(result.goldens) == ["c0-0", "c0-1", "c1-0", "c1-1"]
+    # a run for a number of contexts ends once they are done, with candidates left over
+    feed = Feed(candidates(5), eager=True)
+    runner = Runner({f"c{i}": [("q", None), ("r", None)] for i in range(5)})
+    result = run(stream_of(feed, runner, Target(per_context=2, contexts=3)))
+    assert runner.started == ["c0", "c1", "c2"] and len(result.goldens) == 6
 
 
 def test_every_drop_draws_a_new_candidate_at_once() -> None:
