@@ -236,6 +236,25 @@ def test_drops_draw_a_replacement_while_their_candidate_still_runs() -> None:
     assert ids(result.goldens) == ["c1-0", "c1-1", "c2-0", "c2-1"]
 
 
+def test_a_running_candidate_counts_for_what_it_has_kept_so_far() -> None:
+    # c0 keeps 1 of 2 and holds until c2 has started: c2 is drawn for the one c0 lost
+    feed = Feed(candidates(3))
+    script = {"c0": [("a", None), ("b", "vague")], **kept("c1"), **kept("c2")}
+    runner = Runner(script, hold={"c0": "c2"})
+    result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=4)))
+    assert runner.started == ["c0", "c1", "c2"] and feed.requested == [2, 1]
+    assert ids(result.goldens) == ["c0-0", "c1-0", "c1-1", "c2-0"]
+    assert result.not_needed == 1
+
+
+def test_every_draft_past_the_target_is_counted_not_needed() -> None:
+    feed = Feed(candidates(2))
+    runner = Runner(kept("c0", 4))
+    result = run(stream_of(feed, runner, Target(per_context=4, num_goldens=1)))
+    assert ids(result.goldens) == ["c0-0"] and result.not_needed == 3
+    assert [d.drop_reason for d in result.committed[0].drafts or []] == [None] + [NOT_NEEDED] * 3
+
+
 def test_one_drop_of_two_asks_for_one_context_more() -> None:
     feed = Feed(candidates(4))
     script = {"c0": [("a", None), ("b", "vague")], **kept("c1"), **kept("c2", 1)}
