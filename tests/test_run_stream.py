@@ -109,6 +109,7 @@ class Runner:
         self.settings = SimpleNamespace(generator=FunctionModel(lambda p, s: "", name="gen"))
         self.started: list[str] = []
         self.finished: list[str] = []
+        self.cleaned: list[str] = []  # cancelled, and done unwinding
         self.stream: Stream | None = None
         self._done: dict[str, asyncio.Event] = {}
         self._started: dict[str, asyncio.Event] = {}
@@ -124,7 +125,12 @@ class Runner:
         self.started.append(candidate.key)
         self._start(candidate.key).set()
         if candidate.key in self.wait_for:
-            await self._event(self.wait_for[candidate.key]).wait()
+            try:
+                await self._event(self.wait_for[candidate.key]).wait()
+            except asyncio.CancelledError:
+                await asyncio.sleep(0)  # unwinding takes a turn of the loop
+                self.cleaned.append(candidate.key)
+                raise
         drafts = []
         for i, (text, reason, *stage) in enumerate(self.script[candidate.key]):
             draft = Draft(id=f"{candidate.key}-{i}", input=text)
@@ -365,9 +371,22 @@ def test_a_run_that_reached_its_target_has_no_shortfall_though_the_feed_ran_out(
     assert ids(result.goldens) == ["c0-0", "c0-1"] and result.shortfall == []
 
 
+class ClosingFeed(Feed):
+    """A feed that notes, when it is closed, which cancelled candidates were done unwinding."""
+
+    def __init__(self, candidates: list[Candidate], runner: Runner) -> None:
+        super().__init__(candidates)
+        self.runner = runner
+        self.cleaned_at_close: list[str] | None = None
+
+    async def aclose(self) -> None:
+        self.cleaned_at_close = list(self.runner.cleaned)
+        await super().aclose()
+
+
 def test_an_error_in_the_feed_ends_the_run_and_stops_the_work_under_way() -> None:
-    feed = Feed(candidates(3))
     runner = Runner({**kept("c0"), **kept("c1")}, wait_for={"c0": "never"})
+    feed = ClosingFeed(candidates(3), runner)
 
     async def go() -> None:
         stream = stream_of(feed, runner, Target(per_context=2, num_goldens=4))
@@ -382,6 +401,8 @@ def test_an_error_in_the_feed_ends_the_run_and_stops_the_work_under_way() -> Non
         slot = stream.slots[0]
         assert slot.task is not None and slot.task.cancelled()
         assert feed.closed
+        # the feed is closed only once the cancelled candidate is done unwinding
+        assert feed.cleaned_at_close == ["c0"]
 
     asyncio.run(go())
 
