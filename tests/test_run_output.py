@@ -85,6 +85,7 @@ def test_a_claim_that_holds_nothing_releases_nothing(tmp_path: Path) -> None:
         ("4242\n", " (process 4242)"),
         ("  4242  \n", " (process 4242)"),
         ("not a pid here\n", ""),
+        ("4242 " + "x" * 300, " (process 4242, started " + "x" * 195 + ")"),  # 200 bytes read
         ("", ""),
     ],
 )
