@@ -3,15 +3,25 @@ model and cost, the goldens promised, the notes, and the JSON ``--plan --json`` 
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from synth._tokens import count_tokens
 from synth.contexts.config import ContextConstructionConfig
+from synth.contexts.seed_feed import DocsFeed
 from synth.data import Chunk, Context
 from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig, StylingConfig
 from synth.generate.plan import plan_requests
 from synth.llm.pricing import price_for
-from synth.run.plan import REPLY_TOKENS, Plan, PlanInputs, PlannedStage, make_plan
+from synth.run.plan import (
+    REPLY_TOKENS,
+    Plan,
+    PlanInputs,
+    PlannedStage,
+    first_contexts,
+    make_plan,
+)
 from synth.run.setup import RunConfigs
 
 GENERATOR = "openai:gpt-4o-mini"
@@ -148,3 +158,31 @@ def test_the_json_of_a_plan_adds_its_totals() -> None:
         "style": 45,
         "expected": 120,
     }
+
+
+class Vectors:
+    """A store with a vector for every chunk (one chunk a context reads no more)."""
+
+    def get_embeddings(self, ids: list[str]) -> list[list[float]]:
+        return [[1.0, float(i)] for i in range(len(ids))]
+
+
+def test_the_first_contexts_are_what_the_run_would_start_from_with_their_seeds() -> None:
+    chunks = [
+        Chunk(
+            id=f"a#{i}", document_id="a", source="a.txt", text=f"text {i}", index=i, token_count=50
+        )
+        for i in range(6)
+    ]
+    config = ContextConstructionConfig(max_context_length=1)
+    feed = DocsFeed(
+        chunks, Vectors(), config, random.Random(1), critic=None, prompts=None, wanted=3
+    )
+    # a chunk listed twice is looked up as its first copy
+    copy = chunks[0].model_copy(update={"text": "a later copy"})
+    contexts, seeds = first_contexts(feed, [*chunks, copy])
+    assert len(contexts) == 3 and len({c.id for c in contexts}) == 3
+    assert [s.id for s in seeds] == [c.chunk_ids[0] for c in contexts]
+    by_id = {c.id: c for c in chunks}
+    assert seeds == [by_id[c.chunk_ids[0]] for c in contexts]
+    assert contexts == [c.context for c in feed.candidates[:3]]
