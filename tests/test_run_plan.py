@@ -3,7 +3,9 @@ model and cost, the goldens promised, the notes, and the JSON ``--plan --json`` 
 
 from __future__ import annotations
 
+import dataclasses
 import random
+from types import SimpleNamespace
 
 import pytest
 
@@ -21,6 +23,7 @@ from synth.run.plan import (
     PlannedStage,
     first_contexts,
     make_plan,
+    plan_docs,
 )
 from synth.run.setup import RunConfigs
 
@@ -186,3 +189,51 @@ def test_the_first_contexts_are_what_the_run_would_start_from_with_their_seeds()
     by_id = {c.id: c for c in chunks}
     assert seeds == [by_id[c.chunk_ids[0]] for c in contexts]
     assert contexts == [c.context for c in feed.candidates[:3]]
+
+
+class Closing(Vectors):
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def close(self) -> None:
+        self.log.append("store closed")
+
+
+class Pending:
+    """An ingest's background writer, done at once; its report lists three files, two read."""
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+        statuses = ["ok", "skipped", "ok"]
+        self.report = SimpleNamespace(files=[SimpleNamespace(status=s) for s in statuses])
+
+    def finish(self) -> None:
+        self.log.append("finished")
+
+    def close(self) -> None:
+        self.log.append("closed")
+
+
+def test_a_plan_for_documents_ingests_them_and_starts_from_the_contexts_asked_for() -> None:
+    log: list[str] = []
+    chunks = [
+        Chunk(
+            id=f"a#{i}", document_id="a", source="a.txt", text=TEXTS[i % 3], index=i, token_count=9
+        )
+        for i in range(8)
+    ]
+    run = dataclasses.replace(
+        configs(per_context=3), contexts=ContextConstructionConfig(max_context_length=1)
+    )
+
+    def ingest(paths: list[str], contexts: ContextConstructionConfig) -> tuple:
+        log.append(f"ingest {paths} {contexts is run.contexts}")
+        return Closing(log), Pending(log), chunks
+
+    plan = plan_docs(["docs"], run, ingest, (GENERATOR, CRITIC), num_goldens=5)
+    assert log == ["ingest ['docs'] True", "finished", "closed", "store closed"]
+    # 5 goldens at 3 a context: 2 contexts, 6 inputs, 5 goldens promised
+    assert (plan.files, plan.chunks, plan.contexts, plan.goldens) == (2, 8, 2, 5)
+    assert plan.num_goldens == 5 and plan.models == {"generator": GENERATOR, "critic": CRITIC}
+    assert [s.stage for s in plan.stages][:2] == ["critic", "inputs"]
+    assert plan.stages[1].output_tokens == 6 * REPLY_TOKENS["inputs"]
