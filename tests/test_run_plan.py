@@ -15,6 +15,7 @@ from synth.contexts.seed_feed import DocsFeed
 from synth.data import Chunk, Context
 from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig, StylingConfig
 from synth.generate.plan import plan_requests
+from synth.generate.templates import default_prompts
 from synth.llm.pricing import price_for
 from synth.run.plan import (
     REPLY_TOKENS,
@@ -237,3 +238,20 @@ def test_a_plan_for_documents_ingests_them_and_starts_from_the_contexts_asked_fo
     assert plan.num_goldens == 5 and plan.models == {"generator": GENERATOR, "critic": CRITIC}
     assert [s.stage for s in plan.stages][:2] == ["critic", "inputs"]
     assert plan.stages[1].output_tokens == 6 * REPLY_TOKENS["inputs"]
+
+
+def test_a_plan_follows_the_runs_own_critic_batches_and_prompts() -> None:
+    longer = default_prompts().text("inputs") + " Answer with care." * 40
+    run = dataclasses.replace(
+        configs(),
+        contexts=ContextConstructionConfig(contexts_per_critic_call=1),
+        prompt_overrides={"inputs": longer},
+    )
+    plan = make_plan(inputs(), run, generator=GENERATOR, critic=CRITIC)
+    default = make_plan(inputs(), configs(), generator=GENERATOR, critic=CRITIC)
+    stages = {s.stage: s for s in plan.stages}
+    before = {s.stage: s for s in default.stages}
+    assert (stages["critic"].requests, before["critic"].requests) == (2, 1)
+    # two inputs requests, each with the longer prompt
+    grown = 2 * (count_tokens(longer) - count_tokens(default_prompts().text("inputs")))
+    assert stages["inputs"].input_tokens == before["inputs"].input_tokens + grown
