@@ -123,6 +123,9 @@ def test_a_plan_without_the_critic_or_evolutions_leaves_their_stages_out() -> No
     )
     assert [s.stage for s in plan.stages] == ["inputs", "filter", "style", "expected"]
     assert [s.output_tokens for s in plan.stages] == [2 * 35, 2 * 40, 2 * 45, 2 * 120]
+    unfiltered = dataclasses.replace(configs(critic=False), filtration=None)
+    plan = make_plan(inputs(), unfiltered, generator=GENERATOR, critic=GENERATOR)
+    assert [s.stage for s in plan.stages] == ["inputs", "evolve", "style", "expected"]
 
 
 def test_a_model_without_a_price_leaves_the_cost_unknown() -> None:
