@@ -22,6 +22,7 @@ from synth.run.plan import (
     Plan,
     PlanInputs,
     PlannedStage,
+    _planned_stage,
     first_contexts,
     make_plan,
     plan_docs,
@@ -258,3 +259,14 @@ def test_a_plan_follows_the_runs_own_critic_batches_and_prompts() -> None:
     # two inputs requests, each with the longer prompt
     grown = 2 * (count_tokens(longer) - count_tokens(default_prompts().text("inputs")))
     assert stages["inputs"].input_tokens == before["inputs"].input_tokens + grown
+
+
+def test_a_stage_without_a_reply_allowance_is_given_50_tokens_an_item() -> None:
+    line = _planned_stage("rerank", 2, 100, 3, GENERATOR)
+    assert line == PlannedStage(
+        stage="rerank",
+        requests=2,
+        input_tokens=100,
+        output_tokens=150,
+        cost_usd=cost(GENERATOR, 100, 150),
+    )
