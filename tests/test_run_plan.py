@@ -270,3 +270,8 @@ def test_a_stage_without_a_reply_allowance_is_given_50_tokens_an_item() -> None:
         output_tokens=150,
         cost_usd=cost(GENERATOR, 100, 150),
     )
+    # prices are per million tokens
+    price = price_for(GENERATOR)
+    assert price is not None
+    big = _planned_stage("inputs", 1, 10**9, 0, GENERATOR)
+    assert big.cost_usd == round(1000 * price.input, 6) and big.output_tokens == 0
