@@ -1,0 +1,545 @@
+"""The run's controller (synth/run/stream.py) on its own: a scripted feed and a scripted runner,
+no model and no run directory. How many candidates it asks for and when, the in-order commit
+whatever order they finish in, the top-up after drops, deduplication, errors, and why a run ends
+short (explain_shortfall's every branch, read back exactly)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from types import SimpleNamespace
+
+import pytest
+
+from synth.contexts.feed import AUTH_FAILURE, Candidate, ListFeed, refused_key
+from synth.errors import AuthenticationError
+from synth.generate.dedup import DUPLICATE, Deduplicator
+from synth.generate.draft import Draft
+from synth.llm.base import FunctionModel
+from synth.run.stream import (
+    NOT_NEEDED,
+    TOP_UP_LIMIT,
+    Stream,
+    StreamResult,
+    Target,
+    explain_shortfall,
+)
+from synth.store import HashEmbedder
+
+#: the bound on a run that must end (a failure bound, not a measure of speed)
+PATIENCE = 60.0
+CORPUS_DONE = "every seed chunk of the corpus was tried"
+
+
+class Feed:
+    """Hands out ``candidates`` as far as asked (``eager``: all at once, as a list of given
+    contexts does); records every request."""
+
+    def __init__(
+        self,
+        candidates: list[Candidate],
+        *,
+        budget: bool = False,
+        outcomes: dict[str, int] | None = None,
+        eager: bool = False,
+    ) -> None:
+        self.candidates = candidates
+        self.budget = budget
+        self.eager = eager
+        self.outcomes = Counter(outcomes or {})
+        self.requested: list[int] = []
+        self.asked = 0
+        self.handed = 0
+        self.closed = False
+        self.error: BaseException | None = None
+        self.pending = 0
+        self.exhausted_reason = CORPUS_DONE
+
+    @property
+    def exhausted(self) -> bool:
+        return self.handed >= len(self.candidates)
+
+    @property
+    def budget_reached(self) -> bool:
+        return self.budget and self.exhausted
+
+    def request(self, contexts: int) -> None:
+        self.requested.append(contexts)
+        self.asked += contexts
+
+    def advance(self) -> list[Candidate]:
+        end = len(self.candidates) if self.eager else min(self.asked, len(self.candidates))
+        new = self.candidates[self.handed : end]
+        self.handed = max(self.handed, end)
+        return new
+
+    def seed_outcomes(self, up_to: int | None) -> Counter[str]:
+        assert up_to is None
+        return Counter(self.outcomes)
+
+    def stage_stats(self, up_to: int | None) -> list:
+        return []
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+class Runner:
+    """Gives each candidate the drafts of its script: ``(input, None)`` kept, ``(input, reason)``
+    dropped at filter, ``(input, reason, stage)`` dropped at that stage. ``wait_for[key]`` holds a
+    candidate until another one has finished; ``hold[key]`` holds it after its stages, before it
+    returns, until another one has started."""
+
+    stages = ["inputs", "filter"]
+
+    def __init__(
+        self,
+        script: dict[str, list[tuple]],
+        *,
+        vectors: dict[str, list[list[float]]] | None = None,
+        wait_for: dict[str, str] | None = None,
+        hold: dict[str, str] | None = None,
+        errors: dict[str, BaseException] | None = None,
+    ) -> None:
+        self.script = script
+        self.vectors = vectors or {}
+        self.wait_for = wait_for or {}
+        self.hold = hold or {}
+        self.errors = errors or {}
+        self.settings = SimpleNamespace(generator=FunctionModel(lambda p, s: "", name="gen"))
+        self.started: list[str] = []
+        self.finished: list[str] = []
+        self.cleaned: list[str] = []  # cancelled, and done unwinding
+        self.stream: Stream | None = None
+        self._done: dict[str, asyncio.Event] = {}
+        self._started: dict[str, asyncio.Event] = {}
+
+    def _event(self, key: str) -> asyncio.Event:
+        return self._done.setdefault(key, asyncio.Event())
+
+    def _start(self, key: str) -> asyncio.Event:
+        return self._started.setdefault(key, asyncio.Event())
+
+    async def process(self, candidate: Candidate) -> tuple[list[Draft], list[list[float]]]:
+        assert self.stream is not None
+        self.started.append(candidate.key)
+        self._start(candidate.key).set()
+        if candidate.key in self.wait_for:
+            try:
+                await self._event(self.wait_for[candidate.key]).wait()
+            except asyncio.CancelledError:
+                await asyncio.sleep(0)  # unwinding takes a turn of the loop
+                self.cleaned.append(candidate.key)
+                raise
+        drafts = []
+        for i, (text, reason, *stage) in enumerate(self.script[candidate.key]):
+            draft = Draft(id=f"{candidate.key}-{i}", input=text)
+            if reason is not None:
+                draft.drop(stage[0] if stage else "filter", reason)
+            drafts.append(draft)
+        for stage_name in self.stages:
+            self.stream.on_stage(candidate, stage_name, drafts)
+        if candidate.key in self.hold:
+            await self._start(self.hold[candidate.key]).wait()
+        if candidate.key in self.errors:
+            raise self.errors[candidate.key]
+        self.finished.append(candidate.key)
+        self._event(candidate.key).set()
+        return drafts, self.vectors.get(candidate.key, [])
+
+
+def candidates(n: int) -> list[Candidate]:
+    return [Candidate(i, f"c{i}", None) for i in range(n)]
+
+
+def kept(key: str, n: int = 2) -> dict[str, list[tuple]]:
+    return {key: [(f"{key} question {i}", None) for i in range(n)]}
+
+
+def stream_of(
+    feed: Feed, runner: Runner, target: Target, dedup: Deduplicator | None = None, **kwargs
+) -> Stream:
+    stream = Stream(feed, runner, target, dedup, **kwargs)  # type: ignore[arg-type]
+    runner.stream = stream
+    return stream
+
+
+def run(stream: Stream) -> StreamResult:
+    async def go() -> StreamResult:
+        return await asyncio.wait_for(stream.run(), PATIENCE)
+
+    return asyncio.run(go())
+
+
+def ids(drafts: list[Draft]) -> list[str]:
+    return [d.id for d in drafts]
+
+
+def test_a_run_asks_for_what_n_goldens_need_and_leaves_the_rest_not_needed() -> None:
+    feed = Feed(candidates(4))
+    runner = Runner({**kept("c0"), **kept("c1"), **kept("c2"), **kept("c3")})
+    snapshots: list[dict] = []
+    stream = stream_of(
+        feed, runner, Target(per_context=2, num_goldens=3), on_change=lambda: snapshots.append(0)
+    )
+    result = run(stream)
+    assert ids(result.goldens) == ["c0-0", "c0-1", "c1-0"]
+    assert feed.requested == [2]  # ceil(3 / 2) contexts, all at once
+    assert runner.started == ["c0", "c1"]
+    assert [s.candidate.key for s in result.committed] == ["c0", "c1"]
+    [extra] = [d for d in result.committed[1].drafts or [] if not d.kept]
+    assert (extra.id, extra.dropped_at, extra.drop_reason) == ("c1-1", "top_up", NOT_NEEDED)
+    assert result.not_needed == 1 and stream.not_needed == 1
+    assert result.dedup_dropped == 0 and result.shortfall == []
+    assert stream.done and feed.closed and len(snapshots) >= 1
+    assert stream.goldens_so_far == 3
+    assert stream.stage_counts() == {"inputs": (2, 2), "filter": (2, 2)}
+    assert all(s.expected == 0 for s in result.committed)
+
+
+def test_a_feed_that_hands_out_everything_at_once_has_only_the_needed_ones_run() -> None:
+    feed = ListFeed(candidates(5))
+    runner = Runner({f"c{i}": [("q", None), ("r", None)] for i in range(5)})
+    result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=4)))
+    assert runner.started == ["c0", "c1"]
+    assert ids(result.goldens) == ["c0-0", "c0-1", "c1-0", "c1-1"]
+
+
+def test_candidates_handed_out_unasked_are_kept_for_later_not_asked_for_again() -> None:
+    feed = Feed(candidates(5), eager=True)
+    runner = Runner({f"c{i}": [("q", None), ("r", None)] for i in range(5)})
+    result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=4)))
+    assert runner.started == ["c0", "c1"] and feed.requested == []
+    assert ids(result.goldens) == ["c0-0", "c0-1", "c1-0", "c1-1"]
+    # a run for a number of contexts ends once they are done, with candidates left over
+    feed = Feed(candidates(5), eager=True)
+    runner = Runner({f"c{i}": [("q", None), ("r", None)] for i in range(5)})
+    result = run(stream_of(feed, runner, Target(per_context=2, contexts=3)))
+    assert runner.started == ["c0", "c1", "c2"] and len(result.goldens) == 6
+
+
+def test_every_drop_draws_a_new_candidate_at_once() -> None:
+    feed = Feed(candidates(5))
+    script = {"c0": [("a", "vague"), ("b", "vague")], **kept("c1"), **kept("c2"), **kept("c3")}
+    runner = Runner(script)
+    result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=4)))
+    # c0 gave nothing: one context more was asked for, then no more
+    assert feed.requested == [2, 1]
+    assert runner.started == ["c0", "c1", "c2"]
+    assert ids(result.goldens) == ["c1-0", "c1-1", "c2-0", "c2-1"]
+    assert [s.candidate.key for s in result.committed] == ["c0", "c1", "c2"]
+    assert result.not_needed == 0 and result.shortfall == []
+
+
+def test_drops_draw_a_replacement_while_their_candidate_still_runs() -> None:
+    # c0 drops both at filter, then returns only once c2 has started: c2 must be drawn on the
+    # strength of the drops alone, before c0 is done
+    feed = Feed(candidates(3))
+    script = {"c0": [("a", "vague"), ("b", "vague")], **kept("c1"), **kept("c2")}
+    runner = Runner(script, hold={"c0": "c2"})
+    result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=4)))
+    assert runner.started == ["c0", "c1", "c2"] and feed.requested == [2, 1]
+    assert ids(result.goldens) == ["c1-0", "c1-1", "c2-0", "c2-1"]
+
+
+def test_a_running_candidate_counts_for_what_it_has_kept_so_far() -> None:
+    # c0 keeps 1 of 2 and holds until c2 has started: c2 is drawn for the one c0 lost
+    feed = Feed(candidates(3))
+    script = {"c0": [("a", None), ("b", "vague")], **kept("c1"), **kept("c2")}
+    runner = Runner(script, hold={"c0": "c2"})
+    result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=4)))
+    assert runner.started == ["c0", "c1", "c2"] and feed.requested == [2, 1]
+    assert ids(result.goldens) == ["c0-0", "c1-0", "c1-1", "c2-0"]
+    assert result.not_needed == 1
+
+
+def test_every_draft_past_the_target_is_counted_not_needed() -> None:
+    feed = Feed(candidates(2))
+    runner = Runner(kept("c0", 4))
+    result = run(stream_of(feed, runner, Target(per_context=4, num_goldens=1)))
+    assert ids(result.goldens) == ["c0-0"] and result.not_needed == 3
+    assert [d.drop_reason for d in result.committed[0].drafts or []] == [None] + [NOT_NEEDED] * 3
+
+
+def test_one_drop_of_two_asks_for_one_context_more() -> None:
+    feed = Feed(candidates(4))
+    script = {"c0": [("a", None), ("b", "vague")], **kept("c1"), **kept("c2", 1)}
+    runner = Runner(script)
+    result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=4)))
+    assert feed.requested == [2, 1]
+    assert ids(result.goldens) == ["c0-0", "c1-0", "c1-1", "c2-0"]
+
+
+def test_goldens_are_committed_in_candidate_order_whatever_finishes_first() -> None:
+    feed = Feed(candidates(2))
+    runner = Runner({**kept("c0"), **kept("c1")}, wait_for={"c0": "c1"})
+    result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=4)))
+    assert runner.finished == ["c1", "c0"]
+    assert ids(result.goldens) == ["c0-0", "c0-1", "c1-0", "c1-1"]
+    # c0, still running when c1 was done, was still expected to give its 2: nothing more asked
+    assert feed.requested == [2]
+
+
+def test_a_later_candidate_done_first_waits_for_the_one_before_it() -> None:
+    feed = Feed(candidates(3))
+    runner = Runner({**kept("c0"), **kept("c1"), **kept("c2")}, wait_for={"c0": "c1"})
+    # one golden expected of each: two candidates run at once
+    result = run(stream_of(feed, runner, Target(per_context=1, num_goldens=2)))
+    assert runner.finished == ["c1", "c0"]
+    # c1 finished first, but c0 comes first and gives both: c1 is never committed
+    assert ids(result.goldens) == ["c0-0", "c0-1"]
+    assert [s.candidate.key for s in result.committed] == ["c0"]
+    assert result.not_needed == 0
+
+
+def test_kept_drafts_are_offered_to_deduplication_in_order_with_their_vectors() -> None:
+    feed = Feed(candidates(3))
+    runner = Runner(
+        {**kept("c0"), **kept("c1"), **kept("c2")},
+        vectors={
+            "c0": [[1.0, 0.0], [0.0, 1.0]],
+            "c1": [[1.0, 0.0], [0.0, 1.0]],  # both near-duplicates of c0's
+            "c2": [[0.6, 0.8], [-1.0, 0.0]],
+        },
+    )
+    dedup = Deduplicator(None, 0.9)
+    result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=4), dedup))
+    assert ids(result.goldens) == ["c0-0", "c0-1", "c2-0", "c2-1"]
+    assert result.dedup_dropped == 2 and result.shortfall == []
+    assert feed.requested == [2, 1]
+
+
+def test_vectors_that_do_not_match_the_kept_drafts_are_embedded_again() -> None:
+    feed = Feed(candidates(2))
+    script = {"c0": [("How do inverters work?", None), ("Why is the sky blue?", None)]}
+    runner = Runner(script, vectors={"c0": [[1.0, 0.0]]})
+    dedup = Deduplicator(HashEmbedder(64), 0.9)
+    result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=2), dedup))
+    assert ids(result.goldens) == ["c0-0", "c0-1"]
+    assert dedup.stats.items_in == 2
+
+
+def test_a_run_for_a_number_of_contexts_runs_exactly_those() -> None:
+    feed = Feed(candidates(5))
+    runner = Runner({f"c{i}": [("q", None), ("r", "vague")] for i in range(5)})
+    result = run(stream_of(feed, runner, Target(per_context=2, contexts=3)))
+    assert feed.requested == [3] and runner.started == ["c0", "c1", "c2"]
+    assert ids(result.goldens) == ["c0-0", "c1-0", "c2-0"]
+    assert result.shortfall == [] and result.not_needed == 0
+
+
+def test_a_run_short_of_its_target_says_why_and_what_was_dropped_where() -> None:
+    feed = Feed(candidates(2), outcomes={"ok": 2, "below_quality_threshold": 3, "too_few": 1})
+    script = {
+        "c0": [("a", None), ("b", "vague"), ("f", "model_error:server", "dedup")],
+        "c1": [("c", "model_error:timeout"), ("d", None), ("e", "vague")],
+    }
+    result = run(stream_of(feed, Runner(script), Target(per_context=3, num_goldens=5)))
+    assert ids(result.goldens) == ["c0-0", "c1-1"]
+    # a draft dropped at dedup for another reason than a near-duplicate is counted with the rest
+    assert result.shortfall == [
+        CORPUS_DONE,
+        "3 dropped at critic: below_quality_threshold",
+        "2 dropped at filter: vague",
+        "1 dropped at group: too_few",
+        "1 dropped at dedup: model_error:server",
+        "1 dropped at filter: model_error:timeout",
+    ]
+
+
+def test_near_duplicates_are_counted_once_and_drafts_not_needed_not_at_all() -> None:
+    feed = Feed(candidates(2), budget=True)
+    runner = Runner(
+        {**kept("c0"), **kept("c1")},
+        vectors={"c0": [[1.0, 0.0], [0.0, 1.0]], "c1": [[1.0, 0.0], [0.0, 1.0]]},
+    )
+    dedup = Deduplicator(None, 0.9)
+    result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=3), dedup))
+    losers = [d for s in result.committed for d in s.drafts or [] if d.drop_reason == DUPLICATE]
+    assert len(losers) == 2 and result.dedup_dropped == 2
+    assert result.shortfall == [
+        "2 of 2 dropped items were dropped at dedup: near-duplicate, and the top-up limit ended "
+        "the run",
+        TOP_UP_LIMIT,
+        "2 dropped as near-duplicates",
+    ]
+
+
+def test_a_run_that_reached_its_target_has_no_shortfall_though_the_feed_ran_out() -> None:
+    feed = Feed(candidates(1), budget=True)
+    result = run(stream_of(feed, Runner(kept("c0")), Target(per_context=2, num_goldens=2)))
+    assert ids(result.goldens) == ["c0-0", "c0-1"] and result.shortfall == []
+
+
+class ClosingFeed(Feed):
+    """A feed that notes, when it is closed, which cancelled candidates were done unwinding."""
+
+    def __init__(self, candidates: list[Candidate], runner: Runner) -> None:
+        super().__init__(candidates)
+        self.runner = runner
+        self.cleaned_at_close: list[str] | None = None
+
+    async def aclose(self) -> None:
+        self.cleaned_at_close = list(self.runner.cleaned)
+        await super().aclose()
+
+
+def test_an_error_in_the_feed_ends_the_run_and_stops_the_work_under_way() -> None:
+    runner = Runner({**kept("c0"), **kept("c1")}, wait_for={"c0": "never"})
+    feed = ClosingFeed(candidates(3), runner)
+
+    async def go() -> None:
+        stream = stream_of(feed, runner, Target(per_context=2, num_goldens=4))
+        task = asyncio.ensure_future(stream.run())
+        while "c1" not in runner.finished:
+            await asyncio.sleep(0)
+        feed.error = RuntimeError("the critic batch failed")
+        stream.notify()
+        with pytest.raises(RuntimeError, match="the critic batch failed"):
+            await asyncio.wait_for(task, PATIENCE)
+        # the candidate still waiting was cancelled, and the feed closed
+        slot = stream.slots[0]
+        assert slot.task is not None and slot.task.cancelled()
+        assert feed.closed
+        # the feed is closed only once the cancelled candidate is done unwinding
+        assert feed.cleaned_at_close == ["c0"]
+
+    asyncio.run(go())
+
+
+def test_an_error_in_a_candidate_ends_the_run_with_it() -> None:
+    feed = Feed(candidates(2))
+    runner = Runner({**kept("c0"), **kept("c1")}, errors={"c1": ValueError("broken")})
+    with pytest.raises(ValueError, match="broken"):
+        run(stream_of(feed, runner, Target(per_context=2, num_goldens=4)))
+    assert feed.closed
+
+
+def test_a_refused_key_ends_the_run_with_the_servers_answer() -> None:
+    feed = Feed(candidates(2))
+    runner = Runner({"c0": [("", AUTH_FAILURE)], **kept("c1")})
+    with pytest.raises(AuthenticationError) as caught:
+        run(stream_of(feed, runner, Target(per_context=2, num_goldens=4)))
+    assert str(caught.value) == refused_key(runner.settings.generator)
+
+
+def test_the_counts_while_it_runs_follow_the_stages_done() -> None:
+    feed = Feed(candidates(3))
+    runner = Runner({**kept("c0"), **kept("c1"), **kept("c2")}, wait_for={"c1": "never"})
+    seen: list[tuple] = []
+
+    async def go() -> None:
+        stream = stream_of(
+            feed,
+            runner,
+            Target(per_context=2, num_goldens=4),
+            on_change=lambda: seen.append((stream.goldens_so_far, stream.stage_counts())),
+        )
+        task = asyncio.ensure_future(stream.run())
+        while len(seen) < 2:
+            await asyncio.sleep(0)
+        assert stream.slots[1].expected == 2  # not finished: still expected to give 2
+        assert [s.candidate.key for s in stream.committed] == ["c0"]
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(go())
+    assert seen[0] == (0, {"inputs": (0, 0), "filter": (0, 0)})
+    # c0 done and committed, c1 activated but not through a stage yet
+    assert seen[1] == (2, {"inputs": (1, 2), "filter": (1, 2)})
+
+
+def test_a_feed_with_work_pending_is_waited_for_on_the_signal_it_was_given() -> None:
+    feed = Feed(candidates(2))
+    feed.pending = 1
+    runner = Runner({**kept("c0"), **kept("c1")})
+
+    async def go() -> StreamResult:
+        wakeup = asyncio.Event()  # the feed's notify sets it, not the stream's
+        stream = stream_of(feed, runner, Target(per_context=2, num_goldens=4), wakeup=wakeup)
+        feed.candidates = []  # nothing ready yet: the feed is still working on them
+        task = asyncio.ensure_future(stream.run())
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not task.done()
+        feed.candidates = candidates(2)
+        feed.pending = 0
+        wakeup.set()
+        return await asyncio.wait_for(task, PATIENCE)
+
+    result = asyncio.run(go())
+    assert ids(result.goldens) == ["c0-0", "c0-1", "c1-0", "c1-1"]
+
+
+# ---- why a run ends short -----------------------------------------------------------------------
+HINTS = {
+    "invalid_output": "the model's replies did not fit the requested format",
+    "incomplete": "the model's replies were cut off or filtered",
+    "rate_limit": "the server kept answering 429 after every retry",
+    "server": "the server kept failing (5xx) after every retry",
+    "timeout": "the model's requests kept timing out",
+    "connection": "the server could not be reached",
+    "bad_request": "the server refused the requests as invalid",
+    "auth": "the server refused the API key",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HINTS))
+def test_model_failures_lead_with_what_they_mean(kind: str) -> None:
+    drops = Counter({f"filter: model_error:{kind}": 2})
+    assert explain_shortfall(None, drops) == [
+        f"model errors: every item failed, 2 at filter: model_error:{kind} ({HINTS[kind]}); "
+        "see rejects.jsonl in the run directory",
+        f"2 dropped at filter: model_error:{kind}",
+    ]
+
+
+def test_model_failures_of_half_the_drops_lead_before_the_ending() -> None:
+    drops = Counter(
+        {
+            "critic: below_quality_threshold": 3,
+            "inputs: model_error:odd": 1,
+            "filter: model_error:timeout": 2,
+        }
+    )
+    assert explain_shortfall(TOP_UP_LIMIT, drops) == [
+        "model errors: 3 of 6 dropped items failed, 2 at filter: model_error:timeout "
+        f"({HINTS['timeout']}); see rejects.jsonl in the run directory",
+        TOP_UP_LIMIT,
+        "3 dropped at critic: below_quality_threshold",
+        "2 dropped at filter: model_error:timeout",
+        "1 dropped at inputs: model_error:odd",
+    ]
+    # a kind without a hint is named alone
+    assert explain_shortfall(None, Counter({"inputs: model_error:odd": 1}))[0] == (
+        "model errors: every item failed, 1 at inputs: model_error:odd; "
+        "see rejects.jsonl in the run directory"
+    )
+
+
+def test_model_failures_under_half_the_drops_do_not_lead() -> None:
+    drops = Counter({"filter: vague": 3, "filter: model_error:timeout": 2})
+    assert explain_shortfall(CORPUS_DONE, drops) == [
+        CORPUS_DONE,
+        "3 dropped at filter: vague",
+        "2 dropped at filter: model_error:timeout",
+    ]
+    assert explain_shortfall(TOP_UP_LIMIT, drops)[:2] == [
+        "3 of 5 dropped items were dropped at filter: vague, and the top-up limit ended the run",
+        TOP_UP_LIMIT,
+    ]
+
+
+def test_a_shortfall_with_nothing_to_say_says_so() -> None:
+    assert explain_shortfall(None, Counter()) == ["nothing more could be drawn"]
+    assert explain_shortfall(TOP_UP_LIMIT, Counter()) == [TOP_UP_LIMIT]
+    assert explain_shortfall(CORPUS_DONE, Counter()) == [CORPUS_DONE]
+    # a drop whose reason only mentions a model error is not one
+    assert explain_shortfall(None, Counter({"filter: not model_error": 1})) == [
+        "nothing more could be drawn",
+        "1 dropped at filter: not model_error",
+    ]
+    assert TOP_UP_LIMIT == (
+        "the top-up limit was reached: each wanted context may be tried 1 + max_retries times"
+    )
