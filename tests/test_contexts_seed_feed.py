@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -506,3 +507,50 @@ def test_the_store_is_read_once_after_it_is_ready_and_grouping_uses_the_reads_ah
         ["a.txt#3", "a.txt#2"],
     ]
     assert feed._reader is None and feed._tasks == set() and feed._reads == set()
+
+
+class FlakyAxes(Axes):
+    """A store whose first read fails (as a store still being written can), then answers."""
+
+    def __init__(self, vectors: dict[str, list[float]]) -> None:
+        super().__init__(vectors)
+        self.threads: list[str] = []
+
+    def get_embeddings(self, ids: list[str]) -> list[list[float]]:
+        self.threads.append(threading.current_thread().name)
+        if len(self.threads) == 1:
+            raise OSError("the store is busy")
+        return super().get_embeddings(ids)
+
+
+def test_a_failed_read_ahead_is_not_an_error_grouping_reads_the_store_itself() -> None:
+    chunks = texts("a 0", "a 1", "a 2", "a 3")
+    store = FlakyAxes({c.id: [1.0, 0.1 * i] for i, c in enumerate(chunks)})
+    config = ContextConstructionConfig(
+        max_context_length=2, contexts_per_critic_call=4, max_retries=0
+    )
+    changed = asyncio.Event()
+    feed = DocsFeed(
+        chunks,
+        store,  # type: ignore[arg-type]
+        config,
+        random.Random(0),
+        critic=FunctionModel(Critic()),
+        prompts=None,
+        wanted=1,
+        notify=changed.set,
+    )
+    asyncio.run(drive(feed, changed))
+    first = feed.batches[0]
+    assert first.ahead is not None and isinstance(first.ahead.exception(), OSError)
+    # the read ahead ran in the feed's reader thread, and the next read made the index
+    assert [name.split("_")[0] for name in store.threads] == ["synth-read-ahead"] * 2
+    assert feed.error is None and len(feed.candidates) == 8  # both passes, each chunk
+
+
+def test_a_draw_that_comes_back_empty_makes_no_batch() -> None:
+    # 3 chunks, then the same 3 reused, then nothing: two full batches and no empty third
+    feed, changed = make_feed(texts("a 0", "a 1", "a 2"), None, wanted=9)
+    asyncio.run(drive(feed, changed))
+    assert [len(b.seeds) for b in feed.batches] == [3, 3]
+    assert feed.drawn == 6 and feed.exhausted
