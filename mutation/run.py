@@ -58,7 +58,7 @@ def prepare(module: str, tests: list[str], *, resume: bool) -> Path:
             link.symlink_to(REPO / name, target_is_directory=True)
     # the tests run inside mutants/ and find these folders beside their own
     (folder / "mutants").mkdir(exist_ok=True)
-    for name in ("sample_docs", "docs", "bench"):
+    for name in ("sample_docs", "docs", "bench", "pipelines"):
         link = folder / "mutants" / name
         if not link.exists():
             link.symlink_to(REPO / name, target_is_directory=True)

@@ -17,10 +17,12 @@ from synth._ids import joined_hash, text_hash
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import ContextScore
 from synth.contexts.feed import refused_key
+from synth.contexts.index import ChunkIndex
 from synth.contexts.seed_feed import DocsFeed, SeedBatch, lookahead_batches
 from synth.data import Chunk
 from synth.errors import AuthenticationError, ServerError
 from synth.generate.stats import StageStats
+from synth.generate.templates import PromptSet
 from synth.llm.base import FunctionModel
 from synth.run.dir import Journal
 
@@ -218,6 +220,9 @@ def test_at_the_budget_a_drawn_batch_stays_unsent() -> None:
     assert feed.sent_seeds == 6 and feed.scored_seeds == 6 and feed.pending == 0
     assert feed.budget_reached and not feed.can_send and feed.exhausted
     assert feed.seed_outcomes(None) == {"below_quality_threshold": 6}
+    critic, group = feed.stage_stats(None)
+    assert (critic.items_in, critic.items_out, critic.dropped_total) == (6, 0, 6)
+    assert (group.items_in, group.items_out) == (0, 0)
 
 
 def expected(feed: DocsFeed) -> list[tuple[int, str]]:
@@ -501,7 +506,10 @@ def test_the_store_is_read_once_after_it_is_ready_and_grouping_uses_the_reads_ah
     assert order[0] == "ready after 0 reads" and order.count("ready after 0 reads") == 1
     assert store.reads == [[c.id for c in chunks]]
     sent = [b for b in feed.batches if b.sent]
-    assert sent and all(b.ahead is not None and b.ahead.done() for b in sent)
+    # each batch's neighbours were read ahead, a first query for each of its seeds
+    for batch in sent:
+        assert batch.ahead is not None and batch.ahead.exception() is None
+        assert set(batch.ahead.result().candidates) == {s.id for s in batch.seeds}
     assert [c.context.chunk_ids for c in feed.candidates][2:] == [
         ["a.txt#1", "a.txt#2"],
         ["a.txt#3", "a.txt#2"],
@@ -554,3 +562,109 @@ def test_a_draw_that_comes_back_empty_makes_no_batch() -> None:
     asyncio.run(drive(feed, changed))
     assert [len(b.seeds) for b in feed.batches] == [3, 3]
     assert feed.drawn == 6 and feed.exhausted
+
+
+class CountingIndex(ChunkIndex):
+    """The run's chunk index, counting the queries made from each thread."""
+
+    def __init__(self, chunks: list[Chunk], vectors: object) -> None:
+        super().__init__(chunks, vectors)
+        self.asked: Counter[str] = Counter()
+
+    def query_chunks(self, embeddings: object, n_results: int, **kwargs: object) -> list:
+        self.asked[threading.current_thread().name.split("_")[0]] += 1
+        return super().query_chunks(embeddings, n_results, **kwargs)  # type: ignore[arg-type]
+
+    def query(self, embeddings: object, n_results: int, **kwargs: object) -> list:
+        self.asked[threading.current_thread().name.split("_")[0]] += 1
+        return super().query(embeddings, n_results, **kwargs)  # type: ignore[arg-type]
+
+
+def test_grouping_takes_the_neighbours_read_ahead_instead_of_asking_again() -> None:
+    chunks = texts(*[f"a {i}" for i in range(12)])
+    store = Axes({c.id: [1.0, 0.01 * i] for i, c in enumerate(chunks)})
+    config = ContextConstructionConfig(
+        max_context_length=2, contexts_per_critic_call=2, max_retries=0
+    )
+    changed = asyncio.Event()
+    feed = DocsFeed(
+        chunks,
+        store,  # type: ignore[arg-type]
+        config,
+        random.Random(0),
+        critic=FunctionModel(Critic()),
+        prompts=None,
+        wanted=2,
+        notify=changed.set,
+    )
+    index = CountingIndex.from_store(chunks, store)
+    feed._index = index  # the index the feed would make, counting its queries
+    asyncio.run(drive(feed, changed))
+    assert all(len(c.context.chunk_ids) == 2 for c in feed.candidates) and feed.candidates
+    # one read ahead per batch, in the reader thread; grouping asked once more (a seed whose
+    # neighbours read ahead the seed before it had claimed), not again for every seed
+    assert index.asked == {"synth-read-ahead": 2, "MainThread": 1}
+
+
+def test_the_run_s_prompts_go_to_the_critic() -> None:
+    critic = Critic()
+    feed, changed = make_feed(texts(*SIX), critic)
+    feed.prompts = PromptSet({"context_critic": "Rate these $count, carefully:\n$chunks"})
+    asyncio.run(drive(feed, changed))
+    assert critic.prompts and all(p.startswith("Rate these 3, carefully:") for p in critic.prompts)
+    assert len(feed.candidates) == 8
+
+
+def test_advance_hands_out_each_new_candidate_once_in_order() -> None:
+    async def go() -> tuple[DocsFeed, list[object]]:
+        feed, changed = make_feed(texts(*SIX), Critic())
+        handed: list[object] = []
+        while not feed.exhausted:
+            changed.clear()
+            feed.request(6)
+            handed.extend(feed.advance())
+            if feed.pending:
+                await changed.wait()
+        await feed.aclose()
+        return feed, handed
+
+    feed, handed = asyncio.run(go())
+    assert handed == feed.candidates and len(handed) == 8
+
+
+def test_a_seed_dropped_for_a_reason_is_released_at_once(tmp_path: Path) -> None:
+    chunks = texts(*[f"a {i}" for i in range(12)])  # none drawn twice in the first batches
+    feed, _ = make_feed(chunks, Critic())
+    first = feed.batches[0]
+    ok = {**HIGH, "reason": "kept"}
+    with Journal(tmp_path / "critic.jsonl") as journal:
+        journal.append(first.key, {"seeds": [], "scores": [ok, "too_few_similar_chunks", ok]})
+
+    async def go() -> DocsFeed:
+        with Journal(tmp_path / "critic.jsonl") as journal:
+            resumed = DocsFeed(
+                chunks,
+                Vectors(),
+                feed.config,
+                random.Random(0),
+                critic=FunctionModel(Critic()),
+                prompts=None,
+                wanted=4,
+                journal=journal,
+            )
+            resumed.request(1)  # batch 0 comes from the journal, batch 1 goes to the critic
+            assert [c.context.chunk_ids[0] for c in resumed.advance()] == [
+                first.seeds[0].id,
+                first.seeds[2].id,
+            ]
+            used = set(resumed.selector.used)
+            tasks = set(resumed._tasks)
+            assert tasks and not any(t.done() for t in tasks)
+            await resumed.aclose()
+            # closing cancelled the request under way and waited for it to end
+            assert all(t.cancelled() for t in tasks) and resumed._tasks == set()
+        assert first.seeds[1].id not in used and first.seeds[0].id in used
+        return resumed
+
+    resumed = asyncio.run(go())
+    assert resumed.batches[0].outcome[first.seeds[1].id] == "too_few_similar_chunks"
