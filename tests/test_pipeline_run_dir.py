@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import synth._files
 from synth._ids import canonical_json, file_hash, text_hash
 from synth.errors import ConfigError, SynthError
 from synth.run.dir import RUN_FORMAT, Journal, RunDir, fingerprint_paths, run_id
@@ -168,7 +169,9 @@ def test_a_run_directory_is_made_once_and_its_journals_are_shared(tmp_path: Path
     folder = tmp_path / "deep" / "run"
     with RunDir.open(folder, {"seed": 1}) as run:
         assert run.path == folder and folder.is_dir() and run.id == run_id({"seed": 1})
-        assert not run.resumed and run.read_manifest() is None
+        assert run.resumed is False and run.read_manifest() is None
+        # the lock is a hidden file, which fingerprints and listings of the folder leave out
+        assert [p.name for p in folder.iterdir()] == [".lock"]
         journal = run.journal("filter")
         assert run.journal("filter") is journal and journal.path == folder / "filter.jsonl"
         journal.append("k", {})
@@ -220,3 +223,15 @@ def test_a_run_directory_refusals_say_what_to_do(tmp_path: Path) -> None:
     assert str(blocked.value) == (
         f"cannot create the run directory {tmp_path / 'file' / 'run'}: Not a directory"
     )
+
+
+def test_the_manifest_is_replaced_without_flushing_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flushed: list[Path] = []
+    monkeypatch.setattr(synth._files, "_flush_folder", flushed.append)
+    with RunDir.open(tmp_path / "run", {"seed": 1}) as run:
+        run.write_manifest({"run_id": run.id})
+        run.write_manifest({"run_id": run.id, "status": "complete"})
+    # rewritten every few seconds while a run goes: the previous manifest is as good
+    assert flushed == [] and run.read_manifest() == {"run_id": run.id, "status": "complete"}
