@@ -162,6 +162,7 @@ def test_a_batch_key_is_its_place_and_a_hash_of_its_seeds() -> None:
 
 def test_the_first_wave_covers_the_contexts_wanted_and_one_batch_more() -> None:
     assert [lookahead_batches(n, 3) for n in (0, 1, 3, 4, 6, 7)] == [2, 2, 2, 3, 3, 4]
+    assert [lookahead_batches(n, 1) for n in (0, 1, 2)] == [2, 2, 3]
     feed, _ = make_feed(texts(*[f"a {i}" for i in range(20)]), Critic(), wanted=7)
     assert feed.lookahead == 4 and len(feed.batches) == 4
     assert [(b.index, b.start, len(b.seeds)) for b in feed.batches] == [
@@ -444,6 +445,7 @@ def test_without_a_critic_every_seed_is_accepted_unscored_and_nothing_is_journal
 def test_stage_records_count_each_grouped_seed_once_up_to_a_draw_position() -> None:
     feed, changed = make_feed(texts(*SIX), Critic())
     asyncio.run(drive(feed, changed))
+    assert all(b.ahead is None for b in feed.batches)  # one chunk a context: nothing to read ahead
     verdicts = [
         (b.start + i, "below_quality_threshold" if "junk" in s.text else "ok")
         for b in feed.batches
