@@ -4,7 +4,9 @@ the critic again, the rejects file, the draw positions and keys of its candidate
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import logging
 import random
 import threading
 from collections import Counter
@@ -670,3 +672,31 @@ def test_a_seed_dropped_for_a_reason_is_released_at_once(tmp_path: Path) -> None
 
     resumed = asyncio.run(go())
     assert resumed.batches[0].outcome[first.seeds[1].id] == "too_few_similar_chunks"
+
+
+def test_a_failed_read_ahead_of_a_batch_never_grouped_is_not_reported(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    chunks = texts(*[f"a {i}" for i in range(8)])
+    store = FlakyAxes({c.id: [1.0, 0.1 * i] for i, c in enumerate(chunks)})
+    config = ContextConstructionConfig(max_context_length=2, contexts_per_critic_call=4)
+
+    async def go() -> None:
+        feed = DocsFeed(
+            chunks,
+            store,  # type: ignore[arg-type]
+            config,
+            random.Random(0),
+            critic=FunctionModel(Critic()),
+            prompts=None,
+            wanted=1,
+        )
+        feed.request(1)  # two batches sent, their reads ahead started; the first read fails
+        await asyncio.wait({b.ahead for b in feed.batches if b.ahead is not None})
+        await feed.aclose()  # the run ends before anything is grouped
+
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        asyncio.run(go())
+        gc.collect()
+    assert len(store.threads) == 2  # the failed read, and the one that made the index
+    assert [r.getMessage() for r in caplog.records] == []
