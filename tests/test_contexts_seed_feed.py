@@ -555,8 +555,9 @@ def test_a_failed_read_ahead_is_not_an_error_grouping_reads_the_store_itself() -
     asyncio.run(drive(feed, changed))
     first = feed.batches[0]
     assert first.ahead is not None and isinstance(first.ahead.exception(), OSError)
-    # the read ahead ran in the feed's reader thread, and the next read made the index
-    assert [name.split("_")[0] for name in store.threads] == ["synth-read-ahead"] * 2
+    # the read ahead ran in the feed's reader thread; the next read (ahead, or grouping's,
+    # whichever came first) made the index
+    assert store.threads[0].startswith("synth-read-ahead") and len(store.threads) == 2
     assert feed.error is None and len(feed.candidates) == 8  # both passes, each chunk
 
 
@@ -695,6 +696,7 @@ def test_a_failed_read_ahead_of_a_batch_never_grouped_is_not_reported(
         await asyncio.wait({b.ahead for b in feed.batches if b.ahead is not None})
         await feed.aclose()  # the run ends before anything is grouped
 
+    gc.collect()  # what earlier tests left is collected outside the capture
     with caplog.at_level(logging.ERROR, logger="asyncio"):
         asyncio.run(go())
         gc.collect()
