@@ -86,6 +86,7 @@ def test_every_table_lands_in_its_field() -> None:
         ),
         ({"models": {"model": 3}}, "p.toml: [models] model: Input should be a valid string"),
         ({"name": 3}, "p.toml: name: Input should be a valid string"),
+        ({"prompts": {"expected": 3}}, "p.toml: prompts.expected: Input should be a valid string"),
         (
             {"contexts": {"max_context_length": 0}},
             "p.toml: [contexts] max_context_length: Input should be greater than or equal to 1",
@@ -113,6 +114,7 @@ def test_every_table_lands_in_its_field() -> None:
         "run-key-as-the-file-spells-it",
         "models-key",
         "top-key",
+        "a-prompt-that-is-not-text",
         "contexts-setting",
         "generation-setting",
         "unknown-prompt",
