@@ -48,6 +48,8 @@ def _run(feed: DocsFeed, changed: asyncio.Event) -> None:
             changed.clear()
             feed.request(len(feed.chunks))
             feed.advance()
+            if feed.error is not None:  # as the run does: a failed batch ends it, no wait
+                raise feed.error
             if feed.pending:
                 await changed.wait()
         await feed.aclose()

@@ -157,7 +157,7 @@ class RunDir:
         run._lock()
         try:
             run._check_identity()
-        except ConfigError:
+        except BaseException:  # refused or damaged: let go of the folder's lock at once
             run.close()
             raise
         return run
