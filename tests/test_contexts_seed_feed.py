@@ -489,7 +489,9 @@ def test_a_refused_key_ends_the_feed_with_the_servers_message() -> None:
     assert feed.candidates == [] and all(b.scores is None for b in feed.batches)
 
 
-def test_the_store_is_read_once_after_its_writes_are_checked_and_grouping_uses_the_reads_ahead() -> None:
+def test_the_store_is_read_once_after_its_writes_are_checked_and_grouping_uses_the_reads_ahead() -> (
+    None
+):
     chunks = texts("a 0", "a 1", "a 2", "a 3")
     store = Axes({c.id: [1.0, 0.1 * i] for i, c in enumerate(chunks)})
     order: list[str] = []
