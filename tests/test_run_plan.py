@@ -275,3 +275,14 @@ def test_a_stage_without_a_reply_allowance_is_given_50_tokens_an_item() -> None:
     assert price is not None
     big = _planned_stage("inputs", 1, 10**9, 0, GENERATOR)
     assert big.cost_usd == round(1000 * price.input, 6) and big.output_tokens == 0
+
+
+def test_the_critics_line_counts_the_seed_chunks_it_sees_not_the_whole_contexts() -> None:
+    """The critic is shown each context's seed chunk alone: its planned prompt tokens are the
+    seeds' (the other stages quote the whole context)."""
+    whole = plan_requests([100, 100])
+    seeded = plan_requests([100, 100], seed_tokens=[30, 40])
+    by_stage = {s.stage: s for s in seeded}
+    assert by_stage["critic"].input_tokens == whole[0].input_tokens - 200 + 70
+    assert by_stage["critic"].requests == whole[0].requests
+    assert [s for s in seeded if s.stage != "critic"] == whole[1:]

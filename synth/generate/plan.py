@@ -39,6 +39,7 @@ class _Shape:
     total_context: int
     per_context: int
     prompts: PromptSet
+    total_seed: int  # what the critic sees: each context's seed chunk
 
     @property
     def goldens(self) -> int:
@@ -49,7 +50,7 @@ class _Shape:
 
     def critic(self, per_call: int) -> StagePlan:
         calls = math.ceil(self.n / per_call)
-        tokens = calls * self.overhead("context_critic") + self.total_context
+        tokens = calls * self.overhead("context_critic") + self.total_seed
         return StagePlan(stage="critic", requests=calls, input_tokens=tokens)
 
     def inputs(self) -> StagePlan:
@@ -97,6 +98,7 @@ def plan_requests(
         sum(context_tokens),
         generation.max_goldens_per_context,
         prompts or default_prompts(),
+        sum(context_tokens if seed_tokens is None else seed_tokens),
     )
     plans = [shape.critic(contexts.contexts_per_critic_call)] if use_critic else []
     plans.append(shape.inputs())
