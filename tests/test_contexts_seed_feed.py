@@ -542,19 +542,14 @@ class FlakyAxes(Axes):
 def test_a_failed_read_ahead_is_not_an_error_grouping_reads_the_store_itself() -> None:
     chunks = texts("a 0", "a 1", "a 2", "a 3")
     store = FlakyAxes({c.id: [1.0, 0.1 * i] for i, c in enumerate(chunks)})
-    config = ContextConstructionConfig(
-        max_context_length=2, contexts_per_critic_call=4, max_retries=0
-    )
-    changed = asyncio.Event()
-    feed = DocsFeed(
+    feed, changed = make_feed(
         chunks,
-        store,  # type: ignore[arg-type]
-        config,
-        random.Random(0),
-        critic=FunctionModel(Critic()),
-        prompts=None,
+        Critic(),
         wanted=1,
-        notify=changed.set,
+        store=store,
+        max_context_length=2,
+        contexts_per_critic_call=4,
+        max_retries=0,
     )
     asyncio.run(drive(feed, changed))
     first = feed.batches[0]
@@ -592,19 +587,14 @@ class CountingIndex(ChunkIndex):
 def test_grouping_takes_the_neighbours_read_ahead_instead_of_asking_again() -> None:
     chunks = texts(*[f"a {i}" for i in range(12)])
     store = Axes({c.id: [1.0, 0.01 * i] for i, c in enumerate(chunks)})
-    config = ContextConstructionConfig(
-        max_context_length=2, contexts_per_critic_call=2, max_retries=0
-    )
-    changed = asyncio.Event()
-    feed = DocsFeed(
+    feed, changed = make_feed(
         chunks,
-        store,  # type: ignore[arg-type]
-        config,
-        random.Random(0),
-        critic=FunctionModel(Critic()),
-        prompts=None,
+        Critic(),
         wanted=2,
-        notify=changed.set,
+        store=store,
+        max_context_length=2,
+        contexts_per_critic_call=2,
+        max_retries=0,
     )
     index = CountingIndex.from_store(chunks, store)
     feed._index = index  # the index the feed would make, counting its queries
