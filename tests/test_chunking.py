@@ -112,6 +112,29 @@ def test_page_spans_follow_the_pdf_pages():
     assert any(c.page_start != c.page_end for c in chunks)
 
 
+def test_a_chunk_knows_where_in_its_text_each_of_its_pages_starts():
+    text, pages = "", []
+    for number in range(1, 8):
+        if text:
+            text += "\n\n"
+        pages.append(Page(number=number, start=len(text)))
+        text += f"Page {number}. " + PARAGRAPH
+
+    chunks = chunk_documents([doc(text, "m.pdf", pages)], chunk_size=100)
+
+    for chunk in chunks:
+        breaks = chunk.metadata["pages"]
+        assert [n for n, _ in breaks] == list(range(chunk.page_start, chunk.page_end + 1))
+        assert breaks[0][1] == 0
+        for number, offset in breaks[1:]:  # a later page starts where its marker is
+            assert chunk.text[offset:].startswith(f"Page {number}.")
+
+
+def test_a_chunk_of_a_document_without_pages_has_no_page_breaks():
+    chunks = chunk_documents([doc("Plain text. " * 50)], chunk_size=40)
+    assert all("pages" not in c.metadata for c in chunks)
+
+
 def test_a_chunk_starting_mid_page_gets_that_page():
     first = "Intro. " + PARAGRAPH * 6
     text = first + "\n\n" + "Second page. " + PARAGRAPH

@@ -7,8 +7,9 @@ from typing import Any
 import numpy as np
 
 from synth.contexts.config import ContextConstructionConfig
+from synth.contexts.context import make_context
 from synth.contexts.critic import ScoredSeed
-from synth.contexts.group import group_contexts, make_context, prefetch_neighbours
+from synth.contexts.group import group_contexts, prefetch_neighbours
 from synth.contexts.index import ChunkIndex
 from synth.data import Chunk
 from synth.generate.stats import StageStats
@@ -202,3 +203,21 @@ def test_context_ids_and_metadata_are_pinned() -> None:
     assert context.chunk_ids == ids
     assert context.metadata == {"seed_chunk_id": "a.md#0", "similarities": [1.0, 0.123457]}
     assert make_context([]).metadata == {"seed_chunk_id": None}
+
+
+def test_a_context_carries_each_chunks_page_breaks_when_any_has_pages():
+    paged = Chunk(
+        id="m.pdf#0",
+        document_id="m",
+        source="m.pdf",
+        index=0,
+        text="x" * 50,
+        token_count=5,
+        page_start=3,
+        page_end=4,
+        metadata={"pages": [[3, 0], [4, 20]]},
+    )
+    old = paged.model_copy(update={"id": "m.pdf#1", "page_end": 3, "metadata": {}})
+    spread = paged.model_copy(update={"id": "m.pdf#2", "metadata": {}})  # no breaks: unknown
+    context = make_context([paged, old, spread])
+    assert context.metadata["pages"] == [[[3, 0], [4, 20]], [[3, 0]], None]

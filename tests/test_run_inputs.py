@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from synth._ids import text_hash
-from synth.contexts.group import context_id
+from synth.contexts.context import context_id
 from synth.data import Context, Golden
 from synth.errors import ConfigError
 from synth.run.inputs import (

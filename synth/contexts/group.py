@@ -21,8 +21,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from synth._ids import joined_hash
 from synth.contexts.config import ContextConstructionConfig
+from synth.contexts.context import make_context
 from synth.contexts.critic import ScoredSeed
 from synth.contexts.index import unit_rows
 from synth.data import Chunk, Context
@@ -50,34 +50,6 @@ class NeighbourStore(Protocol):
     def get(self, ids: Sequence[str]) -> list[Chunk]: ...
 
     def get_embeddings(self, ids: Sequence[str]) -> Any: ...
-
-
-def context_id(chunk_ids: Sequence[str]) -> str:
-    """A stable id for a context made of these chunks, in this order."""
-    return "ctx_" + joined_hash(chunk_ids, 16)
-
-
-def make_context(
-    chunks: Sequence[Chunk],
-    *,
-    quality: float | None = None,
-    similarities: Sequence[float] | None = None,
-    metadata: dict[str, Any] | None = None,
-) -> Context:
-    """A Context from chunks (the seed first); ``similarities`` to the seed go in its metadata."""
-    ids = [c.id for c in chunks]
-    meta: dict[str, Any] = {"seed_chunk_id": ids[0] if ids else None}
-    if similarities is not None:
-        meta["similarities"] = [round(float(s), 6) for s in similarities]
-    meta.update(metadata or {})
-    return Context(
-        id=context_id(ids),
-        chunk_ids=ids,
-        texts=[c.text for c in chunks],
-        source_files=[c.source for c in chunks],
-        quality=quality,
-        metadata=meta,
-    )
 
 
 @dataclass
@@ -388,9 +360,7 @@ __all__ = [
     "GroupResult",
     "NeighbourStore",
     "Prefetched",
-    "context_id",
     "first_fetch",
     "group_contexts",
-    "make_context",
     "prefetch_neighbours",
 ]

@@ -3,7 +3,9 @@
 Splitting is langchain-text-splitters' recursive splitter (paragraphs, then lines, then words, then
 characters) measuring length in tokens of our tiktoken encoding, so chunks end at natural breaks.
 No chunk is longer than ``chunk_size`` tokens. Each chunk knows its character span in the document
-(``metadata["start"]``/``["end"]``) and, for PDFs, the pages it covers.
+(``metadata["start"]``/``["end"]``) and, for PDFs, the pages it covers (``page_start``/``page_end``,
+and ``metadata["pages"]``: each page's number and the offset in the chunk where it starts, so a
+citation's span can name its page).
 """
 
 from __future__ import annotations
@@ -250,9 +252,12 @@ def _chunk_document(
         if start >= 0:
             previous = (start, end)
         page_start = page_end = None
+        metadata: dict[str, Any] = {"start": start, "end": end}
         if page_starts and start >= 0:
-            page_start = document.pages[bisect.bisect_right(page_starts, start) - 1].number
-            page_end = document.pages[bisect.bisect_right(page_starts, end - 1) - 1].number
+            first = bisect.bisect_right(page_starts, start) - 1
+            last = bisect.bisect_right(page_starts, end - 1) - 1
+            page_start, page_end = document.pages[first].number, document.pages[last].number
+            metadata["pages"] = _page_breaks(document, first, last, start)
         yield Chunk(
             id=chunk_id(document.id, params, index),
             document_id=document.id,
@@ -262,9 +267,16 @@ def _chunk_document(
             token_count=token_count,
             page_start=page_start,
             page_end=page_end,
-            metadata={"start": start, "end": end},
+            metadata=metadata,
         )
         index += 1
+
+
+def _page_breaks(document: Document, first: int, last: int, start: int) -> list[list[int]]:
+    """``[page number, offset in the chunk where it starts]`` for the pages a chunk starting at
+    ``start`` covers (pages ``first..last`` of the document); the first page at offset 0."""
+    pages = document.pages[first : last + 1]
+    return [[page.number, max(page.start - start, 0)] for page in pages]
 
 
 def _locate(text: str, piece: str, previous: tuple[int, int] | None, overlap: int) -> int | None:

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from synth._ids import text_hash
+from synth.contexts.context import context_id
 from synth.contexts.feed import Candidate
-from synth.contexts.group import context_id
 from synth.data import Context, Golden
 from synth.errors import ConfigError
 

@@ -1,0 +1,56 @@
+"""A Context from its chunks: its stable id, the seed, the similarities and the chunks' pages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from synth._ids import joined_hash
+from synth.data import Chunk, Context
+
+
+def context_id(chunk_ids: Sequence[str]) -> str:
+    """A stable id for a context made of these chunks, in this order."""
+    return "ctx_" + joined_hash(chunk_ids, 16)
+
+
+def make_context(
+    chunks: Sequence[Chunk],
+    *,
+    quality: float | None = None,
+    similarities: Sequence[float] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Context:
+    """A Context from chunks (the seed first); ``similarities`` to the seed go in its metadata."""
+    ids = [c.id for c in chunks]
+    meta: dict[str, Any] = {"seed_chunk_id": ids[0] if ids else None}
+    if similarities is not None:
+        meta["similarities"] = [round(float(s), 6) for s in similarities]
+    pages = [_page_breaks(c) for c in chunks]
+    if any(p is not None for p in pages):
+        meta["pages"] = pages  # per chunk, for the pages of citations (synth.generate.citations)
+    meta.update(metadata or {})
+    return Context(
+        id=context_id(ids),
+        chunk_ids=ids,
+        texts=[c.text for c in chunks],
+        source_files=[c.source for c in chunks],
+        quality=quality,
+        metadata=meta,
+    )
+
+
+def _page_breaks(chunk: Chunk) -> list[list[int]] | None:
+    """``[page, offset]`` where each of the chunk's pages starts in its text; None without pages.
+
+    Chunks stored before page breaks were recorded know only their page span: one page is enough.
+    """
+    breaks = chunk.metadata.get("pages")
+    if breaks is not None:
+        return [[int(number), int(offset)] for number, offset in breaks]
+    if chunk.page_start is not None and chunk.page_start == chunk.page_end:
+        return [[chunk.page_start, 0]]
+    return None
+
+
+__all__ = ["context_id", "make_context"]
