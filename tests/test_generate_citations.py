@@ -1,0 +1,352 @@
+"""Citations: quotes located in their chunk's original text, invented ones never; grounding score."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from synth.generate.citations import (
+    CASE_RATIO,
+    MIN_RATIO,
+    Citation,
+    Grounding,
+    SourceChunk,
+    describe_failures,
+    grounding,
+    locate,
+    locate_all,
+)
+
+REFUNDS = SourceChunk(
+    chunk_id="refunds",
+    text=(
+        "Returns and refunds\n\n"
+        "The buyer pays the seller within 30 days of delivery of the goods.  Refunds are\n"
+        "not available after that. All infor-\nmation about “refund windows” is kept on file — "
+        "see section 4.\nA restocking fee of 12500 euros applies to bulk orders. Customers who "
+        "are unable to pay may ask for an instal- ment plan. The refundwindow closes at noon "
+        "on the last day."
+    ),
+)
+SOLAR = SourceChunk(
+    chunk_id="solar",
+    text=(
+        "Solar panels convert sunlight into electricity using photovoltaic cells.\nEach cell is "
+        "made of silicon, which releases electrons when light strikes it. The ‘inverter’ then "
+        "turns direct current into alternating current."
+    ),
+)
+CHUNKS = [REFUNDS, SOLAR]
+# a sentence of a chunk that is not among the ones given
+NOT_GIVEN = "Wind turbines convert the kinetic energy of moving air into electricity."
+
+_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "—": "-"})
+
+
+def norm(text: str) -> str:
+    """The test's own normalization: broken words joined, whitespace collapsed, quotes plain."""
+    text = re.sub(r"(?<=[a-z])-\s+(?=[a-z])", "", text)
+    return " ".join(text.split()).translate(_QUOTES)
+
+
+EXACT, CASE, FUZZY = "exact", "case", "fuzzy"
+
+LOCATED = [
+    (
+        "The buyer pays the seller within 30 days of delivery of the goods.",
+        REFUNDS,
+        "The buyer pays the seller within 30 days of delivery of the goods.",
+        EXACT,
+    ),
+    # a newline in the chunk where the quote has a space
+    (
+        "Refunds are not available after that.",
+        REFUNDS,
+        "Refunds are\nnot available after that.",
+        EXACT,
+    ),
+    # extra whitespace and a newline in the quote, blanks around it
+    (
+        "  Refunds   are not\n available after that.  ",
+        REFUNDS,
+        "Refunds are\nnot available after that.",
+        EXACT,
+    ),
+    # two spaces in the chunk, one in the quote
+    ("goods. Refunds are", REFUNDS, "goods.  Refunds are", EXACT),
+    # a word broken across lines, and one broken with a space
+    ("All information about", REFUNDS, "All infor-\nmation about", EXACT),
+    ("ask for an instalment plan", REFUNDS, "ask for an instal- ment plan", EXACT),
+    # curly quotes and an em dash in the chunk, straight ones in the quote
+    (
+        'information about "refund windows" is kept on file - see section 4.',
+        REFUNDS,
+        "infor-\nmation about “refund windows” is kept on file — see section 4.",
+        EXACT,
+    ),
+    (
+        "The 'inverter' then turns direct current into alternating current.",
+        SOLAR,
+        "The ‘inverter’ then turns direct current into alternating current.",
+        EXACT,
+    ),
+    (
+        "solar panels convert sunlight into electricity",
+        SOLAR,
+        "Solar panels convert sunlight into electricity",
+        CASE,
+    ),
+    (
+        "THE BUYER PAYS THE SELLER",
+        REFUNDS,
+        "The buyer pays the seller",
+        CASE,
+    ),
+    # a typo in a long word
+    (
+        "Each cell is made of silicon, which releses electrons when light strikes it.",
+        SOLAR,
+        "Each cell is made of silicon, which releases electrons when light strikes it.",
+        FUZZY,
+    ),
+    # a comma and the final period left out
+    (
+        "Each cell is made of silicon which releases electrons when light strikes it",
+        SOLAR,
+        "Each cell is made of silicon, which releases electrons when light strikes it",
+        FUZZY,
+    ),
+    # words run together in the chunk, apart in the quote
+    (
+        "The refund window closes at noon",
+        REFUNDS,
+        "The refundwindow closes at noon",
+        FUZZY,
+    ),
+    # a missing space after a period
+    ("goods.Refunds are not available", REFUNDS, "goods.  Refunds are\nnot available", FUZZY),
+    # the model kept the line-break hyphen
+    (
+        "All infor-mation about 'refund windows'",
+        REFUNDS,
+        "All infor-\nmation about “refund windows”",
+        FUZZY,
+    ),
+]
+
+
+@pytest.mark.parametrize(("quote", "chunk", "passage", "kind"), LOCATED)
+def test_a_quote_is_located_at_its_passage_in_the_original_text(
+    quote: str, chunk: SourceChunk, passage: str, kind: str
+) -> None:
+    citation = locate(quote, CHUNKS)
+    assert citation is not None
+    assert citation.chunk_id == chunk.chunk_id
+    assert citation.quote == quote
+    assert chunk.text[citation.start : citation.end] == passage
+    assert norm(chunk.text[citation.start : citation.end]) == norm(passage)
+    if kind == EXACT:
+        assert citation.ratio == 1.0
+    elif kind == CASE:
+        assert citation.ratio == CASE_RATIO
+    else:
+        assert MIN_RATIO <= citation.ratio < CASE_RATIO
+
+
+INVENTED = [
+    # the same words, reordered
+    "The seller pays the buyer within 30 days of delivery of the goods.",
+    "The buyer pays the seller within 30 days of the delivery of goods.",
+    # a changed number, short and long
+    "The buyer pays the seller within 60 days of delivery of the goods.",
+    "A restocking fee of 12600 euros applies to bulk orders.",
+    # a negation dropped or added
+    "Refunds are available after that.",
+    "Each cell is not made of silicon, which releases electrons when light strikes it.",
+    # a word left out, a word added
+    "The buyer pays the seller within 30 days of delivery of goods.",
+    "The buyer pays the seller within 30 working days of delivery of the goods.",
+    # a word that is only the end of the chunk's word
+    "Customers who are able to pay may ask",
+    "able to pay may ask for an instalment plan",
+    # many shared words, another sentence
+    "The inverter turns sunlight into direct current using silicon cells.",
+    "Solar panels convert sunlight into alternating current.",
+    NOT_GIVEN,
+]
+
+
+@pytest.mark.parametrize("quote", INVENTED)
+def test_an_invented_quote_is_never_located(quote: str) -> None:
+    assert locate(quote, CHUNKS) is None
+
+
+@pytest.mark.parametrize("quote", ["", "   \n", "refunds", "the a", "a 30 b", "i.e. x"])
+def test_a_quote_under_two_words_of_two_letters_is_too_short(quote: str) -> None:
+    text = SourceChunk(chunk_id="t", text=f"Before. {quote} after.")
+    assert locate(quote, [text]) is None
+
+
+def test_two_short_words_are_enough() -> None:
+    citation = locate("30 days", CHUNKS)
+    assert citation is not None and REFUNDS.text[citation.start : citation.end] == "30 days"
+
+
+def test_min_ratio_decides_what_a_fuzzy_match_needs() -> None:
+    typo = "Each cell is made of silicon, which releses electrons when light strikes it."
+    assert locate(typo, CHUNKS) is not None
+    assert locate(typo, CHUNKS, min_ratio=0.995) is None
+    # an exact match needs no ratio
+    assert locate("Each cell is made of silicon", CHUNKS, min_ratio=1.0) is not None
+
+
+def test_an_exact_match_wins_over_an_earlier_fuzzy_one_and_ties_go_to_the_first_chunk() -> None:
+    sentence = "The warranty covers parts and labour for three years."
+    fuzzy = SourceChunk(
+        chunk_id="fuzzy", text="The warranty covers parts and labor for three years."
+    )
+    exact = SourceChunk(chunk_id="exact", text=f"Terms. {sentence}")
+    again = SourceChunk(chunk_id="again", text=f"Copy. {sentence}")
+    assert (c := locate(sentence, [fuzzy, exact, again])) is not None and c.chunk_id == "exact"
+    assert (c := locate(sentence, [fuzzy])) is not None and c.chunk_id == "fuzzy"
+    assert (c := locate(sentence, [again, exact])) is not None and c.chunk_id == "again"
+
+
+def test_the_page_is_the_last_one_starting_at_or_before_the_span() -> None:
+    filler = "word " * 10  # 50 characters
+    text = filler + "alpha beta gamma " + "x" * 53 + " " + "y" * 8 + " delta epsilon zeta " + filler
+    # "alpha" starts at 50, "delta" at 130; page 4 starts at 120
+    assert text.index("alpha") == 50 and text.index("delta") == 130
+    paged = SourceChunk(chunk_id="p", text=text, pages=((3, 0), (4, 120)))
+    assert (c := locate("alpha beta gamma", [paged])) is not None and c.page == 3
+    assert (c := locate("delta epsilon zeta", [paged])) is not None and c.page == 4
+    # a span starting exactly where a page starts is on that page
+    on_boundary = SourceChunk(chunk_id="p", text=text, pages=((3, 0), (4, 130)))
+    assert (c := locate("delta epsilon zeta", [on_boundary])) is not None and c.page == 4
+    unpaged = SourceChunk(chunk_id="u", text=text)
+    assert (c := locate("delta epsilon zeta", [unpaged])) is not None and c.page is None
+
+
+def test_pages_must_be_sorted_by_offset() -> None:
+    with pytest.raises(ValidationError, match="sorted"):
+        SourceChunk(chunk_id="p", text="text", pages=((4, 120), (3, 0)))
+
+
+def test_locate_all_gives_one_entry_per_quote_in_order() -> None:
+    quotes = ["30 days of delivery", NOT_GIVEN, "made of silicon", ""]
+    citations = locate_all(quotes, CHUNKS)
+    assert citations == [locate(quote, CHUNKS) for quote in quotes]
+    assert [c.chunk_id if c else None for c in citations] == ["refunds", None, "solar", None]
+
+
+def test_a_citation_is_a_frozen_json_record() -> None:
+    citation = locate("made of silicon", CHUNKS)
+    assert citation is not None
+    dumped = citation.model_dump(mode="json")
+    assert dumped == {
+        "quote": "made of silicon",
+        "chunk_id": "solar",
+        "start": SOLAR.text.index("made of silicon"),
+        "end": SOLAR.text.index("made of silicon") + len("made of silicon"),
+        "page": None,
+        "ratio": 1.0,
+    }
+    assert Citation.model_validate(dumped) == citation
+    with pytest.raises(ValidationError):
+        citation.start = 0  # type: ignore[misc]
+
+
+_WORD = st.text(
+    alphabet="abcdefghijklmnopqrstuvwxyzABCÉ’“”—,.;:!?()0123456789", min_size=2, max_size=9
+)
+_GAP = st.sampled_from([" ", " ", " ", "  ", "\n", "\t", " \n ", "\n\n"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    pieces=st.lists(st.tuples(_WORD, _GAP), min_size=2, max_size=40),
+    data=st.data(),
+)
+def test_any_run_of_words_taken_verbatim_is_located_exactly(
+    pieces: list[tuple[str, str]], data: st.DataObject
+) -> None:
+    # words must hold a letter or digit to count as words; runs of them separated by whitespace
+    pieces = [(w if any(c.isalnum() for c in w) else w + "ab", gap) for w, gap in pieces]
+    text = "".join(w + gap for w, gap in pieces)
+    starts = []
+    at = 0
+    for w, gap in pieces:
+        starts.append(at)
+        at += len(w) + len(gap)
+    i = data.draw(st.integers(0, len(pieces) - 2))
+    j = data.draw(st.integers(i + 1, len(pieces) - 1))
+    quote = text[starts[i] : starts[j] + len(pieces[j][0])]
+    chunk = SourceChunk(chunk_id="random", text=text)
+    for given_quote in (quote, " ".join(quote.split())):
+        citation = locate(given_quote, [SourceChunk(chunk_id="other", text="ЖЖ ЖЖ"), chunk])
+        if sum(len(w) >= 2 for w in re.findall(r"\w+", quote)) < 2:
+            assert citation is None
+            continue
+        assert citation is not None and citation.chunk_id == "random"
+        assert citation.ratio == 1.0
+        assert norm(text[citation.start : citation.end]) == norm(quote)
+
+
+ANSWER = "The buyer pays within 30 days; refunds are not available later."
+# its distinct content words: buyer pays within 30 days refunds available later (8)
+PAYS = "The buyer pays the seller within 30 days of delivery of the goods."  # 5 of them
+REFUNDS_GONE = "Refunds are not available after that."  # 2 more: refunds available
+
+
+def test_grounding_on_a_hand_computed_example() -> None:
+    quotes = [PAYS, REFUNDS_GONE]
+    both = grounding(ANSWER, quotes, locate_all(quotes, CHUNKS), CHUNKS)
+    assert both == Grounding(score=0.875, quotes=2, found=2, all_found=True)  # 7/8 * 2/2
+
+    quotes = [PAYS, "Refunds are available after that."]  # the second one invented
+    citations = locate_all(quotes, CHUNKS)
+    assert citations[1] is None
+    one = grounding(ANSWER, quotes, citations, CHUNKS)
+    assert one == Grounding(score=0.3125, quotes=2, found=1, all_found=False)  # 5/8 * 1/2
+    assert one.score < both.score
+
+
+def test_grounding_counts_a_word_broken_across_lines_in_the_chunk() -> None:
+    quotes = ["All information about"]
+    result = grounding("information is kept", quotes, locate_all(quotes, CHUNKS), CHUNKS)
+    assert result.score == 0.5  # information, not kept
+
+
+def test_grounding_without_quotes_scores_nothing() -> None:
+    assert grounding(ANSWER, [], [], CHUNKS) == Grounding(
+        score=0.0, quotes=0, found=0, all_found=False
+    )
+
+
+def test_grounding_refuses_citations_that_do_not_match_the_quotes() -> None:
+    citation = locate(PAYS, CHUNKS)
+    with pytest.raises(ValueError, match="2 quotes but 1 citations"):
+        grounding(ANSWER, [PAYS, PAYS], [citation], CHUNKS)
+    with pytest.raises(ValueError, match="refunds"):
+        grounding(ANSWER, [PAYS], [citation], [SOLAR])
+
+
+def test_describe_failures_names_each_quote_not_located_on_one_escaped_line() -> None:
+    long_invented = (
+        'Refunds are available </context> after that, "always",\nand the rest of a very long '
+        "quote that goes on"
+    )
+    quotes = [PAYS, long_invented, "ok", "  "]
+    line = describe_failures(quotes, locate_all(quotes, CHUNKS))
+    assert "\n" not in line and "</context>" not in line and "quote 1" not in line
+    assert line == (
+        'quote 2 ("Refunds are available <\\/context> after that, \\"always\\", an...") '
+        "is not in the context; "
+        'quote 3 ("ok") is too short to support anything; '
+        "quote 4 is empty"
+    )
+    assert describe_failures([PAYS], locate_all([PAYS], CHUNKS)) == ""
