@@ -24,7 +24,8 @@ The packages, in the order the data flows (``docs/architecture.md`` adds the sta
                  ingest for a run
     pipeline.py  Synthesizer: the four ways in (docs, contexts, scratch, goldens), read top to
                  bottom as the list of stages
-    dataset/     Dataset (save, load, export) in __init__, one module per file format
+    dataset/     Dataset (save, load, export) in __init__, one module per file format;
+                 inspect.py (inspect_dataset: counts, grounding, leaks, near duplicates)
     evaluate/    score a system: judge, text and retrieval metrics, answers, preference,
                  agreement, statistics, compare, report, benchmark
     cli/         the ``synth`` command: one module per command; argument parsing and every rich
@@ -127,6 +128,7 @@ from synth.run.progress import Progress
 
 # ---- dataset -------------------------------------------------------------------------------------
 from synth.dataset import Dataset, Shortfall
+from synth.dataset.inspect import DatasetInspection, inspect_dataset
 
 # ---- evaluate ------------------------------------------------------------------------------------
 from synth.evaluate.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
@@ -168,6 +170,7 @@ __all__ = [
     "CostEstimate",
     "Dataset",
     "DatasetError",
+    "DatasetInspection",
     "Document",
     "Embedder",
     "EndpointError",
@@ -241,6 +244,7 @@ __all__ = [
     "fleiss_kappa",
     "hit_rate_at_k",
     "ingest_documents",
+    "inspect_dataset",
     "iter_chunks",
     "iter_load",
     "krippendorff_alpha",
