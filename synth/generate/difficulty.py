@@ -1,0 +1,253 @@
+"""How hard a golden's source is to find from its input alone: BM25 rank, dense rank, word overlap.
+
+Measured over the run's own chunk index, with no model request. A :class:`DifficultyIndex` is built
+once per run from the chunks (ids, texts and, when the run has them, their vectors); each golden's
+input is then scored against every chunk, and its :class:`Difficulty` records:
+
+``bm25_rank``
+    The 1-based rank, under BM25, of the best-ranked of the golden's source chunks: 1 plus the
+    number of chunks that score strictly higher than it, so a chunk tied with the source never
+    pushes it down. A source chunk that shares no content word with the input (BM25 score 0) ranks
+    last, at ``chunks``. BM25 is bm25s's default (Lucene) variant, k1 1.5 and b 0.75, over
+    :func:`synth._words.content_words` of the chunks and of the input; each distinct input word
+    counts once, however often it is repeated. So an input with no content word ranks every source
+    last, and so does an empty chunk.
+``dense_rank``
+    The same rank under exact cosine similarity of the input's vector with every chunk's vector
+    (the run's embedder; no approximate search). A zero vector has cosine 0 with everything, so a
+    zero input vector ties every chunk and ranks its source first. Cosines are compared rounded to
+    6 decimal places, so float noise never splits a tie. No score-0 rule here: a cosine of 0 is a
+    real score. ``None`` when the index has no vectors or the input none.
+``overlap``
+    The share of the input's distinct content words that occur in its source chunks
+    (:func:`synth._words.overlap`), to 4 places; 0 for an input with no content word.
+``label``
+    ``easy``: BM25 ranks a source chunk first and ``overlap`` is at least :data:`EASY_OVERLAP`
+    (0.5): the question says what its source says, in its words. ``hard``: neither BM25 nor the
+    embedder (when measured) puts a source chunk in its top :data:`HARD_RANK` (3), and
+    ``overlap`` is below :data:`HARD_OVERLAP` (0.5). ``medium``: everything else, including a
+    paraphrase keyword search misses but the embedder finds. In an index of 3 chunks or fewer no
+    rank is outside the top 3, so only a golden none of whose sources is in the index is hard
+    there.
+``chunks``
+    The number of chunks in the index, which the ranks are out of.
+``unanswerable``
+    True when, in an index of 2 chunks or more, the source chunks rank last under both BM25 and
+    the embedder: nothing in the input points at them, so it may not be answerable from itself.
+    Never true when there is no dense rank.
+
+Source ids that are not in the index are ignored; when none is, both ranks are ``None``, overlap is
+0 and the label is ``hard``. A chunk id given twice keeps its first text (and vector). An empty
+index is allowed: every golden measured against it gets that no-source answer, with ``chunks`` 0.
+An empty chunk text is a chunk with no words: it matches nothing under BM25.
+
+The label leans on both retrievers on purpose: a paraphrase that keyword search misses but the
+embedder finds first is a fair test of a hybrid or dense system, not a hard one; a golden is hard
+when it defeats both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from synth._words import content_words, overlap
+from synth.errors import ConfigError
+
+if TYPE_CHECKING:
+    import bm25s
+
+#: a source chunk ranked this high under BM25 (and enough overlap) makes a golden easy
+EASY_RANK = 1
+#: the overlap an easy golden needs, at least
+EASY_OVERLAP = 0.5
+#: a golden is hard only when no retriever ranks a source chunk this high or higher ...
+HARD_RANK = 3
+#: ... and its overlap is below this
+HARD_OVERLAP = 0.5
+# cosines are rounded before they are compared: matrix products of different shapes may differ in
+# the last bits, and that must not turn a tie into a rank (measure_many must equal measure)
+_COSINE_PLACES = 6
+
+Label = Literal["easy", "medium", "hard"]
+
+
+class Difficulty(BaseModel):
+    """How easily a golden's source chunks are found from its input (see the module docstring)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bm25_rank: int | None
+    dense_rank: int | None
+    overlap: float
+    label: Label
+    chunks: int
+    unanswerable: bool
+
+
+def label_of(bm25_rank: int | None, dense_rank: int | None, overlap: float, chunks: int) -> Label:
+    """``easy``, ``medium`` or ``hard`` for these measurements (the rules are in the module doc)."""
+    for name, rank in (("bm25_rank", bm25_rank), ("dense_rank", dense_rank)):
+        if rank is not None and not 1 <= rank <= chunks:
+            raise ConfigError(f"{name} {rank} is not a rank in an index of {chunks} chunks")
+    if not 0.0 <= overlap <= 1.0:
+        raise ConfigError(f"overlap {overlap} is not between 0 and 1")
+    if bm25_rank is not None and bm25_rank <= EASY_RANK and overlap >= EASY_OVERLAP:
+        return "easy"
+    missed = all(rank is None or rank > HARD_RANK for rank in (bm25_rank, dense_rank))
+    if missed and overlap < HARD_OVERLAP:
+        return "hard"
+    return "medium"
+
+
+class DifficultyIndex:
+    """The run's chunks, indexed once for BM25 and cosine, to measure every golden against."""
+
+    def __init__(
+        self,
+        chunk_ids: Sequence[str],
+        texts: Sequence[str],
+        vectors: np.ndarray | None = None,
+    ) -> None:
+        if len(chunk_ids) != len(texts):
+            raise ConfigError(f"{len(chunk_ids)} chunk ids but {len(texts)} texts")
+        rows: list[int] = []
+        self._row: dict[str, int] = {}
+        for i, chunk_id in enumerate(chunk_ids):
+            if chunk_id not in self._row:
+                self._row[chunk_id] = len(rows)
+                rows.append(i)
+        self._texts = [texts[i] for i in rows]
+        self._bm25 = _bm25_index([content_words(text) for text in self._texts])
+        self._vectors: np.ndarray | None = None
+        if vectors is not None:
+            array = np.asarray(vectors, dtype=np.float64)
+            if array.ndim != 2 or array.shape[0] != len(chunk_ids):
+                raise ConfigError(
+                    f"chunk vectors must be {len(chunk_ids)} rows (one per chunk id), "
+                    f"got shape {array.shape}"
+                )
+            self._vectors = _unit_rows(array[rows])
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def measure(
+        self,
+        input: str,
+        source_ids: Sequence[str],
+        input_vector: Sequence[float] | np.ndarray | None = None,
+    ) -> Difficulty:
+        """The difficulty of one golden: its input, its source chunk ids, its input's vector."""
+        vectors = None if input_vector is None else np.asarray(input_vector, dtype=np.float64)
+        if vectors is not None and vectors.ndim != 1:
+            raise ConfigError(f"an input vector is one row, got shape {vectors.shape}")
+        batch = None if vectors is None else vectors[np.newaxis, :]
+        return self.measure_many([input], [source_ids], batch)[0]
+
+    def measure_many(
+        self,
+        inputs: Sequence[str],
+        sources: Sequence[Sequence[str]],
+        vectors: np.ndarray | None = None,
+    ) -> list[Difficulty]:
+        """The difficulty of each golden, in order (the cosines are one matrix product)."""
+        if len(inputs) != len(sources):
+            raise ConfigError(f"{len(inputs)} inputs but {len(sources)} source lists")
+        bm25 = self._bm25_scores(inputs)
+        cosines = self._cosines(vectors, len(inputs))
+        found: list[Difficulty] = []
+        for i, text in enumerate(inputs):
+            rows = sorted({self._row[s] for s in sources[i] if s in self._row})
+            if not rows:
+                found.append(self._not_indexed())
+                continue
+            bm25_rank = _rank(bm25[i], rows, zero_is_last=True)
+            dense_rank = None if cosines is None else _rank(cosines[i], rows, zero_is_last=False)
+            share = round(overlap(text, (self._texts[r] for r in rows)), 4)
+            n = len(self)
+            found.append(
+                Difficulty(
+                    bm25_rank=bm25_rank,
+                    dense_rank=dense_rank,
+                    overlap=share,
+                    label=label_of(bm25_rank, dense_rank, share, n),
+                    chunks=n,
+                    unanswerable=n >= 2 and bm25_rank == n and dense_rank == n,
+                )
+            )
+        return found
+
+    def _not_indexed(self) -> Difficulty:
+        return Difficulty(
+            bm25_rank=None,
+            dense_rank=None,
+            overlap=0.0,
+            label=label_of(None, None, 0.0, len(self)),
+            chunks=len(self),
+            unanswerable=False,
+        )
+
+    def _bm25_scores(self, inputs: Sequence[str]) -> np.ndarray:
+        """BM25 score of every chunk for every input, (inputs, chunks)."""
+        scores = np.zeros((len(inputs), len(self)), dtype=np.float64)
+        if self._bm25 is None or not inputs:
+            return scores
+        # distinct words only: a word the question repeats is still one word asked about. One
+        # score vector per input: bm25s's retrieve() loops over the queries the same way, then
+        # partitions and sorts every row, which a rank does not need
+        for i, text in enumerate(inputs):
+            ids = self._bm25.get_tokens_ids(list(dict.fromkeys(content_words(text))))
+            scores[i] = self._bm25.get_scores_from_ids(ids)
+        return scores
+
+    def _cosines(self, vectors: np.ndarray | None, count: int) -> np.ndarray | None:
+        """Cosine of every input vector with every chunk vector, (inputs, chunks), or None."""
+        if vectors is None or self._vectors is None:
+            return None
+        array = np.asarray(vectors, dtype=np.float64)
+        if array.shape != (count, self._vectors.shape[1]):
+            raise ConfigError(
+                f"input vectors must have shape ({count}, {self._vectors.shape[1]}), "
+                f"got {array.shape}"
+            )
+        cosines: np.ndarray = np.round(_unit_rows(array) @ self._vectors.T, _COSINE_PLACES)
+        return cosines
+
+
+def _bm25_index(tokens: list[list[str]]) -> bm25s.BM25 | None:
+    """A BM25 index of these tokenized chunks, or None when they hold no word at all."""
+    if not any(tokens):
+        return None  # bm25s divides by the average length, 0 here
+    import bm25s  # half a second to import: paid only by a run that measures difficulty
+
+    index = bm25s.BM25()
+    index.index(tokens, show_progress=False)
+    return index
+
+
+def _unit_rows(array: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    unit: np.ndarray = np.divide(array, norms, out=np.zeros_like(array), where=norms > 0)
+    return unit
+
+
+def _rank(scores: np.ndarray, rows: list[int], *, zero_is_last: bool) -> int:
+    best = float(scores[rows].max())
+    if zero_is_last and best <= 0.0:
+        return len(scores)
+    return 1 + int(np.count_nonzero(scores > best))
+
+
+__all__ = [
+    "EASY_OVERLAP",
+    "EASY_RANK",
+    "HARD_OVERLAP",
+    "HARD_RANK",
+    "Difficulty",
+    "DifficultyIndex",
+    "label_of",
+]
