@@ -37,7 +37,7 @@ SOLAR = SourceChunk(
     text=(
         "Solar panels convert sunlight into electricity using photovoltaic cells.\nEach cell is "
         "made of silicon, which releases electrons when light strikes it. The ‘inverter’ then "
-        "turns direct current into alternating current."
+        "turns direct current into alternating current. Their efﬁciency is about 20 percent…"
     ),
 )
 CHUNKS = [REFUNDS, SOLAR]
@@ -92,6 +92,13 @@ LOCATED = [
         "The 'inverter' then turns direct current into alternating current.",
         SOLAR,
         "The ‘inverter’ then turns direct current into alternating current.",
+        EXACT,
+    ),
+    # a ligature and an ellipsis character, spelled out in the quote
+    (
+        "Their efficiency is about 20 percent...",
+        SOLAR,
+        "Their efﬁciency is about 20 percent…",
         EXACT,
     ),
     (
@@ -166,6 +173,8 @@ INVENTED = [
     "A restocking fee of 12600 euros applies to bulk orders.",
     # a negation dropped or added
     "Refunds are available after that.",
+    # a short word a letter off is another word ("now" for "not")
+    "Refunds are now available after that.",
     "Each cell is not made of silicon, which releases electrons when light strikes it.",
     # a word left out, a word added
     "The buyer pays the seller within 30 days of delivery of goods.",
@@ -173,6 +182,8 @@ INVENTED = [
     # a word that is only the end of the chunk's word
     "Customers who are able to pay may ask",
     "able to pay may ask for an instalment plan",
+    # two words of ten each a letter off ("currant"): more typos than a quote may have
+    "The 'invertor' then turns direct currant into alternating current.",
     # many shared words, another sentence
     "The inverter turns sunlight into direct current using silicon cells.",
     "Solar panels convert sunlight into alternating current.",
@@ -204,6 +215,26 @@ def test_min_ratio_decides_what_a_fuzzy_match_needs() -> None:
     assert locate("Each cell is made of silicon", CHUNKS, min_ratio=1.0) is not None
 
 
+def test_a_located_quote_never_has_a_ratio_below_min_ratio() -> None:
+    # the quote lost a letter: its window scores 100, the whole words it stands for 97.8
+    cut = "anels convert sunlight"
+    assert (c := locate(cut, CHUNKS)) is not None and c.ratio == 0.9778
+    assert SOLAR.text[c.start : c.end] == "panels convert sunlight"
+    assert locate(cut, CHUNKS, min_ratio=0.99) is None
+
+
+def test_a_fuzzy_match_much_longer_than_the_quote_is_refused() -> None:
+    padded = SourceChunk(
+        chunk_id="padded",
+        text="Intro. solar panels ... convert sunlight ... into electricity. More text follows.",
+    )
+    quote = "solar panels convert sunlight into electricity"
+    # same words, in order, ratio 0.92: but the passage is 54 characters for a quote of 46 (+17%)
+    assert locate(quote, [padded], min_ratio=0.8) is None
+    closer = SourceChunk(chunk_id="closer", text=padded.text.replace("...", "-"))
+    assert (c := locate(quote, [closer], min_ratio=0.8)) is not None and c.ratio < 1.0
+
+
 def test_an_exact_match_wins_over_an_earlier_fuzzy_one_and_ties_go_to_the_first_chunk() -> None:
     sentence = "The warranty covers parts and labour for three years."
     fuzzy = SourceChunk(
@@ -214,6 +245,8 @@ def test_an_exact_match_wins_over_an_earlier_fuzzy_one_and_ties_go_to_the_first_
     assert (c := locate(sentence, [fuzzy, exact, again])) is not None and c.chunk_id == "exact"
     assert (c := locate(sentence, [fuzzy])) is not None and c.chunk_id == "fuzzy"
     assert (c := locate(sentence, [again, exact])) is not None and c.chunk_id == "again"
+    twin = SourceChunk(chunk_id="twin", text=fuzzy.text)
+    assert (c := locate(sentence, [fuzzy, twin])) is not None and c.chunk_id == "fuzzy"
 
 
 def test_the_page_is_the_last_one_starting_at_or_before_the_span() -> None:

@@ -12,13 +12,15 @@ all chunks before the next:
 1. exact: the normalized quote occurs in the normalized chunk (ratio 1.0);
 2. exact but for letter case (ratio 0.9999);
 3. fuzzy: ``rapidfuzz.fuzz.partial_ratio_alignment`` finds the best window of the case-folded chunk,
-   which is then snapped to whole words. The match stands only if its ``fuzz.ratio`` to the quote is
-   at least ``min_ratio`` (0.9), its length is within 15% of the quote's, and its words pair up one
-   to one, in order, with the quote's (hyphens ignored): each pair equal, or, for words of five
-   letters or more, one edit apart (a typo, "colour"/"color"), at most one such pair per eight words.
-   A word holding a digit must be equal: "30 days" never matches "60 days". So a reordered, negated
-   ("is not refundable" for "is refundable") or renumbered quote is *not* found, however many
-   characters it shares with the text; nor is a quote that elides text with "...".
+   which is then snapped to whole words. The match stands only if its ``fuzz.ratio`` to the quote
+   (case-folded) is at least ``min_ratio`` (0.9; that ratio, at most 0.9999, is the citation's), its
+   length is within 15% of the quote's, and it has the quote's words, in order, none added or left
+   out (hyphens ignored). Where words differ, they must spell the same run together ("refund
+   window"/"refundwindow"), or pair up one to one as typos: words of five letters or more, one edit
+   apart ("colour"/"color"), at most one such pair per eight words. A word holding a digit must be
+   equal: "30 days" never matches "60 days". So a reordered, negated ("is not refundable" for "is
+   refundable") or renumbered quote is *not* found, however many characters it shares with the
+   text; nor is a quote that elides text with "...".
 
 The first chunk with an exact match wins, else the fuzzy match with the highest ratio (ties: the
 first chunk). A match must begin and end at word boundaries: "able to pay" is not in "unable to
@@ -135,36 +137,47 @@ class Grounding(BaseModel):
 
 
 class _Normal:
-    """A text normalized for matching, with each normalized character's span in the original."""
+    """A text normalized for matching, with each normalized character's span in the original.
+
+    The offset map is kept as segments, each starting at a normalized position: a copied run of
+    the original (``copied``) maps character by character, a replacement maps every character it
+    holds to the whole span it replaced. Only a citation's two ends are ever looked up.
+    """
 
     def __init__(self, text: str) -> None:
         pieces: list[str] = []
-        starts: list[int] = []
-        ends: list[int] = []
-        pos = 0
+        self._at: list[int] = []  # where each segment starts in the normalized text
+        self._segments: list[tuple[int, int, bool]] = []  # (original start, end, copied)
+        size = pos = 0
         for match in _SPECIAL.finditer(text):
             a, b = match.span()
             if a > pos:
-                pieces.append(text[pos:a])
-                starts.extend(range(pos, a))
-                ends.extend(range(pos + 1, a + 1))
+                size = self._add(pieces, text[pos:a], size, (pos, a, True))
             found = match.group()
             if found[0].isspace():
-                replacement = " "
+                size = self._add(pieces, " ", size, (a, b, False))
             elif found in _MAP:
-                replacement = _MAP[found]
-            else:  # a broken word's hyphen and whitespace, or an invisible character: nothing
-                replacement = ""
-            pieces.append(replacement)
-            starts.extend([a] * len(replacement))
-            ends.extend([b] * len(replacement))
+                size = self._add(pieces, _MAP[found], size, (a, b, False))
+            # else a broken word's hyphen and whitespace, or an invisible character: nothing
             pos = b
-        pieces.append(text[pos:])
-        starts.extend(range(pos, len(text)))
-        ends.extend(range(pos + 1, len(text) + 1))
+        if pos < len(text):
+            self._add(pieces, text[pos:], size, (pos, len(text), True))
         self.text = "".join(pieces)
-        self.starts = starts
-        self.ends = ends
+
+    def _add(self, pieces: list[str], piece: str, size: int, segment: tuple[int, int, bool]) -> int:
+        pieces.append(piece)
+        self._at.append(size)
+        self._segments.append(segment)
+        return size + len(piece)
+
+    def _span_of(self, index: int) -> tuple[int, int]:
+        """The span of the original text that normalized character ``index`` came from."""
+        k = bisect.bisect_right(self._at, index) - 1
+        start, end, copied = self._segments[k]
+        if copied:
+            start += index - self._at[k]
+            return start, start + 1
+        return start, end
 
     @cached_property
     def folded(self) -> str:
@@ -186,7 +199,7 @@ class _Normal:
 
     def original(self, start: int, end: int, source: str) -> tuple[int, int]:
         """The span of ``source`` (the original text) that normalized ``[start, end)`` came from."""
-        a, b = self.starts[start], self.ends[end - 1]
+        a, b = self._span_of(start)[0], self._span_of(end - 1)[1]
         while a < b and source[a].isspace():
             a += 1
         while b > a and source[b - 1].isspace():
