@@ -67,8 +67,17 @@ def child_main(argv: list[str]) -> int:
     parser.add_argument("--chunk-size", type=int, required=True)
     parser.add_argument("--client-rpm", type=float)
     parser.add_argument("--rpm-window", type=float, default=60.0)
+    parser.add_argument("--no-difficulty", action="store_true")
     args = parser.parse_args(argv)
     from _synth_run import run_synth
+
+    if args.no_difficulty:  # the bench's control: every stage as usual, no difficulty measured
+        from synth.run.difficulty import DifficultyMeter
+
+        async def unmeasured(self: DifficultyMeter, drafts: Any, vectors: Any) -> None:
+            return None
+
+        DifficultyMeter.measure = unmeasured  # type: ignore[method-assign]
 
     result = run_synth(
         [str(args.corpus)],
@@ -179,6 +188,8 @@ def measure(
     ]
     if args.pipeline:
         command += ["--pipeline", str(Path(args.pipeline).resolve())]
+    if args.no_difficulty:
+        command.append("--no-difficulty")
     if args.pace and options.rpm:
         command += ["--client-rpm", str(options.rpm), "--rpm-window", str(options.rpm_window)]
     with FakeServer(options, log) as server:
@@ -394,6 +405,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-concurrent", type=int, default=32)
     parser.add_argument("--embedder", default="hash", help="embedder spec (default hash)")
     parser.add_argument("--chunk-size", type=int, default=1024)
+    parser.add_argument(
+        "--no-difficulty",
+        action="store_true",
+        help="measure no golden's difficulty (the control for what measuring it costs)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="the fake server's fault seed")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per run")
     parser.add_argument("--out", type=Path, help="write the results here as JSON")
@@ -443,6 +459,7 @@ def main(argv: list[str] | None = None) -> int:
             "pipeline": args.pipeline or "default",
             "max_concurrent": args.max_concurrent,
             "embedder": args.embedder,
+            "difficulty": "not measured" if args.no_difficulty else "measured",
         },
         "aims": {"floor_ratio": AIM_RATIO, "requests_per_golden": AIM_REQUESTS_PER_GOLDEN},
         "runs": results,

@@ -122,7 +122,8 @@ from synth.generate import (
 )
 
 # ---- run and pipeline ----------------------------------------------------------------------------
-from synth.pipeline import PipelineConfig, Synthesizer, load_pipeline
+from synth.pipeline import Synthesizer
+from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.plan import Plan
 from synth.run.progress import Progress
 

@@ -40,7 +40,7 @@ from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.dir import fingerprint_paths
 from synth.run.ingest import ingest_for_run, ingested_note, record_ingest
 from synth.run.inputs import SCRATCH_BATCH, as_contexts, as_paths, candidates_from_goldens
-from synth.run.models import DEFAULT_CACHE, RATE_MARGIN, ModelArg, RunModels, default_model_spec
+from synth.run.models import DEFAULT_CACHE, ModelArg, RunModels
 from synth.run.plan import Plan, plan_docs
 from synth.run.progress import Progress
 from synth.run.session import RunSession
@@ -56,7 +56,8 @@ class Synthesizer:
     ``model`` and ``critic_model`` are ``"provider:model"`` specs, :class:`~synth.LLM` objects or
     callables ``fn(prompt, system) -> str`` (the critic defaults to the model); ``embedder`` is an
     embedder spec or object. Each stage has its config (DeepEval's names);
-    ``use_context_critic``/``use_filter`` switch those stages off. ``run_dir`` (default
+    ``use_context_critic``/``use_filter`` switch those stages off; ``grounding_threshold`` and
+    ``max_easy_share``, when given, set the generation config's gates. ``run_dir`` (default
     ``.synth/runs/<run id>``) holds the run's stage outputs and manifest; ``cache`` is the
     response cache (a path for SQLite, any mutable mapping, or None). ``prompts`` overrides
     prompt templates per stage. ``rpm``/``tpm`` cap the requests and tokens every model of the run
@@ -83,6 +84,8 @@ class Synthesizer:
     generation_config: GenerationConfig = field(default_factory=GenerationConfig)
     use_context_critic: bool = True
     use_filter: bool = True
+    grounding_threshold: float | None = None
+    max_easy_share: float | None = None
     seed: int = 0
     run_dir: str | os.PathLike[str] | None = None
     cache: str | os.PathLike[str] | MutableMapping[str, str] | None = DEFAULT_CACHE
@@ -102,7 +105,10 @@ class Synthesizer:
         self.styling_config = self.styling_config or StylingConfig()
         contexts = self.context_construction_config or ContextConstructionConfig()
         self.context_construction_config = contexts
-        self.generation_config = self.generation_config or GenerationConfig()
+        generation = self.generation_config or GenerationConfig()
+        self.generation_config = generation.with_gates(
+            self.grounding_threshold, self.max_easy_share
+        )
 
     @classmethod
     def from_pipeline(
@@ -289,11 +295,4 @@ class Synthesizer:
         self.close()
 
 
-__all__ = [
-    "DEFAULT_CACHE",
-    "RATE_MARGIN",
-    "PipelineConfig",
-    "Synthesizer",
-    "default_model_spec",
-    "load_pipeline",
-]
+__all__ = ["Synthesizer"]

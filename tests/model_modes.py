@@ -52,6 +52,9 @@ class ModelMode:
             synth = Synthesizer(FunctionModel(self.replies, name="replies"), **kw)
         else:
             assert replies is None, "the generic server takes no scripted replies"
+            # it never reads the prompt, so it cannot quote the context: its answers are kept
+            # ungrounded (their grounding is still recorded); test_pipeline_trust drops them
+            kw.setdefault("grounding_threshold", 0.0)
             synth = Synthesizer("openai:fake-model", base_url=self.server.url, **kw)
         self._made.append(synth)
         return synth

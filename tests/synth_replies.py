@@ -196,9 +196,8 @@ def _expected(prompt: str) -> dict[str, Any]:
     outputs = []
     for i, question in enumerate(inputs, start=1):
         sentence = sentences[int(_hashed(question) * len(sentences))]
-        outputs.append(
-            {"index": i, "expected_output": f"According to the documentation: {sentence}"}
-        )
+        # the sentence is the answer and its one quote: fully grounded
+        outputs.append({"index": i, "expected_output": sentence.strip(), "quotes": [sentence]})
     return {"outputs": outputs}
 
 

@@ -45,6 +45,8 @@ PASSAGE = re.compile(r'<passage index="(\d+)">\n')
 # one numbered input (filter, expected) or item (rewrite: an <input> and its <feedback>)
 ITEM = re.compile(r'<(input|item) index="(\d+)">\n(.*?)\n</\1>', re.DOTALL)
 ONE_INPUT = re.compile(r"<input>\n(.*?)\n</input>", re.DOTALL)
+FIRST_PASSAGE = re.compile(r'<passage index="1">\n(.*?)\n</passage>', re.DOTALL)
+ONE_CHUNK = re.compile(r"<context>\n(.*?)\n</context>", re.DOTALL)
 
 
 def items_of(prompt: str) -> list[tuple[str, str]]:
@@ -115,10 +117,18 @@ class World:
             return "evolve", json.dumps({"input": text + " Explain why."})
         if prompt.startswith("You write the ideal answers"):
             items = items_of(prompt)
+            # the answer is the context's first passage, quoted: grounded
+            found = FIRST_PASSAGE.search(prompt) or ONE_CHUNK.search(prompt)
+            passage = found.group(1)
             return "expected", json.dumps(
                 {
                     "outputs": [
-                        {"index": int(i), "expected_output": f"Answer: {q}"} for i, q in items
+                        {
+                            "index": int(i),
+                            "expected_output": f"Answer: {passage}",
+                            "quotes": [passage],
+                        }
+                        for i, q in items
                     ]
                 }
             )
@@ -144,7 +154,7 @@ def corpus() -> list[Chunk]:
 
 
 async def pipeline(
-    store: ChunkStore, model: World | LLM, seed: int
+    store: ChunkStore, model: World | LLM, seed: int, grounding_threshold: float = 0.5
 ) -> tuple[list, dict[str, StageStats]]:
     llm = model if isinstance(model, LLM) else FunctionModel(model)
     config = ContextConstructionConfig(max_context_length=2, context_similarity_threshold=0.3)
@@ -172,7 +182,9 @@ async def pipeline(
         drafts = await inputs.run(context, llm, GenerationConfig(), stats=stats["inputs"])
         drafts = await input_filter.run(drafts, llm, FiltrationConfig(), stats=stats["filter"])
         drafts = await evolve.run(drafts, llm, EvolutionConfig(), seed=seed, stats=stats["evolve"])
-        return await expected.run(drafts, llm, stats=stats["expected"])
+        return await expected.run(
+            drafts, llm, stats=stats["expected"], grounding_threshold=grounding_threshold
+        )
 
     results = await asyncio.gather(*(one(c) for c in grouped.contexts))
     finished = [d for drafts in results for d in drafts if d.kept]
@@ -215,7 +227,9 @@ def run(store: ChunkStore, mode: str, seed: int, port: int = 0) -> tuple[list, d
     with fake_openai.FakeOpenAI(mode="generic", port=port) as server:
         generic = Generic(server)
         with generic.llm:
-            goldens, _ = asyncio.run(pipeline(store, generic.llm, seed=seed))
+            # the generic server never reads the prompt, so it cannot quote the context: its
+            # answers are kept ungrounded (their grounding still recorded)
+            goldens, _ = asyncio.run(pipeline(store, generic.llm, seed=seed, grounding_threshold=0))
         return goldens, generic.counts
 
 

@@ -126,7 +126,7 @@ def test_expected_prompt_and_parse() -> None:
             }
         ),
         2,
-    ) == ["a", "b"]
+    ) == [expected.Answer("a"), expected.Answer("b")]
 
 
 @pytest.mark.parametrize(
@@ -149,7 +149,11 @@ def test_expected_answers_one_request_per_context() -> None:
     drafts = [Draft(id=f"a{i}", input=f"A{i}?", context=CTX_A) for i in range(2)]
     drafts += [Draft(id=f"b{i}", input=f"B{i}?", context=CTX_B) for i in range(2)]
     stats = StageStats(stage="expected")
-    run_sync(expected.run(drafts, FunctionModel(answerer), styling=STYLING, stats=stats))
+    run_sync(
+        expected.run(
+            drafts, FunctionModel(answerer), styling=STYLING, stats=stats, grounding_threshold=0
+        )
+    )
     assert stats.requests == 2 and stats.items_out == 4
     assert [d.expected_output for d in drafts] == [
         "Flour: answer to A0?",
@@ -167,7 +171,11 @@ def test_expected_failure_drops_that_context_only() -> None:
 
     drafts = [Draft(id="a", input="A?", context=CTX_A), Draft(id="b", input="B?", context=CTX_B)]
     stats = StageStats(stage="expected")
-    run_sync(expected.run(drafts, FunctionModel(half), styling=STYLING, stats=stats))
+    run_sync(
+        expected.run(
+            drafts, FunctionModel(half), styling=STYLING, stats=stats, grounding_threshold=0
+        )
+    )
     assert drafts[0].kept and drafts[0].expected_output == "Flour: answer to A?"
     assert drafts[1].drop_reason == "model_error:invalid_output"
     assert stats.dropped == {"model_error:invalid_output": 1}
@@ -220,7 +228,7 @@ def test_expected_step_passes_on_its_prompts_label_and_format() -> None:
 
     model = Recording(reply)
     drafts = [Draft(id=f"a{i}", input=f"A{i}?", context=CTX_A) for i in range(2)]
-    step = expected.ExpectedStep(model, STYLING, prompts)
+    step = expected.ExpectedStep(model, STYLING, prompts, grounding_threshold=0)
     out = run_sync(step.run(drafts, Source(key="k", context=CTX_A)))
     assert out == drafts and [d.expected_output for d in drafts] == [
         "answer to A0?",
@@ -230,7 +238,7 @@ def test_expected_step_passes_on_its_prompts_label_and_format() -> None:
     assert "\nWrite each answer in this format: two sentences\n" in model.sent[0][0]
     # run() itself: the same prompts, and no styling at all means no format line
     again = [Draft(id=f"b{i}", input=f"B{i}?", context=CTX_A) for i in range(2)]
-    run_sync(expected.run(again, model, prompts=prompts))
+    run_sync(expected.run(again, model, prompts=prompts, grounding_threshold=0))
     assert model.sent[1][0].startswith("Answer 2 from") and "Write each" not in model.sent[1][0]
 
 

@@ -18,6 +18,22 @@ SAMPLE = str(REPO / "sample_docs")
 PIPELINES = REPO / "pipelines"
 
 
+def keep_ungrounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs of ``synth generate`` in this process keep ungrounded answers (``--grounding-threshold
+    0`` unless a test gives one): a generic server never reads the prompt, so it cannot quote the
+    context; test_pipeline_trust checks what the default threshold does with such a server."""
+    import synth.cli.generate as generate_cli
+
+    real = generate_cli.pipeline_from_args
+
+    def lenient(args):  # type: ignore[no-untyped-def]
+        if args.grounding_threshold is None:
+            args.grounding_threshold = 0.0
+        return real(args)
+
+    monkeypatch.setattr(generate_cli, "pipeline_from_args", lenient)
+
+
 @pytest.fixture(params=["smart", "generic"])
 def server(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest):
     """The fake server, with the openai provider pointed at it: answering synth's prompts (smart),
@@ -26,6 +42,7 @@ def server(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest):
         fake = fake_openai.FakeOpenAI(reply=synth_replies.reply)
     else:
         fake = fake_openai.FakeOpenAI(mode="generic")
+        keep_ungrounded(monkeypatch)
     with fake:
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-cli-not-a-real-key")
         monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
@@ -319,6 +336,7 @@ def test_embedding_requests_are_counted_per_stage(server) -> None:
 def test_sloppy_batch_replies_still_deliver_exactly_n(monkeypatch, capsys, slip: str) -> None:
     """A generic server whose batch replies miss, repeat or misnumber an entry 30% of the time:
     every golden is delivered; the re-asks are counted as retries of their kind."""
+    keep_ungrounded(monkeypatch)
     with fake_openai.FakeOpenAI(mode="generic", sloppy={slip: 0.3}, seed=2) as fake:
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-sloppy-not-a-real-key")
         monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
@@ -345,6 +363,7 @@ def test_a_server_missing_one_batch_entry_in_five_costs_at_most_15_percent_more_
 ) -> None:
     counts = {}
     for sloppy in ({}, {"missing": 0.2}):
+        keep_ungrounded(monkeypatch)
         with fake_openai.FakeOpenAI(mode="generic", sloppy=sloppy, seed=1) as fake:
             monkeypatch.setenv("OPENAI_API_KEY", "sk-test-bound-not-a-real-key")
             monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
@@ -361,6 +380,7 @@ def test_a_server_missing_one_batch_entry_in_five_costs_at_most_15_percent_more_
 def test_debug_prints_the_first_drop_of_each_kind_with_its_detail(monkeypatch, capsys) -> None:
     """Every batch reply misnumbered: the items are dropped, and rejects.jsonl and --debug say why
     and where the raw reply is kept."""
+    keep_ungrounded(monkeypatch)
     with fake_openai.FakeOpenAI(mode="generic", sloppy={"unnumbered": 1.0}) as fake:
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-debug-not-a-real-key")
         monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
@@ -388,6 +408,7 @@ def test_a_rerun_asks_again_what_was_misnumbered_instead_of_replaying_the_cache(
     """Every batch reply misnumbered: nothing delivered. The same command again, once the server
     numbers its replies, asks those requests again (the on-disk response cache and the run
     directory kept none of them) and delivers."""
+    keep_ungrounded(monkeypatch)
     with fake_openai.FakeOpenAI(mode="generic", sloppy={"unnumbered": 1.0}) as fake:
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-rerun-not-a-real-key")
         monkeypatch.setenv("OPENAI_BASE_URL", fake.url)

@@ -17,7 +17,7 @@ from synth import Synthesizer
 from synth.cli import build_parser, main
 from synth.cli.generate import pipeline_from_args
 from synth.errors import ConfigError, ShortfallWarning
-from synth.pipeline import RATE_MARGIN
+from synth.run.models import RATE_MARGIN
 from synth.store.embedder import Embedder
 
 REPO = Path(__file__).resolve().parent.parent
@@ -43,6 +43,7 @@ def run(server: fake_openai.FakeOpenAI, folder: str, **limits: float) -> Synthes
         embedder="hash",  # the embedder calls no server: every logged request is a model's
         cache=None,
         run_dir=folder,
+        grounding_threshold=0.0,  # the generic server cannot quote the context it never reads
         **limits,
     )
     with synth:
@@ -97,6 +98,7 @@ def test_the_cli_paces_with_rpm(monkeypatch: pytest.MonkeyPatch, mode: str) -> N
     with fake_server(mode) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         argv = ["generate", str(SAMPLE), "--goldens", "2", "--embedder", "hash"]
+        argv += ["--grounding-threshold", "0"]  # the generic server cannot quote the context
         assert main([*argv, "--rpm", "6000", "--tpm", "900000", "--quiet"]) == 0
     manifest = json.loads(next(Path(".synth/runs").glob("*/manifest.json")).read_text())
     assert manifest["limits"]["rpm"] == 6000 and manifest["limits"]["tpm"] == 900000

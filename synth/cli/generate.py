@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 from synth.cli._exits import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
 from synth.dataset import SUFFIXES, Dataset
 from synth.errors import ConfigError
-from synth.pipeline import Synthesizer, default_model_spec
+from synth.pipeline import Synthesizer
 from synth.run.config import PipelineConfig, load_pipeline
+from synth.run.models import default_model_spec
 from synth.run.output import claim_output
 from synth.run.plan import Plan
 from synth.run.progress import NullProgress
@@ -99,6 +100,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="record each golden's source_files as absolute paths (default: relative to the "
         "folder the command runs in)",
     )
+    p.add_argument(
+        "--grounding-threshold",
+        type=float,
+        metavar="X",
+        help="grounding score (0..1) an expected output must reach or be asked again, then "
+        "replaced (0.5; 0 keeps every answer)",
+    )
+    p.add_argument(
+        "--max-easy-share",
+        type=float,
+        metavar="X",
+        help="at most this share (0..1) of the goldens may be easy for keyword search; the "
+        "others are replaced (default: no limit)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     p.add_argument("--quiet", action="store_true", help="no progress display; print one line")
 
@@ -112,8 +127,17 @@ def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
     for flag, value in (("--rpm", args.rpm), ("--tpm", args.tpm)):
         if value is not None and value <= 0:
             raise ConfigError(f"{flag} must be positive, got {value:g}")
+    gates = (
+        ("--grounding-threshold", args.grounding_threshold),
+        ("--max-easy-share", args.max_easy_share),
+    )
+    for flag, value in gates:
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise ConfigError(f"{flag} must be between 0 and 1, got {value:g}")
     config = load_pipeline(args.pipeline) if args.pipeline else PipelineConfig()
+    generation = config.generation.with_gates(args.grounding_threshold, args.max_easy_share)
     return config.override(
+        generation=generation if generation is not config.generation else None,
         model=args.model,
         critic_model=args.critic_model,
         embedder=args.embedder,

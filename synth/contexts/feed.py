@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from synth.contexts.critic import BELOW_THRESHOLD
 from synth.data import Context
@@ -66,6 +66,19 @@ class Candidate:
     position: int = 0
 
 
+@dataclass(frozen=True)
+class Corpus:
+    """The chunks a run's candidates come from, for measuring how findable each golden is.
+
+    ``vectors()`` gives their vectors (one row per chunk, in order; it may wait for an ingest to
+    finish embedding them, so call it off the event loop), or None when the chunks have none.
+    """
+
+    chunk_ids: list[str]
+    texts: list[str]
+    vectors: Callable[[], Any] = lambda: None
+
+
 class Feed(Protocol):
     """What the stream asks of a feed, and nothing more."""
 
@@ -110,6 +123,9 @@ class Feed(Protocol):
     def seed_counts(self) -> dict[str, int] | None:
         """Seeds drawn and sent to the critic, for the manifest; None for a feed without seeds."""
 
+    def corpus(self) -> Corpus | None:
+        """The chunks the candidates come from; None when they come from no chunks (scratch)."""
+
     async def aclose(self) -> None:
         """Stop the background work."""
 
@@ -152,6 +168,17 @@ class ListFeed:
 
     def seed_counts(self) -> dict[str, int] | None:
         return None
+
+    def corpus(self) -> Corpus | None:
+        """The distinct chunks of the given contexts (no vectors: they were never embedded)."""
+        texts: dict[str, str] = {}
+        for candidate in self.candidates:
+            if candidate.context is not None:
+                for cid, text in zip(
+                    candidate.context.chunk_ids, candidate.context.texts, strict=False
+                ):
+                    texts.setdefault(cid, text)
+        return Corpus(list(texts), list(texts.values())) if texts else None
 
     async def aclose(self) -> None:
         return None

@@ -28,7 +28,7 @@ from typing import Any
 from synth._ids import joined_hash
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import BELOW_THRESHOLD, ContextScore, ScoredSeed, score_contexts
-from synth.contexts.feed import AUTH_FAILURE, Candidate, Notify, refused_key, seed_drop_stage
+from synth.contexts.feed import AUTH_FAILURE, Candidate, Corpus, refused_key, seed_drop_stage
 from synth.contexts.group import Prefetched, group_contexts, prefetch_neighbours
 from synth.contexts.index import ChunkIndex, VectorStore
 from synth.contexts.select import SeedSelector
@@ -85,7 +85,7 @@ class DocsFeed:
         journal: Journal | None = None,
         rejects: Journal | None = None,
         bad_replies: Journal | None = None,
-        notify: Notify | None = None,
+        notify: Callable[[], None] | None = None,
         store_check: Callable[[], object] | None = None,
     ) -> None:
         self.config = config
@@ -352,6 +352,11 @@ class DocsFeed:
 
     def seed_counts(self) -> dict[str, int] | None:
         return {"seeds_drawn": self.drawn, "seeds_scored": self.sent_seeds}
+
+    def corpus(self) -> Corpus:
+        """The run's chunks, with the vectors grouping searches (:meth:`neighbours`)."""
+        ids, texts = [c.id for c in self.chunks], [c.text for c in self.chunks]
+        return Corpus(ids, texts, lambda: self.neighbours().get_embeddings(ids))
 
     def stage_stats(self, up_to: int | None) -> list[StageStats]:
         """The critic's record (when it scores) and grouping's, over the grouped seeds drawn at

@@ -118,6 +118,35 @@ class DatasetInspection(BaseModel):
     expected_words: LengthStats | None
     settings: InspectionSettings
 
+    def summary(self) -> dict[str, Any]:
+        """The aggregate numbers alone (counts and rates, no per-golden lists), as JSON values:
+        what a run's manifest records under ``trust``."""
+        # of the goldens whose citations were checked, those with at least one
+        answered = self.citations_checked
+        cited = max(answered - len(self.without_citation), 0) if answered else None
+        return {
+            "goldens": self.goldens,
+            "per_file": self.per_file,
+            "per_evolution": self.per_evolution,
+            "per_difficulty": self.per_difficulty,
+            "grounding_measured": self.grounding_measured,
+            "grounded": self.grounded,
+            "grounding_rate": self.grounding_rate,
+            "mean_grounding": self.mean_grounding,
+            "cited": cited,
+            "citation_rate": round(cited / answered, 4) if cited is not None else None,
+            "unanswerable": len(self.unanswerable),
+            "leaks": len(self.leaks),
+            "input_words": _dump(self.input_words),
+            "expected_words": _dump(self.expected_words),
+            "grounding_threshold": self.settings.grounding_threshold,
+            "leak_threshold": self.settings.leak_threshold,
+        }
+
+
+def _dump(stats: LengthStats | None) -> dict[str, Any] | None:
+    return stats.model_dump(mode="json") if stats is not None else None
+
 
 def inspect_dataset(
     dataset: Dataset | str | os.PathLike[str] | Sequence[Golden],

@@ -26,18 +26,40 @@ class Evolution(StrEnum):
 MULTI_CHUNK_EVOLUTIONS = frozenset({Evolution.MULTICONTEXT, Evolution.COMPARATIVE})
 
 
+#: the grounding score an expected output must reach (synth.generate.citations)
+DEFAULT_GROUNDING_THRESHOLD = 0.5
+
+
 class GenerationConfig(StageConfig):
-    """Input generation, expected outputs and deduplication.
+    """Input generation, expected outputs and deduplication, and the gates on what they give.
 
     - ``max_goldens_per_context``: inputs asked for per context (one request gives all of them).
-    - ``include_expected_output``: write a grounded expected output for each input.
+    - ``include_expected_output``: write a cited expected output for each input.
     - ``dedup_threshold``: inputs whose embeddings' cosine similarity reaches it are duplicates;
       ``None`` switches deduplication off.
+    - ``grounding_threshold``: an expected output whose grounding score (how much of it the quotes
+      found in the context cover) stays under it is asked again, then dropped as ``ungrounded``;
+      0 keeps every answer (the citations and scores are still recorded).
+    - ``max_easy_share``: at most this share of the goldens may be ``easy`` (their source chunk is
+      the first that keyword search finds); the others are dropped as ``too_easy`` and replaced.
+      ``None`` (the default) keeps them all; the difficulty is measured either way.
     """
 
     max_goldens_per_context: int = Field(default=2, ge=1, le=20)
     include_expected_output: bool = True
     dedup_threshold: float | None = Field(default=0.9, ge=0.0, le=1.0)
+    grounding_threshold: float = Field(default=DEFAULT_GROUNDING_THRESHOLD, ge=0.0, le=1.0)
+    max_easy_share: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    def with_gates(
+        self, grounding_threshold: float | None = None, max_easy_share: float | None = None
+    ) -> GenerationConfig:
+        """This config with the gates that are given set (validated); itself when none is."""
+        gates = {"grounding_threshold": grounding_threshold, "max_easy_share": max_easy_share}
+        given = {name: value for name, value in gates.items() if value is not None}
+        if not given:
+            return self
+        return GenerationConfig.model_validate({**self.model_dump(), **given})
 
 
 class FiltrationConfig(StageConfig):
@@ -117,6 +139,7 @@ class StylingConfig(StageConfig):
 
 
 __all__ = [
+    "DEFAULT_GROUNDING_THRESHOLD",
     "MULTI_CHUNK_EVOLUTIONS",
     "EvolutionConfig",
     "Evolution",

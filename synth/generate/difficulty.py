@@ -135,6 +135,11 @@ class DifficultyIndex:
     def __len__(self) -> int:
         return len(self._texts)
 
+    @property
+    def dimensions(self) -> int | None:
+        """The length of the chunk vectors (an input vector must have it); None without any."""
+        return None if self._vectors is None else int(self._vectors.shape[1])
+
     def measure(
         self,
         input: str,

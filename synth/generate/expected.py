@@ -1,12 +1,21 @@
-"""Expected outputs: grounded answers from the context, for all inputs of one context in one request."""
+"""Expected outputs: cited answers from the context, for all inputs of one context in one request.
+
+Each answer comes with quotes of the context that support it. Every quote is located in the
+context's chunks (:mod:`synth.generate.citations`: exact, then fuzzy); the located ones are the
+golden's ``citations`` and its ``grounding`` says how much of the answer they cover. An answer
+whose grounding score is under ``grounding_threshold`` is asked again once, with what failed; if
+it still falls short the draft is dropped as ``ungrounded`` (the run's top-up replaces it). A
+quote that is not in the context is never a citation. Without a context (generation from scratch)
+there is nothing to cite: answers are kept as they are, with no citations recorded.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
@@ -14,7 +23,15 @@ from synth.generate._batch import BatchRequest, ask_batch, values_of
 from synth.generate._rewrite import run_live_batches
 from synth.generate._text import context_text, tagged_list
 from synth.generate.base import Source
-from synth.generate.config import StylingConfig
+from synth.generate.citations import (
+    Citation,
+    Grounding,
+    SourceChunk,
+    describe_failures,
+    grounding,
+    locate_all,
+)
+from synth.generate.config import DEFAULT_GROUNDING_THRESHOLD, StylingConfig
 from synth.generate.draft import Draft, drop_failed
 from synth.generate.stats import StageStats
 from synth.generate.templates import PromptSet, default_prompts
@@ -26,11 +43,22 @@ LABEL = "expected"
 WHAT = "the reply answers items"
 #: inputs answered in one request at most
 MAX_BATCH = 10
+#: the drop reason of an answer its quotes do not support
+UNGROUNDED = "ungrounded"
 
 
 class _Output(BaseModel):
     index: int
     expected_output: str
+    quotes: list[str] = Field(default_factory=list)  # passages of the context, word for word
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One expected output and the quotes the model gave for it."""
+
+    text: str
+    quotes: tuple[str, ...] = ()
 
 
 class ExpectedReply(BaseModel):
@@ -44,8 +72,10 @@ def build_prompt(
     context: Context | None,
     output_format: str | None = None,
     prompts: PromptSet | None = None,
+    feedback: Sequence[str] | None = None,
 ) -> str:
-    """The prompt answering ``inputs`` from ``context`` (in ``output_format`` when given)."""
+    """The prompt answering ``inputs`` from ``context`` (in ``output_format`` when given);
+    ``feedback`` (one per input) says what was wrong with the earlier answer to each."""
     fmt = f"\nWrite each answer in this format: {output_format}\n" if output_format else ""
     return (prompts or default_prompts()).render(
         "expected",
@@ -53,25 +83,102 @@ def build_prompt(
         context=context_text(context),
         count=len(inputs),
         output_format=fmt,
+        feedback=_feedback_block(feedback),
     )
 
 
-def check_reply(reply: ExpectedReply, n: int, raw: str = "") -> list[str]:
+def _feedback_block(feedback: Sequence[str] | None) -> str:
+    if not feedback:
+        return ""
+    problems = tagged_list("problems", "problem", list(feedback))
+    return (
+        "\nYour earlier answers to these inputs were not supported by the context (one problem"
+        f" per input, in order):\n{problems}\nAnswer again, quoting the context exactly.\n"
+    )
+
+
+def check_reply(reply: ExpectedReply, n: int, raw: str = "") -> list[Answer]:
     """The ``n`` answers in input order, matched as a batch reply is
     (:mod:`synth.generate._batch`); OutputParseError if one is left unmatched or blank."""
     return values_of(reply, n, WHAT, _answer, raw)
 
 
-def parse(text: str, n: int) -> list[str]:
+def parse(text: str, n: int) -> list[Answer]:
     """Parse a reply for ``n`` inputs; OutputParseError (with the raw text) otherwise."""
     return check_reply(parse_verdict(text, ExpectedReply), n, raw=text)
 
 
-def _answer(entry: _Output) -> str:
+def _answer(entry: _Output) -> Answer:
     text = entry.expected_output.strip()
     if not text:
         raise OutputParseError("the answer is blank")
-    return text
+    # the context was shown escaped (synth._untrusted): a quote copied from it carries the escapes
+    quotes = (q.replace("<\\", "<").strip() for q in entry.quotes)
+    return Answer(text, tuple(q for q in quotes if q))
+
+
+def source_chunks(context: Context | None) -> list[SourceChunk]:
+    """The chunks of ``context`` as citations are located in, with their pages where known."""
+    if context is None:
+        return []
+    pages: list[Any] = list(context.metadata.get("pages") or [])
+    pages += [None] * (len(context.texts) - len(pages))
+    return [
+        SourceChunk(chunk_id=cid, text=text, pages=tuple((int(n), int(o)) for n, o in breaks or ()))
+        for cid, text, breaks in zip(context.chunk_ids, context.texts, pages, strict=False)
+    ]
+
+
+@dataclass(frozen=True)
+class Checked:
+    """An answer with its located citations, its grounding and, when short, what failed."""
+
+    answer: Answer
+    citations: list[Citation]
+    grounding: Grounding
+    problem: str
+
+
+def check_answer(answer: Answer, chunks: Sequence[SourceChunk], threshold: float) -> Checked:
+    """Locate ``answer``'s quotes in ``chunks`` and score its grounding against ``threshold``."""
+    found = locate_all(answer.quotes, chunks)
+    score = grounding(answer.text, answer.quotes, found, chunks)
+    problem = ""
+    if not answer.quotes:
+        problem = "the answer came with no quotes from the context"
+    elif not score.all_found:
+        problem = describe_failures(answer.quotes, found)
+    elif score.score < threshold:
+        problem = (
+            f"the quotes support only {score.score:.0%} of the answer's words: quote the passages "
+            "behind every statement, or leave out what the context does not say"
+        )
+    return Checked(answer, [c for c in found if c is not None], score, problem)
+
+
+def _record(draft: Draft, checked: Checked) -> None:
+    draft.expected_output = checked.answer.text
+    draft.metadata["citations"] = [c.model_dump(mode="json") for c in checked.citations]
+    draft.metadata["grounding"] = checked.grounding.model_dump(mode="json")
+
+
+async def _ask(
+    drafts: list[Draft],
+    llm: LLM,
+    output_format: str | None,
+    prompts: PromptSet | None,
+    stats: StageStats | None,
+    feedback: list[str] | None = None,
+) -> list[Answer | ModelError]:
+    context = drafts[0].context
+
+    def prompt(positions: list[int]) -> str:
+        asked = [drafts[i].input for i in positions]
+        told = [feedback[i] for i in positions] if feedback is not None else None
+        return build_prompt(asked, context, output_format, prompts, told)
+
+    request = BatchRequest(LABEL, ExpectedReply, WHAT, prompt, _answer)
+    return await ask_batch(llm, request, len(drafts), stats)
 
 
 async def _answer_group(
@@ -80,19 +187,39 @@ async def _answer_group(
     output_format: str | None,
     prompts: PromptSet | None,
     stats: StageStats | None,
+    threshold: float,
 ) -> None:
-    context = drafts[0].context
-
-    def prompt(positions: list[int]) -> str:
-        return build_prompt([drafts[i].input for i in positions], context, output_format, prompts)
-
-    request = BatchRequest(LABEL, ExpectedReply, WHAT, prompt, _answer)
-    answers = await ask_batch(llm, request, len(drafts), stats)
-    for draft, answer in zip(drafts, answers, strict=True):
+    chunks = source_chunks(drafts[0].context)
+    short: dict[int, Checked] = {}
+    for i, (draft, answer) in enumerate(
+        zip(drafts, await _ask(drafts, llm, output_format, prompts, stats), strict=True)
+    ):
         if isinstance(answer, ModelError):
             drop_failed(draft, LABEL, answer)
+        elif not chunks:
+            draft.expected_output = answer.text  # nothing to cite
         else:
-            draft.expected_output = answer
+            checked = check_answer(answer, chunks, threshold)
+            _record(draft, checked)
+            if checked.grounding.score < threshold:
+                short[i] = checked
+    if not short:
+        return
+    if stats is not None:
+        stats.note("asked_again_ungrounded", len(short))
+    again = [drafts[i] for i in short]
+    feedback = [c.problem for c in short.values()]
+    replies = await _ask(again, llm, output_format, prompts, stats, feedback)
+    for (i, first), reply in zip(short.items(), replies, strict=True):
+        best = first
+        if not isinstance(reply, ModelError):
+            second = check_answer(reply, chunks, threshold)
+            if second.grounding.score > first.grounding.score:
+                best = second
+                _record(drafts[i], best)
+        if best.grounding.score < threshold:
+            detail = f"grounding {best.grounding.score:.2f} under {threshold}: {best.problem}"
+            drafts[i].drop(LABEL, UNGROUNDED, detail)
 
 
 async def run(
@@ -102,31 +229,52 @@ async def run(
     styling: StylingConfig | None = None,
     prompts: PromptSet | None = None,
     stats: StageStats | None = None,
+    grounding_threshold: float = DEFAULT_GROUNDING_THRESHOLD,
 ) -> list[Draft]:
     """Answer every live draft, one request per context; returns all drafts, dropped ones marked.
 
     A reply that misnumbers its answers keeps those it can match and asks again for the rest
-    (``synth.generate._batch``); a draft left unanswered is dropped with ``model_error:<kind>``.
+    (``synth.generate._batch``); a draft left unanswered is dropped with ``model_error:<kind>``,
+    one whose quotes do not support it (after one more try) with ``ungrounded``.
     """
     output_format = styling.expected_output_format if styling is not None else None
 
     async def step(batch: list[Draft]) -> None:
-        await _answer_group(batch, llm, output_format, prompts, stats)
+        await _answer_group(batch, llm, output_format, prompts, stats, grounding_threshold)
 
     return await run_live_batches(drafts, MAX_BATCH, step, stats)
 
 
 @dataclass(frozen=True)
 class ExpectedStep:
-    """Expected outputs as a step: a grounded answer for each live draft."""
+    """Expected outputs as a step: a cited, checked answer for each live draft."""
 
     name: ClassVar[str] = LABEL
     llm: LLM
     styling: StylingConfig
     prompts: PromptSet
+    grounding_threshold: float = DEFAULT_GROUNDING_THRESHOLD
 
     async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
-        return await run(drafts, self.llm, styling=self.styling, prompts=self.prompts)
+        return await run(
+            drafts,
+            self.llm,
+            styling=self.styling,
+            prompts=self.prompts,
+            grounding_threshold=self.grounding_threshold,
+        )
 
 
-__all__ = ["ExpectedReply", "ExpectedStep", "build_prompt", "check_reply", "parse", "run"]
+__all__ = [
+    "UNGROUNDED",
+    "Answer",
+    "Checked",
+    "ExpectedReply",
+    "ExpectedStep",
+    "build_prompt",
+    "check_answer",
+    "check_reply",
+    "parse",
+    "run",
+    "source_chunks",
+]

@@ -31,8 +31,9 @@ class StageSettings:
     """What the generation steps need: the models, each step's config, the prompts and the seed.
 
     ``filtration`` None switches the filter off; ``embedder`` embeds finished inputs for
-    deduplication (None: no deduplication); ``limiter`` is the models' limiter, which remote
-    embedding requests share.
+    deduplication (None: no deduplication), and ``embeds_chunks`` says whether it also embedded
+    the chunks (so an input's vector can rank them); ``limiter`` is the models' limiter, which
+    remote embedding requests share.
     """
 
     generator: LLM
@@ -45,6 +46,7 @@ class StageSettings:
     seed: int
     embedder: Embedder | None = None
     limiter: RateLimiter | None = None
+    embeds_chunks: bool = True
 
     def active_stages(self) -> list[str]:
         """The names of the steps these settings run, in order."""
@@ -66,7 +68,8 @@ def _evolve(s: StageSettings) -> Step | None:
 def _expected(s: StageSettings) -> Step | None:
     if not s.generation.include_expected_output:
         return None
-    return expected.ExpectedStep(s.generator, s.styling, s.prompts)
+    threshold = s.generation.grounding_threshold
+    return expected.ExpectedStep(s.generator, s.styling, s.prompts, threshold)
 
 
 #: the steps in pipeline order; the first makes the drafts, every later one takes the live ones

@@ -51,7 +51,9 @@ SLOTS: dict[str, _Slot] = {
     "rewrite": _Slot(frozenset({"items"}), frozenset({"context", "count"})),
     "evolve": _Slot(frozenset({"input", "instruction"}), frozenset({"context"})),
     "style": _Slot(frozenset({"input", "styling"}), frozenset({"context"})),
-    "expected": _Slot(frozenset({"inputs"}), frozenset({"context", "count", "output_format"})),
+    "expected": _Slot(
+        frozenset({"inputs"}), frozenset({"context", "count", "output_format", "feedback"})
+    ),
 }
 for _evolution in Evolution:
     SLOTS[f"evolution.{_evolution.value}"] = _Slot(frozenset())

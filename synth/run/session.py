@@ -21,10 +21,12 @@ from typing import Any
 from synth.contexts.feed import Feed
 from synth.data import Golden
 from synth.dataset import Dataset
+from synth.dataset.inspect import inspect_dataset
 from synth.generate.dedup import Deduplicator
 from synth.llm.base import LLM
 from synth.llm.limiter import RateLimiter
 from synth.llm.usage import Usage
+from synth.run.difficulty import DifficultyMeter, max_easy
 from synth.run.dir import Journal, RunDir
 from synth.run.gc import frozen_heap
 from synth.run.manifest import (
@@ -187,16 +189,25 @@ class RunSession:
             dedup = Deduplicator(embedder, threshold)
             self._dedup_embedder = embedder
             self._dedup_mark = embedder.batches_embedded if embedder is not None else 0
-        runner = CandidateRunner(self.settings, self.dir, lambda c, s, d: stream.on_stage(c, s, d))
-        stream = Stream(feed, runner, target, dedup, on_change=self._flush, wakeup=self._wakeup)
+        meter = DifficultyMeter(feed.corpus(), dense=self.settings.embeds_chunks)
+        runner = CandidateRunner(
+            self.settings, self.dir, lambda c, s, d: stream.on_stage(c, s, d), meter
+        )
+        easy = max_easy(self.settings.generation.max_easy_share, target.num_goldens)
+        stream = Stream(
+            feed, runner, target, dedup, on_change=self._flush, wakeup=self._wakeup, max_easy=easy
+        )
         self.stream = stream
         self.progress.start(self.snapshot)
         try:
             self.result = await stream.run()
         finally:
             self.progress.stop()
+            await meter.aclose()
         self.dataset = self._dataset(self.result)
         self.dataset.save(self._saved)
+        threshold = self.settings.generation.grounding_threshold
+        self.info["trust"] = inspect_dataset(self.dataset, grounding_threshold=threshold).summary()
         return self.dataset
 
     def _dataset(self, result: StreamResult) -> Dataset:

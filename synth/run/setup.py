@@ -173,6 +173,10 @@ def open_session(
     }
     dedup = configs.generation.dedup_threshold is not None
     settings = _stage_settings(configs, models, filter_critic, embedder if dedup else None)
+    # an input's vector ranks the chunks only when one embedder embedded both
+    settings.embeds_chunks = (
+        identities.get("context_embedder", embedder.identity()) == embedder.identity()
+    )
     session = RunSession(
         mode,
         key,

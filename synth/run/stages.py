@@ -21,6 +21,7 @@ from synth.generate.dedup import LABEL as DEDUP
 from synth.generate.draft import Draft, drop_failed
 from synth.generate.stats import StageStats, count_stages
 from synth.generate.steps import StageSettings, build_steps
+from synth.run.difficulty import DifficultyMeter
 from synth.run.dir import RunDir
 from synth.run.rejects import BAD_REPLIES, reject_row
 
@@ -42,6 +43,7 @@ class CandidateRunner:
 
     ``on_stage(candidate, stage, drafts)`` is called after every step (fresh or resumed), so the
     controller can track how many drafts are still alive; ``stages`` names the steps in order.
+    ``meter`` measures the finished drafts' difficulty (none: not measured).
     """
 
     def __init__(
@@ -49,10 +51,12 @@ class CandidateRunner:
         settings: StageSettings,
         run: RunDir,
         on_stage: Callable[[Candidate, str, list[Draft]], None],
+        meter: DifficultyMeter | None = None,
     ) -> None:
         self.settings = settings
         self.run = run
         self.on_stage = on_stage
+        self.meter = meter
         self.steps: list[Step] = build_steps(settings)
         self.stages = [step.name for step in self.steps]
         self._scratch_inputs: dict[int, asyncio.Future[list[str]]] = {}
@@ -73,11 +77,14 @@ class CandidateRunner:
                 # once a request failed, nothing more of this candidate is journaled: a rerun
                 # asks again from there (what did answer comes from the response cache)
                 self.run.journal(step.name).append(candidate.key, {"drafts": dump_drafts(drafts)})
-            self._record_rejects(candidate, step.name, judged)
+            self.record_rejects(candidate, step.name, judged)
             if index == 0 and candidate.scratch:
                 self._scratch_future(candidate.seq).set_result([d.input for d in drafts if d.kept])
             self.on_stage(candidate, step.name, drafts)
-        return drafts, await self._dedup_vectors(candidate, drafts)
+        vectors = await self._dedup_vectors(candidate, drafts)
+        if self.meter is not None:  # measured afresh on resume: it is cheap and deterministic
+            await self.meter.measure(drafts, vectors)
+        return drafts, vectors
 
     def stage_stats(self, drafts: list[Draft], contexts: int) -> list[StageStats]:
         """One record per step, and for deduplication, from the drafts of the candidates a run
@@ -126,10 +133,10 @@ class CandidateRunner:
             failing = [d for d in drafts if d.kept]
             for draft in failing:
                 drop_failed(draft, DEDUP, exc)
-            self._record_rejects(candidate, DEDUP, failing)
+            self.record_rejects(candidate, DEDUP, failing)
             return []
 
-    def _record_rejects(self, candidate: Candidate, stage: str, drafts: list[Draft]) -> None:
+    def record_rejects(self, candidate: Candidate, stage: str, drafts: list[Draft]) -> None:
         """Append the dropped ones of ``drafts`` (dropped at ``stage``) to ``rejects.jsonl``."""
         rejects = self.run.journal("rejects")
         for draft in drafts:

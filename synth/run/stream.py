@@ -9,7 +9,8 @@ the same goldens, however the requests interleave.
 
 Topping up: the controller keeps enough candidates active that, if nothing else were dropped, N
 goldens would come out; every drop (a context the critic rejected, an input the filter refused, a
-duplicate) lowers that expectation and so draws a new candidate at once.
+duplicate, an easy golden past ``max_easy``) lowers that expectation and so draws a new candidate
+at once.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from synth.errors import AuthenticationError
 from synth.generate.dedup import DUPLICATE, Deduplicator
 from synth.generate.dedup import LABEL as DEDUP
 from synth.generate.draft import Draft
+from synth.run.difficulty import STAGE as DIFFICULTY
+from synth.run.difficulty import TOO_EASY, is_easy
 from synth.run.stages import CandidateRunner
 
 #: drop reason of drafts left over once N goldens are kept
@@ -60,6 +63,7 @@ class StreamResult:
     committed: list[Slot]  # candidates whose drafts were offered, in order
     dedup_dropped: int = 0
     not_needed: int = 0
+    too_easy: int = 0
     shortfall: list[str] = field(default_factory=list)  # why fewer than asked, when so
 
 
@@ -68,6 +72,7 @@ class Stream:
 
     ``wakeup`` is the signal the loop waits on between rounds: the stream sets it when a candidate
     moves on, and whoever made the feed gave the feed a way to set it (its ``notify``).
+    ``max_easy`` caps the goldens measured ``easy`` (None: no cap); the others are dropped.
     """
 
     def __init__(
@@ -79,12 +84,15 @@ class Stream:
         *,
         on_change: Callable[[], None] = lambda: None,
         wakeup: asyncio.Event | None = None,
+        max_easy: int | None = None,
     ) -> None:
         self.feed = feed
         self.runner = runner
         self.target = target
         self.dedup = dedup
         self.on_change = on_change
+        self.max_easy = max_easy
+        self.too_easy = 0
         self.ready: list[Candidate] = []  # produced by the feed, not yet activated
         self.slots: list[Slot] = []  # activated, in candidate order
         self._by_seq: dict[int, Slot] = {}
@@ -226,7 +234,12 @@ class Stream:
                         rest.drop("top_up", NOT_NEEDED)
                         self.not_needed += 1
                     break
-                if self.dedup is None:
+                if self._past_easy_cap(draft):
+                    detail = f"{self.max_easy} easy goldens were kept already (max_easy_share)"
+                    draft.drop(DIFFICULTY, TOO_EASY, detail)
+                    self.too_easy += 1
+                    self.runner.record_rejects(slot.candidate, DIFFICULTY, [draft])
+                elif self.dedup is None:
                     self.kept.append(draft)
                 else:
                     decision = self.dedup.offer(draft, vector)
@@ -236,6 +249,12 @@ class Stream:
             self.head += 1
             if self._enough():
                 self.done = True
+
+    def _past_easy_cap(self, draft: Draft) -> bool:
+        if self.max_easy is None or not is_easy(draft):
+            return False
+        kept = self.dedup.kept if self.dedup is not None else self.kept
+        return sum(1 for d in kept if is_easy(d)) >= self.max_easy
 
     def _enough(self) -> bool:
         return (
@@ -258,6 +277,7 @@ class Stream:
             committed=self.committed,
             dedup_dropped=self.dedup_dropped,
             not_needed=self.not_needed,
+            too_easy=self.too_easy,
         )
         if self.target.num_goldens is not None and len(goldens) < self.target.num_goldens:
             result.shortfall = self._shortfall()

@@ -1,0 +1,96 @@
+"""How findable each finished golden is from its input alone, measured over the run's own chunks.
+
+A :class:`DifficultyMeter` builds one :class:`~synth.generate.difficulty.DifficultyIndex` per run,
+the first time a candidate finishes, from the feed's :class:`~synth.contexts.feed.Corpus`: BM25
+over the chunks' words and, when the chunks have vectors and the inputs were embedded by the same
+embedder (for deduplication), exact cosine. Each kept draft gets ``metadata["difficulty"]``. No
+model is asked anything: the index is built in a worker thread (the vectors may still be being
+embedded) and a measurement is a BM25 query and a matrix product.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from synth.contexts.feed import Corpus
+from synth.generate.difficulty import DifficultyIndex
+from synth.generate.draft import Draft
+
+#: the difficulty label the ``max_easy_share`` gate counts
+EASY = "easy"
+#: the drop reason of an easy golden past the gate's share, and the stage it is dropped at
+TOO_EASY = "too_easy"
+STAGE = "difficulty"
+
+
+def _build(corpus: Corpus) -> DifficultyIndex:
+    vectors = corpus.vectors()
+    matrix = None if vectors is None else np.asarray(vectors, dtype=np.float32)
+    return DifficultyIndex(corpus.chunk_ids, corpus.texts, matrix)
+
+
+class DifficultyMeter:
+    """Measures the kept drafts of each finished candidate; ``corpus`` None measures nothing.
+
+    ``dense`` says whether the inputs' vectors (the deduplication embedder's) live in the same
+    space as the chunks' (the same embedder made both); without it only BM25 and overlap count.
+    """
+
+    def __init__(self, corpus: Corpus | None, *, dense: bool = True) -> None:
+        self.corpus = corpus
+        self.dense = dense
+        self._index: asyncio.Task[DifficultyIndex] | None = None
+
+    async def index(self) -> DifficultyIndex | None:
+        """The run's index, built once (in a thread) on first use; None without a corpus."""
+        if self.corpus is None or not self.corpus.chunk_ids:
+            return None
+        if self._index is None:
+            self._index = asyncio.create_task(asyncio.to_thread(_build, self.corpus))
+        return await asyncio.shield(self._index)
+
+    async def measure(self, drafts: Sequence[Draft], vectors: Sequence[Sequence[float]]) -> None:
+        """Record the difficulty of every kept draft with a context; ``vectors`` are the kept
+        drafts' input vectors in order (empty when the inputs were not embedded)."""
+        kept = [d for d in drafts if d.kept]
+        measured = [d for d in kept if d.context is not None]
+        if not measured:
+            return
+        index = await self.index()
+        if index is None:
+            return
+        matrix = None
+        if self.dense and vectors and len(vectors) == len(kept) and len(measured) == len(kept):
+            matrix = np.asarray(vectors, dtype=np.float32)
+            if matrix.ndim != 2 or matrix.shape[1] != index.dimensions:
+                matrix = None  # not the chunks' space: only BM25 and overlap count
+        sources = [d.context.chunk_ids if d.context is not None else [] for d in measured]
+        found = index.measure_many([d.input for d in measured], sources, matrix)
+        for draft, difficulty in zip(measured, found, strict=True):
+            draft.metadata[STAGE] = difficulty.model_dump(mode="json")
+
+    async def aclose(self) -> None:
+        """Wait for an index still being built (its thread cannot be stopped)."""
+        if self._index is not None and not self._index.done():
+            await asyncio.gather(self._index, return_exceptions=True)
+
+
+def max_easy(share: float | None, num_goldens: int | None) -> int | None:
+    """The most ``easy`` goldens a run of ``num_goldens`` keeps under ``max_easy_share``; None
+    when there is no cap (no share, or no target count to take a share of)."""
+    if share is None or num_goldens is None:
+        return None
+    return math.floor(share * num_goldens + 1e-9)
+
+
+def is_easy(draft: Draft) -> bool:
+    """Whether ``draft`` was measured ``easy``."""
+    measured = draft.metadata.get(STAGE)
+    return isinstance(measured, dict) and measured.get("label") == EASY
+
+
+__all__ = ["EASY", "STAGE", "TOO_EASY", "DifficultyMeter", "is_easy", "max_easy"]

@@ -1,0 +1,137 @@
+"""Cited expected outputs: quotes located in the context, grounding scored, ungrounded answers asked
+again once with what failed, then dropped; a quote not in the context is never a citation."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from synth.data import Context
+from synth.generate import expected
+from synth.generate.draft import Draft
+from synth.generate.stats import StageStats
+from synth.llm.base import FunctionModel, run_sync
+
+REFUND = "Refunds are paid within 30 days of the return. Opened items are not refunded."
+SHIPPING = "Orders ship from the Leeds warehouse.\nDelivery takes two to four working days."
+CONTEXT = Context(
+    id="ctx",
+    chunk_ids=["policy.pdf#0", "policy.pdf#1"],
+    texts=[REFUND, SHIPPING],
+    source_files=["policy.pdf", "policy.pdf"],
+    metadata={"pages": [[[3, 0]], [[4, 0], [5, 38]]]},
+)
+ITEM = re.compile(r'<input index="(\d+)">\n(.*?)\n</input>', re.DOTALL)
+
+
+def replying(*answers: tuple[str, list[str]]):
+    """A model that answers the n-th request with ``answers[n]`` for every input it is asked."""
+    prompts: list[str] = []
+
+    def reply(prompt: str, system: str | None) -> str:
+        prompts.append(prompt)
+        text, quotes = answers[min(len(prompts), len(answers)) - 1]
+        items = ITEM.findall(prompt)
+        outputs = [{"index": int(i), "expected_output": text, "quotes": quotes} for i, _ in items]
+        return json.dumps({"outputs": outputs})
+
+    return FunctionModel(reply), prompts
+
+
+def drafts(n: int = 1, context: Context | None = CONTEXT) -> list[Draft]:
+    return [Draft(id=f"d{i}", input=f"Question {i}?", context=context) for i in range(n)]
+
+
+def test_located_quotes_are_citations_that_point_at_their_spans_and_pages() -> None:
+    model, _ = replying(
+        ("Delivery takes two to four working days.", ["Delivery takes two to  four working days."])
+    )
+    [draft] = drafts()
+    run_sync(expected.run([draft], model))
+    assert draft.kept and draft.expected_output == "Delivery takes two to four working days."
+    [citation] = draft.metadata["citations"]
+    assert citation["chunk_id"] == "policy.pdf#1" and citation["page"] == 5
+    assert (
+        SHIPPING[citation["start"] : citation["end"]] == "Delivery takes two to four working days."
+    )
+    assert draft.metadata["grounding"] == {"score": 1.0, "quotes": 1, "found": 1, "all_found": True}
+
+
+def test_an_invented_quote_is_asked_again_with_what_failed_then_dropped_ungrounded() -> None:
+    invented = ("Refunds are paid within 90 days, no questions asked.", ["Refunds take 90 days."])
+    model, prompts = replying(invented)
+    stats = StageStats(stage="expected")
+    batch = drafts(2)
+    run_sync(expected.run(batch, model, stats=stats))
+    assert len(prompts) == 2  # the answers, then once more for both, with what failed
+    assert "not supported by the context" not in prompts[0]
+    assert "not supported by the context" in prompts[1] and "Refunds take 90 days" in prompts[1]
+    for draft in batch:
+        assert (draft.dropped_at, draft.drop_reason) == ("expected", expected.UNGROUNDED)
+        assert draft.drop_detail.startswith("grounding 0.00 under 0.5: ")
+        assert draft.metadata["citations"] == []  # the invented quote is not a citation
+        assert draft.metadata["grounding"]["found"] == 0
+    assert stats.notes["asked_again_ungrounded"] == 2 and stats.dropped == {"ungrounded": 2}
+
+
+def test_an_answer_grounded_when_asked_again_is_kept_with_its_new_citations() -> None:
+    model, prompts = replying(
+        ("Refunds come fast.", []),
+        ("Refunds are paid within 30 days of the return.", ["Refunds are paid within 30 days"]),
+    )
+    [draft] = drafts()
+    run_sync(expected.run([draft], model))
+    assert len(prompts) == 2 and "came with no quotes" in prompts[1]
+    assert draft.kept and draft.expected_output == "Refunds are paid within 30 days of the return."
+    assert [c["chunk_id"] for c in draft.metadata["citations"]] == ["policy.pdf#0"]
+    assert draft.metadata["citations"][0]["page"] == 3
+
+
+def test_a_worse_second_answer_does_not_replace_the_first() -> None:
+    half = (
+        "Refunds are paid within 30 days; shipping is free everywhere on earth.",
+        ["Refunds are paid within 30 days"],
+    )
+    model, prompts = replying(half, ("Nothing.", []))
+    [draft] = drafts()
+    run_sync(expected.run([draft], model, grounding_threshold=0.9))
+    assert len(prompts) == 2 and draft.drop_reason == expected.UNGROUNDED
+    assert draft.expected_output == half[0] and draft.metadata["grounding"]["found"] == 1
+
+
+def test_threshold_zero_keeps_every_answer_and_still_records_its_grounding() -> None:
+    model, prompts = replying(("Anything at all.", ["not in the context at all, invented"]))
+    [draft] = drafts()
+    run_sync(expected.run([draft], model, grounding_threshold=0.0))
+    assert len(prompts) == 1 and draft.kept
+    assert draft.metadata["grounding"]["all_found"] is False and draft.metadata["citations"] == []
+
+
+def test_without_a_context_answers_are_kept_and_nothing_is_cited() -> None:
+    model, _ = replying(("Paris.", []))
+    [draft] = drafts(context=None)
+    run_sync(expected.run([draft], model))
+    assert draft.kept and draft.expected_output == "Paris."
+    assert "citations" not in draft.metadata and "grounding" not in draft.metadata
+
+
+def test_a_quote_copied_from_the_escaped_context_is_found_in_the_chunk_itself() -> None:
+    text = "Press <Enter> to confirm the order. Then wait for the receipt."
+    context = Context(id="c", chunk_ids=["k#0"], texts=[text], source_files=["k.md"])
+    prompt = expected.build_prompt(["How?"], context)
+    assert "<\\Enter>" in prompt  # what the model sees, and copies
+    model, _ = replying(
+        ("Press Enter to confirm the order.", ["Press <\\Enter> to confirm the order."])
+    )
+    [draft] = drafts(context=context)
+    run_sync(expected.run([draft], model))
+    [citation] = draft.metadata["citations"]
+    assert text[citation["start"] : citation["end"]] == "Press <Enter> to confirm the order."
+
+
+def test_source_chunks_carry_each_chunks_pages_and_none_without() -> None:
+    chunks = expected.source_chunks(CONTEXT)
+    assert [c.pages for c in chunks] == [((3, 0),), ((4, 0), (5, 38))]
+    plain = Context(id="p", chunk_ids=["a", "b"], texts=["x", "y"], source_files=["a", "b"])
+    assert [c.pages for c in expected.source_chunks(plain)] == [(), ()]
+    assert expected.source_chunks(None) == []
