@@ -38,10 +38,10 @@ from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationC
 from synth.generate.templates import PromptSet
 from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.dir import fingerprint_paths
-from synth.run.ingest import ingest_for_run, ingested_note, record_ingest
+from synth.run.ingest import files_read, ingest_for_run, ingested_note, record_ingest
 from synth.run.inputs import SCRATCH_BATCH, as_contexts, as_paths, candidates_from_goldens
 from synth.run.models import DEFAULT_CACHE, RATE_MARGIN, ModelArg, RunModels, default_model_spec
-from synth.run.plan import Plan, plan_docs
+from synth.run.plan import Plan, plan_docs, planned_coverage
 from synth.run.progress import Progress
 from synth.run.session import RunSession
 from synth.run.setup import RunConfigs, RunPlace, check_num_goldens, docs_feed, open_session
@@ -163,6 +163,8 @@ class Synthesizer:
             # the last chunks may still be being stored while the first critic requests are out:
             # the feed takes their vectors from the ingest, as soon as they are embedded
             feed = docs_feed(chunks, pending, configs, num_goldens, run, pending.raise_if_failed)
+            files = files_read(pending.report)
+            run.coverage = planned_coverage(feed, configs, num_goldens, files=files)
             dataset = await run.execute(feed, configs.target(num_goldens, feed.wanted))
             report = pending.finish()
             run.count_embeddings("ingest", embedder, sent_before, pending.embedder_batches)
