@@ -55,26 +55,40 @@ def test_proportional_targets_follow_todays_rule_minimum_first_then_by_size() ->
 
 
 @pytest.mark.parametrize("coverage", ["uniform", "proportional"])
-@pytest.mark.parametrize("num_goldens", [7, 20, 40, 63, None])
+@pytest.mark.parametrize(
+    ("num_goldens", "per_context"), [(7, 3), (20, 3), (63, 3), (None, 3), (40, 1), (60, 1)]
+)
 def test_the_targets_are_the_goldens_of_the_seeds_the_selector_draws(
-    coverage: str, num_goldens: int | None
+    coverage: str, num_goldens: int | None, per_context: int
 ) -> None:
     # what makes a target "met exactly when nothing is dropped": the run's seeds, in its order,
     # per_context goldens each and the last cut to N, give every file its target
     spec = {"big.txt": 30, "mid.txt": 9, "one.txt": 1, "two.txt": 2} | {
         f"s{i}.txt": 4 for i in range(5)
     }
+    # past the quotas (one golden a context) the small files fill up and drop out of the order
     for seed in range(4):
         chosen = selector(spec, coverage, seed)
-        rows = file_targets(chosen, num_goldens=num_goldens, per_context=3)
-        wanted = chosen.default_count if num_goldens is None else -(-num_goldens // 3)
+        rows = file_targets(chosen, num_goldens=num_goldens, per_context=per_context)
+        if num_goldens is None:
+            wanted = chosen.default_count
+        else:
+            wanted = -(-num_goldens // per_context)
         seeds = chosen.take(wanted)
+        assert not chosen.exhausted  # no chunk reused: targets count one seed per chunk
         made: Counter[str] = Counter()
-        left = num_goldens if num_goldens is not None else 3 * wanted
+        left = num_goldens if num_goldens is not None else per_context * wanted
         for seed_chunk in seeds:
-            made[seed_chunk.source] += min(3, left)
-            left -= min(3, left)
+            made[seed_chunk.source] += min(per_context, left)
+            left -= min(per_context, left)
         assert {r.source: r.target for r in rows if r.target} == dict(made)
+
+
+def test_past_the_quotas_a_full_file_gives_its_seats_to_the_others() -> None:
+    spec = ONE_LARGE_NINE_SMALL | {"s8.txt": 1}
+    rows = by_file(file_targets(selector(spec), num_goldens=40, per_context=1))
+    assert rows["s8.txt"] == (4, 1, 3)
+    assert sum(target for _, target, _ in rows.values()) == 40
 
 
 def test_without_a_number_the_targets_are_the_quotas_and_nothing_is_moved() -> None:
@@ -101,21 +115,26 @@ def context(seed: str, source: str, *neighbours: str) -> Context:
 
 
 def test_measured_coverage_counts_files_chunks_and_each_files_delivered_goldens() -> None:
-    chosen = selector({"a.txt": 4, "b.txt": 4, "c.txt": 4})
-    planned = file_targets(chosen, num_goldens=6, per_context=2)
+    chosen = selector({"a.txt": 4, "b.txt": 4, "c.txt": 4, "d.txt": 1})
+    planned = file_targets(chosen, num_goldens=16, per_context=2)
+    assert by_file(planned)["d.txt"] == (4, 2, 2)  # its share against its one chunk
     a1 = context("a#0", "a.txt", "a#1", "a#2")
     b1 = context("b#0", "b.txt")
     goldens = [a1, a1, b1, b1, context("a#3", "a.txt"), None]
+    goldens += [context("d#0", "d.txt")] * 2
     cov = measure_coverage(
-        "uniform", planned, goldens, files_ingested=4, chunks_stored=12, delivered=True
+        "uniform", planned, goldens, files_ingested=5, chunks_stored=13, delivered=True
     )
-    assert (cov.files_covered, cov.files_ingested) == (2, 4)
-    assert (cov.seed_chunks, cov.neighbour_chunks, cov.chunks_stored) == (3, 2, 12)
-    rows = {r.source: (r.target, r.delivered, r.shortfall) for r in cov.files}
-    assert rows == {"a.txt": (2, 3, 0), "b.txt": (2, 2, 0), "c.txt": (2, 0, 2)}
-    assert [r.source for r in cov.short] == ["c.txt"]
+    assert (cov.files_covered, cov.files_ingested) == (3, 5)
+    assert (cov.seed_chunks, cov.neighbour_chunks, cov.chunks_stored) == (4, 2, 13)
+    rows = {r.source: (r.share, r.delivered, r.shortfall) for r in cov.files}
+    # the shortfall is against the share: d.txt met its target (2) and is still 2 short
+    assert rows == {"a.txt": (4, 3, 1), "b.txt": (4, 2, 2), "c.txt": (4, 0, 4), "d.txt": (4, 2, 2)}
+    assert sorted(r.source for r in cov.short) == ["a.txt", "b.txt", "c.txt", "d.txt"]
     # before the run ends (or in a plan) the rows stay as planned
     running = measure_coverage(
-        "uniform", planned, goldens, files_ingested=4, chunks_stored=12, delivered=False
+        "uniform", planned, goldens, files_ingested=5, chunks_stored=13, delivered=False
     )
-    assert all(r.delivered is None and r.shortfall == 0 for r in running.files)
+    assert [(r.delivered, r.shortfall) for r in running.files] == [
+        (None, r.shortfall) for r in planned
+    ]
