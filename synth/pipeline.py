@@ -10,15 +10,14 @@ The whole flow, in the order the data moves (each step names the module that doe
     6. filter      critic-score, rewrite or drop        synth.generate.filter   } synth.generate.steps
     7. evolve      make inputs more demanding           synth.generate.evolve   } (the step list, walked
     8. style       scenario, task, format, personas     synth.generate.style    }  by synth.run.stages
-    9. expected    grounded answers                     synth.generate.expected }  one candidate at a time)
+    9. expected    cited, checked answers               synth.generate.expected }  one candidate at a time)
    10. dedup       drop near-duplicate inputs           synth.generate.dedup    } synth.run.stream
    11. top up      draw new contexts until N are kept                           } (the controller)
        dataset     goldens with their provenance        synth.dataset.Dataset
 
-Candidates stream through steps 3 to 10 independently, with at most ``max_concurrent`` requests in
-flight. Around the flow, ``synth.run``: the models a run uses (``models``), its setup (``setup``),
-its run directory, manifest and progress, held together by its ``session``. Randomness comes from
-``seed`` only, so the same seed, inputs and a warm cache give the same goldens field for field.
+Candidates stream through steps 3 to 10 independently, at most ``max_concurrent`` requests in
+flight. Around the flow, ``synth.run``: a run's models, setup, directory, manifest and progress,
+held by its ``session``. Randomness comes from ``seed`` only: same seed, inputs, cache: same goldens.
 """
 
 from __future__ import annotations
@@ -38,10 +37,10 @@ from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationC
 from synth.generate.templates import PromptSet
 from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.dir import fingerprint_paths
-from synth.run.ingest import ingest_for_run, ingested_note, record_ingest
+from synth.run.ingest import files_read, ingest_for_run, ingested_note, record_ingest
 from synth.run.inputs import SCRATCH_BATCH, as_contexts, as_paths, candidates_from_goldens
 from synth.run.models import DEFAULT_CACHE, ModelArg, RunModels
-from synth.run.plan import Plan, plan_docs
+from synth.run.plan import Plan, plan_docs, planned_coverage
 from synth.run.progress import Progress
 from synth.run.session import RunSession
 from synth.run.setup import RunConfigs, RunPlace, check_num_goldens, docs_feed, open_session
@@ -169,6 +168,9 @@ class Synthesizer:
             # the last chunks may still be being stored while the first critic requests are out:
             # the feed takes their vectors from the ingest, as soon as they are embedded
             feed = docs_feed(chunks, pending, configs, num_goldens, run, pending.raise_if_failed)
+            run.coverage = planned_coverage(
+                feed, configs, num_goldens, files=files_read(pending.report)
+            )
             dataset = await run.execute(feed, configs.target(num_goldens, feed.wanted))
             report = pending.finish()
             run.count_embeddings("ingest", embedder, sent_before, pending.embedder_batches)
@@ -283,8 +285,7 @@ class Synthesizer:
 
     def close(self) -> None:
         """Release the clients and threads of the models and embedders made from specs, and the
-        cache file; after Ctrl-C this ends requests still waiting on a server, so the process can
-        exit."""
+        cache file (after Ctrl-C: ends requests still waiting on a server, so the process exits)."""
         if self._made is not None:
             self._made.close()
 

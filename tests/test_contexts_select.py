@@ -203,3 +203,47 @@ def test_seats_past_the_quotas_go_by_size_over_seats_taken_plus_one() -> None:
         selector = SeedSelector(chunks, config, random.Random(seed))
         assert selector.quotas == {"big.txt": 1, "mid.txt": 3}
         assert Counter(c.source for c in selector.take(6)) == {"mid.txt": 5, "big.txt": 1}
+
+
+# ---- uniform coverage: every file weighs the same ---------------------------------------------------
+
+
+def test_uniform_coverage_serves_every_file_alike_whatever_its_size() -> None:
+    chunks = make_chunks({"big.txt": 40}) + make_chunks({f"s{i}.txt": 4 for i in range(9)})
+    config = ContextConstructionConfig(coverage="uniform")
+    for seed in range(5):
+        selector = SeedSelector(chunks, config, random.Random(seed))
+        assert selector.weights == dict.fromkeys(selector.sources, 1)
+        assert set(selector.quotas.values()) == {3}  # every file the maximum, capped by chunks
+        seeds = selector.take(30)
+        rounds = [[c.source for c in seeds[i : i + 10]] for i in range(0, 30, 10)]
+        assert rounds[0] == selector.first_order  # round robin in the seeded order
+        assert rounds[1] == rounds[0] and rounds[2] == rounds[0]
+
+
+def test_uniform_coverage_gives_a_short_files_seats_to_the_others() -> None:
+    chunks = make_chunks({"big.txt": 40, "one.txt": 1, "two.txt": 2})
+    selector = SeedSelector(chunks, ContextConstructionConfig(coverage="uniform"), random.Random(0))
+    assert Counter(c.source for c in selector.take(9)) == {"big.txt": 6, "two.txt": 2, "one.txt": 1}
+    assert not selector.exhausted
+
+
+def test_proportional_coverage_is_the_default_and_weighs_by_size() -> None:
+    chunks = make_chunks({"a.txt": 100, "b.txt": 50, "c.txt": 25})
+    selector = SeedSelector(chunks, ContextConstructionConfig(), random.Random(1))
+    assert selector.config.coverage == "proportional" and selector.weights == selector.sizes
+
+
+def test_an_unknown_coverage_is_refused_with_the_choices() -> None:
+    with pytest.raises(ConfigError, match="coverage") as caught:
+        ContextConstructionConfig(coverage="even")  # type: ignore[arg-type]
+    assert "proportional" in str(caught.value) and "uniform" in str(caught.value)
+
+
+def test_the_first_order_is_the_first_passes_file_order() -> None:
+    # the plan reads first_order before any seed is drawn: it must be the order the seeds follow
+    chunks = make_chunks({f"f{i}.txt": 3 for i in range(6)})
+    for seed in range(10):
+        selector = SeedSelector(chunks, ContextConstructionConfig(), random.Random(seed))
+        order = list(selector.first_order)
+        assert [c.source for c in selector.take(6)] == order

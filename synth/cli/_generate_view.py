@@ -1,8 +1,9 @@
 """How ``synth generate`` shows a run: the live progress display, the per-stage table at the end,
-and the ``--plan`` table."""
+the ``--plan`` table, and the goldens per file (the coverage table)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -11,6 +12,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from synth.contexts.coverage import Coverage, FileCoverage
 from synth.run.plan import Plan
 from synth.run.progress import Snapshot
 
@@ -80,6 +82,49 @@ def render_plan(plan: Plan) -> Table:
     return table
 
 
+#: file rows a coverage table shows at most (``--json`` lists them all)
+SHOWN_FILES = 20
+
+
+def coverage_line(coverage: Coverage) -> str:
+    """One line: files with goldens of the files ingested, and chunks used of the chunks stored."""
+    return (
+        f"coverage ({coverage.rule}): {coverage.files_covered} of {coverage.files_ingested} files, "
+        f"{coverage.seed_chunks} seed and {coverage.neighbour_chunks} neighbour chunks of "
+        f"{coverage.chunks_stored} stored"
+    )
+
+
+def render_coverage(coverage: Coverage, files: Sequence[FileCoverage] | None = None) -> Table:
+    """Goldens per file (``files``, default every file): its chunks, share and target, and after
+    a run what it delivered; the files short of their share first, at most SHOWN_FILES rows."""
+    rows = sorted(files if files is not None else coverage.files, key=lambda f: -f.shortfall)
+    delivered = any(f.delivered is not None for f in rows)
+    title = f"goldens per file ({coverage.rule} coverage)"
+    table = Table(title=title, header_style="bold", title_justify="left")
+    names = ["file", "chunks", "share", "target", *(["delivered"] if delivered else []), "short"]
+    for name in names:
+        table.add_column(name, justify="left" if name == "file" else "right")
+    for f in rows[:SHOWN_FILES]:
+        got = [str(f.delivered if f.delivered is not None else "-")] if delivered else []
+        short = str(f.shortfall) if f.shortfall else ""
+        table.add_row(
+            _shown_path(f.source), str(f.chunks), str(f.share), str(f.target), *got, short
+        )
+    if len(rows) > SHOWN_FILES:
+        table.add_row(f"... {len(rows) - SHOWN_FILES} more files", *([""] * (len(names) - 1)))
+    return table
+
+
+def _shown_path(path: str) -> str:
+    """``path`` relative to the working folder when it is under it (tables stay narrow)."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if relative.startswith("..") else relative
+
+
 def render(snap: Snapshot) -> Group:
     """The progress display at one moment: each stage's done/total, then one line of totals."""
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
@@ -126,4 +171,12 @@ class RichProgress:
         self.console.print(Text(text))
 
 
-__all__ = ["RichProgress", "render", "render_plan", "render_table"]
+__all__ = [
+    "SHOWN_FILES",
+    "RichProgress",
+    "coverage_line",
+    "render",
+    "render_coverage",
+    "render_plan",
+    "render_table",
+]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from synth.cli._exits import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
+from synth.contexts.coverage import Coverage
 from synth.dataset import SUFFIXES, Dataset
 from synth.errors import ConfigError
 from synth.pipeline import Synthesizer
@@ -306,6 +307,18 @@ def _print_table(manifest: dict[str, Any], dataset: Dataset, out: Console) -> No
     contexts = manifest.get("contexts") or {}
     if contexts.get("corpus_too_small"):
         print(small_corpus_note(int(contexts.get("reused_chunks", 0))))
+    if manifest.get("coverage"):
+        _print_coverage(Coverage.model_validate(manifest["coverage"]), out)
+
+
+def _print_coverage(coverage: Coverage, out: Console) -> None:
+    """The coverage line, and the table of the files that fell short of their share."""
+    from synth.cli._generate_view import coverage_line, render_coverage
+    from synth.cli.console import print_fitted
+
+    print(coverage_line(coverage))
+    if coverage.short:
+        print_fitted(out, render_coverage(coverage, coverage.short))
 
 
 def _synthesizer(config: PipelineConfig, args: argparse.Namespace) -> Synthesizer:
@@ -332,13 +345,16 @@ def _summary(manifest: dict[str, Any], output: Path, count: int) -> str:
 
 
 def _print_plan(plan: Plan, args: argparse.Namespace, out: Console) -> None:
-    from synth.cli._generate_view import render_plan
+    from synth.cli._generate_view import coverage_line, render_coverage, render_plan
     from synth.cli.console import print_fitted
 
     if args.json:
         print(json.dumps(plan.to_json(), ensure_ascii=False))
         return
     print_fitted(out, render_plan(plan))
+    if plan.coverage is not None:
+        print(coverage_line(plan.coverage))
+        print_fitted(out, render_coverage(plan.coverage))
     for note in plan.notes:
         print(f"note: {note}")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 import tiktoken
 from pydantic import Field, field_validator, model_validator
@@ -28,6 +28,9 @@ class ContextConstructionConfig(StageConfig):
     - ``max_contexts_per_document`` / ``min_contexts_per_document``: contexts per file in a run
       without a target count; the largest file gets the maximum, others in proportion to their size,
       none under the minimum (a top-up to N goldens may go past the maximum, fairly across files).
+    - ``coverage``: how seeds spread over files: ``"proportional"`` to each file's size in tokens,
+      or ``"uniform"``, every file alike (each file's share is capped by its chunks, and what a
+      file cannot give goes to the others; see :mod:`synth.contexts.coverage`).
     - ``max_context_length`` / ``min_context_length``: chunks per context (the seed included).
     - ``chunk_size`` / ``chunk_overlap``: tokens of ``encoding``, passed to ingestion.
     - ``encoding``: the tiktoken encoding chunks are measured in (None: ``cl100k_base``).
@@ -44,6 +47,7 @@ class ContextConstructionConfig(StageConfig):
 
     max_contexts_per_document: int = Field(default=3, ge=1)
     min_contexts_per_document: int = Field(default=1, ge=0)
+    coverage: Literal["proportional", "uniform"] = "proportional"
     max_context_length: int = Field(default=3, ge=1)
     min_context_length: int = Field(default=1, ge=1)
     chunk_size: int = Field(default=1024, ge=1)

@@ -1,26 +1,32 @@
-"""Seed selection: which chunks start a context, spread over files in proportion to their size.
+"""Seed selection: which chunks start a context, spread over files by the ``coverage`` rule.
 
-The selector yields seed chunks in a fixed, seeded order that is fair at every prefix:
+Each file has a weight: its size in tokens (``coverage = "proportional"``, the default) or the same
+for every file (``"uniform"``). The selector yields seed chunks in a fixed, seeded order that is
+fair at every prefix:
 
 1. every file first gets ``min_contexts_per_document`` seeds, files taken in a seeded order;
-2. then each file up to its quota, the largest file's quota being ``max_contexts_per_document`` and
-   the others' in proportion to their size (in tokens), never under the minimum; seats go to the
-   file with the highest ``size / (taken + 1)`` (D'Hondt), so any prefix is proportional too;
+2. then each file up to its quota, the heaviest file's quota being ``max_contexts_per_document``
+   and the others' in proportion to their weight, never under the minimum; seats go to the file
+   with the highest ``weight / (taken + 1)`` (D'Hondt), so any prefix is proportional too (with
+   equal weights: round robin in the seeded order);
 3. past the quotas (a top-up to N goldens needs more), the same rule without caps until every chunk
    has been used;
 4. then, if allowed, further passes that reuse chunks (the corpus is too small), counted in
    ``reused``.
 
 Chunks already claimed (``used``: seeds and neighbours grouped into contexts) are skipped, so no
-chunk is in two contexts of a run until the reuse passes.
+chunk is in two contexts of a run until the reuse passes. A file with nothing left to give drops
+out of the order, and its seats go to the others. :func:`seat_order` is the order itself, apart
+from the chunks, so a plan can count each file's seats (:mod:`synth.contexts.coverage`).
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from synth.contexts.config import ContextConstructionConfig
 from synth.data import Chunk
@@ -32,8 +38,9 @@ def seed_quotas(
 ) -> dict[str, int]:
     """Contexts per file for a run without a target count.
 
-    ``sizes``: each file's size (tokens); ``available``: its number of chunks. The largest file gets
-    ``max_contexts_per_document``, the others ``round(max * size / largest)`` clamped to
+    ``sizes``: each file's weight (its size in tokens, or 1 each for uniform coverage);
+    ``available``: its number of chunks. The heaviest file gets ``max_contexts_per_document``, the
+    others ``round(max * size / largest)`` clamped to
     ``[min_contexts_per_document, max_contexts_per_document]``, and none more than it has chunks.
     """
     if not sizes:
@@ -48,12 +55,56 @@ def seed_quotas(
 
 
 @dataclass
-class _File:
+class Seats:
+    """One file's standing in :func:`seat_order`: its weight and quota, the seats it has taken, and
+    whether it is ``full`` (has nothing more to give)."""
+
     source: str
-    size: int
-    order: list[Chunk]  # seeded order of this file's chunks
+    weight: float
     quota: int
     taken: int = 0
+    full: bool = False
+
+
+_S = TypeVar("_S", bound=Seats)
+
+
+def seat_order(files: Sequence[_S], minimum: int) -> Iterator[_S]:
+    """The file that takes each next seat: the minimum round by round, then D'Hondt up to the
+    quotas, then D'Hondt without them; ``files`` in the seeded order, the first winning a tie.
+
+    The caller counts a seat in ``taken`` when the file gave one and sets ``full`` when it could
+    not; both are read before each choice, and the order ends when every file is full.
+    """
+    for _ in range(minimum):
+        for file in files:
+            if not file.full and file.taken < min(minimum, file.quota):
+                yield file
+    for capped in (True, False):
+        while True:
+            best: _S | None = None
+            best_key = 0.0
+            for file in files:
+                if file.full or (capped and file.taken >= file.quota):
+                    continue
+                key = file.weight / (file.taken + 1)
+                if best is None or key > best_key:
+                    best, best_key = file, key
+            if best is None:
+                break
+            yield best
+
+
+def file_weights(sizes: Mapping[str, int], config: ContextConstructionConfig) -> dict[str, int]:
+    """Each file's weight in the seat order: its size, or 1 each for uniform coverage."""
+    if config.coverage == "uniform":
+        return dict.fromkeys(sizes, 1)
+    return dict(sizes)
+
+
+@dataclass
+class _File(Seats):
+    order: list[Chunk] = field(default_factory=list)  # seeded order of this file's chunks
     cursor: int = 0
 
 
@@ -67,7 +118,9 @@ class SeedSelector:
     pass the same set to :func:`synth.contexts.group.group_contexts`.
 
     ``default_count`` is the number of contexts a run without a target count makes (sum of the
-    quotas); ``max_passes`` bounds reuse: pass 1 uses each chunk at most once, later passes reuse
+    quotas); ``first_order`` is the seeded order of the files in the first pass, the tie-break
+    between equal claims (``rng`` is the selector's own: the order of the first pass is drawn from
+    it when the selector is made); ``max_passes`` bounds reuse: pass 1 uses each chunk at most once, later passes reuse
     chunks and count them in ``reused``.
     """
 
@@ -97,9 +150,12 @@ class SeedSelector:
         self.sizes = {
             s: sum(max(c.token_count, 1) for c in cs) for s, cs in self._by_source.items()
         }
-        self.quotas = seed_quotas(
-            self.sizes, {s: len(cs) for s, cs in self._by_source.items()}, self.config
-        )
+        self.weights = file_weights(self.sizes, self.config)
+        self.available = {s: len(cs) for s, cs in self._by_source.items()}
+        self.quotas = seed_quotas(self.weights, self.available, self.config)
+        # drawn first, as the first pass would, so a plan can read it before any seed is drawn
+        self.first_order = list(self._by_source)
+        self.rng.shuffle(self.first_order)
         self._stream: Iterator[Chunk] = self._passes()
 
     @property
@@ -154,14 +210,16 @@ class SeedSelector:
                 yield chunk
 
     def _one_pass(self, *, reuse: bool, offered: set[str]) -> Iterator[Chunk]:
-        sources = list(self._by_source)
-        self.rng.shuffle(sources)  # the tie-break order between files
+        sources = self.first_order
+        if reuse:
+            sources = list(self._by_source)
+            self.rng.shuffle(sources)  # the tie-break order between files
         files = []
         for source in sources:
             order = list(self._by_source[source])
             self.rng.shuffle(order)
             quota = self.quotas[source] if not reuse else len(order)
-            files.append(_File(source, self.sizes[source], order, quota))
+            files.append(_File(source, self.weights[source], quota, order=order))
 
         def draw(file: _File) -> Chunk | None:
             while file.cursor < len(file.order):
@@ -174,29 +232,12 @@ class SeedSelector:
                 return chunk
             return None
 
-        # 1. the minimum for every file, round by round
-        for _ in range(self.config.min_contexts_per_document):
-            for file in files:
-                if file.taken < min(self.config.min_contexts_per_document, file.quota):
-                    chunk = draw(file)
-                    if chunk is not None:
-                        yield chunk
-        # 2. up to the quotas, then 3. beyond them
-        for capped in (True, False):
-            while True:
-                best: _File | None = None
-                best_key = 0.0
-                for file in files:  # files are in the seeded order: the first wins a tie
-                    if file.cursor >= len(file.order) or (capped and file.taken >= file.quota):
-                        continue
-                    key = file.size / (file.taken + 1)
-                    if best is None or key > best_key:
-                        best, best_key = file, key
-                if best is None:
-                    break
-                chunk = draw(best)
-                if chunk is not None:
-                    yield chunk
+        for file in seat_order(files, self.config.min_contexts_per_document):
+            chunk = draw(file)
+            if chunk is None:
+                file.full = True  # every chunk it had left is claimed: its seats go to the others
+            else:
+                yield chunk
 
 
-__all__ = ["SeedSelector", "seed_quotas"]
+__all__ = ["SeedSelector", "Seats", "file_weights", "seat_order", "seed_quotas"]

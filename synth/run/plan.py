@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from synth._tokens import count_tokens
 from synth.contexts.config import ContextConstructionConfig
+from synth.contexts.coverage import Coverage, file_targets, measure_coverage
 from synth.data import Chunk, Context
 from synth.generate.plan import plan_requests
 from synth.llm.pricing import price_for
@@ -56,6 +57,8 @@ class Plan(BaseModel):
     stages: list[PlannedStage] = Field(default_factory=list)
     models: dict[str, str] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    #: each file's share and target of the goldens (a plan for documents)
+    coverage: Coverage | None = None
 
     @property
     def requests(self) -> int:
@@ -85,13 +88,14 @@ def _items(stage: str, contexts: int, per_context: int, evolutions: int) -> int:
 
 @dataclass(frozen=True)
 class PlanInputs:
-    """What a plan is made for: the contexts a run would start from, their seed chunks, and the
-    files and chunks ingested to find them."""
+    """What a plan is made for: the contexts a run would start from, their seed chunks, the
+    files and chunks ingested to find them, and how the goldens would cover the files."""
 
     contexts: Sequence[Context]
     seeds: Sequence[Chunk]
     files: int = 0
     chunks: int = 0
+    coverage: Coverage | None = None
 
 
 def first_contexts(feed: DocsFeed, chunks: Sequence[Chunk]) -> tuple[list[Context], list[Chunk]]:
@@ -107,6 +111,35 @@ def first_contexts(feed: DocsFeed, chunks: Sequence[Chunk]) -> tuple[list[Contex
         by_id.setdefault(chunk.id, chunk)
     seeds = [by_id[c.chunk_ids[0]] for c in contexts if c.chunk_ids[0] in by_id]
     return contexts, seeds
+
+
+def planned_coverage(
+    feed: DocsFeed,
+    configs: RunConfigs,
+    num_goldens: int | None,
+    *,
+    files: int,
+    contexts: Sequence[Context] = (),
+) -> Coverage:
+    """Each file's share and target of the goldens ``feed`` starts a run of ``num_goldens``
+    toward, out of ``files`` files read; ``contexts`` (a plan's :func:`first_contexts`) give the
+    chunks and files the planned goldens would use (none: counted once the run has goldens)."""
+    assert configs.contexts is not None
+    per_context = configs.generation.max_goldens_per_context
+    targets = file_targets(feed.selector, num_goldens=num_goldens, per_context=per_context)
+    goldens = len(contexts) * per_context
+    if num_goldens is not None:
+        goldens = min(goldens, num_goldens)
+    # one context per golden, in the run's order: the last context gives only what is still wanted
+    per_golden = [c for c in contexts for _ in range(per_context)][:goldens]
+    return measure_coverage(
+        configs.contexts.coverage,
+        targets,
+        per_golden,
+        files_ingested=files,
+        chunks_stored=len(feed.chunks),
+        delivered=False,
+    )
 
 
 def plan_docs(
@@ -128,7 +161,9 @@ def plan_docs(
     finally:
         pending.close()
         store.close()
-    inputs = PlanInputs(chosen, seeds, files=files_read(pending.report), chunks=len(chunks))
+    files = files_read(pending.report)
+    coverage = planned_coverage(feed, configs, num_goldens, files=files, contexts=chosen)
+    inputs = PlanInputs(chosen, seeds, files=files, chunks=len(chunks), coverage=coverage)
     generator, critic = models
     return make_plan(inputs, configs, generator=generator, critic=critic, num_goldens=num_goldens)
 
@@ -179,8 +214,38 @@ def make_plan(
         num_goldens=num_goldens,
         stages=stages,
         models={"generator": generator, "critic": critic},
-        notes=notes,
+        notes=notes + coverage_notes(inputs.coverage, num_goldens),
+        coverage=inputs.coverage,
     )
+
+
+#: files named at most in a note on shortfalls (the JSON lists them all)
+SHOWN_SHORT = 5
+
+
+def coverage_notes(coverage: Coverage | None, num_goldens: int | None) -> list[str]:
+    """The plan's note on coverage: the files whose chunks cannot give their share, and what
+    becomes of the goldens they cannot give."""
+    if coverage is None or not coverage.short:
+        return []
+    short = coverage.short
+    named = ", ".join(
+        f"{f.source} {f.target} of {f.share} ({f.chunks} chunk{'s' if f.chunks != 1 else ''})"
+        for f in short[:SHOWN_SHORT]
+    )
+    more = f" and {len(short) - SHOWN_SHORT} more" if len(short) > SHOWN_SHORT else ""
+    lacking = sum(f.shortfall for f in short)
+    goes = (
+        "the run makes that many fewer"
+        if num_goldens is None
+        else "other files give them where they can"
+    )
+    files = f"{len(short)} file{'s' if len(short) != 1 else ''}"
+    return [
+        f"{files} cannot give the {coverage.rule} share of goldens: {named}{more}; "
+        f"{lacking} golden{'s' if lacking != 1 else ''} short: {goes} "
+        "(--plan --json lists every file's target)"
+    ]
 
 
 def _planned_stage(
@@ -207,7 +272,10 @@ __all__ = [
     "Plan",
     "PlanInputs",
     "PlannedStage",
+    "SHOWN_SHORT",
+    "coverage_notes",
     "first_contexts",
     "make_plan",
     "plan_docs",
+    "planned_coverage",
 ]

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from synth.contexts.coverage import Coverage, measure_coverage
 from synth.contexts.feed import Feed
 from synth.data import Golden
 from synth.dataset import Dataset
@@ -84,6 +85,9 @@ class RunSession:
         self._dedup_embedder: Embedder | None = None
         self._dedup_mark = 0
         self.info: dict[str, Any] = {}
+        #: a run from documents: each file's planned goldens, measured against the goldens made
+        #: in the manifest's ``coverage`` (set by whoever makes the feed)
+        self.coverage: Coverage | None = None
         self.status = "running"
         self.stream: Stream | None = None
         self.feed: Feed | None = None
@@ -368,8 +372,29 @@ class RunSession:
                 "reused_chunks": shared,
                 "corpus_too_small": shared > 0,
             }
+        if self.coverage is not None:
+            manifest["coverage"] = self._coverage(self.coverage).model_dump(mode="json")
         self.manifest = manifest
         self.dir.write_manifest(manifest)
+
+    def _coverage(self, planned: Coverage) -> Coverage:
+        """``planned`` measured against the goldens: those delivered once the run has ended, those
+        kept so far while it goes (the files' rows get their delivered counts only at the end)."""
+        stream, result = self.stream, self.result
+        if result is not None:
+            drafts = result.goldens
+        elif stream is not None:
+            drafts = stream.dedup.kept if stream.dedup is not None else stream.kept
+        else:
+            drafts = []
+        return measure_coverage(
+            planned.rule,
+            planned.files,
+            (d.context for d in drafts),
+            files_ingested=planned.files_ingested,
+            chunks_stored=planned.chunks_stored,
+            delivered=result is not None,
+        )
 
 
 def replay_note(run_dir: str, failures: int) -> str:
