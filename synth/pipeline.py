@@ -17,7 +17,7 @@ The whole flow, in the order the data moves (each step names the module that doe
 
 Candidates stream through steps 3 to 10 independently, at most ``max_concurrent`` requests in
 flight. Around the flow, ``synth.run``: a run's models, setup, directory, manifest and progress,
-held by its ``session``. Randomness comes from ``seed`` only: same seed, inputs, cache: same goldens.
+held by its ``session``. Randomness comes from ``seed`` alone: same seed, inputs, cache, goldens.
 """
 
 from __future__ import annotations

@@ -42,9 +42,7 @@ from __future__ import annotations
 
 import bisect
 import json
-import re
 from collections.abc import Sequence
-from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict, field_validator
 from rapidfuzz import fuzz
@@ -52,6 +50,7 @@ from rapidfuzz.distance import OSA, Levenshtein
 
 from synth._untrusted import escape
 from synth._words import overlap, words
+from synth.generate._quote_text import WORD_TOKEN, NormalText, is_word_char, word_key
 
 #: the least fuzzy ratio (0..1, on the normalized, case-folded texts) a match needs
 MIN_RATIO = 0.9
@@ -67,30 +66,6 @@ _SHOWN_QUOTE = 60
 # a fuzzy window may start this many words early or late; words are read this far around it
 _SLACK_WORDS = 2
 _WORD_WIDTH = 12
-
-_MAP = {
-    **dict.fromkeys("‘’‚‛′‹›", "'"),
-    **dict.fromkeys("“”„‟″«»", '"'),
-    **dict.fromkeys("–—‒―−‐‑", "-"),
-    "ﬀ": "ff",
-    "ﬁ": "fi",
-    "ﬂ": "fl",
-    "ﬃ": "ffi",
-    "ﬄ": "ffl",
-    "…": "...",
-}
-_HYPHENS = "-\u2010\u2011\u00ad"
-_INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
-# What normalization changes, each branch starting with a character set so the scan stays fast:
-# a hyphen after a letter, then whitespace, then a letter is a word broken across lines (joined);
-# whitespace other than one plain space (most of them, left alone); invisible and mapped characters.
-_SPECIAL = re.compile(
-    rf"[{_HYPHENS}](?<=[^\W\d_].)\s+(?=[^\W\d_])"
-    r"| ?[^\S ]\s*| {2,}\s*"
-    rf"|[{_INVISIBLE}{''.join(_MAP)}]"
-)
-# a word for pairing: apostrophes and hyphens inside it keep it whole ("don't", "e-mail")
-_TOKEN = re.compile(r"\w+(?:['-]\w+)*")
 
 
 class SourceChunk(BaseModel):
@@ -136,94 +111,15 @@ class Grounding(BaseModel):
     all_found: bool
 
 
-class _Normal:
-    """A text normalized for matching, with each normalized character's span in the original.
-
-    The offset map is kept as segments, each starting at a normalized position: a copied run of
-    the original (``copied``) maps character by character, a replacement maps every character it
-    holds to the whole span it replaced. Only a citation's two ends are ever looked up.
-    """
-
-    def __init__(self, text: str) -> None:
-        pieces: list[str] = []
-        self._at: list[int] = []  # where each segment starts in the normalized text
-        self._segments: list[tuple[int, int, bool]] = []  # (original start, end, copied)
-        size = pos = 0
-        for match in _SPECIAL.finditer(text):
-            a, b = match.span()
-            if a > pos:
-                size = self._add(pieces, text[pos:a], size, (pos, a, True))
-            found = match.group()
-            if found[0].isspace():
-                size = self._add(pieces, " ", size, (a, b, False))
-            elif found in _MAP:
-                size = self._add(pieces, _MAP[found], size, (a, b, False))
-            # else a broken word's hyphen and whitespace, or an invisible character: nothing
-            pos = b
-        if pos < len(text):
-            self._add(pieces, text[pos:], size, (pos, len(text), True))
-        self.text = "".join(pieces)
-
-    def _add(self, pieces: list[str], piece: str, size: int, segment: tuple[int, int, bool]) -> int:
-        pieces.append(piece)
-        self._at.append(size)
-        self._segments.append(segment)
-        return size + len(piece)
-
-    def _span_of(self, index: int) -> tuple[int, int]:
-        """The span of the original text that normalized character ``index`` came from."""
-        k = bisect.bisect_right(self._at, index) - 1
-        start, end, copied = self._segments[k]
-        if copied:
-            start += index - self._at[k]
-            return start, start + 1
-        return start, end
-
-    @cached_property
-    def folded(self) -> str:
-        """The text lowercased character by character, so positions stay the same."""
-        lowered = self.text.lower()
-        if len(lowered) == len(self.text):
-            return lowered
-        # a few characters lowercase to two ("İ"): those keep their case
-        return "".join(c.lower() if len(c.lower()) == 1 else c for c in self.text)
-
-    def tokens(self, start: int, end: int) -> list[tuple[int, int, str]]:
-        """The words overlapping ``[start, end)`` as (start, end, key), normalized positions."""
-        start = self.text.rfind(" ", 0, max(0, start)) + 1
-        stop = self.text.find(" ", end)
-        stop = len(self.text) if stop < 0 else stop
-        return [
-            (m.start(), m.end(), _key(m.group())) for m in _TOKEN.finditer(self.text, start, stop)
-        ]
-
-    def original(self, start: int, end: int, source: str) -> tuple[int, int]:
-        """The span of ``source`` (the original text) that normalized ``[start, end)`` came from."""
-        a, b = self._span_of(start)[0], self._span_of(end - 1)[1]
-        while a < b and source[a].isspace():
-            a += 1
-        while b > a and source[b - 1].isspace():
-            b -= 1
-        return a, b
-
-
-def _key(word: str) -> str:
-    return word.casefold().replace("-", "")
-
-
-def _is_word_char(c: str) -> bool:
-    return c.isalnum() or c == "_"
-
-
 def _too_short(quote: str) -> bool:
     return sum(1 for w in words(quote) if len(w) >= 2) < 2
 
 
 def _at_word_bounds(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` neither begins nor ends inside a word of ``text``."""
-    if start > 0 and _is_word_char(text[start - 1]) and _is_word_char(text[start]):
+    if start > 0 and is_word_char(text[start - 1]) and is_word_char(text[start]):
         return False
-    return not (end < len(text) and _is_word_char(text[end - 1]) and _is_word_char(text[end]))
+    return not (end < len(text) and is_word_char(text[end - 1]) and is_word_char(text[end]))
 
 
 def _find(needle: str, haystack: str) -> int | None:
@@ -271,7 +167,7 @@ def _same_words(quote: Sequence[str], span: Sequence[str]) -> bool:
 
 
 def _is_punctuation(c: str) -> bool:
-    return not (_is_word_char(c) or c.isspace())
+    return not (is_word_char(c) or c.isspace())
 
 
 def _punctuation_run(text: str, *, leading: bool) -> int:
@@ -284,7 +180,7 @@ def _punctuation_run(text: str, *, leading: bool) -> int:
     return count
 
 
-def _fuzzy(quote: str, chunk: _Normal, min_ratio: float) -> tuple[float, int, int] | None:
+def _fuzzy(quote: str, chunk: NormalText, min_ratio: float) -> tuple[float, int, int] | None:
     """The best fuzzy match of normalized ``quote`` in ``chunk``: (ratio, start, end) normalized."""
     folded_quote = quote.lower()
     alignment = fuzz.partial_ratio_alignment(
@@ -292,7 +188,7 @@ def _fuzzy(quote: str, chunk: _Normal, min_ratio: float) -> tuple[float, int, in
     )
     if alignment is None:
         return None
-    wanted = [_key(m.group()) for m in _TOKEN.finditer(quote)]
+    wanted = [word_key(m.group()) for m in WORD_TOKEN.finditer(quote)]
     # the window may start and end a word or two off: try the word runs around its ends
     slack = 2 * _SLACK_WORDS * _WORD_WIDTH
     tokens = chunk.tokens(alignment.dest_start - slack, alignment.dest_end + slack)
@@ -336,12 +232,12 @@ def _page(chunk: SourceChunk, start: int) -> int | None:
 def _locate(
     quote: str,
     chunks: Sequence[SourceChunk],
-    normals: Sequence[_Normal],
+    normals: Sequence[NormalText],
     min_ratio: float,
 ) -> Citation | None:
     if not quote.strip() or _too_short(quote):
         return None
-    wanted = _Normal(quote).text.strip()
+    wanted = NormalText(quote).text.strip()
 
     def cite(index: int, start: int, end: int, ratio: float) -> Citation:
         chunk = chunks[index]
@@ -380,14 +276,14 @@ def locate(
     quote: str, chunks: Sequence[SourceChunk], *, min_ratio: float = MIN_RATIO
 ) -> Citation | None:
     """The citation of ``quote`` in the first chunk holding it (exact, then fuzzy), or None."""
-    return _locate(quote, chunks, [_Normal(chunk.text) for chunk in chunks], min_ratio)
+    return _locate(quote, chunks, [NormalText(chunk.text) for chunk in chunks], min_ratio)
 
 
 def locate_all(
     quotes: Sequence[str], chunks: Sequence[SourceChunk], *, min_ratio: float = MIN_RATIO
 ) -> list[Citation | None]:
     """The citation of each quote (None for one not located), in the order of ``quotes``."""
-    normals = [_Normal(chunk.text) for chunk in chunks]
+    normals = [NormalText(chunk.text) for chunk in chunks]
     return [_locate(quote, chunks, normals, min_ratio) for quote in quotes]
 
 
@@ -414,7 +310,7 @@ def grounding(
         if citation.chunk_id not in texts:
             raise ValueError(f"citation of chunk {citation.chunk_id!r}, which is not given")
         # normalized, so a word broken across lines in the chunk counts as the word
-        passages.append(_Normal(texts[citation.chunk_id][citation.start : citation.end]).text)
+        passages.append(NormalText(texts[citation.chunk_id][citation.start : citation.end]).text)
     found = len(passages)
     coverage = overlap(answer, passages)
     return Grounding(
