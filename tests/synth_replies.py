@@ -76,7 +76,9 @@ def _untag(block: str, name: str | None = None) -> str:
 
 def _sentences(text: str) -> list[str]:
     lines = [s.strip() for s in _SENTENCE.findall(text)]
-    return [s for s in lines if len(_WORDS.findall(s)) >= 5] or [text.strip()[:160] or "the topic"]
+    # too short for a sentence: its first words, from inside the tags (a quote must be its text)
+    fallback = " ".join(_untag(text).split()[:25])
+    return [s for s in lines if len(_WORDS.findall(s)) >= 5] or [fallback or "the topic"]
 
 
 def _question(sentence: str, n: int) -> str:

@@ -16,12 +16,12 @@ from synth.dataset import SUFFIXES, Dataset
 from synth.errors import ConfigError
 from synth.pipeline import Synthesizer
 from synth.run.config import PipelineConfig, load_pipeline
+from synth.run.dir import replay_note
 from synth.run.models import default_model_spec
 from synth.run.output import claim_output
 from synth.run.plan import Plan
 from synth.run.progress import NullProgress
 from synth.run.rejects import first_drops
-from synth.run.session import replay_note
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -101,6 +101,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="record each golden's source_files as absolute paths (default: relative to the "
         "folder the command runs in)",
     )
+    _add_gates(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    p.add_argument("--quiet", action="store_true", help="no progress display; print one line")
+
+
+def _add_gates(p: argparse.ArgumentParser) -> None:
+    """The gates on what a golden must show (grounding, difficulty), as flags."""
     p.add_argument(
         "--grounding-threshold",
         type=float,
@@ -115,8 +122,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="at most this share (0..1) of the goldens may be easy for keyword search; the "
         "others are replaced (default: no limit)",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
-    p.add_argument("--quiet", action="store_true", help="no progress display; print one line")
 
 
 def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:

@@ -237,6 +237,20 @@ class RunDir:
         self.close()
 
 
+def replay_note(run_dir: str, failures: int) -> str:
+    """What a rerun of a finished run tells the user: nothing was asked, and how to retry."""
+    failed = (
+        f"; its {failures} request{'s' if failures != 1 else ''} that failed after retries "
+        "were not retried"
+        if failures
+        else ""
+    )
+    return (
+        f"run {run_dir} had already finished: its saved goldens were returned and no request was "
+        f"made{failed}; to run it afresh (retrying what failed), choose a new --run-dir"
+    )
+
+
 __all__ = [
     "MANIFEST",
     "RUNS_FOLDER",
@@ -244,5 +258,6 @@ __all__ = [
     "Journal",
     "RunDir",
     "fingerprint_paths",
+    "replay_note",
     "run_id",
 ]

@@ -28,7 +28,7 @@ from synth.llm.base import LLM
 from synth.llm.limiter import RateLimiter
 from synth.llm.usage import Usage
 from synth.run.difficulty import DifficultyMeter, max_easy
-from synth.run.dir import Journal, RunDir
+from synth.run.dir import Journal, RunDir, replay_note
 from synth.run.gc import frozen_heap
 from synth.run.manifest import (
     USAGE_FIELDS,
@@ -381,12 +381,7 @@ class RunSession:
         """``planned`` measured against the goldens: those delivered once the run has ended, those
         kept so far while it goes (the files' rows get their delivered counts only at the end)."""
         stream, result = self.stream, self.result
-        if result is not None:
-            drafts = result.goldens
-        elif stream is not None:
-            drafts = stream.dedup.kept if stream.dedup is not None else stream.kept
-        else:
-            drafts = []
+        drafts = result.goldens if result is not None else stream.goldens if stream else []
         return measure_coverage(
             planned.rule,
             planned.files,
@@ -397,18 +392,4 @@ class RunSession:
         )
 
 
-def replay_note(run_dir: str, failures: int) -> str:
-    """What a rerun of a finished run tells the user: nothing was asked, and how to retry."""
-    failed = (
-        f"; its {failures} request{'s' if failures != 1 else ''} that failed after retries "
-        "were not retried"
-        if failures
-        else ""
-    )
-    return (
-        f"run {run_dir} had already finished: its saved goldens were returned and no request was "
-        f"made{failed}; to run it afresh (retrying what failed), choose a new --run-dir"
-    )
-
-
-__all__ = ["GOLDENS", "MANIFEST_EVERY", "RunSession", "replay_note"]
+__all__ = ["GOLDENS", "MANIFEST_EVERY", "RunSession"]

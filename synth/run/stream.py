@@ -111,6 +111,11 @@ class Stream:
         return len(self.dedup.kept) if self.dedup is not None else len(self.kept)
 
     @property
+    def goldens(self) -> list[Draft]:
+        """The drafts kept so far, in order (after deduplication, when on)."""
+        return self.dedup.kept if self.dedup is not None else self.kept
+
+    @property
     def committed(self) -> list[Slot]:
         """The candidates whose drafts were offered so far, in order."""
         return self.slots[: self.head]
@@ -253,8 +258,7 @@ class Stream:
     def _past_easy_cap(self, draft: Draft) -> bool:
         if self.max_easy is None or not is_easy(draft):
             return False
-        kept = self.dedup.kept if self.dedup is not None else self.kept
-        return sum(1 for d in kept if is_easy(d)) >= self.max_easy
+        return sum(1 for d in self.goldens if is_easy(d)) >= self.max_easy
 
     def _enough(self) -> bool:
         return (
@@ -271,7 +275,7 @@ class Stream:
         await self.feed.aclose()
 
     def _result(self) -> StreamResult:
-        goldens = self.dedup.kept if self.dedup is not None else list(self.kept)
+        goldens = list(self.goldens)
         result = StreamResult(
             goldens=goldens,
             committed=self.committed,
