@@ -49,6 +49,7 @@ def test_settings_and_header(result: dict) -> None:
     settings = result["settings"]
     assert settings["latency"] == 0.01 and settings["rpm"] == 3000
     assert settings["max_concurrent"] == 4 and settings["embedder"] == "hash"
+    assert settings["difficulty"] == "measured"
     assert settings["corpus"].startswith("sample_docs x 2")
     assert result["versions"]["synth"] not in ("", "missing")
     assert result["aims"] == {"floor_ratio": 1.5, "requests_per_golden": 3.0}
@@ -83,3 +84,19 @@ def test_floor_follows_from_chain_and_rate(result: dict) -> None:
     assert run["floor_ratio"] == pytest.approx(run["seconds"] / run["floor_seconds"])
     assert run["concurrency_floor_seconds"] == pytest.approx(run["requests"]["requests"] * 0.01 / 4)
     assert run["bound_ratio"] <= run["floor_ratio"]
+
+
+def test_the_control_run_measures_no_difficulty(tmp_path: Path) -> None:
+    out = tmp_path / "control.json"
+    args = ["--goldens", "4", "--copies", "1", "--latency", "0.01", "--no-difficulty"]
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), *args, "--workdir", str(tmp_path), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["settings"]["difficulty"] == "not measured"
+    (saved,) = tmp_path.rglob("goldens.jsonl")
+    goldens = [json.loads(line) for line in saved.read_text().splitlines()]
+    assert len(goldens) == 4 and all("difficulty" not in g["metadata"] for g in goldens)
