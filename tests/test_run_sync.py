@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Any
 
@@ -14,6 +15,9 @@ from synth.run.sync import sync_twin, warn_if_short, warns_if_short
 
 SHORT = {"num_goldens": 4, "delivered": 1, "shortfall": ["every given context was used"]}
 FULL = {"num_goldens": 2, "delivered": 2}
+#: under mutmut every function runs through a trampoline, one frame more between the caller and
+#: the warning, so where a warning points is checked only outside it
+MUTMUT = "mutmut" in sys.modules
 WARNING = (
     "delivered 1 of 4 goldens: every given context was used (the dataset's shortfall and the "
     "run's manifest list every drop)"
@@ -44,7 +48,7 @@ def test_warn_if_short_names_the_shortfall_in_the_callers_place() -> None:
         warn_if_short(Dataset([], FULL), stacklevel=1)
         warn_if_short(Dataset([]), stacklevel=1)
     assert [(w.category, str(w.message)) for w in caught] == [(ShortfallWarning, WARNING)]
-    assert caught[0].filename == __file__
+    assert caught[0].filename == __file__ or MUTMUT
 
 
 def test_the_async_method_warns_once_at_the_line_that_awaited_it() -> None:
@@ -60,7 +64,8 @@ def test_the_async_method_warns_once_at_the_line_that_awaited_it() -> None:
         dataset = asyncio.run(caller())
     assert dataset.metadata == SHORT and maker.calls == [(SHORT, 3)]
     assert [(w.category, str(w.message)) for w in caught] == [(ShortfallWarning, WARNING)]
-    assert (caught[0].filename, caught[0].lineno) == (__file__, caller.__code__.co_firstlineno + 1)
+    line = caller.__code__.co_firstlineno + 1
+    assert (caught[0].filename, caught[0].lineno) == (__file__, line) or MUTMUT
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert len(asyncio.run(maker.a_make_goldens(FULL))) == 0  # nothing short: no warning
@@ -73,7 +78,7 @@ def test_the_twin_runs_the_method_once_and_warns_once_at_its_callers_line() -> N
         dataset = maker.make_goldens(SHORT, extra=5)
     assert dataset.metadata == SHORT and maker.calls == [(SHORT, 5)]
     assert [(w.category, str(w.message)) for w in caught] == [(ShortfallWarning, WARNING)]
-    assert caught[0].filename == __file__
+    assert caught[0].filename == __file__ or MUTMUT
     with pytest.warns(ShortfallWarning, match="delivered 1 of 4"):
         maker.make_goldens(SHORT)
     with warnings.catch_warnings():
