@@ -1,0 +1,34 @@
+"""The ``.csv`` dataset file (synth/dataset/_csv.py): what mutation testing found unchecked,
+read back exactly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from synth import Dataset, DatasetError
+
+HEADER = "input,context,metadata\n"
+
+
+def _load(tmp_path: Path, text: str) -> Dataset:
+    path = tmp_path / "d.csv"
+    path.write_text(text, encoding="utf-8")
+    return Dataset.load(path)
+
+
+def test_a_cell_that_is_not_json_names_the_shape_its_field_takes(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    with pytest.raises(DatasetError) as caught:
+        _load(tmp_path, HEADER + 'q,[],"{bad"\n')
+    assert str(caught.value) == (
+        f"{path}: row 2: field 'metadata': expected a JSON object in the cell, got invalid JSON "
+        "(Expecting property name enclosed in double quotes)"
+    )
+    with pytest.raises(DatasetError) as listed:
+        _load(tmp_path, HEADER + "q,[a,{}\n")
+    assert str(listed.value) == (
+        f"{path}: row 2: field 'context': expected a JSON list in the cell, got invalid JSON "
+        "(Expecting value)"
+    )
