@@ -32,3 +32,18 @@ def test_a_cell_that_is_not_json_names_the_shape_its_field_takes(tmp_path: Path)
         f"{path}: row 2: field 'context': expected a JSON list in the cell, got invalid JSON "
         "(Expecting value)"
     )
+
+
+def test_empty_cells_of_lists_and_metadata_take_their_defaults(tmp_path: Path) -> None:
+    header = "input,actual_output,context,retrieval_context,context_ids,source_files,metadata\n"
+    dataset = _load(tmp_path, header + "q,,,,,,\n")
+    golden = dataset[0]
+    assert (golden.actual_output, golden.context, golden.retrieval_context) == (None, None, None)
+    assert (golden.context_ids, golden.source_files, golden.metadata) == ([], [], {})
+
+
+def test_a_row_that_stops_before_its_input_is_missing_one(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    with pytest.raises(DatasetError) as caught:
+        _load(tmp_path, 'context,input\n"[""c""]"\n')
+    assert str(caught.value) == (f"{path}: row 2: field 'input': missing (every golden needs one)")
