@@ -107,3 +107,14 @@ def test_a_twin_of_a_method_without_a_docstring_or_a_check() -> None:
     assert twin.__qualname__.endswith("<locals>.bare")
     with pytest.warns(ShortfallWarning, match="delivered 0 of 2"):
         twin(2)  # the twin warns even when the method did not
+
+
+def test_a_twin_made_now_runs_the_unchecked_method_and_warns_once() -> None:
+    # made inside the test, not at import: mutmut switches its mutants on only while tests run
+    twin = sync_twin(Maker.a_make_goldens)
+    maker = Maker()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        twin(maker, SHORT)
+    assert [str(w.message) for w in caught] == [WARNING]  # the method's own check not run too
+    assert twin.__name__ == "make_goldens" and twin.__qualname__ == "Maker.make_goldens"
