@@ -47,3 +47,10 @@ def test_a_row_that_stops_before_its_input_is_missing_one(tmp_path: Path) -> Non
     with pytest.raises(DatasetError) as caught:
         _load(tmp_path, 'context,input\n"[""c""]"\n')
     assert str(caught.value) == (f"{path}: row 2: field 'input': missing (every golden needs one)")
+
+
+def test_a_text_cell_in_double_quotes_is_read_as_json(tmp_path: Path) -> None:
+    # the cell holds "hello" with its quotes (doubled in CSV): JSON for the text hello
+    dataset = _load(tmp_path, 'input,expected_output\n"""hello""","""a"" and ""b"""\n')
+    assert dataset[0].input == "hello"
+    assert dataset[0].expected_output == '"a" and "b"'  # not JSON: kept as typed
