@@ -46,7 +46,13 @@ def work_dir(module: str) -> Path:
     return WORK / module.removesuffix(".py").replace("/", ".")
 
 
-def prepare(module: str, tests: list[str], *, resume: bool) -> Path:
+#: mutmut stops a mutant's tests after this many times their measured time, plus a second
+TIMEOUT_MULTIPLIER = 5.0
+
+
+def prepare(
+    module: str, tests: list[str], *, resume: bool, timeout_multiplier: float = TIMEOUT_MULTIPLIER
+) -> Path:
     """Lay out the module's work folder and return it."""
     folder = work_dir(module)
     if folder.exists() and not resume:
@@ -80,8 +86,9 @@ def prepare(module: str, tests: list[str], *, resume: bool) -> Path:
                 # a mutant that makes a test wait forever (a slot never handed back) is stopped
                 # after this many times its tests' measured time, plus a second; mutmut's 15
                 # made each such limiter mutant cost 2.5 minutes. The times are measured in the
-                # same run, under the same load, so 5 still leaves a slow survivor room to pass
-                "timeout_multiplier": 5.0,
+                # same run, under the same load, so 5 still leaves a slow survivor room to pass;
+                # under `nice -n 19` beside busy processes it does not (see --timeout-multiplier)
+                "timeout_multiplier": timeout_multiplier,
             },
         }
     }
@@ -96,8 +103,15 @@ def mutmut(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=folder, env=env, text=True, capture_output=True)
 
 
-def run_module(module: str, tests: list[str], *, resume: bool, jobs: int) -> bool:
-    folder = prepare(module, tests, resume=resume)
+def run_module(
+    module: str,
+    tests: list[str],
+    *,
+    resume: bool,
+    jobs: int,
+    timeout_multiplier: float = TIMEOUT_MULTIPLIER,
+) -> bool:
+    folder = prepare(module, tests, resume=resume, timeout_multiplier=timeout_multiplier)
     started = time.monotonic()
     for _ in range(3):
         run = mutmut(folder, "run", "--max-children", str(jobs))
@@ -137,6 +151,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print the modules and their tests")
     parser.add_argument("--resume", action="store_true", help="keep earlier results")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="mutants at once")
+    parser.add_argument(
+        "--timeout-multiplier",
+        type=float,
+        default=TIMEOUT_MULTIPLIER,
+        help="stop a mutant's tests after this many times their measured time (default 5); "
+        "raise it when the run is niced beside busy processes, whose turns a niced mutant "
+        "waits for, so that a slow survivor is not called a timeout",
+    )
     args = parser.parse_args(argv)
     targets = load_targets()
     if args.list:
@@ -149,7 +171,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     ok = True
     for module in args.modules or list(targets):
-        ok = run_module(module, targets[module], resume=args.resume, jobs=args.jobs) and ok
+        ok = (
+            run_module(
+                module,
+                targets[module],
+                resume=args.resume,
+                jobs=args.jobs,
+                timeout_multiplier=args.timeout_multiplier,
+            )
+            and ok
+        )
     return 0 if ok else 1
 
 
