@@ -28,6 +28,6 @@
     filters: ["difficulty", "file"],
     detail: context,
   });
-  // the table first, the plots after: the goldens are what a reader looks for on opening
+  // the table first, the plots after the page has loaded: the goldens can be read meanwhile
   drawFigures(REPORT.figures);
 })();
