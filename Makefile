@@ -4,8 +4,15 @@ BIN = $(VENV)/bin
 
 .PHONY: setup test lint mutation
 
-# torch first, pinned to the CPU build, so the `local` extra does not pull a multi-GB GPU build
+# torch first, pinned to the CPU build, so the `local` extra does not pull a multi-GB GPU build;
+# the browser tests drive Debian's chromium (Playwright's own browser download is not reachable),
+# installed here when it is missing and we may (root); elsewhere install it yourself
 setup:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+		else echo "make setup: chromium is missing: install it (apt-get install chromium) for the browser tests"; fi; \
+	fi
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0

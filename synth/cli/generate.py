@@ -104,6 +104,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     _add_gates(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     p.add_argument("--quiet", action="store_true", help="no progress display; print one line")
+    p.add_argument(
+        "--report",
+        action="store_true",
+        help="also write the dataset's HTML report beside it (OUT with .html; see synth report)",
+    )
 
 
 def _add_gates(p: argparse.ArgumentParser) -> None:
@@ -226,23 +231,32 @@ def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
     dataset = _generate(synthesizer, args, config)
     dataset.save(output)
     manifest = synthesizer.manifest or {}
+    report = _write_report(dataset, manifest, output) if args.report else None
     _print_notes(manifest, args)
     if args.json:
-        print(
-            json.dumps(
-                {"output": str(output), "goldens": len(dataset), **manifest}, ensure_ascii=False
-            )
-        )
+        written = {"output": str(output), **({"report": str(report)} if report else {})}
+        print(json.dumps({**written, "goldens": len(dataset), **manifest}, ensure_ascii=False))
     else:
         if not args.quiet:
             _print_table(manifest, dataset, out)
         print(_summary(manifest, output, len(dataset)))
+        if report is not None:
+            print(f"report: {report}")
     short = dataset.shortfall
     if short is None:
         return EXIT_OK
     sys.stdout.flush()  # the summary first, then the line that explains the exit code
     print(f"synth: {short} (exit code {EXIT_PARTIAL})", file=sys.stderr)
     return EXIT_PARTIAL
+
+
+def _write_report(dataset: Dataset, manifest: dict[str, Any], output: Path) -> Path:
+    """The dataset's HTML report, written beside it (``goldens.jsonl`` -> ``goldens.html``)."""
+    from synth._files import write_atomic
+    from synth.report import dataset_report
+
+    target = output.with_suffix(".html")
+    return write_atomic(target, dataset_report(dataset, manifest=manifest or None, source=output))
 
 
 def _generate(

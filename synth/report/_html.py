@@ -1,0 +1,85 @@
+"""The machinery every report shares: the template engine, the inlined plot library, and data
+embedded in the page so that no document or model text is ever read as markup.
+
+A report is one self-contained HTML file: its styles, scripts and the plotly.js bundle are inlined,
+so it opens from disk with no network. Text from documents and models reaches the page two ways,
+both escaped: through jinja2 with autoescape on (the header, the stage table), or as JSON in a
+``<script type="application/json">`` block (:func:`script_json`) that the page's script reads and
+puts into the page with ``textContent``, never ``innerHTML``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import jinja2
+    from markupsafe import Markup
+
+# inside a <script> element the HTML parser ends the script at "</script" and opens comments at
+# "<!--", whatever JSON means: the JSON escapes below keep both out while JSON.parse reads the same
+# value back (U+2028/2029 are escaped for the scripts that still read JSON as JavaScript)
+_SCRIPT_ESCAPES = {
+    ord("<"): "\\u003c",
+    ord(">"): "\\u003e",
+    ord("&"): "\\u0026",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+
+
+def script_json(value: Any) -> Markup:
+    """``value`` as JSON that is safe inside a ``<script>`` element (no ``<``, ``>`` or ``&``)."""
+    from markupsafe import Markup
+
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return Markup(text.translate(_SCRIPT_ESCAPES))
+
+
+@functools.cache
+def plotly_js() -> Markup:
+    """The plotly.js bundle, to inline in a ``<script>`` element (read once per process)."""
+    from markupsafe import Markup
+    from plotly.offline import get_plotlyjs
+
+    # the minified bundle holds no "</script" today; escaping it keeps a future one from ending
+    # the element early (a JavaScript string reads "<\/" as "</")
+    return Markup(get_plotlyjs().replace("</script", "<\\/script"))
+
+
+@functools.cache
+def static(name: str) -> Markup:
+    """The report's own script or style sheet ``name`` (under ``templates/``), inlined as it is:
+    not read as a template, so a ``{#`` in JavaScript stays JavaScript."""
+    from importlib.resources import files
+
+    from markupsafe import Markup
+
+    return Markup((files("synth.report") / "templates" / name).read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _environment() -> jinja2.Environment:
+    import jinja2
+
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("synth.report", "templates"),
+        autoescape=True,  # every file, .html.j2 or not: a template never emits unescaped text
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.globals["static"] = static
+    return environment
+
+
+def render(template: str, **context: Any) -> str:
+    """The page that ``template`` (a file under ``synth/report/templates``) makes of ``context``;
+    ``plotly`` (the bundle) and ``data`` (``context["data"]`` as script-safe JSON) are added."""
+    data = script_json(context.pop("data", {}))
+    return _environment().get_template(template).render(plotly=plotly_js(), data=data, **context)
+
+
+__all__ = ["plotly_js", "render", "script_json", "static"]

@@ -1,0 +1,202 @@
+"""The dataset report: :func:`dataset_report`, one self-contained HTML page about a dataset.
+
+What the run did (header and stage counts, from the run's manifest when there is one), what the
+dataset holds (plots drawn from :func:`synth.inspect_dataset` and the goldens' measurements), and
+every golden in a table that sorts, filters and pages, each row opening its context with the
+cited spans marked.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from synth._words import words
+from synth.data import Golden
+from synth.dataset import Dataset
+from synth.dataset.inspect import DatasetInspection, inspect_dataset
+from synth.report import _figures
+from synth.report._html import render
+from synth.report._manifest import find_manifest, load_manifest
+from synth.report._rows import mapping, number, table
+
+
+def dataset_report(
+    dataset: Dataset | str | os.PathLike[str] | Sequence[Golden],
+    *,
+    manifest: Mapping[str, Any] | str | os.PathLike[str] | None = None,
+    title: str | None = None,
+    source: str | os.PathLike[str] | None = None,
+) -> str:
+    """The HTML page reporting on ``dataset`` (a Dataset, a dataset file or a list of goldens).
+
+    ``manifest`` is the run's manifest (a dict, or the path of a ``manifest.json`` or of its run
+    directory); without one it is looked for from the dataset's ``run_id`` (see
+    :func:`synth.report.find_manifest`), and the report leaves out what only a manifest knows.
+    ``source`` names the dataset's file when ``dataset`` is already loaded (default: ``dataset``
+    itself when it is a path); the manifest is looked for beside it too.
+    Write the page with ``Path("dataset.html").write_text(html, encoding="utf-8")``.
+    """
+    if source is None and isinstance(dataset, str | os.PathLike):
+        source = dataset
+    data = Dataset.coerce(dataset)
+    if manifest is None:
+        run = find_manifest(data.metadata, source)
+    else:
+        run = dict(manifest) if isinstance(manifest, Mapping) else load_manifest(manifest)
+    inspection = inspect_dataset(data)
+    name = os.fspath(source) if source is not None else None
+    plots = _plots(data, inspection, run)
+    return render(
+        "dataset.html.j2",
+        title=title or f"synth dataset report{f': {name}' if name else ''}",
+        facts=_facts(data, run, name),
+        numbers=_numbers(inspection),
+        stages=_stages(run),
+        figures=list(plots),
+        data={"figures": plots, "table": table(data.goldens)},
+    )
+
+
+# ---- the header --------------------------------------------------------------------------------
+def _facts(
+    data: Dataset, run: Mapping[str, Any] | None, source: str | None
+) -> list[tuple[str, str]]:
+    """(label, value) pairs: what run made the dataset, with which models, at what cost."""
+    meta = {**data.metadata, **(run or {})}
+    totals = mapping((run or {}).get("totals"))
+    facts = [
+        ("dataset", source),
+        ("run id", meta.get("run_id")),
+        ("status", meta.get("status")),
+        ("models", _models(mapping(meta.get("models")))),
+        ("seed", meta.get("seed")),
+        ("date", meta.get("created_at")),
+        ("goldens", _delivered(len(data), meta.get("num_goldens"))),
+        ("cost", f"${cost:.4f}" if (cost := number(totals.get("cost_usd"))) is not None else None),
+        ("requests", totals.get("requests")),
+        ("manifest", "found" if run else "none (header and stages from the dataset alone)"),
+    ]
+    return [(label, str(value)) for label, value in facts if value not in (None, "")]
+
+
+def _models(models: Mapping[str, Any]) -> str:
+    names = []
+    for role, spec in models.items():
+        spec = mapping(spec)
+        name = spec.get("embedder") or ":".join(
+            str(spec[k]) for k in ("provider", "model") if k in spec
+        )
+        if name:
+            names.append(f"{role} {name}")
+    return "; ".join(names)
+
+
+def _delivered(count: int, asked: object) -> str:
+    return f"{count} of {asked} asked" if isinstance(asked, int) and asked != count else str(count)
+
+
+def _numbers(inspection: DatasetInspection) -> list[tuple[str, str]]:
+    summary = inspection.summary()
+    rate = summary["grounding_rate"]
+    cited = summary["citation_rate"]
+    return [
+        ("goldens", str(inspection.goldens)),
+        ("grounded", f"{rate:.0%}" if rate is not None else "unmeasured"),
+        ("cited", f"{cited:.0%}" if cited is not None else "unmeasured"),
+        ("unanswerable", str(summary["unanswerable"])),
+        ("leaking questions", str(summary["leaks"])),
+    ]
+
+
+def _stages(run: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    rows = []
+    for stage in (run or {}).get("stages") or []:
+        stage = mapping(stage)
+        dropped = mapping(stage.get("dropped"))
+        rows.append(
+            {
+                "stage": stage.get("stage"),
+                "items_in": stage.get("items_in"),
+                "items_out": stage.get("items_out"),
+                "dropped": sum(v for v in dropped.values() if isinstance(v, int)),
+                "reasons": ", ".join(f"{reason} {n}" for reason, n in dropped.items()),
+                "requests": stage.get("requests"),
+            }
+        )
+    return rows
+
+
+# ---- the plots ---------------------------------------------------------------------------------
+def _plots(
+    data: Dataset, inspection: DatasetInspection, run: Mapping[str, Any] | None
+) -> dict[str, _figures.Figure]:
+    goldens = data.goldens
+    meta = [g.metadata for g in goldens]
+    styles = Counter(
+        p if isinstance(p := m.get("persona"), str) and p else "(no persona)" for m in meta
+    )
+    plots = {
+        "files": _coverage(inspection, mapping((run or {}).get("coverage"))),
+        "evolutions": _figures.bars("evolutions", {"goldens": inspection.per_evolution}),
+        "styles": _figures.bars("styles (persona)", {"goldens": dict(styles.most_common())}),
+        "difficulty": _figures.bars("difficulty", {"goldens": inspection.per_difficulty}),
+        "grounding": _figures.histogram(
+            f"grounding score ({_rate(inspection.grounding_rate)} grounded)",
+            {"grounding": _scores(meta, "grounding", "score")},
+            x_title="score",
+            unit_range=True,
+        ),
+        "lengths": _figures.histogram(
+            "lengths",
+            {
+                "input": [len(words(g.input)) for g in goldens],
+                "expected output": [
+                    len(words(g.expected_output)) for g in goldens if g.expected_output is not None
+                ],
+            },
+            x_title="words",
+        ),
+        "scores": _figures.histogram(
+            "critic and filter scores",
+            {
+                "critic (context quality)": _values(meta, "context_quality"),
+                "filter (input quality)": _values(meta, "input_quality"),
+            },
+            x_title="score",
+            unit_range=True,
+        ),
+    }
+    return plots
+
+
+def _coverage(inspection: DatasetInspection, coverage: Mapping[str, Any]) -> _figures.Figure:
+    files = [mapping(f) for f in coverage.get("files") or []]
+    if not files:
+        return _figures.bars("goldens per file", {"goldens": inspection.per_file}, horizontal=True)
+    title = (
+        f"goldens per file: {coverage.get('files_covered')} of {coverage.get('files_ingested')} "
+        f"files covered ({coverage.get('rule')})"
+    )
+    series = {
+        "target": {str(f.get("source")): f.get("target") or 0 for f in files},
+        "delivered": {str(f.get("source")): f.get("delivered") or 0 for f in files},
+    }
+    return _figures.bars(title, series, horizontal=True)
+
+
+def _rate(rate: float | None) -> str:
+    return f"{rate:.0%}" if rate is not None else "none"
+
+
+def _values(meta: list[dict[str, Any]], key: str) -> list[float]:
+    return [v for m in meta if (v := number(m.get(key))) is not None]
+
+
+def _scores(meta: list[dict[str, Any]], key: str, field: str) -> list[float]:
+    return [v for m in meta if (v := number(mapping(m.get(key)).get(field))) is not None]
+
+
+__all__ = ["dataset_report"]
