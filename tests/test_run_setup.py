@@ -305,3 +305,12 @@ def test_with_the_filter_off_the_synthesizers_critic_stays_and_no_filter_critic_
     assert session.settings.filtration is None
     assert session.settings.critic is made.models().critic
     assert "filter_critic" not in session.key["models"]
+
+
+def test_the_session_shows_its_progress_where_the_place_says(tmp_path: Path) -> None:
+    from synth.run.progress import NullProgress
+
+    display = NullProgress()
+    configs = RunConfigs.of(options(), None, None)  # type: ignore[arg-type]
+    session = open_session("scratch", {}, 1, configs, owner(), RunPlace(tmp_path, display))
+    assert session.progress is display
