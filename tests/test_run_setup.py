@@ -294,3 +294,23 @@ def test_a_runs_feed_has_the_sessions_critic_prompts_and_journals(tmp_path: Path
             assert docs_feed(_chunks(), object(), off, 2, session).critic is None
 
     asyncio.run(go())
+
+
+def test_with_the_filter_off_the_synthesizers_critic_stays_and_no_filter_critic_is_named(
+    tmp_path: Path,
+) -> None:
+    configs = RunConfigs.of(options(use_filter=False), None, None)  # type: ignore[arg-type]
+    made = owner()
+    session = open_session("scratch", {}, 1, configs, made, RunPlace(tmp_path, None))
+    assert session.settings.filtration is None
+    assert session.settings.critic is made.models().critic
+    assert "filter_critic" not in session.key["models"]
+
+
+def test_the_session_shows_its_progress_where_the_place_says(tmp_path: Path) -> None:
+    from synth.run.progress import NullProgress
+
+    display = NullProgress()
+    configs = RunConfigs.of(options(), None, None)  # type: ignore[arg-type]
+    session = open_session("scratch", {}, 1, configs, owner(), RunPlace(tmp_path, display))
+    assert session.progress is display
