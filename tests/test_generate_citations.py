@@ -383,3 +383,55 @@ def test_describe_failures_names_each_quote_not_located_on_one_escaped_line() ->
         "quote 4 is empty"
     )
     assert describe_failures([PAYS], locate_all([PAYS], CHUNKS)) == ""
+
+
+SPACED = "Intro line.\n   Refunds are paid within 30 days.  \n\n  Opened items are not refunded."
+
+
+@pytest.mark.parametrize(
+    ("quote", "passage", "ratio"),
+    [
+        ("\n   Refunds are paid within 30 days.  \n", "Refunds are paid within 30 days.", 1.0),
+        (
+            " Refunds are paid within 30 days.\n\n  Opened",
+            "Refunds are paid within 30 days.  \n\n  Opened",
+            1.0,
+        ),
+        ("30 days.  \n\n  Opened items", "30 days.  \n\n  Opened items", 1.0),
+        ("refunds ARE paid within 30 days.\n ", "Refunds are paid within 30 days.", 0.9999),
+        ("Opened items are not refunded.", "Opened items are not refunded.", 1.0),
+        ("Intro line. Refunds", "Intro line.\n   Refunds", 1.0),
+    ],
+)
+def test_a_span_never_starts_or_ends_on_the_whitespace_around_its_quote(
+    quote: str, passage: str, ratio: float
+) -> None:
+    found = locate(quote, [SourceChunk(chunk_id="k", text=SPACED)])
+    assert found is not None and found.ratio == ratio
+    assert SPACED[found.start : found.end] == passage
+
+
+def test_normal_text_words_overlapping_a_range_are_whole_words_with_their_keys() -> None:
+    from synth.generate._quote_text import NormalText, is_word_char, word_key
+
+    normal = NormalText("Don't  e-mail the work-\nflow, ok")
+    assert normal.text == "Don't e-mail the workflow, ok"
+    every = [
+        (0, 5, "don't"),
+        (6, 12, "email"),
+        (13, 16, "the"),
+        (17, 25, "workflow"),
+        (27, 29, "ok"),
+    ]
+    assert normal.tokens(0, len(normal.text)) == every
+    assert normal.tokens(7, 9) == [every[1]]  # inside a word: the whole word
+    assert normal.tokens(3, 3) == normal.tokens(0, 1) == [every[0]]
+    assert normal.tokens(14, 20) == every[2:4]
+    assert normal.tokens(len(normal.text) - 1, len(normal.text)) == [every[-1]]
+    assert word_key("E-Mail") == "email" and is_word_char("_") and not is_word_char("-")
+    # a span of the normalized text maps back to the original's characters, whitespace trimmed
+    source = "Don't  e-mail the work-\nflow, ok"
+    a, b = normal.original(17, 25, source)
+    assert source[a:b] == "work-\nflow"
+    a, b = normal.original(5, 12, source)
+    assert source[a:b] == "e-mail"
