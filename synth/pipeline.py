@@ -168,10 +168,10 @@ class Synthesizer:
             # the last chunks may still be being stored while the first critic requests are out:
             # the feed takes their vectors from the ingest, as soon as they are embedded
             feed = docs_feed(chunks, pending, configs, num_goldens, run, pending.raise_if_failed)
-            run.coverage = planned_coverage(
+            coverage = planned_coverage(
                 feed, configs, num_goldens, files=files_read(pending.report)
             )
-            dataset = await run.execute(feed, configs.target(num_goldens, feed.wanted))
+            dataset = await run.execute(feed, configs.target(num_goldens, feed.wanted), coverage)
             report = pending.finish()
             run.count_embeddings("ingest", embedder, sent_before, pending.embedder_batches)
             run.note(ingested_note(report, chunks))

@@ -86,7 +86,7 @@ class RunSession:
         self._dedup_mark = 0
         self.info: dict[str, Any] = {}
         #: a run from documents: each file's planned goldens, measured against the goldens made
-        #: in the manifest's ``coverage`` (set by whoever makes the feed)
+        #: in the manifest's ``coverage`` (given to :meth:`execute` with the feed)
         self.coverage: Coverage | None = None
         self.status = "running"
         self.stream: Stream | None = None
@@ -180,12 +180,15 @@ class RunSession:
         return self.dir.journal(name)
 
     # ---- stages 2 to 11 ------------------------------------------------------------------------
-    async def execute(self, feed: Feed, target: Target) -> Dataset:
+    async def execute(
+        self, feed: Feed, target: Target, coverage: Coverage | None = None
+    ) -> Dataset:
         """Stream candidates from ``feed`` through the generation stages until ``target``; the
         goldens, also saved in the run directory. A feed that works in the background must have
-        been made with ``notify=session.notify``."""
+        been made with ``notify=session.notify``; ``coverage`` is the files' planned goldens."""
         assert self.dir is not None, "use the session as an async context manager"
         self.feed = feed
+        self.coverage = coverage
         dedup = None
         threshold = self.settings.generation.dedup_threshold
         if threshold is not None:
