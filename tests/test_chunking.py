@@ -93,13 +93,19 @@ def test_ids_change_with_content_and_path_but_not_across_identical_documents():
     assert edited[0].id != same_text_other_path[0].id
 
 
-def test_page_spans_follow_the_pdf_pages():
+def seven_pages() -> tuple[str, list[Page]]:
+    """A document text of seven short pages, each starting "Page <n>.", and its pages."""
     text, pages = "", []
     for number in range(1, 8):
         if text:
             text += "\n\n"
         pages.append(Page(number=number, start=len(text)))
         text += f"Page {number}. " + PARAGRAPH
+    return text, pages
+
+
+def test_page_spans_follow_the_pdf_pages():
+    text, pages = seven_pages()
 
     chunks = chunk_documents([doc(text, "m.pdf", pages)], chunk_size=100)
 
@@ -113,12 +119,7 @@ def test_page_spans_follow_the_pdf_pages():
 
 
 def test_a_chunk_knows_where_in_its_text_each_of_its_pages_starts():
-    text, pages = "", []
-    for number in range(1, 8):
-        if text:
-            text += "\n\n"
-        pages.append(Page(number=number, start=len(text)))
-        text += f"Page {number}. " + PARAGRAPH
+    text, pages = seven_pages()
 
     chunks = chunk_documents([doc(text, "m.pdf", pages)], chunk_size=100)
 
