@@ -22,8 +22,9 @@ held by its ``session``. Randomness comes from ``seed`` alone: same seed, inputs
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,11 +38,12 @@ from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationC
 from synth.generate.templates import PromptSet
 from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.dir import fingerprint_paths
-from synth.run.ingest import files_read, ingest_for_run, ingested_note, record_ingest
+from synth.run.ingest import files_read, ingest_for_run, ingest_in_run
 from synth.run.inputs import SCRATCH_BATCH, as_contexts, as_paths, candidates_from_goldens
 from synth.run.models import DEFAULT_CACHE, ModelArg, RunModels
 from synth.run.plan import Plan, plan_docs, planned_coverage
 from synth.run.progress import Progress
+from synth.run.refill import refill
 from synth.run.session import RunSession
 from synth.run.setup import RunConfigs, RunPlace, check_num_goldens, docs_feed, open_session
 from synth.run.sources import locate_source_files, source_locations
@@ -50,20 +52,18 @@ from synth.run.sync import sync_twin, warns_if_short
 
 @dataclass(eq=False, repr=False)
 class Synthesizer:
-    """Generates goldens from documents, contexts, a scenario, or example goldens.
+    """Makes goldens from documents, contexts, a scenario or example goldens; refills datasets.
 
     ``model`` and ``critic_model`` are ``"provider:model"`` specs, :class:`~synth.LLM` objects or
     callables ``fn(prompt, system) -> str`` (the critic defaults to the model); ``embedder`` is an
-    embedder spec or object. Each stage has its config (DeepEval's names);
-    ``use_context_critic``/``use_filter`` switch those stages off; ``grounding_threshold`` and
-    ``max_easy_share``, when given, set the generation config's gates. ``run_dir`` (default
-    ``.synth/runs/<run id>``) holds the run's stage outputs and manifest; ``cache`` is the
-    response cache (a path for SQLite, any mutable mapping, or None). ``prompts`` overrides
-    prompt templates per stage. ``rpm``/``tpm`` cap the requests and tokens every model of the run
-    spends per ``rate_window`` seconds (one shared budget; paced over a window
-    :data:`RATE_MARGIN` longer, so a server limit of exactly ``rpm`` is not tripped).
-    A golden's ``source_files`` open from the working folder (relative to it), or are absolute
-    with ``absolute_paths``. Nothing is checked or connected until a ``generate_*`` call.
+    embedder spec or object. Each stage has its config (DeepEval's names); ``use_context_critic``
+    and ``use_filter`` switch those stages off; ``grounding_threshold`` and ``max_easy_share`` set
+    the generation config's gates. ``run_dir`` (default ``.synth/runs/<run id>``) holds a run's
+    stage outputs and manifest; ``cache`` is the response cache (a SQLite path, a mapping, None);
+    ``prompts`` overrides stage templates. ``rpm``/``tpm`` cap the requests and tokens all models
+    spend per ``rate_window`` seconds (one budget, paced :data:`RATE_MARGIN` under the limit).
+    ``source_files`` are relative to the working folder, or absolute with ``absolute_paths``.
+    Nothing is checked or connected until a ``generate_*`` call.
     """
 
     model: ModelArg = None
@@ -139,15 +139,18 @@ class Synthesizer:
         include_expected_output: bool | None = None,
         max_goldens_per_context: int | None = None,
         context_construction_config: ContextConstructionConfig | None = None,
+        avoid_chunks: Iterable[str] = (),
+        seed: int | None = None,
     ) -> Dataset:
-        """Goldens from documents: ingest, then every stage; exactly ``num_goldens`` when the
-        corpus allows (else as many as it can, and the manifest says why), or, without
-        ``num_goldens``, ``max_goldens_per_context`` from each of the contexts the
-        ``context_construction_config`` asks for."""
+        """Goldens from documents: ingest, then every stage; exactly ``num_goldens`` when the corpus
+        allows (else as many as it can, the manifest says why), or ``max_goldens_per_context`` from
+        each context the ``context_construction_config`` asks for. No context takes a chunk of
+        ``avoid_chunks`` while others are left; ``seed`` replaces the Synthesizer's for the run."""
         paths = as_paths(document_paths)
         contexts = context_construction_config or self.context_construction_config
         configs = RunConfigs.of(self, include_expected_output, max_goldens_per_context, contexts)
-        key_inputs = {"paths": fingerprint_paths(paths)}
+        configs = configs.but(seed=seed, avoid_chunks=frozenset(avoid_chunks))
+        key_inputs = {"paths": fingerprint_paths(paths), **configs.avoid_key()}
         locations = source_locations(paths, absolute=self.absolute_paths)
         async with self._run("docs", key_inputs, num_goldens, configs) as run:
             if run.finished:
@@ -159,26 +162,15 @@ class Synthesizer:
         self, run: RunSession, paths: list[str], configs: RunConfigs, num_goldens: int | None
     ) -> Dataset:
         """Stage 1 (ingest), then the feed of contexts (stages 2-4) through the stream (5-10)."""
-        assert configs.contexts is not None
-        embedder = self._models().embedder(configs.contexts.embedder)
-        sent_before = embedder.batches_embedded
-        store, pending, chunks = self._ingest(paths, configs.contexts)
-        try:
-            record_ingest(run, pending.report, paths, chunks)
-            # the last chunks may still be being stored while the first critic requests are out:
-            # the feed takes their vectors from the ingest, as soon as they are embedded
+        contexts = configs.contexts
+        assert contexts is not None
+        embedder = self._models().embedder(contexts.embedder)
+        ingest = functools.partial(self._ingest, paths, contexts)
+        with ingest_in_run(run, paths, embedder, ingest) as (pending, chunks):
             feed = docs_feed(chunks, pending, configs, num_goldens, run, pending.raise_if_failed)
-            coverage = planned_coverage(
-                feed, configs, num_goldens, files=files_read(pending.report)
-            )
-            dataset = await run.execute(feed, configs.target(num_goldens, feed.wanted), coverage)
-            report = pending.finish()
-            run.count_embeddings("ingest", embedder, sent_before, pending.embedder_batches)
-            run.note(ingested_note(report, chunks))
-            return dataset
-        finally:
-            pending.close()  # when the run failed first: the writes still waiting are dropped
-            store.close()
+            files = files_read(pending.report)
+            coverage = planned_coverage(feed, configs, num_goldens, files=files)
+            return await run.execute(feed, configs.target(num_goldens, feed.wanted), coverage)
 
     generate_goldens_from_docs = sync_twin(a_generate_goldens_from_docs)
 
@@ -248,6 +240,14 @@ class Synthesizer:
             return await run.execute(ListFeed(candidates), target)
 
     generate_goldens_from_goldens = sync_twin(a_generate_goldens_from_goldens)
+
+    async def a_refill(self, dataset: Any, *, docs: Any = None) -> Dataset:
+        """A reviewed dataset, its rejected goldens replaced by new pending ones from chunks it did
+        not use (a path is written back; :mod:`synth.run.refill`): ``docs`` or its run's."""
+        generate = self.a_generate_goldens_from_docs
+        return (await refill(dataset, docs, seed=self.seed, generate=generate)).dataset
+
+    refill = sync_twin(a_refill)
 
     def plan_from_docs(
         self,

@@ -57,7 +57,17 @@ def build_parser() -> argparse.ArgumentParser:
     """The parser of the ``synth`` command line, every command's arguments declared."""
     # the command modules are imported here, not when synth.cli is: importing it for main() or
     # the exit codes must not load the generation pipeline
-    from synth.cli import benchmark, compare, evaluate, export, generate, ingest, inspect, report
+    from synth.cli import (
+        benchmark,
+        compare,
+        evaluate,
+        export,
+        generate,
+        ingest,
+        inspect,
+        refill,
+        report,
+    )
 
     commands = (
         ingest,
@@ -65,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         export,
         inspect,
         report,
+        refill,
         evaluate,
         compare,
         benchmark,

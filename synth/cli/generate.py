@@ -101,7 +101,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="record each golden's source_files as absolute paths (default: relative to the "
         "folder the command runs in)",
     )
-    _add_gates(p)
+    add_gates(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     p.add_argument("--quiet", action="store_true", help="no progress display; print one line")
     p.add_argument(
@@ -111,7 +111,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_gates(p: argparse.ArgumentParser) -> None:
+def check_gates(args: argparse.Namespace) -> None:
+    """Raise ConfigError naming the gate flag whose value is outside 0..1."""
+    gates = (
+        ("--grounding-threshold", args.grounding_threshold),
+        ("--max-easy-share", args.max_easy_share),
+    )
+    for flag, value in gates:
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise ConfigError(f"{flag} must be between 0 and 1, got {value:g}")
+
+
+def add_gates(p: argparse.ArgumentParser) -> None:
     """The gates on what a golden must show (grounding, difficulty), as flags."""
     p.add_argument(
         "--grounding-threshold",
@@ -138,13 +149,7 @@ def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
     for flag, value in (("--rpm", args.rpm), ("--tpm", args.tpm)):
         if value is not None and value <= 0:
             raise ConfigError(f"{flag} must be positive, got {value:g}")
-    gates = (
-        ("--grounding-threshold", args.grounding_threshold),
-        ("--max-easy-share", args.max_easy_share),
-    )
-    for flag, value in gates:
-        if value is not None and not 0.0 <= value <= 1.0:
-            raise ConfigError(f"{flag} must be between 0 and 1, got {value:g}")
+    check_gates(args)
     config = load_pipeline(args.pipeline) if args.pipeline else PipelineConfig()
     generation = config.generation.with_gates(args.grounding_threshold, args.max_easy_share)
     return config.override(
@@ -382,7 +387,9 @@ __all__ = [
     "DEFAULT_OUTPUT",
     "NO_MODEL_LINES",
     "add_arguments",
+    "add_gates",
     "add_parser",
+    "check_gates",
     "check_output",
     "pipeline_from_args",
     "run",

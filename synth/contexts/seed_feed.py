@@ -20,7 +20,7 @@ import math
 import random
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,8 +68,8 @@ class DocsFeed:
     sent to the critic are capped at ``wanted * (1 + max_retries)`` (the top-up limit).
     ``journal`` (finished batches by key) lets a resumed run skip critic requests it made;
     seeds that make no context are written to ``rejects`` with their stage and reason.
-    ``notify`` is called whenever a batch's verdicts arrive (the stream waits on it); a feed
-    nobody streams from (a plan) needs none.
+    ``avoid``: chunk ids taken as used, so no context has them before the reuse pass (a refill's).
+    ``notify`` is called when a batch's verdicts arrive (the stream waits on it; a plan needs none).
     """
 
     def __init__(
@@ -82,6 +82,7 @@ class DocsFeed:
         critic: LLM | None,
         prompts: PromptSet | None,
         wanted: int | None = None,
+        avoid: Iterable[str] = (),
         journal: Journal | None = None,
         rejects: Journal | None = None,
         bad_replies: Journal | None = None,
@@ -93,7 +94,7 @@ class DocsFeed:
         self.chunks = chunks
         #: raises (from any thread) once a write of the chunks to the store has failed
         self.store_check = store_check or (lambda: None)
-        self.selector = SeedSelector(chunks, config, rng)
+        self.selector = SeedSelector(chunks, config, rng, used=set(avoid))
         self.critic = critic
         self.prompts = prompts
         #: contexts the run expects to need (default: the selector's per-file quotas)

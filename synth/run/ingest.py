@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from synth.contexts.config import ContextConstructionConfig
@@ -123,6 +125,30 @@ def record_ingest(
     }
 
 
+@contextmanager
+def ingest_in_run(
+    run: RunSession,
+    paths: list[str],
+    embedder: Embedder,
+    ingest: Callable[[], tuple[ChunkStore, PendingIngest, list[Chunk]]],
+) -> Iterator[tuple[PendingIngest, list[Chunk]]]:
+    """Stage 1 inside a run: ``ingest()`` starts it and the ingest under way and the run's chunks
+    are handed over (the last chunks may still be being stored while the first critic requests
+    are out); when the block ends, the ingest is finished and recorded (files, chunks, embedding
+    requests). On an error the writes still waiting are dropped; the store is closed either way."""
+    sent_before = embedder.batches_embedded
+    store, pending, chunks = ingest()
+    try:
+        record_ingest(run, pending.report, paths, chunks)
+        yield pending, chunks
+        report = pending.finish()
+        run.count_embeddings("ingest", embedder, sent_before, pending.embedder_batches)
+        run.note(ingested_note(report, chunks))
+    finally:
+        pending.close()
+        store.close()
+
+
 def ingested_note(report: IngestReport, chunks: list[Chunk]) -> str:
     """The line a run notes once its ingest is done: files read, chunks embedded and reused."""
     return (
@@ -145,6 +171,7 @@ __all__ = [
     "chunks_of_run",
     "files_read",
     "ingest_for_run",
+    "ingest_in_run",
     "ingest_row",
     "ingested_note",
     "nothing_read",

@@ -7,6 +7,7 @@ same key resumes the same run; any change starts a new one.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import random
@@ -14,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from synth._ids import joined_hash
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.seed_feed import DocsFeed
 from synth.data import Chunk
@@ -64,6 +66,8 @@ class RunConfigs:
     seed: int
     context_critic: bool
     prompt_overrides: Mapping[str, str] | PromptSet | None = None
+    #: chunk ids no seed or neighbour is taken from while the corpus has others (a refill's)
+    avoid_chunks: frozenset[str] = frozenset()
 
     @classmethod
     def of(
@@ -108,6 +112,15 @@ class RunConfigs:
             "evolution": self.evolution.model_dump(mode="json"),
             "styling": self.styling.model_dump(mode="json"),
         }
+
+    def but(self, *, seed: int | None, avoid_chunks: frozenset[str]) -> RunConfigs:
+        """These configs with a call's own seed (None: keep this one) and chunks to avoid."""
+        seed = self.seed if seed is None else seed
+        return dataclasses.replace(self, seed=seed, avoid_chunks=avoid_chunks)
+
+    def avoid_key(self) -> dict[str, str]:
+        """What the chunks to avoid add to the run's key inputs (nothing when there are none)."""
+        return {"avoid": joined_hash(sorted(self.avoid_chunks))} if self.avoid_chunks else {}
 
     def wanted_contexts(self, num_goldens: int | None) -> int | None:
         """The contexts ``num_goldens`` take at this generation's goldens per context (None when
@@ -249,7 +262,14 @@ def docs_feed(
     rng = random.Random(f"{configs.seed}:select")
     if run is None:
         return DocsFeed(
-            chunks, store, configs.contexts, rng, critic=None, prompts=None, wanted=wanted
+            chunks,
+            store,
+            configs.contexts,
+            rng,
+            critic=None,
+            prompts=None,
+            wanted=wanted,
+            avoid=configs.avoid_chunks,
         )
     return DocsFeed(
         chunks,
@@ -259,6 +279,7 @@ def docs_feed(
         critic=run.context_critic if configs.context_critic else None,
         prompts=run.prompts,
         wanted=wanted,
+        avoid=configs.avoid_chunks,
         journal=run.journal("critic"),
         rejects=run.journal("rejects"),
         bad_replies=run.journal("bad_replies"),
