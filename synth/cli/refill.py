@@ -34,10 +34,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="FILE",
         help="take the settings from this pipeline file instead of the run's manifest",
     )
-    p.add_argument("--model", help="generator model as provider:model (default: the run's)")
-    p.add_argument("--critic-model", help="critic model as provider:model (default: the run's)")
-    p.add_argument("--embedder", help="embedder spec (default: the run's)")
-    p.add_argument("--base-url", help="an OpenAI-compatible server's URL")
+    p.add_argument(
+        "--model", metavar="SPEC", help="generator model as provider:model (default: the run's)"
+    )
+    p.add_argument(
+        "--critic-model", metavar="SPEC", help="critic model as provider:model (default: the run's)"
+    )
+    p.add_argument("--embedder", metavar="SPEC", help="embedder spec (default: the run's)")
+    p.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server's URL")
     p.add_argument("--max-concurrent", type=int, metavar="N", help="requests in flight at most")
     p.add_argument("--run-dir", metavar="DIR", help="where the refill's run keeps its outputs")
     add_gates(p)
