@@ -43,15 +43,15 @@ from synth.run.inputs import SCRATCH_BATCH, as_contexts, as_paths, candidates_fr
 from synth.run.models import DEFAULT_CACHE, ModelArg, RunModels
 from synth.run.plan import Plan, plan_docs, planned_coverage
 from synth.run.progress import Progress
-from synth.run.refill import refill
 from synth.run.session import RunSession
 from synth.run.setup import RunConfigs, RunPlace, check_num_goldens, docs_feed, open_session
 from synth.run.sources import locate_source_files, source_locations
 from synth.run.sync import sync_twin, warns_if_short
+from synth.run.upkeep import DatasetUpkeep
 
 
 @dataclass(eq=False, repr=False)
-class Synthesizer:
+class Synthesizer(DatasetUpkeep):
     """Makes goldens from documents, contexts, a scenario or example goldens; refills datasets.
 
     ``model`` and ``critic_model`` are ``"provider:model"`` specs, :class:`~synth.LLM` objects or
@@ -240,14 +240,6 @@ class Synthesizer:
             return await run.execute(ListFeed(candidates), target)
 
     generate_goldens_from_goldens = sync_twin(a_generate_goldens_from_goldens)
-
-    async def a_refill(self, dataset: Any, *, docs: Any = None) -> Dataset:
-        """A reviewed dataset, its rejected goldens replaced by new pending ones from chunks it did
-        not use (a path is written back; :mod:`synth.run.refill`): ``docs`` or its run's."""
-        generate = self.a_generate_goldens_from_docs
-        return (await refill(dataset, docs, seed=self.seed, generate=generate)).dataset
-
-    refill = sync_twin(a_refill)
 
     def plan_from_docs(
         self,

@@ -34,6 +34,7 @@ from synth.cli._exits import (
     EXIT_NOTHING_READ,
     EXIT_OK,
     EXIT_PARTIAL,
+    EXIT_STALE,
 )
 from synth.errors import SynthError, SynthWarning
 
@@ -67,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         inspect,
         refill,
         report,
+        update,
     )
 
     commands = (
@@ -76,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
         inspect,
         report,
         refill,
+        update,
         evaluate,
         compare,
         benchmark,
@@ -177,6 +180,7 @@ __all__ = [
     "EXIT_NOTHING_READ",
     "EXIT_OK",
     "EXIT_PARTIAL",
+    "EXIT_STALE",
     "build_parser",
     "main",
 ]

@@ -16,6 +16,8 @@ EXIT_NOTHING_READ = 1
 EXIT_ERROR = 2
 #: the output was written but is short: fewer goldens than asked, or evaluation items that failed
 EXIT_PARTIAL = 3
+#: ``synth update --check``: the documents moved on (goldens to retire, or files never seen)
+EXIT_STALE = 4
 # EXIT_INTERRUPTED (130, Ctrl-C) is defined with its handler in synth._interrupt
 #: stdout was closed early (``synth ... | head``): 128 + SIGPIPE, what a shell reports for it
 EXIT_CLOSED_PIPE = 141
@@ -27,4 +29,5 @@ __all__ = [
     "EXIT_NOTHING_READ",
     "EXIT_OK",
     "EXIT_PARTIAL",
+    "EXIT_STALE",
 ]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from synth.cli._exits import EXIT_OK, EXIT_PARTIAL
-from synth.cli.generate import add_gates, check_gates
+from synth.cli._upkeep import add_run_flags, synthesizer_options
+from synth.cli.generate import check_gates
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,22 +29,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="PATH",
         help="the documents to refill from (default: the run's, from its manifest)",
     )
-    p.add_argument(
-        "--pipeline",
-        metavar="FILE",
-        help="take the settings from this pipeline file instead of the run's manifest",
-    )
-    p.add_argument(
-        "--model", metavar="SPEC", help="generator model as provider:model (default: the run's)"
-    )
-    p.add_argument(
-        "--critic-model", metavar="SPEC", help="critic model as provider:model (default: the run's)"
-    )
-    p.add_argument("--embedder", metavar="SPEC", help="embedder spec (default: the run's)")
-    p.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server's URL")
-    p.add_argument("--max-concurrent", type=int, metavar="N", help="requests in flight at most")
-    p.add_argument("--run-dir", metavar="DIR", help="where the refill's run keeps its outputs")
-    add_gates(p)
+    add_run_flags(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a line")
     p.set_defaults(func=run)
 
@@ -68,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if not rejected:
         print(f"nothing to refill: no golden of {path} is rejected ({len(before)} goldens)")
         return EXIT_OK
-    options = _options(args, run_manifest(before, path))
+    options = synthesizer_options(args, run_manifest(before, path))
     with Synthesizer(**options) as synthesizer:
         after = synthesizer.refill(path, docs=args.docs)
     last = (after.metadata.get(REFILLS) or [{}])[-1]
@@ -96,41 +81,6 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     print(f"synth: {after.shortfall} (exit code {EXIT_PARTIAL})", file=sys.stderr)
     return EXIT_PARTIAL
-
-
-def _options(args: argparse.Namespace, manifest: dict[str, Any] | None) -> dict[str, Any]:
-    """The Synthesizer's arguments: the pipeline file's, else the run's, with the flags over them;
-    a dataset made elsewhere needs ``--docs`` and ``--model`` (said in one line)."""
-    from synth.errors import ConfigError
-    from synth.run.config import load_pipeline
-    from synth.run.refill import run_options
-
-    if args.pipeline:
-        options = load_pipeline(args.pipeline).synthesizer_options()
-    elif manifest is not None:
-        options = run_options(manifest)
-    else:
-        missing = [
-            flag for flag, value in (("--docs", args.docs), ("--model", args.model)) if not value
-        ]
-        if missing:
-            raise ConfigError(
-                f"{args.dataset} was not made by a synth run found here (no run manifest): "
-                f"refilling it needs {' and '.join(missing)}"
-            )
-        options = {}
-    flags = {
-        "model": args.model,
-        "critic_model": args.critic_model,
-        "embedder": args.embedder,
-        "base_url": args.base_url,
-        "max_concurrent": args.max_concurrent,
-        "run_dir": args.run_dir,
-        "grounding_threshold": args.grounding_threshold,
-        "max_easy_share": args.max_easy_share,
-    }
-    options.update({k: v for k, v in flags.items() if v is not None})
-    return options
 
 
 __all__ = ["add_parser", "run"]

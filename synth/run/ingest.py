@@ -14,6 +14,7 @@ from synth.errors import ConfigError
 from synth.run.manifest import stage_row
 
 if TYPE_CHECKING:
+    from synth.ingest import ChunkingConfig
     from synth.run.session import RunSession
     from synth.store import ChunkStore
     from synth.store.embedder import Embedder
@@ -36,14 +37,10 @@ def ingest_for_run(
     (not with a remote embedder, whose requests must stay within the run's ``max_concurrent``).
     Call ``finish()`` on the ingest before reading the store (and before closing it).
     When no file could be read, one ConfigError line says why for each file (the first few)."""
-    from synth.ingest import make_chunking_config
     from synth.store import ChunkStore
     from synth.store.ingest_run import start_ingest
 
-    sizes: dict[str, Any] = {"chunk_size": config.chunk_size, "chunk_overlap": config.chunk_overlap}
-    if config.encoding is not None:
-        sizes["encoding"] = config.encoding
-    chunking = make_chunking_config(**sizes)
+    chunking = chunking_of(config)
     store = ChunkStore(embedder, path=store_path, url=store_url, chunking=chunking)
     pending = None
     try:
@@ -63,6 +60,16 @@ def ingest_for_run(
         store.close()
         raise
     return store, pending, chunks
+
+
+def chunking_of(config: ContextConstructionConfig) -> ChunkingConfig:
+    """How a run cuts its files: the contexts config's chunk size, overlap and encoding."""
+    from synth.ingest import make_chunking_config
+
+    sizes: dict[str, Any] = {"chunk_size": config.chunk_size, "chunk_overlap": config.chunk_overlap}
+    if config.encoding is not None:
+        sizes["encoding"] = config.encoding
+    return make_chunking_config(**sizes)
 
 
 #: the "no document could be read" line names this many files before "and N more"
@@ -168,6 +175,7 @@ def ingest_row(report: Any) -> dict[str, Any]:
 
 __all__ = [
     "SHOWN_FILES",
+    "chunking_of",
     "chunks_of_run",
     "files_read",
     "ingest_for_run",
