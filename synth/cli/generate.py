@@ -102,6 +102,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "folder the command runs in)",
     )
     add_gates(p)
+    _add_output_flags(p)
+
+
+def _add_output_flags(p: argparse.ArgumentParser) -> None:
+    """How the run shows what it did: JSON, one line, an HTML report."""
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     p.add_argument("--quiet", action="store_true", help="no progress display; print one line")
     p.add_argument(

@@ -145,13 +145,6 @@ def sort_goldens(
         if files.get(locations.get(c.source, c.source), FileChange("unchanged")).status
         == "unchanged"
     )
-    notes = []
-    new_files = sorted(p for p, f in files.items() if f.status == "new")
-    if new_files and not any(s != "kept" for s in states):
-        notes.append(
-            f"{len(new_files)} new file(s) get no golden: nothing was retired to make room, and "
-            f"the dataset keeps its {len(dataset)} goldens (first: {new_files[0]})"
-        )
     updates = dataset.metadata.get(UPDATES) or []
     round_ = len(updates) + 1
     run_id = dataset.metadata.get("run_id")
@@ -164,8 +157,19 @@ def sort_goldens(
         round=round_,
         seed=update_seed(_run_seed(dataset, seed), round_),
         run_id=run_id if isinstance(run_id, str) else None,
-        notes=notes,
+        notes=_new_file_notes(files, states, len(dataset)),
     )
+
+
+def _new_file_notes(files: Mapping[str, FileChange], states: list[State], size: int) -> list[str]:
+    """Say so when new files get nothing because no golden is retired to make room for them."""
+    new_files = sorted(p for p, f in files.items() if f.status == "new")
+    if not new_files or any(s != "kept" for s in states):
+        return []
+    return [
+        f"{len(new_files)} new file(s) get no golden: nothing was retired to make room, and "
+        f"the dataset keeps its {size} goldens (first: {new_files[0]})"
+    ]
 
 
 def _same(path: str) -> str:
