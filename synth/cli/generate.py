@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from synth.cli._exits import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
+from synth.cli._gates import add_gates, check_gates
 from synth.contexts.coverage import Coverage
 from synth.dataset import SUFFIXES, Dataset
 from synth.errors import ConfigError
@@ -113,35 +114,6 @@ def _add_output_flags(p: argparse.ArgumentParser) -> None:
         "--report",
         action="store_true",
         help="also write the dataset's HTML report beside it (OUT with .html; see synth report)",
-    )
-
-
-def check_gates(args: argparse.Namespace) -> None:
-    """Raise ConfigError naming the gate flag whose value is outside 0..1."""
-    gates = (
-        ("--grounding-threshold", args.grounding_threshold),
-        ("--max-easy-share", args.max_easy_share),
-    )
-    for flag, value in gates:
-        if value is not None and not 0.0 <= value <= 1.0:
-            raise ConfigError(f"{flag} must be between 0 and 1, got {value:g}")
-
-
-def add_gates(p: argparse.ArgumentParser) -> None:
-    """The gates on what a golden must show (grounding, difficulty), as flags."""
-    p.add_argument(
-        "--grounding-threshold",
-        type=float,
-        metavar="X",
-        help="grounding score (0..1) an expected output must reach or be asked again, then "
-        "replaced (0.5; 0 keeps every answer)",
-    )
-    p.add_argument(
-        "--max-easy-share",
-        type=float,
-        metavar="X",
-        help="at most this share (0..1) of the goldens may be easy for keyword search; the "
-        "others are replaced (default: no limit)",
     )
 
 
@@ -392,9 +364,7 @@ __all__ = [
     "DEFAULT_OUTPUT",
     "NO_MODEL_LINES",
     "add_arguments",
-    "add_gates",
     "add_parser",
-    "check_gates",
     "check_output",
     "pipeline_from_args",
     "run",

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from synth.cli._exits import EXIT_OK, EXIT_PARTIAL
+from synth.cli._gates import check_gates
 from synth.cli._upkeep import add_run_flags, synthesizer_options
-from synth.cli.generate import check_gates
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

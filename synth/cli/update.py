@@ -38,7 +38,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Check or update ``args.dataset``; EXIT_STALE for a stale --check, EXIT_PARTIAL when short."""
-    from synth.cli.generate import check_gates
+    from synth.cli._gates import check_gates
     from synth.dataset import Dataset
     from synth.pipeline import Synthesizer
     from synth.run.refill import run_manifest
