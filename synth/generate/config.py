@@ -8,6 +8,7 @@ from pydantic import Field, field_validator
 
 from synth.errors import ConfigError
 from synth.generate._config import ModelChoice, StageConfig
+from synth.generate.query_style import QUERY_LENGTHS, QUERY_STYLES, check_distribution
 
 
 class Evolution(StrEnum):
@@ -109,7 +110,9 @@ class StylingConfig(StageConfig):
 
     ``scenario`` (who asks and why), ``task`` (what the system under test does), ``input_format`` and
     ``expected_output_format`` (free text), and ``personas``: user descriptions, one chosen per input
-    with the run's seed. Generation from scratch needs ``scenario``, ``task`` and ``input_format``.
+    with the run's seed. ``query_styles`` and ``query_lengths`` weigh how inputs are written and
+    how long they are (:mod:`synth.generate.query_style`), one of each drawn per input. Generation
+    from scratch needs ``scenario``, ``task`` and ``input_format``.
     """
 
     scenario: str | None = None
@@ -117,6 +120,20 @@ class StylingConfig(StageConfig):
     input_format: str | None = None
     expected_output_format: str | None = None
     personas: list[str] = Field(default_factory=list)
+    query_styles: dict[str, float] = Field(default_factory=dict)
+    query_lengths: dict[str, float] = Field(default_factory=dict)
+
+    @field_validator("query_styles")
+    @classmethod
+    def _check_styles(cls, value: dict[str, float]) -> dict[str, float]:
+        check_distribution(value, QUERY_STYLES, "query style")
+        return value
+
+    @field_validator("query_lengths")
+    @classmethod
+    def _check_lengths(cls, value: dict[str, float]) -> dict[str, float]:
+        check_distribution(value, QUERY_LENGTHS, "query length")
+        return value
 
     @field_validator("personas")
     @classmethod
@@ -129,7 +146,8 @@ class StylingConfig(StageConfig):
     @property
     def rewrites_inputs(self) -> bool:
         """Whether the style stage has anything to do (a rewrite per input)."""
-        return bool(self.scenario or self.task or self.input_format or self.personas)
+        asked = (self.scenario, self.task, self.input_format, self.personas, self.query_styles)
+        return any(asked) or any(w > 0 for w in self.query_lengths.values())
 
     def require_scratch(self) -> None:
         """Raise ConfigError unless scenario, task and input_format are all set."""

@@ -21,6 +21,7 @@ from synth.generate.base import Source
 from synth.generate.config import StylingConfig
 from synth.generate.draft import Draft
 from synth.generate.evolve import draft_rng
+from synth.generate.query_style import draw, query_lines
 from synth.generate.stats import StageStats
 from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
@@ -43,9 +44,19 @@ def choose_persona(styling: StylingConfig, seed: int | None, draft_id: str) -> s
 
 
 def styling_record(styling: StylingConfig) -> dict[str, Any] | None:
-    """What a golden records of the styling (None when nothing is set)."""
-    record = styling.model_dump(exclude={"personas"}, exclude_none=True)
+    """What a golden records of the styling (None when nothing is set); the persona, query style
+    and length drawn for it are recorded apart."""
+    exclude = {"personas", "query_styles", "query_lengths"}
+    record = styling.model_dump(exclude=exclude, exclude_none=True)
     return record or None
+
+
+def choose_query(
+    styling: StylingConfig, seed: int | None, draft_id: str
+) -> tuple[str | None, str | None]:
+    """The query style and length drawn for one draft (None where the styling weighs none)."""
+    rng = draft_rng(seed, draft_id, "query")
+    return draw(styling.query_styles, rng), draw(styling.query_lengths, rng)
 
 
 def build_prompt(
@@ -54,13 +65,16 @@ def build_prompt(
     persona: str | None,
     context: Context | None,
     prompts: PromptSet | None = None,
+    query: tuple[str | None, str | None] = (None, None),
 ) -> str:
-    """The prompt restyling ``text`` (its meaning kept, its wording changed)."""
+    """The prompt restyling ``text`` (its meaning kept, its wording changed) for ``persona`` and
+    the ``query`` style and length drawn for it."""
+    block = styling_block(styling.scenario, styling.task, styling.input_format, persona)
+    lines = query_lines(*query)
+    if lines:
+        block = f"{block.rstrip()}\n{lines}\n" if block else f"\n{lines}\n"
     return (prompts or default_prompts()).render(
-        "style",
-        input=tagged("input", text),
-        styling=styling_block(styling.scenario, styling.task, styling.input_format, persona),
-        context=context_text(context),
+        "style", input=tagged("input", text), styling=block, context=context_text(context)
     )
 
 
@@ -84,9 +98,13 @@ async def _style_one(
 ) -> None:
     draft.styling = styling_record(styling)
     draft.persona = choose_persona(styling, seed, draft.id)
+    query = choose_query(styling, seed, draft.id)
+    for key, drawn in zip(("query_style", "query_length"), query, strict=True):
+        if drawn is not None:
+            draft.metadata[key] = drawn
     if not styling.rewrites_inputs:
         return
-    prompt = build_prompt(draft.input, styling, draft.persona, draft.context, prompts)
+    prompt = build_prompt(draft.input, styling, draft.persona, draft.context, prompts, query)
     await rewrite(draft, llm, prompt, StyleReply, parse, LABEL, stats, persona=draft.persona)
 
 
@@ -127,6 +145,7 @@ __all__ = [
     "build_prompt",
     "check_reply",
     "choose_persona",
+    "choose_query",
     "parse",
     "run",
     "styling_record",
