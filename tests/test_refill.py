@@ -304,3 +304,33 @@ def test_no_context_takes_a_chunk_to_avoid_while_others_are_left(server, tmp_pat
             assert len(made) == 2
             for golden in made:
                 assert set(golden.context_ids) <= by_file[left]
+
+
+def test_a_refill_that_cannot_replace_is_written_short_and_exits_3(
+    monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    with fake_openai.FakeOpenAI(reply=synth_replies.reply) as smart:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-refill-not-a-real-key")
+        monkeypatch.setenv("OPENAI_BASE_URL", smart.url)
+        made = generate(4)
+    review(made, {2: "wrong answer"}, accepted=(0,))
+    # a model that knows no prompt cannot quote the context: every new answer is ungrounded
+    with fake_openai.FakeOpenAI(mode="generic") as generic:
+        monkeypatch.setenv("OPENAI_BASE_URL", generic.url)
+        capsys.readouterr()
+        code = main(["refill", "goldens.jsonl", "--grounding-threshold", "0.9"])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "delivered 3 of 4 goldens: refill round 1 replaced 0 of 1 rejected goldens" in err
+    after = Dataset.load("goldens.jsonl")
+    assert len(after) == 3 and after.shortfall is not None
+    assert [g.input for g in Dataset.load(rejected_path("goldens.jsonl"))] == [
+        made.goldens[2].input
+    ]
+
+
+def test_documents_that_moved_are_asked_for(tmp_path: Path) -> None:
+    from synth.run.refill import _run_docs
+
+    with pytest.raises(ConfigError, match=r"the documents of run r1 are gone .*--docs"):
+        _run_docs({"run_id": "r1", "inputs": {"paths": [str(tmp_path / "moved")]}})
