@@ -38,20 +38,21 @@ from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationC
 from synth.generate.templates import PromptSet
 from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.dir import fingerprint_paths
-from synth.run.ingest import files_read, ingest_for_run, ingest_in_run
+from synth.run.ingest import files_read, ingest_in_run
 from synth.run.inputs import SCRATCH_BATCH, as_contexts, as_paths, candidates_from_goldens
 from synth.run.models import DEFAULT_CACHE, ModelArg, RunModels
+from synth.run.owner import RunOwner
 from synth.run.plan import Plan, plan_docs, planned_coverage
 from synth.run.progress import Progress
 from synth.run.session import RunSession
-from synth.run.setup import RunConfigs, RunPlace, check_num_goldens, docs_feed, open_session
+from synth.run.setup import RunConfigs, check_num_goldens, docs_feed
 from synth.run.sources import locate_source_files, source_locations
 from synth.run.sync import sync_twin, warns_if_short
 from synth.run.upkeep import DatasetUpkeep
 
 
 @dataclass(eq=False, repr=False)
-class Synthesizer(DatasetUpkeep):
+class Synthesizer(RunOwner, DatasetUpkeep):
     """Makes goldens from documents, contexts, a scenario or example goldens; refills datasets.
 
     ``model`` and ``critic_model`` are ``"provider:model"`` specs, :class:`~synth.LLM` objects or
@@ -118,16 +119,6 @@ class Synthesizer(DatasetUpkeep):
         options = config.synthesizer_options()
         options.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**options)
-
-    @property
-    def manifest(self) -> dict[str, Any] | None:
-        """The manifest of the last run (also in its run directory), as last written."""
-        return self._session.manifest if self._session is not None else None
-
-    @property
-    def last_run_dir(self) -> Path | None:
-        """The run directory of the last run."""
-        return self._session.path if self._session is not None else None
 
     # ---- the four ways in (each with a sync twin, made by sync_twin, after it) ---------------------
     @warns_if_short
@@ -254,38 +245,6 @@ class Synthesizer(DatasetUpkeep):
         contexts = self.context_construction_config
         configs = RunConfigs.of(self, include_expected_output, max_goldens_per_context, contexts)
         return plan_docs(paths, configs, self._ingest, self._models().names(), num_goldens)
-
-    def _models(self) -> RunModels:
-        """What makes and owns the models: on first use, from this Synthesizer's arguments."""
-        if self._made is None:
-            self._made = RunModels.of(self)
-        return self._made
-
-    def _ingest(self, paths: list[str], config: ContextConstructionConfig) -> tuple[Any, Any, Any]:
-        """Stage 1: the store, the ingest under way and this run's chunks (ingest_for_run)."""
-        embedder = self._models().embedder(config.embedder)
-        return ingest_for_run(
-            paths, config, embedder, store_path=self.store_path, store_url=self.store_url
-        )
-
-    def _run(
-        self, mode: str, key_inputs: dict[str, Any], num_goldens: int | None, configs: RunConfigs
-    ) -> RunSession:
-        place = RunPlace(run_dir=self.run_dir, progress=self.progress)
-        self._session = open_session(mode, key_inputs, num_goldens, configs, self._models(), place)
-        return self._session
-
-    def close(self) -> None:
-        """Release the clients and threads of the models and embedders made from specs, and the
-        cache file (after Ctrl-C: ends requests still waiting on a server, so the process exits)."""
-        if self._made is not None:
-            self._made.close()
-
-    def __enter__(self) -> Synthesizer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 __all__ = ["Synthesizer"]
