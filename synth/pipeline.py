@@ -44,6 +44,7 @@ from synth.run.models import DEFAULT_CACHE, ModelArg, RunModels
 from synth.run.owner import RunOwner
 from synth.run.plan import Plan, plan_docs, planned_coverage
 from synth.run.progress import Progress
+from synth.run.question_types import typed_runs
 from synth.run.session import RunSession
 from synth.run.setup import RunConfigs, check_num_goldens, docs_feed
 from synth.run.sources import locate_source_files, source_locations
@@ -141,6 +142,13 @@ class Synthesizer(RunOwner, DatasetUpkeep):
         contexts = context_construction_config or self.context_construction_config
         configs = RunConfigs.of(self, include_expected_output, max_goldens_per_context, contexts)
         configs = configs.but(seed=seed, avoid_chunks=frozenset(avoid_chunks))
+        if configs.generation.asks_types:  # one run per question type, each exact in count
+            return await typed_runs(configs, num_goldens, functools.partial(self._docs_run, paths))
+        return await self._docs_run(paths, configs, num_goldens)
+
+    async def _docs_run(
+        self, paths: list[str], configs: RunConfigs, num_goldens: int | None
+    ) -> Dataset:
         key_inputs = {"paths": fingerprint_paths(paths), **configs.avoid_key()}
         locations = source_locations(paths, absolute=self.absolute_paths)
         async with self._run("docs", key_inputs, num_goldens, configs) as run:

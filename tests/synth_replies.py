@@ -192,15 +192,30 @@ def _style(prompt: str) -> dict[str, Any]:
     return {"input": f"Hi{who}, quick question: {text}"}
 
 
+_PASSAGE = re.compile(r'<passage index="\d+">\n(.*?)\n</passage>', re.DOTALL)
+
+
 def _expected(prompt: str) -> dict[str, Any]:
     inputs = _items(_section(prompt, "Inputs (", ("\n\nAnswer each",)))
-    sentences = _sentences(_context(prompt))
+    context = _context(prompt)
+    passages = _PASSAGE.findall(context)
+    if "quote each passage the answer needs" in prompt and len(passages) >= 2:
+        return {"outputs": [_two_passages(i, q, passages) for i, q in enumerate(inputs, start=1)]}
+    sentences = _sentences(context)
     outputs = []
     for i, question in enumerate(inputs, start=1):
         sentence = sentences[int(_hashed(question) * len(sentences))]
         # the sentence is the answer and its one quote: fully grounded
         outputs.append({"index": i, "expected_output": sentence.strip(), "quotes": [sentence]})
     return {"outputs": outputs}
+
+
+def _two_passages(index: int, question: str, passages: list[str]) -> dict[str, Any]:
+    """A multi-hop answer: a sentence of each of two passages, both quoted."""
+    first = int(_hashed(question) * len(passages))
+    picked = [passages[first], passages[(first + 1) % len(passages)]]
+    quotes = [_sentences(p)[0] for p in picked]
+    return {"index": index, "expected_output": " ".join(quotes), "quotes": quotes}
 
 
 _BY_SCHEMA = {

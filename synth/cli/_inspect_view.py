@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from synth.dataset import Dataset
-from synth.dataset.inspect import DatasetInspection, LengthStats
+from synth.dataset.inspect import NONE, DatasetInspection, LengthStats
 
 #: characters of a question shown in a row (the whole question is in the dataset)
 EXCERPT = 80
@@ -30,7 +30,10 @@ def inspection_view(
         ("per source file", inspection.per_file),
         ("per evolution", inspection.per_evolution),
         ("per difficulty", inspection.per_difficulty),
+        ("per question type", inspection.per_question_type),
     ):
+        if title == "per question type" and set(counts) == {NONE}:
+            continue  # a dataset that records no type: nothing to say
         out.append(_counts_table(title, counts))
     out.append(_measurements_table(inspection, show))
     out.extend(_leaks(inspection, dataset, show))

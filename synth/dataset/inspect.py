@@ -102,6 +102,9 @@ class DatasetInspection(BaseModel):
     per_file: dict[str, int]
     per_evolution: dict[str, int]
     per_difficulty: dict[str, int]
+    #: goldens per question type and per component a type tests (``(none)``: not recorded)
+    per_question_type: dict[str, int]
+    per_component: dict[str, int]
     #: goldens with a grounding score, and how many of them reach the grounding threshold
     grounding_measured: int
     grounded: int | None
@@ -129,6 +132,8 @@ class DatasetInspection(BaseModel):
             "per_file": self.per_file,
             "per_evolution": self.per_evolution,
             "per_difficulty": self.per_difficulty,
+            "per_question_type": self.per_question_type,
+            "per_component": self.per_component,
             "grounding_measured": self.grounding_measured,
             "grounded": self.grounded,
             "grounding_rate": self.grounding_rate,
@@ -181,6 +186,8 @@ def inspect_dataset(
         per_file=_counts(g.source_files or [NONE] for g in goldens),
         per_evolution=_counts(_evolutions(g) or [NONE] for g in goldens),
         per_difficulty=_difficulty_counts(goldens),
+        per_question_type=_counts([_text(g, "question_type")] for g in goldens),
+        per_component=_counts([_text(g, "tests")] for g in goldens),
         grounding_measured=len(scores),
         grounded=grounded if scores else None,
         grounding_rate=grounded / len(scores) if scores else None,
@@ -240,6 +247,12 @@ def _threshold(name: str, value: object) -> float:
     if number is None or not 0.0 <= number <= 1.0:
         raise ConfigError(f"{name} must be a number between 0 and 1, got {value!r}")
     return number
+
+
+def _text(golden: Golden, key: str) -> str:
+    """The golden's ``metadata[key]`` when it is a non-blank string, else ``(none)``."""
+    value = golden.metadata.get(key)
+    return value if isinstance(value, str) and value.strip() else NONE
 
 
 def _counts(keys_per_golden: Iterable[Sequence[str]]) -> dict[str, int]:

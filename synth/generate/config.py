@@ -9,6 +9,7 @@ from pydantic import Field, field_validator
 from synth.errors import ConfigError
 from synth.generate._config import ModelChoice, StageConfig
 from synth.generate.query_style import QUERY_LENGTHS, QUERY_STYLES, check_distribution
+from synth.generate.question_types import SIMPLE, check_types, single_type
 
 
 class Evolution(StrEnum):
@@ -44,6 +45,8 @@ class GenerationConfig(StageConfig):
     - ``max_easy_share``: at most this share of the goldens may be ``easy`` (their source chunk is
       the first that keyword search finds); the others are dropped as ``too_easy`` and replaced.
       ``None`` (the default) keeps them all; the difficulty is measured either way.
+    - ``question_types``: the share of each question type (:mod:`synth.generate.question_types`);
+      ``{"simple": 1.0}`` (the default) is today's questions.
     """
 
     max_goldens_per_context: int = Field(default=2, ge=1, le=20)
@@ -51,6 +54,24 @@ class GenerationConfig(StageConfig):
     dedup_threshold: float | None = Field(default=0.9, ge=0.0, le=1.0)
     grounding_threshold: float = Field(default=DEFAULT_GROUNDING_THRESHOLD, ge=0.0, le=1.0)
     max_easy_share: float | None = Field(default=None, ge=0.0, le=1.0)
+    question_types: dict[str, float] = Field(default_factory=lambda: {SIMPLE: 1.0})
+
+    @field_validator("question_types")
+    @classmethod
+    def _check_question_types(cls, value: dict[str, float]) -> dict[str, float]:
+        check_types(value)
+        return value
+
+    @property
+    def asks_types(self) -> bool:
+        """Whether the run asks for anything but simple questions (types recorded, and mixed
+        types made one run per type)."""
+        return single_type(self.question_types) != SIMPLE
+
+    @property
+    def question_type(self) -> str | None:
+        """The one question type this config asks for (None when it mixes several)."""
+        return single_type(self.question_types)
 
     def with_gates(
         self, grounding_threshold: float | None = None, max_easy_share: float | None = None

@@ -33,6 +33,7 @@ from synth.generate.citations import (
 )
 from synth.generate.config import DEFAULT_GROUNDING_THRESHOLD, StylingConfig
 from synth.generate.draft import Draft, drop_failed
+from synth.generate.question_types import expected_note
 from synth.generate.stats import StageStats
 from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
@@ -230,14 +231,19 @@ async def run(
     prompts: PromptSet | None = None,
     stats: StageStats | None = None,
     grounding_threshold: float = DEFAULT_GROUNDING_THRESHOLD,
+    question_type: str | None = None,
 ) -> list[Draft]:
     """Answer every live draft, one request per context; returns all drafts, dropped ones marked.
+    ``question_type`` adds what its answers must do to the format line.
 
     A reply that misnumbers its answers keeps those it can match and asks again for the rest
     (``synth.generate._batch``); a draft left unanswered is dropped with ``model_error:<kind>``,
     one whose quotes do not support it (after one more try) with ``ungrounded``.
     """
     output_format = styling.expected_output_format if styling is not None else None
+    note = expected_note(question_type)
+    if note is not None:
+        output_format = f"{output_format}; {note}" if output_format else note
 
     async def step(batch: list[Draft]) -> None:
         await _answer_group(batch, llm, output_format, prompts, stats, grounding_threshold)
@@ -254,6 +260,7 @@ class ExpectedStep:
     styling: StylingConfig
     prompts: PromptSet
     grounding_threshold: float = DEFAULT_GROUNDING_THRESHOLD
+    question_type: str | None = None
 
     async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
         return await run(
@@ -262,6 +269,7 @@ class ExpectedStep:
             styling=self.styling,
             prompts=self.prompts,
             grounding_threshold=self.grounding_threshold,
+            question_type=self.question_type,
         )
 
 

@@ -21,6 +21,7 @@ from synth.generate._text import context_text, styling_block, tagged_list
 from synth.generate.base import Source
 from synth.generate.config import GenerationConfig, StylingConfig
 from synth.generate.draft import Draft, draft_id, drop_failed
+from synth.generate.question_types import inputs_instruction
 from synth.generate.stats import StageStats, model_error_reason
 from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
@@ -36,10 +37,15 @@ class InputsReply(BaseModel):
     inputs: list[str]
 
 
-def _styling(styling: StylingConfig | None) -> str:
-    if styling is None:
-        return ""
-    return styling_block(styling.scenario, styling.task, styling.input_format)
+def _styling(styling: StylingConfig | None, instruction: str = "") -> str:
+    block = (
+        ""
+        if styling is None
+        else styling_block(styling.scenario, styling.task, styling.input_format)
+    )
+    if not instruction:
+        return block
+    return f"{block.rstrip()}\n{instruction}\n" if block else f"\n{instruction}\n"
 
 
 def build_prompt(
@@ -48,10 +54,12 @@ def build_prompt(
     *,
     styling: StylingConfig | None = None,
     prompts: PromptSet | None = None,
+    question_type: str | None = None,
 ) -> str:
-    """The prompt asking for ``n`` inputs answerable from ``context``."""
+    """The prompt asking for ``n`` inputs answerable from ``context`` (of ``question_type``)."""
+    block = _styling(styling, inputs_instruction(question_type))
     return (prompts or default_prompts()).render(
-        "inputs", context=context_text(context), count=n, styling=_styling(styling)
+        "inputs", context=context_text(context), count=n, styling=block
     )
 
 
@@ -147,8 +155,10 @@ async def run(
     the failure lands in the rejects like any other drop. ``stats``: items in = contexts, items out =
     inputs made, dropped = contexts that gave none, by reason.
     """
-    prompt = build_prompt(context, config.max_goldens_per_context, styling=styling, prompts=prompts)
     n = config.max_goldens_per_context
+    prompt = build_prompt(
+        context, n, styling=styling, prompts=prompts, question_type=config.question_type
+    )
     return await _generate(prompt, n, llm, key or context.id, context, stats)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from synth.generate import evolve, expected, inputs, style
+from synth.generate import evolve, expected, inputs, question_types, style
 from synth.generate import filter as input_filter
 from synth.generate.base import Step
 from synth.generate.config import (
@@ -69,7 +69,14 @@ def _expected(s: StageSettings) -> Step | None:
     if not s.generation.include_expected_output:
         return None
     threshold = s.generation.grounding_threshold
-    return expected.ExpectedStep(s.generator, s.styling, s.prompts, threshold)
+    kind = s.generation.question_type
+    return expected.ExpectedStep(s.generator, s.styling, s.prompts, threshold, kind)
+
+
+def _hops(s: StageSettings) -> Step | None:
+    if s.generation.question_type != "multi_hop" or not s.generation.include_expected_output:
+        return None
+    return question_types.HopsStep()
 
 
 #: the steps in pipeline order; the first makes the drafts, every later one takes the live ones
@@ -79,6 +86,7 @@ STEPS: tuple[Callable[[StageSettings], Step | None], ...] = (
     _evolve,
     lambda s: style.StyleStep(s.generator, s.styling, s.seed, s.prompts),
     _expected,
+    _hops,
 )
 
 

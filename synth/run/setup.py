@@ -162,6 +162,7 @@ def open_session(
     """The session of a run (enter it with ``async with``), with its models made or reused."""
     if num_goldens is not None:
         check_num_goldens(num_goldens)
+    _check_one_type(mode, configs)
     models = owner.models()
     context_critic = models.critic
     if configs.contexts is not None and configs.context_critic:
@@ -210,6 +211,15 @@ def open_session(
         "paced_window": models.limiter.window,
     }
     return session
+
+
+def _check_one_type(mode: str, configs: RunConfigs) -> None:
+    """One run makes one question type: a mix is split into runs from documents, never here."""
+    if configs.generation.question_type is None:
+        raise ConfigError(
+            f"mixed question_types are made from documents (one run per type); a {mode} run "
+            "takes one type"
+        )
 
 
 def _identities(
