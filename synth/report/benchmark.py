@@ -18,6 +18,7 @@ from synth.report._disagreement import spread_items
 from synth.report._evaluation_rows import fmt, summary_metrics
 from synth.report._html import render
 from synth.report._rows import number
+from synth.report._source import given
 from synth.report.comparison import MINUS, Cells, delta_point, interval_text, pair_cells, section
 
 
@@ -28,12 +29,7 @@ def benchmark_report(
     source: str | os.PathLike[str] | None = None,
 ) -> str:
     """The HTML page reporting on ``result`` (a :class:`~synth.BenchmarkResult` or its file)."""
-    if source is None and isinstance(result, str | os.PathLike):
-        source = result
-    if isinstance(result, BenchmarkResult):
-        data = result
-    else:
-        data = BenchmarkResult.read(os.fspath(result))
+    data, name = given(result, BenchmarkResult, BenchmarkResult.read, source)
     metric = data.rank_by
     metrics = [metric, *(m for m in _summary(data) if m != metric)]
     hint = (
@@ -52,7 +48,6 @@ def benchmark_report(
             "items-section", "Items where the systems disagree most", [], paged=("items", hint)
         ),
     ]
-    name = os.fspath(source) if source is not None else None
     top = [(f"{row.rank}. {row.system}", fmt(row.metrics.get(metric))) for row in data.leaderboard]
     return render(
         "comparison.html.j2",

@@ -20,6 +20,7 @@ from synth.report._disagreement import paired_items
 from synth.report._evaluation_rows import fmt
 from synth.report._html import render
 from synth.report._rows import number
+from synth.report._source import given
 
 ReportSource = Evaluation | str | os.PathLike[str]
 Cells = tuple[list[str], list[list[str]]]  # a small table: headers, then rows of text
@@ -42,12 +43,7 @@ def comparison_report(
     lists the items they disagree on most. ``names`` name A and B (default: the reports' file
     names, else "A" and "B").
     """
-    if source is None and isinstance(comparison, str | os.PathLike):
-        source = comparison
-    if isinstance(comparison, Comparison):
-        data = comparison
-    else:
-        data = Comparison.read(os.fspath(comparison))
+    data, name = given(comparison, Comparison, Comparison.read, source)
     names = names or _names(reports)
     pair = (_report(reports[0]), _report(reports[1])) if reports is not None else None
     sections = [
@@ -57,7 +53,6 @@ def comparison_report(
         _disagreement_section(pair, data),
     ]
     tables = {"items": paired_items(pair[0], pair[1], names)} if pair is not None else {}
-    name = os.fspath(source) if source is not None else None
     a, b = names
     summary = [r for r in data.metrics if "/" not in r.metric]
     return render(

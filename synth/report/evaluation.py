@@ -18,6 +18,7 @@ from synth.report import _figures
 from synth.report._evaluation_rows import failure_table, fmt, item_table, summary_metrics
 from synth.report._html import render
 from synth.report._rows import number
+from synth.report._source import given
 
 
 def evaluation_report(
@@ -32,10 +33,7 @@ def evaluation_report(
     itself when it is a path). Write the page with
     ``Path("eval.html").write_text(html, encoding="utf-8")``.
     """
-    if source is None and isinstance(report, str | os.PathLike):
-        source = report
-    data = report if isinstance(report, Evaluation) else read_report(os.fspath(report))
-    name = os.fspath(source) if source is not None else None
+    data, name = given(report, Evaluation, read_report, source)
     plots = _plots(data)
     return render(
         "evaluation.html.j2",
