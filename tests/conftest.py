@@ -10,6 +10,8 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -102,3 +104,15 @@ def fake_openai_docs() -> object:
     """A fake server answering synth's stage prompts like a model would, and judges with JSON."""
     with _fake_openai_module.FakeOpenAI(reply=_docs_reply) as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One chromium (``/usr/bin/chromium``, driven by Playwright) for a test module."""
+    from playwright.sync_api import sync_playwright
+    from report_browser import CHROMIUM
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+        yield browser
+        browser.close()

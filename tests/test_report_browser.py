@@ -15,22 +15,11 @@ from typing import Any
 
 import pytest
 import report_data
+from report_browser import Opened
 
 from synth.report import dataset_report
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM = "/usr/bin/chromium"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
@@ -39,47 +28,6 @@ def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     html = dataset_report(report_data.dataset(), manifest=report_data.manifest())
     path.write_text(html, encoding="utf-8")
     return path
-
-
-class Opened:
-    """The report open in a page, and what went wrong while it was: requests, errors, dialogs."""
-
-    def __init__(self, browser: Any, path: Path) -> None:
-        self.url = path.as_uri()
-        self.blocked: list[str] = []
-        self.errors: list[str] = []
-        self.dialogs: list[str] = []
-        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
-        self.page.route("**/*", self._route)
-        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("dialog", self._dialog)
-        self.page.goto(self.url)
-        self.page.wait_for_selector("#goldens tbody tr")
-
-    def _route(self, route: Any) -> None:
-        if route.request.url == self.url:
-            route.continue_()
-        else:
-            self.blocked.append(route.request.url)
-            route.abort()
-
-    def _dialog(self, dialog: Any) -> None:
-        self.dialogs.append(dialog.message)
-        dialog.dismiss()
-
-    def column(self, key: str) -> list[str]:
-        return self.page.locator(
-            f"#goldens tbody tr[data-row] td[data-key={key}]"
-        ).all_inner_texts()
-
-    def info(self) -> str:
-        return self.page.locator("#goldens .info").inner_text()
-
-    def check_clean(self) -> None:
-        assert self.blocked == []
-        assert self.errors == []
-        assert self.dialogs == []
 
 
 @pytest.fixture
@@ -91,9 +39,7 @@ def opened(browser: Any, report_file: Path) -> Iterator[Opened]:
 
 def test_plots_are_drawn_and_nothing_leaves_the_page(opened: Opened, tmp_path: Path) -> None:
     page = opened.page
-    page.wait_for_function(
-        "[...document.querySelectorAll('[data-figure]')].every(el => el.querySelector('.main-svg'))"
-    )
+    opened.wait_for_plots()
     figures = page.locator("[data-figure]")
     assert figures.count() == 7
     for i in range(figures.count()):

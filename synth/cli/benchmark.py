@@ -11,6 +11,7 @@ from synth.cli._judging import (
     failed_items_code,
     judging_kwargs,
 )
+from synth.cli.report import add_report_flag, check_report_flag, write_beside
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,6 +32,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--rank-by", metavar="METRIC", help="the ranking metric")
     p.add_argument("-o", "--output", metavar="FILE", help="write the result (.json/.yaml/.toml)")
+    add_report_flag(p, "the result")
     add_judging_arguments(p)
     p.set_defaults(func=run)
 
@@ -43,19 +45,27 @@ def run(args: argparse.Namespace) -> int:
     from synth.evaluate._specs import systems
     from synth.evaluate.benchmark import benchmark
 
+    check_report_flag(args)
     kwargs = judging_kwargs(args)
     try:
         result = benchmark(systems(args.system), args.dataset, rank_by=args.rank_by, **kwargs)
     finally:
         close_models(kwargs["judges"])
+    page = None
     if args.output:
         result.write(args.output)
+    if args.report:
+        from synth.report import benchmark_report
+
+        page = write_beside(args.output, benchmark_report(result, source=args.output))
     if args.json:
         print(_io.dumps(result.model_dump(), "json"), end="")
     else:
         show(benchmark_tables(result))
         if args.output:
             print(f"wrote {args.output}")
+        if page is not None:
+            print(f"report: {page}")
     return failed_items_code(
         [(f"system {name}: ", failure_summary(report)) for name, report in result.reports.items()]
     )

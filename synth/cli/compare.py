@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from synth.cli._exits import EXIT_OK
+from synth.cli.report import add_report_flag, check_report_flag, write_beside
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,6 +24,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "-o", "--output", metavar="FILE", help="write the comparison (.json/.yaml/.toml)"
     )
+    add_report_flag(p, "the comparison")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.set_defaults(func=run)
 
@@ -33,13 +35,29 @@ def run(args: argparse.Namespace) -> int:
     from synth.evaluate import _io
     from synth.evaluate.report import read_report
 
-    comparison = read_report(args.a).compare(read_report(args.b), seed=args.seed)
+    check_report_flag(args)
+    a, b = read_report(args.a), read_report(args.b)
+    comparison = a.compare(b, seed=args.seed)
+    page = None
     if args.output:
         comparison.write(args.output)
+    if args.report:
+        from synth.report import comparison_report
+
+        names = Path(args.a).stem, Path(args.b).stem
+        html = comparison_report(
+            comparison,
+            reports=(a, b),
+            names=names if names[0] != names[1] else None,
+            source=args.output,
+        )
+        page = write_beside(args.output, html)
     if args.json:
         print(_io.dumps(comparison.model_dump(), "json"), end="")
     else:
         show(comparison_table(comparison, Path(args.a).stem, Path(args.b).stem))
+        if page is not None:
+            print(f"report: {page}")
     return EXIT_OK
 
 

@@ -11,6 +11,7 @@ from synth.cli._judging import (
     failed_items_code,
     judging_kwargs,
 )
+from synth.cli.report import add_report_flag, check_report_flag, write_beside
 
 if TYPE_CHECKING:
     from synth.evaluate.report import Evaluation
@@ -36,6 +37,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "-k", action="append", type=int, metavar="K", help="retrieval cut-off; repeatable (10)"
     )
     p.add_argument("-o", "--output", metavar="REPORT", help="write the report here")
+    add_report_flag(p, "the report")
     add_judging_arguments(p)
     p.set_defaults(func=run)
 
@@ -46,15 +48,23 @@ def run(args: argparse.Namespace) -> int:
     from synth.evaluate import _io
     from synth.evaluate._jobs import failure_summary
 
+    check_report_flag(args)
     report = _retrieval_report(args) if args.retriever else _answers_report(args)
+    page = None
     if args.output:
         report.write(args.output)
+    if args.report:
+        from synth.report import evaluation_report
+
+        page = write_beside(args.output, evaluation_report(report, source=args.output))
     if args.json:
         print(_io.dumps(report.to_document(), "json"), end="")
     else:
         show(evaluation_tables(report))
         if args.output:
             print(f"wrote {args.output}")
+        if page is not None:
+            print(f"report: {page}")
     return failed_items_code([("", failure_summary(report))])
 
 

@@ -234,11 +234,10 @@ def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
 
 def _write_report(dataset: Dataset, manifest: dict[str, Any], output: Path) -> Path:
     """The dataset's HTML report, written beside it (``goldens.jsonl`` -> ``goldens.html``)."""
-    from synth._files import write_atomic
+    from synth.cli.report import write_beside
     from synth.report import dataset_report
 
-    target = output.with_suffix(".html")
-    return write_atomic(target, dataset_report(dataset, manifest=manifest or None, source=output))
+    return write_beside(output, dataset_report(dataset, manifest=manifest or None, source=output))
 
 
 def _generate(

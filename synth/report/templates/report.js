@@ -42,6 +42,7 @@ function shown(value, type) {
 
 // rows are arrays in the order of columns; row[0] is the row's identity (its index).
 // spec: {columns, rows, pageSize, search: [column keys], filters: [column keys], detail(row) -> Node}
+// (without detail, rows have no button to open)
 function pagedTable(root, spec) {
   const columns = spec.columns;
   const at = Object.fromEntries(columns.map((c, i) => [c.key, i]));
@@ -60,7 +61,8 @@ function pagedTable(root, spec) {
   const previous = element("button", { type: "button", "data-page": "previous" }, "\u2190 previous");
   const next = element("button", { type: "button", "data-page": "next" }, "next \u2192");
   const info = element("span", { class: "info" });
-  const head = element("tr", {}, element("th", { class: "toggle" }),
+  const toggle = () => (spec.detail ? [element("th", { class: "toggle" })] : []);
+  const head = element("tr", {}, ...toggle(),
     ...columns.map((c) => element("th", { "data-key": c.key, class: c.type === "number" ? "n" : "" }, c.label)));
   const body = element("tbody");
   root.append(element("div", { class: "controls" }, search, ...selects, previous, next, info),
@@ -120,10 +122,13 @@ function pagedTable(root, spec) {
     }
     const drawn = [];
     for (const row of page) {
-      const isOpen = state.open.has(row[0]);
-      const button = element("button", { type: "button", class: "open", "data-row": row[0], "aria-expanded": isOpen, title: "context" }, isOpen ? "\u25BE" : "\u25B8");
-      drawn.push(element("tr", { "data-row": row[0] }, element("td", { class: "toggle" }, button),
-        ...columns.map((c, i) => element("td", { "data-key": c.key, class: c.type === "number" ? "n" : "" }, shown(row[i], c.type)))));
+      const isOpen = spec.detail && state.open.has(row[0]);
+      const cells = columns.map((c, i) => element("td", { "data-key": c.key, class: c.type === "number" ? "n" : "" }, shown(row[i], c.type)));
+      if (spec.detail) {
+        const button = element("button", { type: "button", class: "open", "data-row": row[0], "aria-expanded": isOpen, title: "open" }, isOpen ? "\u25BE" : "\u25B8");
+        cells.unshift(element("td", { class: "toggle" }, button));
+      }
+      drawn.push(element("tr", { "data-row": row[0] }, ...cells));
       if (isOpen) drawn.push(element("tr", { class: "detail" }, element("td", { colspan: columns.length + 1 }, spec.detail(row))));
     }
     body.replaceChildren(...drawn);
