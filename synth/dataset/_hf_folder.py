@@ -11,8 +11,10 @@
 
 The shards are the table ``datasets`` holds, with the ``huggingface`` features in their schema
 metadata and synth's header (the dataset's metadata) beside it under ``synth``, so they are also
-synth ``.parquet`` files. The card's ``configs`` names the shards, so ``load_dataset("goldens_hf")``
-and the Hub read them and not the arrow file.
+synth ``.parquet`` files. The card's ``configs`` names the shards, so the Hub repository a push
+makes (the card and the shards) loads with ``load_dataset("user/name")``. ``load_dataset`` of the
+folder itself is refused by ``datasets`` (it holds ``save_to_disk`` output): locally, use
+``load_from_disk`` or ``load_dataset("parquet", data_files="goldens_hf/data/*.parquet")``.
 
 Reading (``Dataset.load("goldens_hf")``) takes the shards when there are any (pyarrow alone),
 otherwise the ``save_to_disk`` output (needs ``datasets``). The folder is built beside the target
@@ -75,8 +77,8 @@ def write_hf_folder(
     _check_target(path)
     table = to_hf(goldens, metadata)
     with _folder_swap(path) as tmp:
-        with quiet():
-            table.save_to_disk(str(tmp))
+        with quiet():  # datasets writes no arrow file for an empty table unless told one
+            table.save_to_disk(str(tmp), num_shards=1 if table.num_rows == 0 else None)
         _write_shards(table, tmp, header_text(metadata).encode("utf-8"))
         (tmp / CARD).write_text(card, encoding="utf-8")
         if publish is not None:
