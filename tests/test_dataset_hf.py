@@ -229,5 +229,7 @@ def test_export_hf_then_every_command_reads_the_folder(capsys) -> None:
 def test_export_hf_refuses_push_options_for_other_formats(capsys) -> None:
     dataset().save("goldens.jsonl")
     assert main(["export", "goldens.jsonl", "-o", "x.json", "--push-to-hub", "me/set"]) == 2
-    assert "--push-to-hub needs --format hf" in capsys.readouterr().err
+    assert capsys.readouterr().err == "synth: error: --push-to-hub: only with --format hf\n"
+    assert main(["export", "goldens.jsonl", "-o", "x.json", "--private", "--title", "t"]) == 2
+    assert capsys.readouterr().err == "synth: error: --private, --title: only with --format hf\n"
     assert not Path("x.json").exists()

@@ -56,8 +56,9 @@ def run(args: argparse.Namespace) -> int:
     output = output_path(source, args.format, args.output)
     if args.format == HF_FORMAT:
         return export_hf(args, source, output)
-    if args.push_to_hub:
-        raise ConfigError("--push-to-hub needs --format hf")
+    given = [flag for flag, value in _hf_options(args).items() if value]
+    if given:
+        raise ConfigError(f"{', '.join(given)}: only with --format hf")
     dataset = Dataset.load(source)
     if args.format in OWN_FORMATS or args.format is None:
         dataset.save(output)
@@ -67,6 +68,15 @@ def run(args: argparse.Namespace) -> int:
         what = export_format(args.format).description
     print(f"wrote {len(dataset)} goldens to {output} ({what})")
     return EXIT_OK
+
+
+def _hf_options(args: argparse.Namespace) -> dict[str, object]:
+    return {
+        "--push-to-hub": args.push_to_hub,
+        "--private": args.private,
+        "--manifest": args.manifest,
+        "--title": args.title,
+    }
 
 
 def output_path(source: Path, format: str | None, output: str | None) -> Path:

@@ -183,9 +183,11 @@ class Dataset:
         or a Hugging Face folder (``synth export --format hf``, or ``save_to_disk`` output)."""
         source = Path(path)
         if source.is_dir():
-            from synth.dataset._hf_folder import read_hf_folder
+            from synth.dataset._hf_folder import is_hf_folder, read_hf_folder
 
-            return cls(*read_hf_folder(source))
+            # a folder named like a file (data.jsonl/) is answered as a file of that format is
+            if is_hf_folder(source) or source.suffix.lower() not in _FORMATS:
+                return cls(*read_hf_folder(source))
         read, _ = _format(source)
         goldens, metadata = read(source)
         return cls(goldens, metadata)
