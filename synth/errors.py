@@ -8,6 +8,8 @@
     ├── StoreError                        the vector store failed
     ├── DatasetError                      a dataset file is malformed (names file, line/row, field)
     ├── CacheError                        the response cache failed (never taken for a model failure)
+    ├── HubError                          a push to the Hugging Face Hub failed (no network, token
+    │                                     refused, no such repository)
     ├── EndpointError                     a server no retry will fix: nothing listens, wrong path,
     │                                     every request refused (stops the run; not an item's failure)
     └── ModelError                        a model call failed
@@ -54,6 +56,10 @@ class DatasetError(SynthError):
 
 class CacheError(SynthError):
     """The response cache failed."""
+
+
+class HubError(SynthError):
+    """Pushing a dataset to the Hugging Face Hub failed; the message says why in one line."""
 
 
 class EndpointError(SynthError):
@@ -162,6 +168,7 @@ __all__ = [
     "DatasetError",
     "EndpointError",
     "FailedItemsWarning",
+    "HubError",
     "IncompleteCompletionError",
     "IngestError",
     "ModelConnectionError",

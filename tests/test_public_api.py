@@ -40,6 +40,7 @@ EXPORTED = [
     "GenerationConfig",
     "Golden",
     "HashEmbedder",
+    "HubError",
     "IncompleteCompletionError",
     "IngestError",
     "IngestReport",

@@ -6,9 +6,12 @@ import argparse
 from pathlib import Path
 
 from synth.cli._exits import EXIT_OK
+from synth.cli._export_hf import add_hf_arguments, export_hf
 
 #: the formats synth reads back losslessly (the others are other tools')
 OWN_FORMATS = ("jsonl", "json", "csv", "parquet")
+#: a Hugging Face folder with a dataset card (synth/cli/_export_hf.py)
+HF_FORMAT = "hf"
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,20 +25,24 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "parquet: lossless, metadata included; picked by -o's suffix or --format), or for "
         "another tool: deepeval goldens (.json or .jsonl), deepeval CSV (.csv), ragas samples "
         "(.jsonl or .json), judgeval 1.x examples (.json) or judgeval 0.0.x examples "
-        "(judgeval-legacy, .json). `synth` reads them all back.",
+        "(judgeval-legacy, .json); or as a Hugging Face folder (hf: save_to_disk output, parquet "
+        "shards under data/ and a dataset card README.md drawn from the run; needs synth[hf]), "
+        "optionally pushed to the Hub. `synth` reads them all back.",
     )
-    p.add_argument("dataset", help="a saved dataset (.json, .jsonl, .csv, .parquet)")
+    p.add_argument("dataset", help="a saved dataset (.json, .jsonl, .csv, .parquet, hf folder)")
     p.add_argument(
         "-f",
         "--format",
-        choices=[*OWN_FORMATS, *EXPORT_FORMATS],
+        choices=[*OWN_FORMATS, *EXPORT_FORMATS, HF_FORMAT],
         help="synth's own format or the tool (default: synth's format -o's suffix names)",
     )
     p.add_argument(
         "-o",
         "--output",
-        help="file to write (default: next to DATASET, e.g. goldens.deepeval.json)",
+        help="file to write (default: next to DATASET, e.g. goldens.deepeval.json; for hf, the "
+        "folder goldens_hf)",
     )
+    add_hf_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -43,9 +50,15 @@ def run(args: argparse.Namespace) -> int:
     """Write the dataset ``args.dataset`` to the file and format the arguments name."""
     from synth.dataset import Dataset
     from synth.dataset._export import export_format
+    from synth.errors import ConfigError
 
     source = Path(args.dataset)
     output = output_path(source, args.format, args.output)
+    if args.format == HF_FORMAT:
+        return export_hf(args, source, output)
+    given = [flag for flag, value in _hf_options(args).items() if value]
+    if given:
+        raise ConfigError(f"{', '.join(given)}: only with --format hf")
     dataset = Dataset.load(source)
     if args.format in OWN_FORMATS or args.format is None:
         dataset.save(output)
@@ -55,6 +68,15 @@ def run(args: argparse.Namespace) -> int:
         what = export_format(args.format).description
     print(f"wrote {len(dataset)} goldens to {output} ({what})")
     return EXIT_OK
+
+
+def _hf_options(args: argparse.Namespace) -> dict[str, object]:
+    return {
+        "--push-to-hub": args.push_to_hub,
+        "--private": args.private,
+        "--manifest": args.manifest,
+        "--title": args.title,
+    }
 
 
 def output_path(source: Path, format: str | None, output: str | None) -> Path:
@@ -75,6 +97,8 @@ def output_path(source: Path, format: str | None, output: str | None) -> Path:
                 f"{path}: unsupported dataset suffix {path.suffix or '(none)'!r}; use one of "
                 f"{', '.join(SUFFIXES)}, or name another tool's format with --format"
             )
+    elif format == HF_FORMAT:
+        path = Path(output) if output else source.with_name(f"{source.stem}_hf")
     elif format in OWN_FORMATS:
         suffix = f".{format}"
         path = Path(output) if output else source.with_suffix(suffix)
@@ -87,4 +111,4 @@ def output_path(source: Path, format: str | None, output: str | None) -> Path:
     return path
 
 
-__all__ = ["OWN_FORMATS", "add_parser", "output_path", "run"]
+__all__ = ["HF_FORMAT", "OWN_FORMATS", "add_parser", "output_path", "run"]

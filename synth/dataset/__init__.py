@@ -9,7 +9,12 @@ The file format is chosen by the suffix:
            sidecar ``<file name>.meta.json`` (``goldens.jsonl.meta.json``)
 ``.csv``   one golden per row; list and ``metadata`` cells hold JSON; metadata in the sidecar
 ``.parquet`` typed columns, metadata in the schema metadata (needs pyarrow)
+folder     a Hugging Face ``hf`` folder (``synth export --format hf``): parquet shards under
+           ``data/``, or ``save_to_disk`` output (see ``synth/dataset/_hf_folder.py``)
 ========== ==================================================================================
+
+:meth:`Dataset.to_hf` and :meth:`Dataset.from_hf` convert to and from a ``datasets.Dataset``
+(``pip install 'synth[hf]'``; see ``synth/dataset/_hf.py`` for the features).
 
 Every field survives every format: null, the empty string and the empty list stay distinct.
 ``Dataset.load`` also reads the files :meth:`Dataset.export` writes for deepeval (JSON and CSV),
@@ -37,6 +42,7 @@ from synth.dataset._records import golden_from_record, kind
 from synth.errors import ConfigError, DatasetError
 
 if TYPE_CHECKING:
+    import datasets
     import pandas as pd
 
 ExportFormatName = Literal["deepeval", "deepeval-csv", "ragas", "judgeval", "judgeval-legacy"]
@@ -173,8 +179,15 @@ class Dataset:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Dataset:
-        """Read a dataset saved by :meth:`save` or exported by :meth:`export` (format by suffix)."""
+        """Read a dataset saved by :meth:`save` or exported by :meth:`export` (format by suffix),
+        or a Hugging Face folder (``synth export --format hf``, or ``save_to_disk`` output)."""
         source = Path(path)
+        if source.is_dir():
+            from synth.dataset._hf_folder import is_hf_folder, read_hf_folder
+
+            # a folder named like a file (data.jsonl/) is answered as a file of that format is
+            if is_hf_folder(source) or source.suffix.lower() not in _FORMATS:
+                return cls(*read_hf_folder(source))
         read, _ = _format(source)
         goldens, metadata = read(source)
         return cls(goldens, metadata)
@@ -203,6 +216,27 @@ class Dataset:
         if metadata is None:
             metadata = frame.attrs.get(ATTRS_KEY) or {}
         return cls(goldens_from_frame(frame), metadata)
+
+    # ---- Hugging Face datasets -------------------------------------------------------------------
+    def to_hf(self) -> datasets.Dataset:
+        """A ``datasets.Dataset`` with typed features, one row per golden (needs ``synth[hf]``).
+
+        Golden metadata is a JSON string column (any shape survives); the dataset's metadata is
+        synth's JSON header in ``info.description``, which ``save_to_disk`` keeps.
+        """
+        from synth.dataset._hf import to_hf
+
+        return to_hf(self.goldens, self.metadata)
+
+    @classmethod
+    def from_hf(cls, table: datasets.Dataset, metadata: Mapping[str, Any] | None = None) -> Dataset:
+        """The dataset a ``datasets.Dataset`` holds (from :meth:`to_hf`, the Hub or another tool).
+
+        ``metadata`` defaults to what :meth:`to_hf` put in ``table.info.description``, else empty.
+        """
+        from synth.dataset._hf import from_hf
+
+        return cls(*from_hf(table, metadata))
 
     # ---- for functions that take "a dataset" -----------------------------------------------------
     @classmethod
