@@ -8,6 +8,7 @@ its arguments and a ``run(args)`` that calls the library and returns an exit cod
 - :mod:`synth.cli.export`: a dataset into another format
 - :mod:`synth.cli.inspect`: a dataset's numbers (counts, grounding, leaks, near duplicates)
 - :mod:`synth.cli.report`: a dataset's HTML report (plots, stage counts, every golden)
+- :mod:`synth.cli.review`: a dataset's review page in the browser (accept, reject, edit)
 - :mod:`synth.cli.evaluate`, :mod:`synth.cli.compare`, :mod:`synth.cli.benchmark`: score systems
   on a dataset, compare two reports, rank several systems
 
@@ -57,7 +58,17 @@ def build_parser() -> argparse.ArgumentParser:
     """The parser of the ``synth`` command line, every command's arguments declared."""
     # the command modules are imported here, not when synth.cli is: importing it for main() or
     # the exit codes must not load the generation pipeline
-    from synth.cli import benchmark, compare, evaluate, export, generate, ingest, inspect, report
+    from synth.cli import (
+        benchmark,
+        compare,
+        evaluate,
+        export,
+        generate,
+        ingest,
+        inspect,
+        report,
+        review,
+    )
 
     commands = (
         ingest,
@@ -65,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         export,
         inspect,
         report,
+        review,
         evaluate,
         compare,
         benchmark,

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from synth.cli._exits import EXIT_OK
+from synth.cli._status import add_status_argument
 
 #: the formats synth reads back losslessly (the others are other tools')
 OWN_FORMATS = ("jsonl", "json", "csv", "parquet")
@@ -36,6 +37,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--output",
         help="file to write (default: next to DATASET, e.g. goldens.deepeval.json)",
     )
+    add_status_argument(p)
     p.set_defaults(func=run)
 
 
@@ -43,17 +45,19 @@ def run(args: argparse.Namespace) -> int:
     """Write the dataset ``args.dataset`` to the file and format the arguments name."""
     from synth.dataset import Dataset
     from synth.dataset._export import export_format
+    from synth.dataset.review import select
 
     source = Path(args.dataset)
     output = output_path(source, args.format, args.output)
-    dataset = Dataset.load(source)
+    dataset = select(Dataset.load(source), args.status)
     if args.format in OWN_FORMATS or args.format is None:
         dataset.save(output)
         what = f"synth dataset, {output.suffix.lower().lstrip('.')}"
     else:
         dataset.export(output, format=args.format)
         what = export_format(args.format).description
-    print(f"wrote {len(dataset)} goldens to {output} ({what})")
+    chosen = "" if args.status == "all" else f" {args.status}"
+    print(f"wrote {len(dataset)}{chosen} goldens to {output} ({what})")
     return EXIT_OK
 
 
