@@ -252,7 +252,11 @@
   fillOptions($("filter-evolution"), goldens.flatMap((g) => g.evolutions));
   fillOptions($("filter-difficulty"), goldens.map((_, i) => cell(i, "difficulty")));
   for (const id of ["filter-status", "filter-file", "filter-evolution", "filter-difficulty"]) {
-    $(id).addEventListener("change", () => { closeEditors(); refilter(current() ?? 0); });
+    $(id).addEventListener("change", (event) => {
+      closeEditors();
+      refilter(current() ?? 0);
+      event.target.blur(); // the keyboard shortcuts work again at once
+    });
   }
   $("accept").addEventListener("click", () => decide("accepted"));
   $("reject").addEventListener("click", showReject);
