@@ -6,6 +6,7 @@ way the next ``synth review`` (or ``synth export --status``) would read it.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ import report_data
 from starlette.testclient import TestClient
 
 from synth import Dataset
+from synth.dataset._journal import journal_path
 from synth.dataset.review import status_of
 from synth.review import ReviewStore, Session, make_app
 
@@ -24,9 +26,14 @@ BASE = f"http://127.0.0.1:{PORT}"
 TOKEN = "t0ken-for-tests"
 
 
-def _client(path: Path, reviewer: str = "ann") -> TestClient:
-    store = ReviewStore(path, reviewer=reviewer)
-    return TestClient(make_app(store, Session(TOKEN, PORT)), base_url=BASE)
+@contextlib.contextmanager
+def _client(path: Path, reviewer: str = "ann") -> Iterator[TestClient]:
+    """A client of a review server on ``path``; its store is closed (journal folded) after."""
+    with (
+        ReviewStore(path, reviewer=reviewer) as store,
+        TestClient(make_app(store, Session(TOKEN, PORT)), base_url=BASE) as client,
+    ):
+        yield client
 
 
 @pytest.fixture(params=[".jsonl", ".json"])
@@ -134,23 +141,24 @@ def test_a_decision_is_in_the_file_when_it_is_answered(
     assert saved.metadata["run_id"] == "feedc0ffee000001"  # the dataset's metadata is kept
 
 
-def test_an_edit_keeps_the_original_and_the_file_round_trips(
-    client: TestClient, dataset_file: Path
-) -> None:
-    key = _keys(client)[1]
-    first = client.post(
-        "/api/edit", json={"key": key, "expected_output": "About 2 kWh."}, headers=_auth()
-    )
-    assert first.status_code == 200
-    client.post("/api/edit", json={"key": key, "expected_output": "2 kWh."}, headers=_auth())
-    golden = Dataset.load(dataset_file)[1]
+def test_an_edit_keeps_the_original_and_the_file_round_trips(dataset_file: Path) -> None:
+    with _client(dataset_file) as client:
+        key = _keys(client)[1]
+        first = client.post(
+            "/api/edit", json={"key": key, "expected_output": "About 2 kWh."}, headers=_auth()
+        )
+        assert first.status_code == 200
+        client.post("/api/edit", json={"key": key, "expected_output": "2 kWh."}, headers=_auth())
+        golden = Dataset.load(dataset_file)[1]  # at once: the journal is read with the file
     assert golden.expected_output == "2 kWh."
     assert golden.metadata["review"]["original"] == {"expected_output": "It keeps 2 kWh."}
     assert golden.metadata["review"]["status"] == "accepted"
-    # the cached-text writer writes exactly what Dataset.save would
+    # closed, the store has folded the journal into the file: exactly what Dataset.save writes
+    assert not journal_path(dataset_file).exists()
     expected = Dataset.load(dataset_file)
     copy = expected.save(dataset_file.with_name("copy" + dataset_file.suffix))
     assert dataset_file.read_text(encoding="utf-8") == copy.read_text(encoding="utf-8")
+    assert expected[1] == golden
 
 
 def test_decisions_survive_a_new_server_on_the_same_file(dataset_file: Path) -> None:
@@ -184,13 +192,16 @@ def test_two_writers_at_once_lose_no_golden(dataset_file: Path) -> None:
         thread.join()
     saved = [status_of(g) for g in Dataset.load(dataset_file)]
     assert saved == ["accepted", "rejected"] * (len(keys) // 2)
+    store.close()
+    assert [status_of(g) for g in Dataset.load(dataset_file)] == saved
 
 
 def test_two_tabs_on_one_golden_last_write_wins_and_an_edit_is_kept(
     dataset_file: Path,
 ) -> None:
-    app = make_app(ReviewStore(dataset_file, reviewer="ann"), Session(TOKEN, PORT))
-    with TestClient(app, base_url=BASE) as one, TestClient(app, base_url=BASE) as other:
+    store = ReviewStore(dataset_file, reviewer="ann")
+    app = make_app(store, Session(TOKEN, PORT))
+    with store, TestClient(app, base_url=BASE) as one, TestClient(app, base_url=BASE) as other:
         key = _keys(one)[4]
         one.post("/api/edit", json={"key": key, "input": "Reworded?"}, headers=_auth())
         _decide(other, key, "accepted")  # the other tab never saw the edit

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
             webbrowser.open(session.url)
 
     try:
-        serve(store, port=args.port, on_ready=ready)
+        serve(store, port=args.port, on_ready=ready)  # closes the store, however it ends
     finally:
         print(f"synth review: stopped; every decision is saved in {path}", flush=True)
     return EXIT_OK

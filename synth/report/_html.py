@@ -82,8 +82,14 @@ def render(template: str, **context: Any) -> str:
 
 
 def render_page(template: str, **context: Any) -> str:
-    """:func:`render` without the plot library, for pages that draw no plots (the review page)."""
-    data = script_json(context.pop("data", {}))
+    """:func:`render` without the plot library, for pages that draw no plots (the review page).
+
+    ``data`` may be given as :func:`script_json` text already (a page that reuses a serialisation).
+    """
+    from markupsafe import Markup
+
+    data = context.pop("data", {})
+    data = data if isinstance(data, Markup) else script_json(data)
     return _environment().get_template(template).render(data=data, **context)
 
 

@@ -1,11 +1,11 @@
-"""Writing a reviewed dataset back to its own file, fast enough to do after every decision.
+"""Writing a reviewed dataset back to its own file (folding the review journal into it).
 
-A decision changes one golden, so only that golden is serialised again: the writer keeps every
-golden's serialised text (a *piece*) and joins the cached pieces into the new file, which is then
-written with synth's one atomic writer (temporary file, fsync, rename, folder fsync). ``.jsonl``
-pieces are lines; ``.json`` pieces are the goldens indented as :meth:`Dataset.save` indents them,
-so the file is byte for byte what ``save`` would write. ``.csv`` and ``.parquet`` have no cheap
-piece, so they are saved whole with :meth:`Dataset.save` (atomic too, just slower on big files).
+Only the goldens a decision changed are serialised again: the writer keeps every golden's
+serialised text (a *piece*) and joins the cached pieces into the new file, written with synth's
+one atomic writer (temporary file, fsync, rename, folder fsync). ``.jsonl`` pieces are lines;
+``.json`` pieces are the goldens indented as :meth:`Dataset.save` indents them, so the file is byte
+for byte what ``save`` would write. ``.csv`` and ``.parquet`` have no cheap piece: they are
+written whole by their format's writer (atomic too, just slower on big files).
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from typing import Any, Protocol
 
 from synth._files import write_atomic
 from synth.data import Golden
-from synth.dataset import SUFFIXES, Dataset
-from synth.dataset._io import FORMAT_NAME, FORMAT_VERSION, dumps, dumps_records
+from synth.dataset import SUFFIXES
+from synth.dataset._csv import write_csv
+from synth.dataset._io import FORMAT_NAME, FORMAT_VERSION, check_metadata, dumps, dumps_records
+from synth.dataset._parquet import write_parquet
 from synth.dataset._records import to_synth
 from synth.errors import ConfigError
 
@@ -74,7 +76,8 @@ class _DocumentWriter:
 
 
 class _WholeWriter:
-    """``.csv`` and ``.parquet``: :meth:`Dataset.save`, the whole file each time."""
+    """``.csv`` and ``.parquet``: the format's own writer, the whole file each time (what
+    :meth:`Dataset.save` does, without removing the journal: the store prunes it itself)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -85,7 +88,11 @@ class _WholeWriter:
     def write(
         self, goldens: Sequence[Golden], pieces: Sequence[str], metadata: Mapping[str, Any]
     ) -> None:
-        Dataset(goldens, metadata).save(self.path)
+        check_metadata(metadata, self.path)
+        if self.path.suffix.lower() == ".csv":
+            write_csv(self.path, goldens, metadata)
+        else:
+            write_parquet(self.path, goldens, metadata)
 
 
 def writer_for(path: Path) -> DatasetWriter:

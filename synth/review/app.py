@@ -32,7 +32,7 @@ from synth.dataset.review import REJECT_REASONS, counts
 from synth.errors import ConfigError, DatasetError
 from synth.report._html import render_page
 from synth.review._store import DatasetChangedError, ReviewStore, UnknownGoldenError
-from synth.review._view import golden_view, page_data
+from synth.review._view import PageData, golden_view
 
 TOKEN_HEADER = "x-synth-token"
 #: the largest request body read (an edited answer of a few hundred kilobytes fits)
@@ -79,6 +79,7 @@ def new_session(port: int) -> Session:
 
 def make_app(store: ReviewStore, session: Session) -> Starlette:
     """The review app of ``store``, answering only requests that ``session`` allows."""
+    data = PageData(store.path.name, store.goldens)
 
     def guarded(
         endpoint: Callable[[Request], Awaitable[Response]],
@@ -98,12 +99,12 @@ def make_app(store: ReviewStore, session: Session) -> Starlette:
             nonce=nonce,
             shortcuts=SHORTCUTS,
             reasons=REJECT_REASONS,
-            data=page_data(store.path.name, store.keys, store.goldens),
+            data=data.json(store.keys, store.goldens),
         )
         return _secured(HTMLResponse(html), nonce)
 
     async def goldens(request: Request) -> Response:
-        return JSONResponse(page_data(store.path.name, store.keys, store.goldens))
+        return Response(data.json(store.keys, store.goldens), media_type="application/json")
 
     async def decide(request: Request) -> Response:
         body = await _body(request, {"key": str, "status": str, "reason": str | None})

@@ -36,7 +36,8 @@ def listen(port: int = 0) -> socket.socket:
 
 
 def serve(store: ReviewStore, *, port: int = 0, on_ready: Callable[[Session], None]) -> None:
-    """Serve ``store``'s review page until the process is interrupted (Ctrl-C)."""
+    """Serve ``store``'s review page until the process is interrupted (Ctrl-C); then close the
+    store (its last decisions folded into the dataset file)."""
     import uvicorn
 
     sock = listen(port)
@@ -55,6 +56,7 @@ def serve(store: ReviewStore, *, port: int = 0, on_ready: Callable[[Session], No
         server.run(sockets=[sock])
     finally:
         sock.close()
+        store.close()  # the journal's last decisions into the dataset file
 
 
 __all__ = ["HOST", "listen", "serve"]
