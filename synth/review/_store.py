@@ -26,7 +26,7 @@ from typing import Any
 
 from synth.data import Golden
 from synth.dataset import Dataset, _journal
-from synth.dataset.review import decide, edit, review_keys
+from synth.dataset.review import Status, counts, decide, edit, review_keys, status_of
 from synth.errors import DatasetError
 from synth.review._files import writer_for
 
@@ -61,6 +61,7 @@ class ReviewStore:
         self.keys = review_keys(self._goldens)
         self._positions = {key: i for i, key in enumerate(self.keys)}
         self._pieces = [self._writer.piece(golden) for golden in self._goldens]
+        self._counts = counts(self._goldens)
         self._lock = threading.Lock()
         self._journaled: list[dict[str, Any]] = []  # decisions not yet in the dataset file
         self._folding = False
@@ -81,6 +82,12 @@ class ReviewStore:
 
     def __len__(self) -> int:
         return len(self._goldens)
+
+    @property
+    def counts(self) -> dict[Status, int]:
+        """How many goldens have each status now (kept up to date, not recounted)."""
+        with self._lock:
+            return dict(self._counts)
 
     def decide(self, key: str, status: str, reason: str | None = None) -> Golden:
         """Record a decision on the golden ``key`` and save it; return the golden as saved."""
@@ -106,6 +113,8 @@ class ReviewStore:
                 self._check_unchanged()
             line = _journal.entry(key, new)
             _journal.append(self.path, line)
+            self._counts[status_of(self._goldens[position])] -= 1
+            self._counts[status_of(new)] += 1
             self._goldens[position], self._pieces[position] = new, piece
             self._journaled.append(line)
         with self._wake:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from synth.data import Golden
-from synth.dataset.review import REJECT_REASONS, REVIEW_KEY, counts, status_of
+from synth.dataset.review import REJECT_REASONS, REVIEW_KEY, Status, counts, status_of
 from synth.report._html import script_json
 from synth.report._rows import mapping, table, text
 
@@ -54,12 +54,14 @@ class PageData:
             result.append(cached[1])
         return result
 
-    def json(self, keys: Sequence[str], goldens: Sequence[Golden]) -> Markup:
-        """The whole page data, as :func:`page_data` would serialise."""
+    def json(
+        self, keys: Sequence[str], goldens: Sequence[Golden], tally: Mapping[Status, int]
+    ) -> Markup:
+        """The whole page data, as :func:`page_data` would serialise (``tally``: the counts)."""
         from markupsafe import Markup
 
         views = script_json(self.views(keys, goldens))
-        return Markup(f'{self._static},"goldens":{views},"counts":{script_json(counts(goldens))}}}')
+        return Markup(f'{self._static},"goldens":{views},"counts":{script_json(dict(tally))}}}')
 
 
 def golden_view(key: str, golden: Golden) -> dict[str, Any]:

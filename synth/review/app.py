@@ -28,7 +28,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from synth.data import Golden
-from synth.dataset.review import REJECT_REASONS, counts
+from synth.dataset.review import REJECT_REASONS
 from synth.errors import ConfigError, DatasetError
 from synth.report._html import render_page
 from synth.review._store import DatasetChangedError, ReviewStore, UnknownGoldenError
@@ -99,12 +99,14 @@ def make_app(store: ReviewStore, session: Session) -> Starlette:
             nonce=nonce,
             shortcuts=SHORTCUTS,
             reasons=REJECT_REASONS,
-            data=data.json(store.keys, store.goldens),
+            data=data.json(store.keys, store.goldens, store.counts),
         )
         return _secured(HTMLResponse(html), nonce)
 
     async def goldens(request: Request) -> Response:
-        return Response(data.json(store.keys, store.goldens), media_type="application/json")
+        return Response(
+            data.json(store.keys, store.goldens, store.counts), media_type="application/json"
+        )
 
     async def decide(request: Request) -> Response:
         body = await _body(request, {"key": str, "status": str, "reason": str | None})
@@ -187,7 +189,7 @@ async def _apply(
         return _error(request, 400, str(exc))
     except (DatasetError, OSError) as exc:
         return _error(request, 500, f"the decision could not be saved: {exc}")
-    return JSONResponse({"golden": golden_view(key, golden), "counts": counts(store.goldens)})
+    return JSONResponse({"golden": golden_view(key, golden), "counts": store.counts})
 
 
 def _kind_name(kind: Any) -> str:
