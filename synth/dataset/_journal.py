@@ -23,6 +23,7 @@ from typing import Any
 
 from synth.data import Golden
 from synth.dataset._io import dumps
+from synth.dataset._keys import review_keys
 from synth.errors import DatasetError
 
 SUFFIX = ".review-journal"
@@ -75,8 +76,6 @@ def apply(path: Path, goldens: list[Golden]) -> list[Golden]:
     journal = journal_path(path)
     if not journal.is_file():
         return goldens
-    from synth.dataset.review import review_keys
-
     positions = {key: i for i, key in enumerate(review_keys(goldens))}
     result = list(goldens)
     lines = journal.read_text(encoding="utf-8").split("\n")

@@ -23,19 +23,16 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final, Literal, get_args
+from typing import Any, Final, Literal, get_args
 
-from synth._ids import ID_LENGTH, joined_hash
 from synth.data import Golden
+from synth.dataset import Dataset
+from synth.dataset._keys import REVIEW_KEY, golden_key, review_keys
 from synth.errors import ConfigError
-
-if TYPE_CHECKING:
-    from synth.dataset import Dataset
 
 Status = Literal["accepted", "rejected", "pending"]
 StatusFilter = Literal["accepted", "rejected", "pending", "all"]
 
-REVIEW_KEY: Final = "review"
 STATUSES: Final[tuple[Status, ...]] = get_args(Status)
 STATUS_FILTERS: Final[tuple[StatusFilter, ...]] = get_args(StatusFilter)
 #: the reasons the review page offers; any other non-blank text is accepted as well
@@ -48,32 +45,6 @@ REJECT_REASONS: Final[tuple[str, ...]] = (
     "bad language",
 )
 EDITABLE_FIELDS: Final = ("input", "expected_output")
-
-
-def golden_key(golden: Golden) -> str:
-    """The golden's identity for review: its ``draft_id``, else its ``id``, else a content hash.
-
-    The hash is of the input (as first generated, so an edit does not change it) and the context.
-    """
-    for name in ("draft_id", "id"):
-        value = golden.metadata.get(name)
-        if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
-            return str(value)
-    original = _record(golden).get("original") or {}
-    text = original.get("input", golden.input) if isinstance(original, dict) else golden.input
-    return joined_hash(["golden", str(text), *(golden.context or [])], ID_LENGTH)
-
-
-def review_keys(goldens: Iterable[Golden]) -> list[str]:
-    """Each golden's :func:`golden_key`, a key seen before suffixed ``~2``, ``~3``... (copies of
-    one golden in a file are still reviewed one by one)."""
-    seen: dict[str, int] = {}
-    keys = []
-    for golden in goldens:
-        key = golden_key(golden)
-        seen[key] = seen.get(key, 0) + 1
-        keys.append(key if seen[key] == 1 else f"{key}~{seen[key]}")
-    return keys
 
 
 def status_of(golden: Golden) -> Status:
@@ -146,8 +117,6 @@ def select(goldens: Dataset | Iterable[Golden], status: str) -> Dataset:
 
     Given a Dataset, the result keeps its metadata.
     """
-    from synth.dataset import Dataset  # the Dataset module reads the journal with review_keys
-
     wanted = _filter(status)
     metadata = goldens.metadata if isinstance(goldens, Dataset) else None
     kept = [g for g in goldens if wanted == "all" or status_of(g) == wanted]
