@@ -8,6 +8,7 @@ its arguments and a ``run(args)`` that calls the library and returns an exit cod
 - :mod:`synth.cli.export`: a dataset into another format
 - :mod:`synth.cli.inspect`: a dataset's numbers (counts, grounding, leaks, near duplicates)
 - :mod:`synth.cli.report`: a dataset's HTML report (plots, stage counts, every golden)
+- :mod:`synth.cli.review`: a dataset's review page in the browser (accept, reject, edit)
 - :mod:`synth.cli.evaluate`, :mod:`synth.cli.compare`, :mod:`synth.cli.benchmark`: score systems
   on a dataset, compare two reports, rank several systems
 
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         inspect,
         refill,
         report,
+        review,
         update,
     )
 
@@ -77,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         export,
         inspect,
         report,
+        review,
         refill,
         update,
         evaluate,

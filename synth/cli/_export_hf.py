@@ -42,6 +42,7 @@ def export_hf(args: argparse.Namespace, source: Path, output: Path) -> int:
     from synth.dataset._hf import require
     from synth.dataset._hf_folder import write_hf_folder
     from synth.dataset._hub import check_repo_id, hub_token, push_folder
+    from synth.dataset.review import select
     from synth.report._manifest import find_manifest, load_manifest
 
     require("datasets")
@@ -50,7 +51,7 @@ def export_hf(args: argparse.Namespace, source: Path, output: Path) -> int:
     if repo is not None:
         check_repo_id(repo)
         token = hub_token()
-    dataset = Dataset.load(source)
+    dataset = select(Dataset.load(source), args.status)  # --status: which review states go out
     manifest: dict[str, Any] | None
     if args.manifest:
         manifest = load_manifest(args.manifest)

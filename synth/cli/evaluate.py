@@ -11,6 +11,7 @@ from synth.cli._judging import (
     failed_items_code,
     judging_kwargs,
 )
+from synth.cli._status import add_status_argument, dataset_with_status
 from synth.cli.report import add_report_flag, check_report_flag, write_beside
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("-o", "--output", metavar="REPORT", help="write the report here")
     add_report_flag(p, "the report")
+    add_status_argument(p)
     add_judging_arguments(p)
     p.set_defaults(func=run)
 
@@ -77,7 +79,7 @@ def _retrieval_report(args: argparse.Namespace) -> Evaluation:
         raise ConfigError("--retriever scores retrieval alone; drop --system and --judge")
     return evaluate_retrieval(
         load_callable(args.retriever),
-        args.dataset,
+        dataset_with_status(args.dataset, args.status),
         k=args.k or 10,
         n_jobs=args.n_jobs,
         seed=args.seed,
@@ -91,7 +93,7 @@ def _answers_report(args: argparse.Namespace) -> Evaluation:
     system = load_callable(args.system) if args.system else None
     kwargs = judging_kwargs(args)
     try:
-        return evaluate_answers(system, args.dataset, **kwargs)
+        return evaluate_answers(system, dataset_with_status(args.dataset, args.status), **kwargs)
     finally:
         close_models(kwargs["judges"])
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from synth.cli._exits import EXIT_OK
 from synth.cli._export_hf import add_hf_arguments, export_hf
+from synth.cli._status import add_status_argument
 
 #: the formats synth reads back losslessly (the others are other tools')
 OWN_FORMATS = ("jsonl", "json", "csv", "parquet")
@@ -43,6 +44,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "folder goldens_hf)",
     )
     add_hf_arguments(p)
+    add_status_argument(p)
     p.set_defaults(func=run)
 
 
@@ -50,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     """Write the dataset ``args.dataset`` to the file and format the arguments name."""
     from synth.dataset import Dataset
     from synth.dataset._export import export_format
+    from synth.dataset.review import select
     from synth.errors import ConfigError
 
     source = Path(args.dataset)
@@ -59,14 +62,15 @@ def run(args: argparse.Namespace) -> int:
     given = [flag for flag, value in _hf_options(args).items() if value]
     if given:
         raise ConfigError(f"{', '.join(given)}: only with --format hf")
-    dataset = Dataset.load(source)
+    dataset = select(Dataset.load(source), args.status)
     if args.format in OWN_FORMATS or args.format is None:
         dataset.save(output)
         what = f"synth dataset, {output.suffix.lower().lstrip('.')}"
     else:
         dataset.export(output, format=args.format)
         what = export_format(args.format).description
-    print(f"wrote {len(dataset)} goldens to {output} ({what})")
+    chosen = "" if args.status == "all" else f" {args.status}"
+    print(f"wrote {len(dataset)}{chosen} goldens to {output} ({what})")
     return EXIT_OK
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from synth.data import Golden
+from synth.dataset import _journal
 from synth.dataset._csv import read_csv, write_csv
 from synth.dataset._export import export_goldens
 from synth.dataset._io import check_metadata
@@ -169,18 +170,23 @@ class Dataset:
         """Write the dataset to ``path`` in the format its suffix names; return the path.
 
         ``.jsonl`` and ``.csv`` also write the metadata sidecar ``<file name>.meta.json``. The
-        write is atomic: a failed save leaves any previous file untouched.
+        write is atomic: a failed save leaves any previous file untouched. A review journal of
+        the file replaced (``<file name>.review-journal``) is removed: these goldens supersede it.
         """
         target = Path(path)
         _, write = _format(target)
         check_metadata(self.metadata, target)
         write(target, self.goldens, self.metadata)
+        _journal.discard(target)  # the goldens saved supersede any review journal of the file
         return target
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Dataset:
         """Read a dataset saved by :meth:`save` or exported by :meth:`export` (format by suffix),
-        or a Hugging Face folder (``synth export --format hf``, or ``save_to_disk`` output)."""
+        or a Hugging Face folder (``synth export --format hf``, or ``save_to_disk`` output).
+
+        The decisions of a review still in its journal (``synth review`` folds them into the file
+        shortly after each one) are applied, so they are read the moment they are saved."""
         source = Path(path)
         if source.is_dir():
             from synth.dataset._hf_folder import is_hf_folder, read_hf_folder
@@ -190,7 +196,7 @@ class Dataset:
                 return cls(*read_hf_folder(source))
         read, _ = _format(source)
         goldens, metadata = read(source)
-        return cls(goldens, metadata)
+        return cls(_journal.apply(source, goldens), metadata)
 
     def export(self, path: str | os.PathLike[str], format: ExportFormatName) -> Path:
         """Write the goldens for another tool: ``"deepeval"``, ``"deepeval-csv"``, ``"ragas"``,

@@ -25,15 +25,14 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, Final, Literal, get_args
 
-from synth._ids import ID_LENGTH, joined_hash
 from synth.data import Golden
 from synth.dataset import Dataset
+from synth.dataset._keys import REVIEW_KEY, golden_key, review_keys
 from synth.errors import ConfigError
 
 Status = Literal["accepted", "rejected", "pending"]
 StatusFilter = Literal["accepted", "rejected", "pending", "all"]
 
-REVIEW_KEY: Final = "review"
 STATUSES: Final[tuple[Status, ...]] = get_args(Status)
 STATUS_FILTERS: Final[tuple[StatusFilter, ...]] = get_args(StatusFilter)
 #: the reasons the review page offers; any other non-blank text is accepted as well
@@ -46,20 +45,6 @@ REJECT_REASONS: Final[tuple[str, ...]] = (
     "bad language",
 )
 EDITABLE_FIELDS: Final = ("input", "expected_output")
-
-
-def golden_key(golden: Golden) -> str:
-    """The golden's identity for review: its ``draft_id``, else its ``id``, else a content hash.
-
-    The hash is of the input (as first generated, so an edit does not change it) and the context.
-    """
-    for name in ("draft_id", "id"):
-        value = golden.metadata.get(name)
-        if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
-            return str(value)
-    original = _record(golden).get("original") or {}
-    text = original.get("input", golden.input) if isinstance(original, dict) else golden.input
-    return joined_hash(["golden", str(text), *(golden.context or [])], ID_LENGTH)
 
 
 def status_of(golden: Golden) -> Status:
@@ -206,6 +191,7 @@ __all__ = [
     "decide",
     "edit",
     "golden_key",
+    "review_keys",
     "select",
     "stamp",
     "status_of",

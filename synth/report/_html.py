@@ -78,8 +78,19 @@ def _environment() -> jinja2.Environment:
 def render(template: str, **context: Any) -> str:
     """The page that ``template`` (a file under ``synth/report/templates``) makes of ``context``;
     ``plotly`` (the bundle) and ``data`` (``context["data"]`` as script-safe JSON) are added."""
-    data = script_json(context.pop("data", {}))
-    return _environment().get_template(template).render(plotly=plotly_js(), data=data, **context)
+    return render_page(template, plotly=plotly_js(), **context)
 
 
-__all__ = ["plotly_js", "render", "script_json", "static"]
+def render_page(template: str, **context: Any) -> str:
+    """:func:`render` without the plot library, for pages that draw no plots (the review page).
+
+    ``data`` may be given as :func:`script_json` text already (a page that reuses a serialisation).
+    """
+    from markupsafe import Markup
+
+    data = context.pop("data", {})
+    data = data if isinstance(data, Markup) else script_json(data)
+    return _environment().get_template(template).render(data=data, **context)
+
+
+__all__ = ["plotly_js", "render", "render_page", "script_json", "static"]

@@ -1,0 +1,273 @@
+"""The review server's API through starlette's TestClient: who may ask, what is saved, and how.
+
+Each test reviews a real dataset file; what a decision saved is read back with Dataset.load, the
+way the next ``synth review`` (or ``synth export --status``) would read it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import report_data
+from starlette.testclient import TestClient
+
+from synth import Dataset
+from synth.dataset._journal import journal_path
+from synth.dataset.review import status_of
+from synth.review import ReviewStore, Session, make_app
+
+PORT = 8765
+BASE = f"http://127.0.0.1:{PORT}"
+TOKEN = "t0ken-for-tests"
+
+
+@contextlib.contextmanager
+def _client(path: Path, reviewer: str = "ann") -> Iterator[TestClient]:
+    """A client of a review server on ``path``; its store is closed (journal folded) after."""
+    with (
+        ReviewStore(path, reviewer=reviewer) as store,
+        TestClient(make_app(store, Session(TOKEN, PORT)), base_url=BASE) as client,
+    ):
+        yield client
+
+
+@pytest.fixture(params=[".jsonl", ".json"])
+def dataset_file(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    return report_data.dataset(8).save(tmp_path / f"goldens{request.param}")
+
+
+@pytest.fixture
+def client(dataset_file: Path) -> Iterator[TestClient]:
+    with _client(dataset_file) as client:
+        yield client
+
+
+def _auth(**extra: str) -> dict[str, str]:
+    return {"X-Synth-Token": TOKEN, **extra}
+
+
+def _keys(client: TestClient) -> list[str]:
+    answer = client.get("/api/goldens", headers=_auth())
+    assert answer.status_code == 200
+    return [g["key"] for g in answer.json()["goldens"]]
+
+
+def _decide(client: TestClient, key: str, status: str, reason: str | None = None) -> Any:
+    return client.post(
+        "/api/decide", json={"key": key, "status": status, "reason": reason}, headers=_auth()
+    )
+
+
+def test_the_page_needs_the_token_and_carries_a_strict_csp(client: TestClient) -> None:
+    refused = client.get("/")
+    assert refused.status_code == 403 and "session token" in refused.text
+    assert client.get("/?token=wrong").status_code == 403
+    page = client.get(f"/?token={TOKEN}")
+    assert page.status_code == 200
+    csp = page.headers["content-security-policy"]
+    assert "default-src 'none'" in csp and "script-src 'nonce-" in csp
+    nonce = csp.split("'nonce-")[1].split("'")[0]
+    assert f'<script nonce="{nonce}">' in page.text
+    assert "<script>" not in page.text  # no inline script without the nonce
+    assert 'src="http' not in page.text and 'href="http' not in page.text  # no remote assets
+    assert page.headers["referrer-policy"] == "no-referrer"
+
+
+def test_reads_and_writes_without_the_token_are_refused(client: TestClient) -> None:
+    assert client.get("/api/goldens").status_code == 403
+    key = _keys(client)[0]
+    body = {"key": key, "status": "accepted"}
+    for headers in ({}, {"X-Synth-Token": "nope"}, {"X-Synth-Token": TOKEN[:-1]}):
+        answer = client.post("/api/decide", json=body, headers=headers)
+        assert answer.status_code == 403, headers
+        assert "session token" in answer.json()["error"]
+    assert client.post("/api/edit", json={"key": key, "input": "x"}).status_code == 403
+
+
+def test_the_hostile_text_is_in_the_page_only_as_escaped_json(client: TestClient) -> None:
+    page = client.get(f"/?token={TOKEN}").text
+    assert "<script>alert(1)" not in page and "<img src=x onerror" not in page
+    assert "\\u003cscript\\u003ealert(1)" in page
+
+
+@pytest.mark.parametrize(
+    ("headers", "match"),
+    [
+        ({"Origin": "http://evil.example"}, "a page from 'http://evil.example'"),
+        ({"Origin": "http://127.0.0.1:9999"}, "may not use this review server"),
+        ({"Host": "evil.example"}, "Host 'evil.example' is not this review server"),
+        ({"Sec-Fetch-Site": "cross-site"}, "another site"),
+    ],
+)
+def test_a_request_from_another_origin_or_host_is_refused_even_with_the_token(
+    client: TestClient, dataset_file: Path, headers: dict[str, str], match: str
+) -> None:
+    key = _keys(client)[0]
+    answer = client.post(
+        "/api/decide", json={"key": key, "status": "accepted"}, headers=_auth(**headers)
+    )
+    assert answer.status_code == 403 and match in answer.json()["error"]
+    assert all(status_of(g) == "pending" for g in Dataset.load(dataset_file))
+
+
+def test_the_servers_own_origin_is_allowed(client: TestClient) -> None:
+    key = _keys(client)[0]
+    for origin in (BASE, f"http://localhost:{PORT}"):
+        answer = client.post(
+            "/api/decide", json={"key": key, "status": "accepted"}, headers=_auth(Origin=origin)
+        )
+        assert answer.status_code == 200, answer.text
+
+
+def test_a_decision_is_in_the_file_when_it_is_answered(
+    client: TestClient, dataset_file: Path
+) -> None:
+    keys = _keys(client)
+    answer = _decide(client, keys[2], "rejected", "not answerable from context")
+    assert answer.status_code == 200
+    assert answer.json()["golden"]["status"] == "rejected"
+    assert answer.json()["counts"] == {"accepted": 0, "rejected": 1, "pending": 9}
+    saved = Dataset.load(dataset_file)
+    record = saved[2].metadata["review"]
+    assert record["status"] == "rejected" and record["reviewer"] == "ann"
+    assert record["reason"] == "not answerable from context"
+    assert record["time"].endswith("Z")
+    assert [status_of(g) for i, g in enumerate(saved) if i != 2] == ["pending"] * 9
+    assert saved.metadata["run_id"] == "feedc0ffee000001"  # the dataset's metadata is kept
+
+
+def test_an_edit_keeps_the_original_and_the_file_round_trips(dataset_file: Path) -> None:
+    with _client(dataset_file) as client:
+        key = _keys(client)[1]
+        first = client.post(
+            "/api/edit", json={"key": key, "expected_output": "About 2 kWh."}, headers=_auth()
+        )
+        assert first.status_code == 200
+        client.post("/api/edit", json={"key": key, "expected_output": "2 kWh."}, headers=_auth())
+        golden = Dataset.load(dataset_file)[1]  # at once: the journal is read with the file
+    assert golden.expected_output == "2 kWh."
+    assert golden.metadata["review"]["original"] == {"expected_output": "It keeps 2 kWh."}
+    assert golden.metadata["review"]["status"] == "accepted"
+    # closed, the store has folded the journal into the file: exactly what Dataset.save writes
+    assert not journal_path(dataset_file).exists()
+    expected = Dataset.load(dataset_file)
+    copy = expected.save(dataset_file.with_name("copy" + dataset_file.suffix))
+    assert dataset_file.read_text(encoding="utf-8") == copy.read_text(encoding="utf-8")
+    assert expected[1] == golden
+
+
+def test_decisions_survive_a_new_server_on_the_same_file(dataset_file: Path) -> None:
+    with _client(dataset_file) as client:
+        keys = _keys(client)
+        _decide(client, keys[0], "accepted")
+        _decide(client, keys[3], "rejected", "duplicate")
+    with _client(dataset_file, reviewer="bob") as client:
+        answer = client.get("/api/goldens", headers=_auth()).json()
+    assert answer["counts"] == {"accepted": 1, "rejected": 1, "pending": 8}
+    assert answer["goldens"][3]["reason"] == "duplicate"
+
+
+def test_two_writers_at_once_lose_no_golden(dataset_file: Path) -> None:
+    store = ReviewStore(dataset_file, reviewer="ann")
+    keys = list(store.keys)
+    barrier = threading.Barrier(2)
+
+    def review(half: list[str], status: str) -> None:
+        barrier.wait()
+        for key in half:
+            store.decide(key, status)
+
+    threads = [
+        threading.Thread(target=review, args=(keys[0::2], "accepted")),
+        threading.Thread(target=review, args=(keys[1::2], "rejected")),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    saved = [status_of(g) for g in Dataset.load(dataset_file)]
+    assert saved == ["accepted", "rejected"] * (len(keys) // 2)
+    store.close()
+    assert [status_of(g) for g in Dataset.load(dataset_file)] == saved
+
+
+def test_two_tabs_on_one_golden_last_write_wins_and_an_edit_is_kept(
+    dataset_file: Path,
+) -> None:
+    store = ReviewStore(dataset_file, reviewer="ann")
+    app = make_app(store, Session(TOKEN, PORT))
+    with store, TestClient(app, base_url=BASE) as one, TestClient(app, base_url=BASE) as other:
+        key = _keys(one)[4]
+        one.post("/api/edit", json={"key": key, "input": "Reworded?"}, headers=_auth())
+        _decide(other, key, "accepted")  # the other tab never saw the edit
+        _decide(one, key, "rejected", "ambiguous")
+        _decide(other, _keys(other)[5], "accepted")
+    saved = Dataset.load(dataset_file)
+    assert saved[4].input == "Reworded?" and status_of(saved[4]) == "rejected"
+    assert saved[4].metadata["review"]["original"]["input"].startswith("Question 4")
+    assert status_of(saved[5]) == "accepted"
+
+
+def test_a_file_changed_behind_the_servers_back_is_not_overwritten(dataset_file: Path) -> None:
+    with _client(dataset_file) as client:
+        keys = _keys(client)
+        Dataset.load(dataset_file)[:3].save(dataset_file)  # e.g. a refill ran meanwhile
+        answer = _decide(client, keys[0], "accepted")
+    assert answer.status_code == 409 and "changed by something else" in answer.json()["error"]
+    assert len(Dataset.load(dataset_file)) == 3
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "match"),
+    [
+        ("/api/decide", {"key": "nope", "status": "accepted"}, 404, "no golden 'nope'"),
+        ("/api/decide", {"key": "{key}", "status": "maybe"}, 400, "must be one of"),
+        ("/api/decide", {"key": "{key}", "status": 1}, 400, "'status' must be a string"),
+        ("/api/decide", {"key": "{key}"}, 400, "'status' must be a string"),
+        ("/api/decide", {"key": "{key}", "status": "accepted", "x": 1}, 400, "unknown field"),
+        ("/api/decide", ["not", "an object"], 400, "must be a JSON object"),
+        ("/api/decide", {"key": "{key}", "status": "accepted", "reason": "bad"}, 400, "only"),
+        ("/api/edit", {"key": "{key}"}, 400, "give the new input"),
+        ("/api/edit", {"key": "{key}", "input": "   "}, 400, "must not be empty"),
+        ("/api/edit", {"key": "{key}", "expected_output": 3}, 400, "a string or null"),
+    ],
+)
+def test_bad_requests_are_4xx_with_a_clear_message_and_save_nothing(
+    client: TestClient, dataset_file: Path, path: str, body: Any, status: int, match: str
+) -> None:
+    before = dataset_file.read_bytes()
+    key = _keys(client)[0]
+    if isinstance(body, dict):
+        body = {k: (key if v == "{key}" else v) for k, v in body.items()}
+    answer = client.post(path, json=body, headers=_auth())
+    assert answer.status_code == status and match in answer.json()["error"], answer.text
+    assert dataset_file.read_bytes() == before
+
+
+def test_a_body_that_is_not_json_is_refused(client: TestClient) -> None:
+    answer = client.post(
+        "/api/decide", content=b"{oops", headers=_auth(**{"Content-Type": "application/json"})
+    )
+    assert answer.status_code == 400 and "not valid JSON" in answer.json()["error"]
+    form = client.post("/api/decide", data={"key": "k"}, headers=_auth())
+    assert form.status_code == 415 and "as JSON" in form.json()["error"]
+
+
+def test_csv_and_parquet_are_saved_whole(tmp_path: Path) -> None:
+    for suffix in (".csv", ".parquet"):
+        path = report_data.dataset(3).save(tmp_path / f"g{suffix}")
+        with _client(path) as client:
+            assert _decide(client, _keys(client)[1], "accepted").status_code == 200
+        assert status_of(Dataset.load(path)[1]) == "accepted", suffix
+
+
+def test_an_unsupported_file_is_refused_in_one_line(tmp_path: Path) -> None:
+    from synth import ConfigError
+
+    with pytest.raises(ConfigError, match="synth review saves decisions into the dataset"):
+        ReviewStore(tmp_path / "goldens.txt", reviewer="ann")

@@ -1,0 +1,77 @@
+"""The review journal: decisions saved at once beside the dataset, read as part of it, folded in."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import report_data
+
+from synth import Dataset, DatasetError
+from synth.dataset._journal import journal_path
+from synth.dataset.review import status_of
+from synth.review import ReviewStore
+
+
+@pytest.fixture(params=[".jsonl", ".json", ".csv"])
+def dataset_file(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    return report_data.dataset(6).save(tmp_path / f"goldens{request.param}")
+
+
+def _killed_review(path: Path) -> list[str]:
+    """Two decisions and an edit by a store that is never closed (a server killed mid-review)."""
+    store = ReviewStore(path, reviewer="ann")
+    store.decide(store.keys[0], "accepted")
+    store.decide(store.keys[1], "rejected", "trivial")
+    store.edit(store.keys[2], input="Reworded?")
+    return store.keys
+
+
+def test_a_decision_is_read_with_the_dataset_before_it_is_folded_in(dataset_file: Path) -> None:
+    _killed_review(dataset_file)
+    assert journal_path(dataset_file).exists()
+    loaded = Dataset.load(dataset_file)
+    assert [status_of(g) for g in loaded][:4] == ["accepted", "rejected", "accepted", "pending"]
+    assert loaded[1].metadata["review"]["reason"] == "trivial"
+    assert loaded[2].input == "Reworded?"
+    assert loaded[2].metadata["review"]["original"]["input"].startswith("Question 2")
+
+
+def test_the_next_review_folds_a_killed_ones_journal_into_the_file(dataset_file: Path) -> None:
+    _killed_review(dataset_file)
+    with ReviewStore(dataset_file, reviewer="bob") as store:
+        assert not journal_path(dataset_file).exists()  # folded in when the store opened
+        assert status_of(store.goldens[1]) == "rejected"
+    on_disk = Dataset.load(dataset_file)
+    assert [status_of(g) for g in on_disk][:3] == ["accepted", "rejected", "accepted"]
+
+
+def test_closing_the_store_folds_everything_and_removes_the_journal(dataset_file: Path) -> None:
+    with ReviewStore(dataset_file, reviewer="ann") as store:
+        for key in store.keys:
+            store.decide(key, "accepted")
+    assert not journal_path(dataset_file).exists()
+    assert {status_of(g) for g in Dataset.load(dataset_file)} == {"accepted"}
+
+
+def test_saving_over_the_file_supersedes_its_journal(dataset_file: Path) -> None:
+    _killed_review(dataset_file)
+    Dataset(report_data.dataset(2).goldens).save(dataset_file)
+    assert not journal_path(dataset_file).exists()
+    assert [status_of(g) for g in Dataset.load(dataset_file)] == ["pending"] * 4
+
+
+def test_a_last_line_cut_off_by_a_crash_is_skipped(dataset_file: Path) -> None:
+    _killed_review(dataset_file)
+    with journal_path(dataset_file).open("a", encoding="utf-8") as journal:
+        journal.write('{"key": "c00')  # a decision never answered
+    assert status_of(Dataset.load(dataset_file)[1]) == "rejected"
+
+
+def test_a_journal_naming_a_golden_the_file_lacks_is_an_error(tmp_path: Path) -> None:
+    path = report_data.dataset(2).save(tmp_path / "goldens.jsonl")
+    line = {"key": "nope", "input": "q", "expected_output": None, "review": {}}
+    journal_path(path).write_text(json.dumps(line) + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match="line 1: names a golden that goldens.jsonl does not"):
+        Dataset.load(path)
