@@ -12,6 +12,7 @@ import asyncio
 import threading
 
 import numpy as np
+import pytest
 
 from synth.contexts.feed import Corpus
 from synth.data import Context
@@ -194,3 +195,25 @@ def test_is_easy_reads_the_measured_label() -> None:
     assert not is_easy(with_metadata({STAGE: "easy"}))
     assert not is_easy(with_metadata({"other": {"label": "easy"}}))
     assert not is_easy(with_metadata({}))
+
+
+def test_aclose_does_not_raise_for_an_index_whose_build_failed() -> None:
+    release = threading.Event()
+
+    def broken() -> None:
+        release.wait()
+        raise OSError("the ingest's vectors are gone")
+
+    meter = DifficultyMeter(Corpus(chunk_ids=list(IDS), texts=list(TEXTS), vectors=broken))
+
+    async def close_while_failing() -> None:
+        started = asyncio.ensure_future(meter.index())
+        await asyncio.sleep(0)  # the build is under way
+        closing = asyncio.ensure_future(meter.aclose())
+        await asyncio.sleep(0)
+        release.set()
+        await closing  # the failure is the run's to report, through index(), not the close's
+        with pytest.raises(OSError, match="vectors are gone"):
+            await started
+
+    run_sync(close_while_failing())
