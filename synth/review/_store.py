@@ -70,6 +70,9 @@ class ReviewStore:
             self._fold(reread=True)  # what a killed server left in the journal, into the file
         self._wake = threading.Condition()
         self._last_change = 0.0
+        self._stalled = (
+            -1.0
+        )  # the change after which a fold last failed: not retried until the next
         self._closed = False
         self._folder = threading.Thread(target=self._fold_when_quiet, daemon=True)
         self._folder.start()
@@ -144,7 +147,9 @@ class ReviewStore:
     def _fold_when_quiet(self) -> None:
         while True:
             with self._wake:
-                while not self._closed and not self._journaled:
+                while not self._closed and (
+                    not self._journaled or self._last_change == self._stalled
+                ):
                     self._wake.wait()
                 if self._closed:
                     return
@@ -158,7 +163,10 @@ class ReviewStore:
             try:
                 self._fold()
             except (DatasetError, OSError):
-                pass  # the decisions stay in the journal (read by every load); retried next time
+                # the decisions stay in the journal (read by every load); the fold is tried again
+                # after the next decision or at close, not in a loop that would spin on the error
+                with self._wake:
+                    self._stalled = self._last_change
 
     def _fold(self, *, reread: bool = False) -> None:
         with self._lock:
