@@ -169,7 +169,7 @@ def plan_refill(
             "this dataset was not made by a synth run found here: say which documents to refill "
             "from (--docs, or docs=) and which model writes the goldens (--model, or model=)"
         )
-    lineage = _lineage_seed(dataset, seed)
+    lineage = lineage_seed(dataset, seed)
     round_ = len(dataset.metadata.get(REFILLS) or []) + 1
     earlier = _rejected_before(source)
     avoid = frozenset(chunk for golden in [*dataset, *earlier] for chunk in golden.context_ids)
@@ -206,7 +206,7 @@ def _run_docs(manifest: Mapping[str, Any] | None) -> list[str]:
     return [str(p) for p in paths]
 
 
-def _lineage_seed(dataset: Dataset, default: int) -> int:
+def lineage_seed(dataset: Dataset, default: int) -> int:
     """The seed of the run that made the dataset (its goldens say it), else ``default``."""
     for golden in dataset:
         seed = golden.metadata.get("seed")
@@ -335,6 +335,7 @@ __all__ = [
     "merge",
     "plan_refill",
     "refill",
+    "lineage_seed",
     "refill_seed",
     "rejected_path",
     "run_options",

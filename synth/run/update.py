@@ -28,7 +28,7 @@ from synth._ids import text_hash
 from synth.data import Chunk, Golden
 from synth.dataset import Dataset
 from synth.dataset.review import decide, golden_key
-from synth.run.refill import REFILL_REVIEWER, run_manifest
+from synth.run.refill import REFILL_REVIEWER, lineage_seed, run_manifest
 
 State = Literal["kept", "stale", "orphaned"]
 #: what is appended to a dataset's file name for its retired goldens, and for its changelog
@@ -155,7 +155,7 @@ def sort_goldens(
         files=files,
         avoid=avoid,
         round=round_,
-        seed=update_seed(_run_seed(dataset, seed), round_),
+        seed=update_seed(lineage_seed(dataset, seed), round_),
         run_id=run_id if isinstance(run_id, str) else None,
         notes=_new_file_notes(files, states, len(dataset)),
     )
@@ -195,14 +195,6 @@ def _state(
     if sources and not any(_same(p) in here for p in sources):
         return "orphaned", f"{', '.join(sources)} is gone"
     return "stale", f"{len(missing)} of its chunks changed or vanished (first: {missing[0]})"
-
-
-def _run_seed(dataset: Dataset, default: int) -> int:
-    for golden in dataset:
-        seed = golden.metadata.get("seed")
-        if isinstance(seed, int) and not golden.metadata.get("refill"):
-            return seed
-    return default
 
 
 def known_files(dataset: Dataset, source: str | os.PathLike[str] | None) -> set[str] | None:
