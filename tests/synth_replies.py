@@ -121,8 +121,10 @@ def _count(prompt: str, default: int = 2) -> int:
 
 
 def _inputs(prompt: str) -> dict[str, Any]:
+    if "whether an AI system admits what its documents do not say" in prompt:
+        return _inputs_out_of_scope(prompt)
     n = _count(prompt)
-    context = _context(prompt)
+    context = _context(prompt).split("<aside>")[0]
     if not context or context.startswith("(none"):
         examples = _items(_section(prompt, "You write inputs", ("\n\nContext", "\n\nScenario")))
         seed = prompt[-600:] + "".join(examples)
@@ -138,7 +140,46 @@ def _inputs(prompt: str) -> dict[str, Any]:
     sentences = _sentences(context)
     offset = int(_hashed(prompt) * len(sentences))
     picked = [sentences[(offset + k) % len(sentences)] for k in range(n)]
-    return {"inputs": [_question(s, k) for k, s in enumerate(picked)]}
+    questions = [_question(s, k) for k, s in enumerate(picked)]
+    aside = _untag(prompt[prompt.find("<aside>") :], "aside") if "<aside>" in prompt else ""
+    if aside:  # a distracting question: a detail of the aside passage, mentioned in passing
+        own = {w.lower() for w in _WORDS.findall(context)}
+        details = [w for w in _WORDS.findall(aside) if w.lower() not in own] or ["it"]
+        questions = [
+            f"I read about the {details[k % len(details)].lower()} elsewhere; {q[0].lower()}{q[1:]}"
+            for k, q in enumerate(questions)
+        ]
+    return {"inputs": questions}
+
+
+def _inputs_out_of_scope(prompt: str) -> dict[str, Any]:
+    """Questions on the context's subject about what it does not say (a place and a year it never
+    names)."""
+    n = _count(prompt)
+    words = [w for w in _WORDS.findall(_context(prompt)) if len(w) > 4] or ["device"]
+    start = int(_hashed(prompt) * len(words))
+    asks = ("What did the {} cost in Reykjavik in 2031", "Who invented the {} in Mongolia")
+    return {
+        "inputs": [
+            f"{asks[k % len(asks)].format(words[(start + 7 * k) % len(words)].lower())}?"
+            for k in range(n)
+        ]
+    }
+
+
+def _scope(prompt: str) -> dict[str, Any]:
+    """A critic that calls a question answered when a passage holds most of its words."""
+    verdicts = []
+    for i, block in enumerate(_items(_section(prompt, "Each item below", ("\n\nFor each item",)))):
+        question = {w.lower() for w in _WORDS.findall(_untag(block, "input")) if len(w) > 3}
+        best = 0.0
+        for passage in re.findall(r'<passage index="\d+">\n(.*?)\n</passage>', block, re.DOTALL):
+            held = {w.lower() for w in _WORDS.findall(passage)}
+            best = max(best, len(question & held) / max(1, len(question)))
+        answered = best >= 0.6
+        reason = "a passage gives it" if answered else "no passage gives the fact asked for"
+        verdicts.append({"index": i + 1, "answered": answered, "reason": reason})
+    return {"verdicts": verdicts}
 
 
 def _filter(prompt: str) -> dict[str, Any]:
@@ -226,9 +267,12 @@ _BY_SCHEMA = {
     "EvolveReply": _evolve,
     "StyleReply": _style,
     "ExpectedReply": _expected,
+    "ScopeReply": _scope,
 }
 _BY_PROMPT = (
     ("You are judging passages", _critic),
+    ("whether an AI system admits what its documents do not say", _inputs_out_of_scope),
+    ("You check whether documents answer questions", _scope),
     ("You write questions", _inputs),
     ("You write inputs", _inputs),
     ("You review synthetic inputs", _filter),

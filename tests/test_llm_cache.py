@@ -142,6 +142,38 @@ def test_sqlite_cache_failures_are_cache_errors(tmp_path: Path) -> None:
         SQLiteCache(tmp_path / "garbage.sqlite")
 
 
+class _LockedAtFirst:
+    """A connection whose first switch to WAL finds the file locked, as a second process
+    creating the same new cache can (SQLite answers it at once, without the busy timeout)."""
+
+    locked = 2
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if sql == "PRAGMA journal_mode=WAL" and _LockedAtFirst.locked > 0:
+            _LockedAtFirst.locked -= 1
+            raise sqlite3.OperationalError("database is locked")
+        return self._conn.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._conn, name)
+
+
+def test_a_cache_another_process_is_creating_is_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    connect = sqlite3.connect
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: _LockedAtFirst(connect(*a, **k)))
+    cache = SQLiteCache(tmp_path / "cache.sqlite", timeout=5)
+    cache["a"] = "1"
+    assert cache["a"] == "1" and _LockedAtFirst.locked == 0
+    _LockedAtFirst.locked = 1_000  # locked for good: the timeout ends it, as one clear error
+    with pytest.raises(CacheError, match="database is locked"):
+        SQLiteCache(tmp_path / "other.sqlite", timeout=0.05)
+
+
 def test_sqlite_cache_is_shared_by_threads(tmp_path: Path) -> None:
     cache = SQLiteCache(tmp_path / "cache.sqlite")
     fn, calls = _counting_model("reply")

@@ -7,6 +7,7 @@ import gc
 import threading
 import weakref
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -53,16 +54,34 @@ def test_the_heap_from_before_is_frozen_during_the_block_and_collected_after() -
     assert old() is None
 
 
-def test_overlapping_runs_share_one_freeze_until_the_last_ends() -> None:
+def test_overlapping_runs_share_one_freeze_until_the_last_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the calls are counted, not the frozen objects: a frozen object that another thread of the
+    # process lets go of leaves the count at any moment
+    calls = record_collector_calls(monkeypatch)
     first, second = frozen_heap(), frozen_heap()
-    first.__enter__()
-    frozen = gc.get_freeze_count()
-    second.__enter__()
-    assert gc.get_freeze_count() >= frozen
-    first.__exit__(None, None, None)
-    assert gc.get_freeze_count() > 0
-    second.__exit__(None, None, None)
-    assert gc.get_freeze_count() == 0
+    with ExitStack() as left_open:  # whatever fails, both runs end (the next test starts clean)
+        first.__enter__()
+        left_open.callback(first.__exit__, None, None, None)
+        second.__enter__()
+        left_open.callback(second.__exit__, None, None, None)
+        assert calls == ["freeze"] and gc.get_freeze_count() > 0
+        left_open.pop_all()
+        first.__exit__(None, None, None)  # the first ends while the second still runs
+        assert calls == ["freeze"] and gc.get_freeze_count() > 0
+        second.__exit__(None, None, None)
+    assert calls == ["freeze", "unfreeze"] and gc.get_freeze_count() == 0
+
+
+def record_collector_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The freeze and unfreeze calls made from now on, in order."""
+    calls: list[str] = []
+    monkeypatch.setattr(gc, "freeze", lambda real=gc.freeze: (calls.append("freeze"), real())[1])
+    monkeypatch.setattr(
+        gc, "unfreeze", lambda real=gc.unfreeze: (calls.append("unfreeze"), real())[1]
+    )
+    return calls
 
 
 def test_a_caller_s_own_freeze_or_disabled_collector_is_left_alone(
@@ -70,11 +89,7 @@ def test_a_caller_s_own_freeze_or_disabled_collector_is_left_alone(
 ) -> None:
     # what the block does to the collector is recorded, not inferred from the frozen count (a
     # frozen object another thread lets go of leaves the count, whoever froze it)
-    calls: list[str] = []
-    monkeypatch.setattr(gc, "freeze", lambda real=gc.freeze: (calls.append("freeze"), real())[1])
-    monkeypatch.setattr(
-        gc, "unfreeze", lambda real=gc.unfreeze: (calls.append("unfreeze"), real())[1]
-    )
+    calls = record_collector_calls(monkeypatch)
     gc.freeze()
     calls.clear()
     with frozen_heap():

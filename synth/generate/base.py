@@ -41,4 +41,19 @@ class Step(Protocol):
         ...
 
 
-__all__ = ["Source", "Step"]
+class CorpusSearch(Protocol):
+    """The run's chunks, searched: what the distracting and out-of-scope steps look things up in
+    (``synth.run.difficulty.DifficultyMeter`` is one)."""
+
+    async def nearest(
+        self,
+        queries: Sequence[str],
+        k: int,
+        exclude: Sequence[Sequence[str]] | None = None,
+        vectors: Sequence[Sequence[float]] | None = None,
+    ) -> list[list[tuple[str, str]]]:
+        """Each query's best chunks as ``(chunk_id, text)``, without its ``exclude``d ids."""
+        ...
+
+
+__all__ = ["CorpusSearch", "Source", "Step"]

@@ -28,6 +28,11 @@ class Evolution(StrEnum):
 MULTI_CHUNK_EVOLUTIONS = frozenset({Evolution.MULTICONTEXT, Evolution.COMPARATIVE})
 
 
+#: the expected output of an out-of-scope question, unless the config says otherwise
+DEFAULT_REFUSAL = (
+    "The documents do not cover this, so I cannot answer it from them. Please check another "
+    "source or ask someone responsible for the subject."
+)
 #: the grounding score an expected output must reach (synth.generate.citations)
 DEFAULT_GROUNDING_THRESHOLD = 0.5
 
@@ -47,6 +52,8 @@ class GenerationConfig(StageConfig):
       ``None`` (the default) keeps them all; the difficulty is measured either way.
     - ``question_types``: the share of each question type (:mod:`synth.generate.question_types`);
       ``{"simple": 1.0}`` (the default) is today's questions.
+    - ``refusal_text``: the expected output of an ``out_of_scope`` question (what a system should
+      say when its documents do not answer).
     """
 
     max_goldens_per_context: int = Field(default=2, ge=1, le=20)
@@ -55,6 +62,7 @@ class GenerationConfig(StageConfig):
     grounding_threshold: float = Field(default=DEFAULT_GROUNDING_THRESHOLD, ge=0.0, le=1.0)
     max_easy_share: float | None = Field(default=None, ge=0.0, le=1.0)
     question_types: dict[str, float] = Field(default_factory=lambda: {SIMPLE: 1.0})
+    refusal_text: str = Field(default=DEFAULT_REFUSAL, min_length=1)
 
     @field_validator("question_types")
     @classmethod

@@ -186,6 +186,46 @@ class DifficultyIndex:
             )
         return found
 
+    def text(self, chunk_id: str) -> str:
+        """The text of an indexed chunk (KeyError for one the index does not hold)."""
+        return self._texts[self._row[chunk_id]]
+
+    def nearest(
+        self,
+        queries: Sequence[str],
+        k: int,
+        exclude: Sequence[Sequence[str]] | None = None,
+        vectors: np.ndarray | None = None,
+    ) -> list[list[str]]:
+        """Each query's best chunks: its ``k`` best by BM25 (chunks sharing a word with it), then
+        its ``k`` best by cosine when ``vectors`` are given, without repeats or its ``exclude``d
+        ids; ties go to the chunk indexed first."""
+        bm25 = self._bm25_scores(queries)
+        cosines = self._cosines(vectors, len(queries))
+        ids = list(self._row)
+        found: list[list[str]] = []
+        for i in range(len(queries)):
+            skip = set(exclude[i]) if exclude is not None else set()
+            picked: list[str] = []
+            for scores, positive in (
+                (bm25[i], True),
+                (None if cosines is None else cosines[i], False),
+            ):
+                if scores is None:
+                    continue
+                order = np.argsort(-scores, kind="stable")
+                taken = 0
+                for row in order:
+                    if taken == k or (positive and scores[row] <= 0.0):
+                        break
+                    if ids[row] in skip:
+                        continue
+                    taken += 1
+                    if ids[row] not in picked:
+                        picked.append(ids[row])
+            found.append(picked)
+        return found
+
     def _not_indexed(self) -> Difficulty:
         return Difficulty(
             bm25_rank=None,

@@ -17,11 +17,11 @@ from synth.data import Context
 from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import batch_schema
 from synth.generate._call import ask_checked
-from synth.generate._text import context_text, styling_block, tagged_list
+from synth.generate._text import context_text, styling_block, tagged, tagged_list
 from synth.generate.base import Source
 from synth.generate.config import GenerationConfig, StylingConfig
 from synth.generate.draft import Draft, draft_id, drop_failed
-from synth.generate.question_types import inputs_instruction
+from synth.generate.question_types import OUT_OF_SCOPE, inputs_instruction
 from synth.generate.stats import StageStats, model_error_reason
 from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
@@ -55,11 +55,17 @@ def build_prompt(
     styling: StylingConfig | None = None,
     prompts: PromptSet | None = None,
     question_type: str | None = None,
+    aside: str | None = None,
 ) -> str:
-    """The prompt asking for ``n`` inputs answerable from ``context`` (of ``question_type``)."""
-    block = _styling(styling, inputs_instruction(question_type))
+    """The prompt asking for ``n`` inputs answerable from ``context`` (of ``question_type``;
+    ``out_of_scope`` asks for inputs it does not answer); ``aside`` is the distracting passage."""
+    instruction = inputs_instruction(question_type)
+    if aside is not None:
+        instruction = f"{instruction}\n{tagged('aside', aside)}"
+    block = _styling(styling, instruction)
+    name = "inputs_out_of_scope" if question_type == OUT_OF_SCOPE else "inputs"
     return (prompts or default_prompts()).render(
-        "inputs", context=context_text(context), count=n, styling=block
+        name, context=context_text(context), count=n, styling=block
     )
 
 
@@ -145,8 +151,10 @@ async def run(
     key: str | None = None,
     prompts: PromptSet | None = None,
     stats: StageStats | None = None,
+    aside: str | None = None,
 ) -> list[Draft]:
-    """Up to ``max_goldens_per_context`` drafts for one context, from one request.
+    """Up to ``max_goldens_per_context`` drafts for one context, from one request (``aside``: the
+    passage a distracting question takes its detail from).
 
     Draft ids derive from ``key`` (default: the context id; pass something unique when the same
     context may be used twice in a run).
@@ -156,8 +164,9 @@ async def run(
     inputs made, dropped = contexts that gave none, by reason.
     """
     n = config.max_goldens_per_context
+    kind = config.question_type
     prompt = build_prompt(
-        context, n, styling=styling, prompts=prompts, question_type=config.question_type
+        context, n, styling=styling, prompts=prompts, question_type=kind, aside=aside
     )
     return await _generate(prompt, n, llm, key or context.id, context, stats)
 

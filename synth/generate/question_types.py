@@ -14,7 +14,15 @@ already has. Within one type's run the inputs step is told what to write
   records the chunks it needs (``metadata["hops"]``);
 - ``situational``: the user describes their situation before asking (tests the generator's use of
   user context);
-- ``double``: two related questions in one input; the expected output answers both.
+- ``double``: two related questions in one input; the expected output answers both;
+- ``distracting``: the input carries a plausible but irrelevant detail from another chunk of the
+  corpus (tests the retriever's robustness); an input with no word of that chunk that its context
+  lacks is dropped as ``no_distraction``, and the expected output ignores the detail
+  (:mod:`synth.generate.distracting`);
+- ``out_of_scope``: a question on the corpus' subject that the corpus does not answer (tests the
+  refusal); the question's best chunks in the run's index go to the critic, which must confirm they
+  do not answer it, else it is dropped as ``answerable``; the expected output is the configured
+  refusal (:mod:`synth.generate.out_of_scope`).
 
 Types other than ``simple`` are not evolved (an evolution would rewrite what makes the type).
 """
@@ -35,8 +43,12 @@ QUESTION_TYPES = {
     "multi_hop": "retriever",
     "situational": "generator",
     "double": "generator",
+    "distracting": "retriever",
+    "out_of_scope": "refusal",
 }
 SIMPLE = "simple"
+DISTRACTING = "distracting"
+OUT_OF_SCOPE = "out_of_scope"
 #: the drop reason of a multi-hop golden whose answer rests on one chunk
 SINGLE_HOP = "single_hop"
 LABEL = "hops"
@@ -49,11 +61,16 @@ _INPUTS = {
     "matter to the answer.",
     "double": "Each input asks two related questions in one message; both must be answerable from "
     "the context.",
+    "distracting": "Each input also mentions, in passing, one concrete detail taken from the "
+    "<aside> passage below (a name, number or term from it), as a user might; the question itself "
+    "must still be answered by the context alone, and the aside's detail must not be needed.",
 }
 _EXPECTED = {
     "multi_hop": "combine what the passages say, and quote each passage the answer needs",
     "situational": "answer for the user's situation as they describe it",
     "double": "answer both questions the input asks, in order",
+    "distracting": "answer from the context alone: each input mentions a detail from elsewhere "
+    "that does not bear on the answer; do not use or repeat it",
 }
 
 
@@ -140,7 +157,10 @@ def describe_counts(
 
 
 __all__ = [
+    "DISTRACTING",
+    "OUT_OF_SCOPE",
     "QUESTION_TYPES",
+    "SIMPLE",
     "SINGLE_HOP",
     "HopsStep",
     "check_types",

@@ -11,9 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from synth.generate import evolve, expected, inputs, question_types, style
+from synth.generate import (
+    distracting,
+    evolve,
+    expected,
+    inputs,
+    out_of_scope,
+    question_types,
+    style,
+)
 from synth.generate import filter as input_filter
-from synth.generate.base import Step
+from synth.generate.base import CorpusSearch, Step
 from synth.generate.config import (
     EvolutionConfig,
     FiltrationConfig,
@@ -33,7 +41,8 @@ class StageSettings:
     ``filtration`` None switches the filter off; ``embedder`` embeds finished inputs for
     deduplication (None: no deduplication), and ``embeds_chunks`` says whether it also embedded
     the chunks (so an input's vector can rank them); ``limiter`` is the models' limiter, which
-    remote embedding requests share.
+    remote embedding requests share; ``search`` looks things up in the run's chunks (the
+    distracting and out-of-scope steps need it; the run sets it when it starts).
     """
 
     generator: LLM
@@ -47,13 +56,27 @@ class StageSettings:
     embedder: Embedder | None = None
     limiter: RateLimiter | None = None
     embeds_chunks: bool = True
+    search: CorpusSearch | None = None
 
     def active_stages(self) -> list[str]:
         """The names of the steps these settings run, in order."""
         return [step.name for step in build_steps(self)]
 
 
+def _inputs(s: StageSettings) -> Step:
+    if s.generation.question_type == question_types.DISTRACTING and s.search is not None:
+        return distracting.DistractingInputsStep(
+            s.generator, s.generation, s.styling, s.prompts, s.search
+        )
+    return inputs.InputsStep(s.generator, s.generation, s.styling, s.prompts)
+
+
 def _filter(s: StageSettings) -> Step | None:
+    if s.generation.question_type == question_types.OUT_OF_SCOPE:
+        # in the filter's place (which would score a question the context does not answer low)
+        refusal = s.generation.refusal_text if s.generation.include_expected_output else None
+        embedder = s.embedder if s.embeds_chunks else None
+        return out_of_scope.ScopeStep(s.critic, s.search, s.prompts, refusal, embedder)
     if s.filtration is None:
         return None
     return input_filter.FilterStep(s.critic, s.filtration, s.prompts)
@@ -68,6 +91,8 @@ def _evolve(s: StageSettings) -> Step | None:
 def _expected(s: StageSettings) -> Step | None:
     if not s.generation.include_expected_output:
         return None
+    if s.generation.question_type == question_types.OUT_OF_SCOPE:
+        return None  # the refusal is its expected output, set by the scope check
     threshold = s.generation.grounding_threshold
     kind = s.generation.question_type
     return expected.ExpectedStep(s.generator, s.styling, s.prompts, threshold, kind)
@@ -81,7 +106,7 @@ def _hops(s: StageSettings) -> Step | None:
 
 #: the steps in pipeline order; the first makes the drafts, every later one takes the live ones
 STEPS: tuple[Callable[[StageSettings], Step | None], ...] = (
-    lambda s: inputs.InputsStep(s.generator, s.generation, s.styling, s.prompts),
+    _inputs,
     _filter,
     _evolve,
     lambda s: style.StyleStep(s.generator, s.styling, s.seed, s.prompts),

@@ -43,12 +43,14 @@ class _Slot:
 SLOTS: dict[str, _Slot] = {
     "context_critic": _Slot(frozenset({"chunks"}), frozenset({"count"})),
     "inputs": _Slot(frozenset({"context", "count"}), frozenset({"styling"})),
+    "inputs_out_of_scope": _Slot(frozenset({"context", "count"}), frozenset({"styling"})),
     "inputs_from_scratch": _Slot(frozenset({"scenario", "task", "input_format", "count"})),
     "inputs_from_goldens": _Slot(
         frozenset({"examples", "count"}), frozenset({"context", "styling"})
     ),
     "filter": _Slot(frozenset({"inputs"}), frozenset({"context", "count", "threshold"})),
     "rewrite": _Slot(frozenset({"items"}), frozenset({"context", "count"})),
+    "scope": _Slot(frozenset({"items"}), frozenset({"count"})),
     "evolve": _Slot(frozenset({"input", "instruction"}), frozenset({"context"})),
     "style": _Slot(frozenset({"input", "styling"}), frozenset({"context"})),
     "expected": _Slot(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,9 +34,25 @@ class SQLiteCache(MutableMapping[str, str]):
         except OSError as exc:
             raise CacheError(f"cannot create the cache folder {self.path.parent}: {exc}") from exc
         with self._guard("open"):
-            conn = self._conn()
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(_SCHEMA)
+            self._create()
+
+    def _create(self) -> None:
+        """Switch the file to WAL and create the table, waiting out another process doing the
+        same: two runs creating one new cache at once can get "database is locked" at once, as
+        the switch to WAL does not always wait for the busy timeout."""
+        deadline = time.monotonic() + self.timeout
+        pause = 0.01
+        while True:
+            try:
+                conn = self._conn()
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(_SCHEMA)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)

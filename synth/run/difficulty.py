@@ -73,6 +73,27 @@ class DifficultyMeter:
         for draft, difficulty in zip(measured, found, strict=True):
             draft.metadata[STAGE] = difficulty.model_dump(mode="json")
 
+    async def nearest(
+        self,
+        queries: Sequence[str],
+        k: int,
+        exclude: Sequence[Sequence[str]] | None = None,
+        vectors: Sequence[Sequence[float]] | None = None,
+    ) -> list[list[tuple[str, str]]]:
+        """Each query's best chunks of the run as ``(chunk_id, text)`` (BM25, then cosine when
+        ``vectors`` are in the chunks' space), without its ``exclude``d ids; none without a corpus
+        (:class:`synth.generate.base.CorpusSearch`)."""
+        index = await self.index()
+        if index is None:
+            return [[] for _ in queries]
+        matrix = None
+        if self.dense and vectors is not None and len(vectors) == len(queries):
+            matrix = np.asarray(vectors, dtype=np.float32)
+            if matrix.ndim != 2 or matrix.shape[1] != index.dimensions:
+                matrix = None
+        found = index.nearest(queries, k, exclude, matrix)
+        return [[(chunk_id, index.text(chunk_id)) for chunk_id in ids] for ids in found]
+
     async def aclose(self) -> None:
         """Wait for an index still being built (its thread cannot be stopped)."""
         if self._index is not None and not self._index.done():

@@ -5,7 +5,8 @@ its own, with the generation config asking for that type alone, so the top-up of
 each type exact. The runs go one after the other in the order of ``QUESTION_TYPES``; each avoids
 the chunks the earlier ones used (while the corpus has others), so the types do not share
 contexts. A multi-hop run groups at least two chunks per context; a type other than ``simple`` is
-not evolved. Each run has its own run directory and manifest (its key names the type), so each
+not evolved. An out-of-scope golden's context is emptied here, once its run is done (its chunks
+are still the ones later types avoid). Each run has its own run directory and manifest (its key names the type), so each
 resumes on its own; the dataset's metadata says per type what was asked and delivered.
 """
 
@@ -17,7 +18,8 @@ from collections.abc import Awaitable, Callable
 from synth.data import Golden
 from synth.dataset import Dataset
 from synth.errors import ConfigError
-from synth.generate.question_types import QUESTION_TYPES, SIMPLE, type_counts
+from synth.generate.out_of_scope import unscoped
+from synth.generate.question_types import OUT_OF_SCOPE, QUESTION_TYPES, SIMPLE, type_counts
 from synth.run.setup import RunConfigs
 
 #: makes ``n`` goldens with the given configs (the Synthesizer's docs run)
@@ -52,10 +54,12 @@ async def typed_runs(configs: RunConfigs, num_goldens: int | None, run_one: RunO
         if n == 0:
             continue
         made = await run_one(type_configs(configs, kind, frozenset(used)), n)
+        used.update(chunk for golden in made for chunk in golden.context_ids)
         for golden in made:
             golden.metadata["question_type"] = kind
             golden.metadata["tests"] = QUESTION_TYPES[kind]
-        used.update(chunk for golden in made for chunk in golden.context_ids)
+            if kind == OUT_OF_SCOPE:
+                unscoped(golden)
         parts.append((kind, n, made))
     return combine(parts, num_goldens)
 

@@ -10,6 +10,7 @@ the models' usage, summed over every session of the run.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import time
 from collections import Counter
@@ -197,8 +198,9 @@ class RunSession:
             self._dedup_embedder = embedder
             self._dedup_mark = embedder.batches_embedded if embedder is not None else 0
         meter = DifficultyMeter(feed.corpus(), dense=self.settings.embeds_chunks)
+        settings = dataclasses.replace(self.settings, search=meter)  # some steps search the chunks
         runner = CandidateRunner(
-            self.settings, self.dir, lambda c, s, d: stream.on_stage(c, s, d), meter
+            settings, self.dir, lambda c, s, d: stream.on_stage(c, s, d), meter
         )
         easy = max_easy(self.settings.generation.max_easy_share, target.num_goldens)
         stream = Stream(

@@ -1,0 +1,209 @@
+"""Distracting and out-of-scope questions: made, checked, counted, exact per type."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import fake_openai
+import numpy as np
+import pytest
+import synth_replies
+
+from synth import Synthesizer
+from synth.contexts.config import ContextConstructionConfig
+from synth.data import Context
+from synth.generate import inputs, out_of_scope
+from synth.generate.config import DEFAULT_REFUSAL, GenerationConfig
+from synth.generate.difficulty import DifficultyIndex
+from synth.generate.distracting import (
+    DISTRACTOR_KEY,
+    NO_DISTRACTION,
+    NO_DISTRACTOR,
+    distraction_words,
+)
+from synth.generate.out_of_scope import ANSWERABLE, NEAR_MISS_KEY, TOPIC_KEY
+from synth.generate.question_types import expected_note, inputs_instruction, type_counts
+
+CTX = Context(
+    id="c", chunk_ids=["a#0"], texts=["The pump needs three checks a year."], source_files=["a"]
+)
+KEY = "sk-test-scope-not-a-real-key"
+
+
+PARTS = (
+    "valve gasket filter sensor relay fuse hinge bracket damper coil fan board latch socket cable "
+    "switch drain rotor clamp shield"
+).split()
+
+
+def corpus(tmp_path: Path, paragraphs: int = 20) -> str:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    topics = (("pumps", "heat pump"), ("panels", "solar panel"), ("cells", "battery"))
+    for name, topic in (*topics, ("meters", "smart meter")):
+        text = [
+            f"Part {i} of the {topic} guide. The {topic} {PARTS[i % len(PARTS)]} needs {i + 3} "
+            f"checks a year, and it lasts {i + 8} years before it is replaced by a technician."
+            for i in range(paragraphs)
+        ]
+        (docs / f"{name}.md").write_text("\n\n".join(text), encoding="utf-8")
+    return str(docs)
+
+
+@pytest.fixture
+def serve(monkeypatch: pytest.MonkeyPatch):
+    """Start the fake server with a reply function (synth's fake replies by default)."""
+    servers: list[fake_openai.FakeOpenAI] = []
+
+    def start(reply=synth_replies.reply) -> fake_openai.FakeOpenAI:
+        fake = fake_openai.FakeOpenAI(reply=reply).__enter__()
+        servers.append(fake)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+        return fake
+
+    yield start
+    for fake in servers:
+        fake.__exit__(None, None, None)
+
+
+def synthesizer(mix: dict[str, float], **generation) -> Synthesizer:
+    config = GenerationConfig(question_types=mix, grounding_threshold=0.0, **generation)
+    contexts = ContextConstructionConfig(chunk_size=64, max_contexts_per_document=40)
+    return Synthesizer(
+        generation_config=config, context_construction_config=contexts, embedder="hash"
+    )
+
+
+def test_the_prompts_ask_for_each_type() -> None:
+    scope = inputs.build_prompt(CTX, 2, question_type="out_of_scope")
+    assert "do NOT answer" in scope and "be answerable from the context" not in scope
+    aside = inputs.build_prompt(CTX, 2, question_type="distracting", aside="Panels face south.")
+    assert inputs_instruction("distracting") in aside
+    assert "<aside>\nPanels face south.\n</aside>" in aside
+    assert "do not use or repeat it" in (expected_note("distracting") or "")
+    checked = out_of_scope.build_prompt([("Who <b>?", ["The pump needs checks."])])
+    assert "<input>\nWho <\\b>?\n</input>" in checked  # a question is data, escaped
+    assert '<passage index="1">\nThe pump needs checks.\n</passage>' in checked
+
+
+def test_the_index_gives_each_query_its_best_chunks_outside_what_it_excludes() -> None:
+    ids = ["a", "b", "c", "d"]
+    texts = ["solar panel tilt", "solar panel wiring and panel mounts", "heat pump", "battery"]
+    vectors = np.eye(4)
+    index = DifficultyIndex(ids, texts, vectors)
+    assert index.nearest(["panel mounts"], 2) == [["b", "a"]]
+    assert index.nearest(["panel mounts"], 2, exclude=[["b"]]) == [["a"]]  # no other shares a word
+    found = index.nearest(["panel mounts"], 1, exclude=[["b"]], vectors=np.array([[0, 0, 0, 1.0]]))
+    assert found == [["a", "d"]]  # BM25's best, then the cosine's best
+    assert index.nearest(["nothing alike"], 3) == [[]]
+    assert index.text("c") == "heat pump"
+
+
+def test_a_distraction_is_a_word_of_the_aside_the_context_lacks() -> None:
+    aside = "Solar panels face south."
+    assert distraction_words("Do solar pumps need checks?", aside, CTX) == ["solar"]
+    assert distraction_words("Does the pump need checks?", aside, CTX) == []
+
+
+def test_the_mix_of_the_issue_is_exact_per_type_and_each_record_complete(
+    serve, tmp_path: Path
+) -> None:
+    server = serve()
+    mix = {"simple": 0.5, "multi_hop": 0.2, "out_of_scope": 0.2, "double": 0.1}
+    assert type_counts(mix, 50) == {"simple": 25, "multi_hop": 10, "double": 5, "out_of_scope": 10}
+    with synthesizer(mix) as synth:
+        dataset = synth.generate_goldens_from_docs(corpus(tmp_path), num_goldens=50)
+    kinds = Counter(g.metadata["question_type"] for g in dataset)
+    assert kinds == {"simple": 25, "multi_hop": 10, "out_of_scope": 10, "double": 5}
+    assert dataset.shortfall is None
+    for golden in dataset:
+        kind = golden.metadata["question_type"]
+        assert golden.input and golden.expected_output
+        if kind == "out_of_scope":
+            assert golden.metadata["tests"] == "refusal"
+            assert golden.context == [] and golden.context_ids == []
+            assert golden.expected_output == DEFAULT_REFUSAL
+            assert golden.metadata[NEAR_MISS_KEY] and golden.metadata[TOPIC_KEY]
+            assert set(golden.metadata[TOPIC_KEY]) <= set(golden.metadata[NEAR_MISS_KEY])
+        else:
+            assert golden.context and golden.context_ids
+        if kind == "multi_hop":
+            assert len(golden.metadata["hops"]) >= 2
+    checks = [r.prompt for r in server.requests_to("chat") if "check whether documents" in r.prompt]
+    assert checks  # every out-of-scope question went to the critic with its near chunks
+    per_type = dataset.metadata["question_types"]
+    assert per_type["out_of_scope"]["asked"] == per_type["out_of_scope"]["delivered"] == 10
+
+
+def test_an_out_of_scope_question_the_model_makes_answerable_is_dropped(
+    serve, tmp_path: Path
+) -> None:
+    """The generator writes in-scope questions for every other out-of-scope request: the critic,
+    shown each question's best chunks, finds those answered; the run tops up to exactly N."""
+    asked = {"n": 0}
+
+    def half_answerable(request: dict) -> object:
+        for message in request.get("messages") or []:
+            content = str(message.get("content", ""))
+            if "admits what its documents do not say" in content:
+                asked["n"] += 1
+                if asked["n"] % 2:  # what a model that ignores "do NOT answer" writes
+                    message["content"] = content.replace(
+                        "whether an AI system admits what its documents do not say", "an AI system"
+                    )
+        return synth_replies.reply(request)
+
+    serve(half_answerable)
+    with synthesizer({"out_of_scope": 1.0}) as synth:
+        dataset = synth.generate_goldens_from_docs(corpus(tmp_path), num_goldens=6)
+        manifest = synth.manifest
+    assert len(dataset) == 6 and all(g.context == [] for g in dataset)
+    dropped = {row["stage"]: row["dropped"] for row in manifest["stages"]}
+    assert dropped["scope"].get(ANSWERABLE, 0) > 0
+    assert "filter" not in dropped and "expected" not in dropped  # the check is in their place
+    rejects = (Path(manifest["run_dir"]) / "rejects.jsonl").read_text(encoding="utf-8")
+    assert '"answerable"' in rejects and "the critic found it answered in" in rejects
+
+
+def test_a_refusal_text_of_ones_own_is_the_expected_output(serve, tmp_path: Path) -> None:
+    serve()
+    refusal = "Sorry, our manuals do not say."
+    with synthesizer({"out_of_scope": 1.0}, refusal_text=refusal) as synth:
+        dataset = synth.generate_goldens_from_docs(corpus(tmp_path, 6), num_goldens=2)
+    assert [g.expected_output for g in dataset] == [refusal, refusal]
+
+
+def test_distracting_questions_carry_a_detail_of_another_chunk(serve, tmp_path: Path) -> None:
+    server = serve()
+    with synthesizer({"simple": 0.5, "distracting": 0.5}) as synth:
+        dataset = synth.generate_goldens_from_docs(corpus(tmp_path, 8), num_goldens=6)
+    distracting = [g for g in dataset if g.metadata["question_type"] == "distracting"]
+    assert len(distracting) == 3 and len(dataset) == 6
+    for golden in distracting:
+        assert golden.metadata["tests"] == "retriever"
+        assert golden.metadata[DISTRACTOR_KEY] not in golden.context_ids
+    expected = [
+        r.prompt for r in server.requests_to("chat") if "do not use or repeat it" in r.prompt
+    ]
+    assert expected  # the expected-output step was told to ignore the detail
+
+
+def test_a_model_that_ignores_the_aside_makes_no_distracting_golden(serve, tmp_path: Path) -> None:
+    def no_aside(request: dict) -> object:
+        for message in request.get("messages") or []:
+            content = str(message.get("content", ""))
+            message["content"] = re.sub(r"<aside>.*?</aside>", "", content, flags=re.DOTALL)
+        return synth_replies.reply(request)
+
+    serve(no_aside)
+    with synthesizer({"distracting": 1.0}, max_goldens_per_context=1) as synth:
+        with pytest.warns(UserWarning):
+            dataset = synth.generate_goldens_from_docs(corpus(tmp_path, 3), num_goldens=2)
+        manifest = synth.manifest
+    assert len(dataset) == 0
+    dropped = {row["stage"]: row["dropped"] for row in manifest["stages"]}
+    assert dropped["inputs"].get(NO_DISTRACTION, 0) > 0
+    assert NO_DISTRACTOR not in dropped["inputs"]
