@@ -14,8 +14,9 @@ import synth_replies
 from synth import Synthesizer
 from synth.contexts.config import ContextConstructionConfig
 from synth.data import Context
+from synth.errors import ConfigError
 from synth.generate import inputs, out_of_scope
-from synth.generate.config import DEFAULT_REFUSAL, GenerationConfig
+from synth.generate.config import DEFAULT_REFUSAL, GenerationConfig, StylingConfig
 from synth.generate.difficulty import DifficultyIndex
 from synth.generate.distracting import (
     DISTRACTOR_KEY,
@@ -207,3 +208,27 @@ def test_a_model_that_ignores_the_aside_makes_no_distracting_golden(serve, tmp_p
     dropped = {row["stage"]: row["dropped"] for row in manifest["stages"]}
     assert dropped["inputs"].get(NO_DISTRACTION, 0) > 0
     assert NO_DISTRACTOR not in dropped["inputs"]
+
+
+def test_types_that_search_a_corpus_need_one(serve) -> None:
+    serve()
+    styling = StylingConfig(scenario="support chat", task="answer", input_format="a question")
+    with synthesizer({"out_of_scope": 1.0}) as synth:
+        synth.styling_config = styling
+        with pytest.raises(ConfigError, match="out_of_scope questions are made from documents"):
+            synth.generate_goldens_from_scratch(num_goldens=2)
+
+
+def test_a_mixed_run_in_a_named_run_directory_keeps_a_folder_per_type(
+    serve, tmp_path: Path
+) -> None:
+    serve()
+    run_dir = tmp_path / "run"
+    docs = corpus(tmp_path, 6)
+    with synthesizer({"simple": 0.5, "out_of_scope": 0.5}) as synth:
+        synth.run_dir = run_dir
+        first = synth.generate_goldens_from_docs(docs, num_goldens=4)
+        again = synth.generate_goldens_from_docs(docs, num_goldens=4)  # each type replays
+    assert sorted(p.name for p in run_dir.iterdir()) == ["out_of_scope", "simple"]
+    assert [g.input for g in again] == [g.input for g in first]
+    assert all((run_dir / kind / "manifest.json").is_file() for kind in ("simple", "out_of_scope"))

@@ -60,3 +60,27 @@ def test_cli_writes_the_report_and_refuses_bad_input(
     assert main(["report", str(dataset), "--manifest", str(tmp_path / "none.json")]) == 2
     errors = capsys.readouterr().err.splitlines()
     assert len(errors) == 2 and all(line.startswith("synth: error: ") for line in errors)
+
+
+def test_a_typed_dataset_plots_its_types_and_shows_each_golden_s_type() -> None:
+    from synth.dataset.inspect import inspect_dataset
+    from synth.report.dataset import _plots
+
+    data = report_data.dataset(6)
+    for golden in data.goldens[:3]:
+        golden.metadata.update(question_type="simple", tests="generator")
+    for golden in data.goldens[3:5]:
+        golden.metadata.update(question_type="out_of_scope", tests="refusal")
+    plots = _plots(data, inspect_dataset(data), None)
+    assert "question types (component tested)" in json.dumps(plots["types"])
+    assert "out_of_scope (refusal)" in json.dumps(plots["types"])
+    assert "(untyped)" in json.dumps(plots["types"])  # the sixth golden has no type
+    shown = table(data.goldens)
+    at = [c["key"] for c in shown["columns"]].index("type")
+    assert [row[at] for row in shown["rows"]] == data_types(data)
+    plain = report_data.dataset(3)
+    assert "types" not in _plots(plain, inspect_dataset(plain), None)
+
+
+def data_types(data) -> list:
+    return [g.metadata.get("question_type") for g in data.goldens]

@@ -23,6 +23,7 @@ COLUMNS = (
     {"key": "evolutions", "label": "evolutions", "type": "text"},
     {"key": "difficulty", "label": "difficulty", "type": "text"},
     {"key": "grounding", "label": "grounding", "type": "number"},
+    {"key": "type", "label": "question type", "type": "text"},
 )
 
 
@@ -49,6 +50,7 @@ def _row(index: int, golden: Golden) -> list[Any]:
         ", ".join(text(meta.get("evolutions"))),
         label if isinstance(label := mapping(meta.get("difficulty")).get("label"), str) else None,
         number(mapping(meta.get("grounding")).get("score")),
+        kind if isinstance(kind := meta.get("question_type"), str) else None,
     ]
 
 

@@ -169,7 +169,19 @@ def _plots(
             unit_range=True,
         ),
     }
+    if any(m.get("question_type") for m in meta):  # a run that asked for question types
+        parts = _type_parts(meta)
+        plots["types"] = _figures.bars("question types (component tested)", {"goldens": parts})
     return plots
+
+
+def _type_parts(meta: list[Mapping[str, Any]]) -> dict[str, int]:
+    """Goldens per question type, each labelled with the component it tests."""
+    counts = Counter(
+        f"{m.get('question_type')} ({m.get('tests')})" if m.get("question_type") else "(untyped)"
+        for m in meta
+    )
+    return dict(counts.most_common())
 
 
 def _coverage(inspection: DatasetInspection, coverage: Mapping[str, Any]) -> _figures.Figure:

@@ -64,7 +64,7 @@ class RunOwner:
     def _run(
         self, mode: str, key_inputs: dict[str, Any], num_goldens: int | None, configs: RunConfigs
     ) -> RunSession:
-        place = RunPlace(run_dir=self.run_dir, progress=self.progress)
+        place = RunPlace(run_dir=self.run_dir, progress=self.progress).of_part(configs.part)
         self._session = open_session(mode, key_inputs, num_goldens, configs, self._models(), place)
         return self._session
 

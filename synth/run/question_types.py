@@ -53,7 +53,9 @@ async def typed_runs(configs: RunConfigs, num_goldens: int | None, run_one: RunO
     for kind, n in counts.items():
         if n == 0:
             continue
-        made = await run_one(type_configs(configs, kind, frozenset(used)), n)
+        part = kind if len(counts) > 1 else None  # a run directory of its own in a named one
+        typed = dataclasses.replace(type_configs(configs, kind, frozenset(used)), part=part)
+        made = await run_one(typed, n)
         used.update(chunk for golden in made for chunk in golden.context_ids)
         for golden in made:
             golden.metadata["question_type"] = kind

@@ -13,6 +13,7 @@ import os
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from synth._ids import joined_hash
@@ -26,6 +27,7 @@ from synth.generate.config import (
     GenerationConfig,
     StylingConfig,
 )
+from synth.generate.question_types import DISTRACTING, OUT_OF_SCOPE
 from synth.generate.templates import PromptSet
 from synth.llm.base import LLM
 from synth.run.models import Models, RunModels
@@ -36,6 +38,9 @@ from synth.run.stream import Target
 
 if TYPE_CHECKING:
     from synth.store.embedder import Embedder
+
+#: the question types whose steps search the run's chunks
+NEEDS_CORPUS = (DISTRACTING, OUT_OF_SCOPE)
 
 
 class StageOptions(Protocol):
@@ -68,6 +73,9 @@ class RunConfigs:
     prompt_overrides: Mapping[str, str] | PromptSet | None = None
     #: chunk ids no seed or neighbour is taken from while the corpus has others (a refill's)
     avoid_chunks: frozenset[str] = frozenset()
+    #: this run's name among the runs of one call (a mixed run's type): a run directory the
+    #: caller named holds it in a folder of that name
+    part: str | None = None
 
     @classmethod
     def of(
@@ -144,6 +152,13 @@ class RunPlace:
     run_dir: str | os.PathLike[str] | None
     progress: Progress | None
 
+    def of_part(self, part: str | None) -> RunPlace:
+        """Where the run named ``part`` of a call keeps its outputs: its own folder in a run
+        directory the caller named (the default one is per run already)."""
+        if part is None or self.run_dir is None:
+            return self
+        return dataclasses.replace(self, run_dir=Path(self.run_dir) / part)
+
 
 def check_num_goldens(num_goldens: object) -> None:
     """Raise ConfigError unless ``num_goldens`` is a positive integer."""
@@ -215,10 +230,16 @@ def open_session(
 
 def _check_one_type(mode: str, configs: RunConfigs) -> None:
     """One run makes one question type: a mix is split into runs from documents, never here."""
-    if configs.generation.question_type is None:
+    kind = configs.generation.question_type
+    if kind is None:
         raise ConfigError(
             f"mixed question_types are made from documents (one run per type); a {mode} run "
             "takes one type"
+        )
+    if kind in NEEDS_CORPUS and mode not in ("docs", "contexts"):
+        raise ConfigError(
+            f"{kind} questions are made from documents or contexts (they search a corpus); "
+            f"a {mode} run has none"
         )
 
 
