@@ -175,7 +175,7 @@ def _plots(
     return plots
 
 
-def _type_parts(meta: list[Mapping[str, Any]]) -> dict[str, int]:
+def _type_parts(meta: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """Goldens per question type, each labelled with the component it tests."""
     counts = Counter(
         f"{m.get('question_type')} ({m.get('tests')})" if m.get("question_type") else "(untyped)"
