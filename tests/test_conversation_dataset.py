@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -132,3 +134,29 @@ def test_the_messages_export_is_chat_format(tmp_path: Path) -> None:
 def test_single_turn_exports_refuse_conversations(fmt: str, name: str, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="export conversations as deepeval or messages"):
         Dataset(conversations()).export(tmp_path / name, format=fmt)  # type: ignore[arg-type]
+
+
+#: a Python with deepeval installed (tests/test_interop.py builds its own; this one is quicker)
+DEEPEVAL_PYTHON = Path(os.environ.get("SYNTH_DEEPEVAL_PYTHON", "/tmp/deepeval-venv/bin/python"))
+
+
+@pytest.mark.skipif(not DEEPEVAL_PYTHON.is_file(), reason=f"no deepeval at {DEEPEVAL_PYTHON}")
+def test_deepeval_reads_the_export_as_conversational_goldens(tmp_path: Path) -> None:
+    from synth.dataset._conversations import to_deepeval_any
+
+    items = [g for g in conversations() if isinstance(g, ConversationalGolden) and g.scenario]
+    path = Dataset(items).export(tmp_path / "talks.json", format="deepeval")
+    out = tmp_path / "read.json"
+    loader = Path(__file__).parent / "interop_load.py"
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)}
+    env |= {"DEEPEVAL_TELEMETRY_OPT_OUT": "1", "OPENAI_API_KEY": "sk-not-used"}
+    done = subprocess.run(
+        [str(DEEPEVAL_PYTHON), str(loader), "deepeval-conversations", str(path), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(out.read_text()) == [to_deepeval_any(g, "") for g in items]
