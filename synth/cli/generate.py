@@ -15,6 +15,7 @@ from synth.cli._gates import add_gates, check_gates
 from synth.contexts.coverage import Coverage
 from synth.dataset import SUFFIXES, Dataset
 from synth.errors import ConfigError
+from synth.generate.conversation import ConversationConfig
 from synth.pipeline import Synthesizer
 from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.dir import replay_note
@@ -95,6 +96,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--plan",
         action="store_true",
         help="ingest and select contexts only; print the expected requests, tokens and cost",
+    )
+    p.add_argument(
+        "--conversational",
+        action="store_true",
+        help="make conversations (ConversationalGolden: scenario, persona, turns) instead of "
+        "single questions; each follow-up depends on the turns before it",
+    )
+    p.add_argument(
+        "--max-turns",
+        type=int,
+        metavar="N",
+        help="with --conversational: user turns per conversation at most, 2 or more (3)",
     )
     p.add_argument(
         "--absolute",
@@ -205,6 +218,8 @@ def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
         _print_plan(plan, args, out)
         return EXIT_ERROR
     synthesizer = _synthesizer(config, args)
+    if args.plan and getattr(args, "conversational", False):
+        raise ConfigError("--plan estimates single-turn runs; drop --conversational")
     if args.plan:
         _print_plan(
             synthesizer.plan_from_docs(args.paths, num_goldens=config.num_goldens), args, out
@@ -261,7 +276,7 @@ def _generate(
         ctrl_c.where = lambda: synthesizer.last_run_dir
     freeze_heap_during_runs()  # the command owns its process: its runs freeze their heap
     try:
-        dataset = synthesizer.generate_goldens_from_docs(args.paths, num_goldens=config.num_goldens)
+        dataset = _make(synthesizer, args, config.num_goldens)
         if ctrl_c is not None and ctrl_c.interrupted:
             raise KeyboardInterrupt  # pressed, and swallowed on the way: stopped all the same
     except KeyboardInterrupt:
@@ -278,6 +293,20 @@ def _generate(
         synthesizer.close()
         freeze_heap_during_runs(False)
     return dataset
+
+
+def _make(synthesizer: Synthesizer, args: argparse.Namespace, num_goldens: int | None) -> Dataset:
+    """Single-turn goldens, or with ``--conversational`` conversations."""
+    max_turns = getattr(args, "max_turns", None)
+    if not getattr(args, "conversational", False):
+        if max_turns is not None:
+            raise ConfigError("--max-turns needs --conversational")
+        return synthesizer.generate_goldens_from_docs(args.paths, num_goldens=num_goldens)
+    if max_turns is not None:
+        synthesizer.conversation_config = ConversationConfig(max_turns=max_turns)
+    return synthesizer.generate_conversational_goldens_from_docs(
+        args.paths, num_goldens=num_goldens
+    )
 
 
 def _print_notes(manifest: dict[str, Any], args: argparse.Namespace) -> None:
