@@ -115,6 +115,7 @@ from synth.llm.structured import parse_verdict
 # ---- contexts (stages 2-4) and generate (stages 5-10): their configs -----------------------------
 from synth.contexts import ContextConstructionConfig
 from synth.generate import (
+    ConversationConfig,
     Evolution,
     EvolutionConfig,
     FiltrationConfig,
@@ -170,6 +171,7 @@ __all__ = [
     "ConfigError",
     "Context",
     "ContextConstructionConfig",
+    "ConversationConfig",
     "ConversationalGolden",
     "CostEstimate",
     "Dataset",

@@ -23,6 +23,7 @@ EXPORTED = [
     "ConfigError",
     "Context",
     "ContextConstructionConfig",
+    "ConversationConfig",
     "ConversationalGolden",
     "CostEstimate",
     "Dataset",

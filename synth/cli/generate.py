@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from synth.cli._conversational import add_conversation_flags, make_goldens
 from synth.cli._exits import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
 from synth.cli._gates import add_gates, check_gates
 from synth.contexts.coverage import Coverage
 from synth.dataset import SUFFIXES, Dataset
 from synth.errors import ConfigError
-from synth.generate.conversation import ConversationConfig
 from synth.pipeline import Synthesizer
 from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.dir import replay_note
@@ -97,18 +97,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="ingest and select contexts only; print the expected requests, tokens and cost",
     )
-    p.add_argument(
-        "--conversational",
-        action="store_true",
-        help="make conversations (ConversationalGolden: scenario, persona, turns) instead of "
-        "single questions; each follow-up depends on the turns before it",
-    )
-    p.add_argument(
-        "--max-turns",
-        type=int,
-        metavar="N",
-        help="with --conversational: user turns per conversation at most, 2 or more (3)",
-    )
+    add_conversation_flags(p)
     p.add_argument(
         "--absolute",
         action="store_true",
@@ -276,7 +265,7 @@ def _generate(
         ctrl_c.where = lambda: synthesizer.last_run_dir
     freeze_heap_during_runs()  # the command owns its process: its runs freeze their heap
     try:
-        dataset = _make(synthesizer, args, config.num_goldens)
+        dataset = make_goldens(synthesizer, args, config.num_goldens)
         if ctrl_c is not None and ctrl_c.interrupted:
             raise KeyboardInterrupt  # pressed, and swallowed on the way: stopped all the same
     except KeyboardInterrupt:
@@ -293,20 +282,6 @@ def _generate(
         synthesizer.close()
         freeze_heap_during_runs(False)
     return dataset
-
-
-def _make(synthesizer: Synthesizer, args: argparse.Namespace, num_goldens: int | None) -> Dataset:
-    """Single-turn goldens, or with ``--conversational`` conversations."""
-    max_turns = getattr(args, "max_turns", None)
-    if not getattr(args, "conversational", False):
-        if max_turns is not None:
-            raise ConfigError("--max-turns needs --conversational")
-        return synthesizer.generate_goldens_from_docs(args.paths, num_goldens=num_goldens)
-    if max_turns is not None:
-        synthesizer.conversation_config = ConversationConfig(max_turns=max_turns)
-    return synthesizer.generate_conversational_goldens_from_docs(
-        args.paths, num_goldens=num_goldens
-    )
 
 
 def _print_notes(manifest: dict[str, Any], args: argparse.Namespace) -> None:

@@ -318,10 +318,9 @@ def evaluate_answers(
     """Ask ``system`` every question of ``dataset`` and score every answer.
 
     ``system(question)`` returns a string, a mapping with ``"answer"`` (and the ``"contexts"`` it
-    retrieved, which replace the dataset's) or an object with ``.answer``; a conversation's
-    final question comes with the turns before it, ``system(question, history=[{"role": ...,
-    "content": ...}, ...])``, and the judges read it after them. ``None`` evaluates each item's
-    stored answer. ``judges`` is ``{name: model}`` (a callable, an LLM, a ``provider:model``
+    retrieved, which replace the dataset's) or an object with ``.answer`` (a conversation's last
+    question comes with its earlier turns: ``system(question, history=[{"role", "content"}])``).
+    ``None`` evaluates each item's stored answer. ``judges`` is ``{name: model}`` (a callable, an LLM, a ``provider:model``
     spec or an :class:`LLMJudge`); ``metrics`` the judge metrics (default, when no ``criteria``
     either: faithfulness and answer_relevance); ``criteria`` rubric metrics ``{name: rubric}``. A metric whose input an
     item lacks is NaN and costs no call. ``on_error="record"`` keeps going past failures and counts
