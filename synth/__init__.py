@@ -6,7 +6,8 @@ list) reports ``synth`` as its module, except the errors and warnings, which liv
 
 The packages, in the order the data flows (``docs/architecture.md`` adds the stages and where each runs)::
 
-    data.py      the records that cross stages: Document, Page, Chunk, Context, Golden
+    data.py      the records that cross stages: Document, Page, Chunk, Context, Golden,
+                 ConversationalGolden (its Turns)
     errors.py    one error tree rooted at SynthError, and the SynthWarning tree
     ingest/      stage 1a. one reader per format (text.py, docx.py, pdf.py; registry.py for your
                  own), load.py (load_documents, iter_load), chunking.py (token-aware chunks)
@@ -42,7 +43,7 @@ from synth._interrupt import quiet_startup as _quiet_startup
 _quiet_startup()
 
 # ---- records and errors --------------------------------------------------------------------------
-from synth.data import Chunk, Context, Document, Golden, Page
+from synth.data import Chunk, Context, ConversationalGolden, Document, Golden, Page, Turn
 from synth.errors import (
     AuthenticationError,
     BadRequestError,
@@ -114,6 +115,7 @@ from synth.llm.structured import parse_verdict
 # ---- contexts (stages 2-4) and generate (stages 5-10): their configs -----------------------------
 from synth.contexts import ContextConstructionConfig
 from synth.generate import (
+    ConversationConfig,
     Evolution,
     EvolutionConfig,
     FiltrationConfig,
@@ -169,6 +171,8 @@ __all__ = [
     "ConfigError",
     "Context",
     "ContextConstructionConfig",
+    "ConversationConfig",
+    "ConversationalGolden",
     "CostEstimate",
     "Dataset",
     "DatasetError",
@@ -229,6 +233,7 @@ __all__ = [
     "SynthError",
     "SynthWarning",
     "Synthesizer",
+    "Turn",
     "Usage",
     "average_precision",
     "benchmark",

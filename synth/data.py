@@ -1,14 +1,15 @@
 """The records that cross stages, in the order the data flows.
 
 ``Document`` (ingest) -> ``Chunk`` (ingest, store) -> ``Context`` (contexts) -> ``Golden`` (generate,
-dataset, evaluate). All are pydantic models: validated on construction, serialisable as JSON.
+dataset, evaluate). A ``ConversationalGolden`` is a Golden whose question comes at the end of a
+conversation (``turns``). All are pydantic models: validated on construction, serialisable as JSON.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Page(BaseModel):
@@ -78,4 +79,70 @@ class Golden(BaseModel):
         return value
 
 
-__all__ = ["Chunk", "Context", "Document", "Golden", "Page"]
+class Turn(BaseModel):
+    """One message of a conversation: who says it and what; an assistant turn's ``metadata``
+    holds its ``citations`` (quotes of the context, as a golden's expected output has them)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["user", "assistant"]
+    content: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ConversationalGolden(Golden):
+    """A conversation to test a system with: deepeval's ``ConversationalGolden`` plus provenance.
+
+    ``turns`` alternate user and assistant, user first; every user turn after the first depends
+    on an earlier one. ``input`` is the last user turn and ``expected_output`` the assistant turn
+    after it (None when the conversation ends on the user), so every single-turn tool (inspect,
+    review, evaluate) sees the question a system must answer; both are filled from the turns
+    when not given, and must agree with them when given. ``user_description`` is the persona.
+    """
+
+    scenario: str | None = None
+    expected_outcome: str | None = None
+    user_description: str | None = None
+    turns: list[Turn]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_turns(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
+            return data
+        turns = [t.model_dump() if isinstance(t, Turn) else t for t in data["turns"]]
+        roles = [t.get("role") if isinstance(t, dict) else None for t in turns]
+        if "user" not in roles:
+            return data  # the after-validator reports it
+        last = len(roles) - 1 - roles[::-1].index("user")
+        data = dict(data)
+        if data.get("input") is None:
+            data["input"] = turns[last].get("content")
+        if "expected_output" not in data and last + 1 < len(turns):
+            data["expected_output"] = turns[last + 1].get("content")
+        return data
+
+    @model_validator(mode="after")
+    def _turns_agree(self) -> ConversationalGolden:
+        roles = [t.role for t in self.turns]
+        if not roles or roles[0] != "user":
+            raise ValueError("turns must start with a user turn")
+        if any(a == b for a, b in zip(roles, roles[1:], strict=False)):
+            raise ValueError("turns must alternate user and assistant")
+        last = len(roles) - 1 - roles[::-1].index("user")
+        if self.input != self.turns[last].content:
+            raise ValueError("input must be the last user turn")
+        answer = self.turns[last + 1].content if last + 1 < len(self.turns) else None
+        if self.expected_output != answer:
+            raise ValueError("expected_output must be the assistant turn after the last user turn")
+        return self
+
+    @property
+    def history(self) -> list[Turn]:
+        """The turns before the last user turn (what a system is given with ``input``)."""
+        roles = [t.role for t in self.turns]
+        last = len(roles) - 1 - roles[::-1].index("user")
+        return self.turns[:last]
+
+
+__all__ = ["Chunk", "Context", "ConversationalGolden", "Document", "Golden", "Page", "Turn"]

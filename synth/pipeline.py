@@ -15,6 +15,9 @@ The whole flow, in the order the data moves (each step names the module that doe
    11. top up      draw new contexts until N are kept                           } (the controller)
        dataset     goldens with their provenance        synth.dataset.Dataset
 
+Conversations (``generate_conversational_goldens_from_*``, synth.run.conversations) take the same
+flow with their own steps 5-9: write and check conversations, then check their follow-ups.
+
 Candidates stream through steps 3 to 10 independently, at most ``max_concurrent`` requests in
 flight. Around the flow, ``synth.run``: a run's models, setup, directory, manifest and progress,
 held by its ``session``. Randomness comes from ``seed`` alone: same seed, inputs, cache, goldens.
@@ -35,8 +38,10 @@ from synth.data import Context
 from synth.dataset import Dataset
 from synth.errors import ConfigError
 from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig, StylingConfig
+from synth.generate.conversation import ConversationConfig
 from synth.generate.templates import PromptSet
 from synth.run.config import PipelineConfig, load_pipeline
+from synth.run.conversations import ConversationalModes
 from synth.run.dir import fingerprint_paths
 from synth.run.ingest import files_read, ingest_in_run
 from synth.run.inputs import SCRATCH_BATCH, as_contexts, as_paths, candidates_from_goldens
@@ -53,7 +58,7 @@ from synth.run.upkeep import DatasetUpkeep
 
 
 @dataclass(eq=False, repr=False)
-class Synthesizer(RunOwner, DatasetUpkeep):
+class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     """Makes goldens from documents, contexts, a scenario or example goldens; refills datasets.
 
     ``model`` and ``critic_model`` are ``"provider:model"`` specs, :class:`~synth.LLM` objects or
@@ -83,6 +88,7 @@ class Synthesizer(RunOwner, DatasetUpkeep):
         default_factory=ContextConstructionConfig
     )
     generation_config: GenerationConfig = field(default_factory=GenerationConfig)
+    conversation_config: ConversationConfig = field(default_factory=ConversationConfig)
     use_context_critic: bool = True
     use_filter: bool = True
     grounding_threshold: float | None = None
@@ -147,11 +153,11 @@ class Synthesizer(RunOwner, DatasetUpkeep):
         return await self._docs_run(paths, configs, num_goldens)
 
     async def _docs_run(
-        self, paths: list[str], configs: RunConfigs, num_goldens: int | None
+        self, paths: list[str], configs: RunConfigs, num_goldens: int | None, mode: str = "docs"
     ) -> Dataset:
         key_inputs = {"paths": fingerprint_paths(paths), **configs.avoid_key()}
         locations = source_locations(paths, absolute=self.absolute_paths)
-        async with self._run("docs", key_inputs, num_goldens, configs) as run:
+        async with self._run(mode, key_inputs, num_goldens, configs) as run:
             if run.finished:
                 return locate_source_files(run.replay(), locations)
             dataset = await self._docs(run, paths, configs, num_goldens)
@@ -187,8 +193,17 @@ class Synthesizer(RunOwner, DatasetUpkeep):
         without ``num_goldens``, ``max_goldens_per_context`` from each."""
         given = as_contexts(contexts, source_files)
         configs = RunConfigs.of(self, include_expected_output, max_goldens_per_context)
+        return await self._contexts_run(given, configs, num_goldens)
+
+    async def _contexts_run(
+        self,
+        given: list[Context],
+        configs: RunConfigs,
+        num_goldens: int | None,
+        mode: str = "contexts",
+    ) -> Dataset:
         key_inputs = {"contexts": [c.model_dump(mode="json") for c in given]}
-        async with self._run("contexts", key_inputs, num_goldens, configs) as run:
+        async with self._run(mode, key_inputs, num_goldens, configs) as run:
             if run.finished:
                 return run.replay()
             feed = ListFeed([Candidate(i, f"{c.id}#{i}", c) for i, c in enumerate(given)])

@@ -36,6 +36,27 @@ def _deepeval(path: str, csv: bool) -> list[dict[str, Any]]:
     return [{name: getattr(g, name) for name in DEEPEVAL_FIELDS} for g in dataset.goldens]
 
 
+def _deepeval_conversations(path: str) -> list[dict[str, Any]]:
+    from deepeval.dataset import ConversationalGolden, EvaluationDataset
+
+    dataset = EvaluationDataset()
+    dataset.add_goldens_from_json_file(path)
+    assert all(isinstance(g, ConversationalGolden) for g in dataset.goldens)
+    return [
+        {
+            "scenario": g.scenario,
+            "expected_outcome": g.expected_outcome,
+            "user_description": g.user_description,
+            "context": g.context,
+            "additional_metadata": g.additional_metadata,
+            "turns": [
+                {"role": t.role, "content": t.content, "metadata": t.metadata} for t in g.turns
+            ],
+        }
+        for g in dataset.goldens
+    ]
+
+
 class _RecordingClient:
     """Stands in for judgeval's JudgmentSyncClient: keeps what would be uploaded."""
 
@@ -83,6 +104,7 @@ def main(argv: list[str]) -> int:
     loaders = {
         "deepeval": lambda: _deepeval(path, csv=False),
         "deepeval-csv": lambda: _deepeval(path, csv=True),
+        "deepeval-conversations": lambda: _deepeval_conversations(path),
         "judgeval": lambda: _judgeval(path),
         "judgeval-legacy": lambda: _judgeval_legacy(path),
         "ragas": lambda: _ragas(path),

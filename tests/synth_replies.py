@@ -12,6 +12,8 @@ Knobs, read from the environment on every call (so a server subprocess can be se
   critic scores low, so runs must draw replacement contexts.
 - ``SYNTH_REPLIES_VAGUE``: a fraction of inputs the filter scores low the first time (their
   rewrite, which ends in "(clarified)", passes).
+- ``SYNTH_REPLIES_STANDALONE``: a fraction of conversations (chosen by their first question's
+  hash) whose follow-up is a question that stands alone, which the follow-up check drops.
 - ``SYNTH_REPLIES_GATE`` and ``SYNTH_REPLIES_RELEASE``: after GATE requests have been answered,
   further requests wait until the file RELEASE exists (tests use it to stop a run at a known point).
 """
@@ -29,7 +31,9 @@ from typing import Any
 _lock = threading.Lock()
 _answered = 0
 
-_NUMBERED = re.compile(r'<(passage|input|example|item) index="\d+">\n(.*?)\n</\1>', re.DOTALL)
+_NUMBERED = re.compile(
+    r'<(passage|input|example|item|message|persona) index="\d+">\n(.*?)\n</\1>', re.DOTALL
+)
 _TAGGED = re.compile(r"<(\w+)>\n(.*?)\n</\1>", re.DOTALL)
 _SENTENCE = re.compile(r"[^.!?\n]{20,}[.!?]")
 _WORDS = re.compile(r"[A-Za-z][A-Za-z0-9'-]+")
@@ -259,7 +263,52 @@ def _two_passages(index: int, question: str, passages: list[str]) -> dict[str, A
     return {"index": index, "expected_output": " ".join(quotes), "quotes": quotes}
 
 
+def _conversation(prompt: str) -> dict[str, Any]:
+    """Conversations of two exchanges, each assistant turn a sentence of the context quoted whole;
+    the follow-up starts with "And what about" (it depends on the first turn), or, for the
+    SYNTH_REPLIES_STANDALONE share, is a question of its own."""
+    sentences = _sentences(_context(prompt))
+    personas = _items(_section(prompt, "The user of each conversation", ("\n\nWrite",)))
+    standalone = _fraction("SYNTH_REPLIES_STANDALONE")
+    out = []
+    for i in range(_count(prompt)):
+        start = int(_hashed(f"conversation:{i}:{prompt[-400:]}") * len(sentences))
+        first, second = sentences[start], sentences[(start + 1) % len(sentences)]
+        question = _question(first, i)
+        words = _WORDS.findall(second)
+        topic = " ".join(words[: min(len(words), 6)]).lower()
+        follow_up = f"And what about {topic}?"
+        if _hashed("standalone:" + question) < standalone:
+            follow_up = f"Which detail explains {topic}?"
+        out.append(
+            {
+                "index": i + 1,
+                "scenario": f"A user wants to know about {' '.join(_WORDS.findall(first)[:6])}.",
+                "expected_outcome": f"The user learns that {first.strip()}",
+                "user_description": personas[i] if i < len(personas) else "a curious reader",
+                "exchanges": [
+                    {"user": question, "assistant": first.strip(), "quotes": [first]},
+                    {"user": follow_up, "assistant": second.strip(), "quotes": [second]},
+                ],
+            }
+        )
+    return {"conversations": out}
+
+
+def _follow_ups(prompt: str) -> dict[str, Any]:
+    """A message depends on the conversation when it starts with "And" or "What about"."""
+    messages = _items(_section(prompt, "Messages (", ("\n\nFor each",)))
+    verdicts = []
+    for i, text in enumerate(messages, start=1):
+        alone = not re.match(r"(and|what about)\b", text.strip(), re.IGNORECASE)
+        reason = "a question of its own" if alone else "refers to the earlier turn"
+        verdicts.append({"index": i, "standalone": alone, "reason": reason})
+    return {"verdicts": verdicts}
+
+
 _BY_SCHEMA = {
+    "ConversationReply": _conversation,
+    "FollowUpReply": _follow_ups,
     "CriticReply": _critic,
     "InputsReply": _inputs,
     "FilterReply": _filter,
@@ -280,6 +329,8 @@ _BY_PROMPT = (
     ("to make it more demanding", _evolve),
     ("so that it reads as a real user", _style),
     ("You write the ideal answers", _expected),
+    ("You write conversations", _conversation),
+    ("You check follow-up messages", _follow_ups),
 )
 
 

@@ -468,5 +468,5 @@ def test_an_unknown_export_format_lists_every_known_one() -> None:
         dataset().export("out.json", format="promptfoo")  # type: ignore[arg-type]
     assert str(info.value) == (
         "unknown export format 'promptfoo'; choose one of: deepeval, deepeval-csv, judgeval, "
-        "judgeval-legacy, ragas"
+        "judgeval-legacy, ragas, messages"
     )

@@ -12,7 +12,7 @@ import datasets
 import pyarrow.parquet as pq
 import pytest
 
-from synth import ConfigError, Dataset, DatasetError, Golden
+from synth import ConfigError, ConversationalGolden, Dataset, DatasetError, Golden, Turn
 from synth.cli import main
 from synth.dataset._hf import JSON_FIELDS, hf_features
 from synth.dataset._hf_folder import write_hf_folder
@@ -56,10 +56,12 @@ def test_to_hf_has_typed_features_and_one_row_per_golden() -> None:
 
 
 def test_every_golden_field_has_a_column() -> None:
-    """A field Golden grows (the conversational ``turns``) gets a column: a JSON one unless typed
-    here. Golden has no ``turns`` yet, so ``metadata`` is the only JSON column."""
+    """A field Golden grows gets a column: a JSON one unless typed here; a conversation adds its
+    three text columns and ``turns``, JSON like ``metadata``."""
     assert list(hf_features()) == list(Golden.model_fields)
-    assert JSON_FIELDS == ("metadata",)
+    assert JSON_FIELDS == ("metadata", "turns")
+    talk = ConversationalGolden(turns=[Turn(role="user", content="q")])
+    assert list(hf_features([talk])) == list(ConversationalGolden.model_fields)
 
 
 def test_from_hf_reads_back_goldens_and_metadata() -> None:

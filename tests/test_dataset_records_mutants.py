@@ -59,7 +59,8 @@ def test_each_bad_field_is_named_once_in_order() -> None:
         "f.jsonl: line 3: field 'input': expected a non-empty string, got an integer; "
         "field 'context': expected a list of strings or null, got a list whose item 0 is an "
         "integer; unknown field 'other' (a golden has: input, actual_output, expected_output, "
-        "context, retrieval_context, context_ids, source_files, metadata)"
+        "context, retrieval_context, context_ids, source_files, metadata, scenario, "
+        "expected_outcome, user_description, turns)"
     )
 
 

@@ -28,7 +28,8 @@ from typing import IO, Any
 
 import pytest
 
-from synth import Dataset, Golden
+from synth import ConversationalGolden, Dataset, Golden, Turn
+from synth.dataset._conversations import to_deepeval_any
 from synth.dataset._records import to_deepeval, to_judgeval, to_judgeval_legacy
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
@@ -49,6 +50,7 @@ TOOL_ENV = {
     "judgeval-legacy": "judgeval-legacy",
     "deepeval": "deepeval",
     "deepeval-csv": "deepeval",
+    "deepeval-conversations": "deepeval",
     "ragas": "ragas",
 }
 CHILD_ENV = {
@@ -243,3 +245,33 @@ def test_ragas_loads_the_ragas_export_with_empty_context_ids(
         assert sample["retrieved_contexts"] == golden.retrieval_context
         assert sample["reference_context_ids"] == golden.context_ids
     assert samples[1]["reference_context_ids"] == []  # not None
+
+
+def test_deepeval_loads_the_conversations_export(
+    environments: dict[str, Path], tmp_path: Path
+) -> None:
+    talks = [
+        ConversationalGolden(
+            scenario="A technician checks when the pumps run.",
+            expected_outcome="They know P-4 runs 22:00\u201306:00.",
+            user_description="a night-shift technician",
+            turns=[
+                Turn(role="user", content="Which pump runs at night?"),
+                Turn(
+                    role="assistant",
+                    content="P-4.",
+                    metadata={"citations": [{"chunk_id": "m:3", "quote": "P-4 runs nightly"}]},
+                ),
+                Turn(role="user", content="From when to when?"),
+                Turn(role="assistant", content="22:00 to 06:00."),
+            ],
+            context=["Pump P-4 runs nightly, 22:00\u201306:00."],
+            context_ids=["m:3"],
+            source_files=["manual.pdf"],
+            metadata={"seed": 7},
+        )
+    ]
+    path = Dataset(talks).export(tmp_path / "talks.json", format="deepeval")
+    read = load_with("deepeval-conversations", path, environments, tmp_path)
+    assert read == [to_deepeval_any(g, "") for g in talks]
+    assert read[0]["turns"][1]["metadata"]["citations"][0]["chunk_id"] == "m:3"

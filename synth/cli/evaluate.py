@@ -30,7 +30,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         ".toml).",
     )
     p.add_argument("dataset", help="a saved dataset (.json, .jsonl, .csv, .parquet)")
-    p.add_argument("--system", metavar="MODULE:FUNCTION", help="fn(question) -> answer")
+    p.add_argument(
+        "--system",
+        metavar="MODULE:FUNCTION",
+        help="fn(question) -> answer; a conversation's last question comes with the turns "
+        "before it: fn(question, history=[{role, content}, ...])",
+    )
     p.add_argument(
         "--retriever", metavar="MODULE:FUNCTION", help="fn(question) -> ranked ids or hits"
     )

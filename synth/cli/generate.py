@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from synth.cli._conversational import add_conversation_flags, make_goldens
 from synth.cli._exits import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
 from synth.cli._gates import add_gates, check_gates
 from synth.contexts.coverage import Coverage
@@ -96,6 +97,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="ingest and select contexts only; print the expected requests, tokens and cost",
     )
+    add_conversation_flags(p)
     p.add_argument(
         "--absolute",
         action="store_true",
@@ -205,6 +207,8 @@ def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
         _print_plan(plan, args, out)
         return EXIT_ERROR
     synthesizer = _synthesizer(config, args)
+    if args.plan and getattr(args, "conversational", False):
+        raise ConfigError("--plan estimates single-turn runs; drop --conversational")
     if args.plan:
         _print_plan(
             synthesizer.plan_from_docs(args.paths, num_goldens=config.num_goldens), args, out
@@ -261,7 +265,7 @@ def _generate(
         ctrl_c.where = lambda: synthesizer.last_run_dir
     freeze_heap_during_runs()  # the command owns its process: its runs freeze their heap
     try:
-        dataset = synthesizer.generate_goldens_from_docs(args.paths, num_goldens=config.num_goldens)
+        dataset = make_goldens(synthesizer, args, config.num_goldens)
         if ctrl_c is not None and ctrl_c.interrupted:
             raise KeyboardInterrupt  # pressed, and swallowed on the way: stopped all the same
     except KeyboardInterrupt:

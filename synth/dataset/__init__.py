@@ -46,7 +46,9 @@ if TYPE_CHECKING:
     import datasets
     import pandas as pd
 
-ExportFormatName = Literal["deepeval", "deepeval-csv", "ragas", "judgeval", "judgeval-legacy"]
+ExportFormatName = Literal[
+    "deepeval", "deepeval-csv", "ragas", "judgeval", "judgeval-legacy", "messages"
+]
 
 _Reader = Callable[[Path], tuple[list[Golden], dict[str, Any]]]
 _Writer = Callable[[Path, Sequence[Golden], Mapping[str, Any]], None]
@@ -200,10 +202,11 @@ class Dataset:
 
     def export(self, path: str | os.PathLike[str], format: ExportFormatName) -> Path:
         """Write the goldens for another tool: ``"deepeval"``, ``"deepeval-csv"``, ``"ragas"``,
-        ``"judgeval"`` (1.x) or ``"judgeval-legacy"`` (0.0.x).
+        ``"judgeval"`` (1.x), ``"judgeval-legacy"`` (0.0.x) or ``"messages"`` (chat format).
 
         deepeval takes ``.json`` or ``.jsonl``, deepeval-csv ``.csv``, ragas ``.jsonl`` or
-        ``.json``, both judgevals ``.json``. Synth-only fields ride along where the tool keeps
+        ``.json``, both judgevals ``.json``, messages ``.jsonl``. Conversations export as deepeval
+        (its ``ConversationalGolden``) and messages only. Synth-only fields ride along where the tool keeps
         them; the dataset's metadata is not exported. Return the path written.
         """
         return export_goldens(self.goldens, Path(path), format)

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from synth.data import Golden
 from synth.dataset import Dataset
 from synth.dataset._card_body import body_lines
 from synth.dataset._hf_folder import SHARD_PATTERN
@@ -104,21 +105,21 @@ def front_matter(
         {"config_name": "default", "data_files": [{"split": "train", "path": SHARD_PATTERN}]}
     ]
     front["dataset_info"] = {
-        "features": feature_list(),
+        "features": feature_list(dataset.goldens),
         "splits": [{"name": "train", "num_examples": inspection.goldens}],
     }
     return front
 
 
-def feature_list() -> list[dict[str, str]]:
+def feature_list(goldens: Sequence[Golden] = ()) -> list[dict[str, str]]:
     """The columns in the card's ``dataset_info.features`` form (what ``datasets`` writes)."""
-    from synth.data import Golden
+    from synth.dataset._records import columns_of
 
     return [
         {"name": name, "list": "string"}
         if name in LIST_FIELDS
         else {"name": name, "dtype": "string"}
-        for name in Golden.model_fields
+        for name in columns_of(goldens)
     ]
 
 

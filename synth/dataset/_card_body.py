@@ -28,6 +28,10 @@ FIELD_NOTES = {
     "context_ids": "ids of the context's chunks",
     "source_files": "the corpus files the context came from",
     "metadata": "JSON text: evolutions, difficulty, grounding, citations, models, seed",
+    "scenario": "what the conversation is about",
+    "expected_outcome": "what the user should come away with",
+    "user_description": "who the user is (the persona)",
+    "turns": "JSON text: the conversation's user and assistant turns, with citations",
 }
 
 
@@ -70,7 +74,7 @@ def body_lines(
         *mix(dataset, inspection),
         *quality(inspection),
         *cost(run),
-        *fields(),
+        *fields(dataset),
         *loading(repo),
         "## License",
         "",
@@ -246,14 +250,13 @@ def cost(run: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def fields() -> list[str]:
+def fields(dataset: Dataset) -> list[str]:
     """The columns and what each holds."""
-    from synth.data import Golden
-    from synth.dataset._records import LIST_FIELDS
+    from synth.dataset._records import LIST_FIELDS, columns_of
 
     rows = [
         [f"`{name}`", "list of strings" if name in LIST_FIELDS else "string", FIELD_NOTES.get(name)]
-        for name in Golden.model_fields
+        for name in columns_of(dataset.goldens)
     ]
     return ["## Fields", "", *table(["field", "type", "holds"], rows)]
 

@@ -8,6 +8,10 @@ Columns are the golden's fields, in order, under a header row. Cells:
 - list fields hold a JSON list (``[]`` for an empty list, an empty cell for null);
 - ``metadata`` holds a JSON object (an empty cell reads as ``{}``).
 
+A dataset with conversational goldens has four more columns: ``scenario``, ``expected_outcome``
+and ``user_description`` (text, as above) and ``turns`` (a JSON list; empty for a single-turn
+golden beside them).
+
 The dataset's metadata is in the ``<name>.meta.json`` sidecar. Errors name the row as a
 spreadsheet shows it: the header is row 1, the first golden row 2. A header with deepeval's
 ``source_file`` or ``additional_metadata`` column is read as deepeval's CSV (the ``deepeval-csv``
@@ -27,9 +31,12 @@ from synth.data import Golden
 from synth.dataset._deepeval_csv import MARKER_COLUMNS, read_deepeval_rows
 from synth.dataset._io import dumps, read_sidecar, read_text, write_sidecar, write_text
 from synth.dataset._records import (
+    CONVERSATION_FIELDS,
+    CONVERSATION_TEXT_FIELDS,
     FIELDS,
     LIST_FIELDS,
     STRING_FIELDS,
+    columns_of,
     to_synth,
     validate_golden,
 )
@@ -37,24 +44,27 @@ from synth.errors import DatasetError
 
 # contexts are long; the csv module's default cap (128 KiB per cell) is too small for some goldens
 _FIELD_SIZE_LIMIT = 1 << 30
+_TEXT_FIELDS = (*STRING_FIELDS, *CONVERSATION_TEXT_FIELDS)
 
 
 def write_csv(path: Path, goldens: Sequence[Golden], metadata: Mapping[str, Any]) -> None:
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer)
-    writer.writerow(FIELDS)
+    columns = columns_of(goldens)
+    writer.writerow(columns)
     for index, golden in enumerate(goldens):
         record = to_synth(golden)
-        writer.writerow([_cell(record, field, f"{path}: index {index}") for field in FIELDS])
+        where = f"{path}: index {index}"
+        writer.writerow([_cell(record, field, where) for field in columns])
     write_text(path, buffer.getvalue())
     write_sidecar(path, metadata)
 
 
 def _cell(record: Mapping[str, Any], field: str, where: str) -> str:
-    value = record[field]
+    value = record.get(field)
     if value is None:
         return ""
-    if field in STRING_FIELDS and isinstance(value, str):
+    if field in _TEXT_FIELDS and isinstance(value, str):
         quoted = value[:1] == '"' and value[-1:] == '"'
         return dumps(value) if value == "" or quoted else value
     try:
@@ -106,10 +116,9 @@ def _rows(reader: Any, path: Path) -> Iterator[list[str]]:
 def _check_header(header: list[str], path: Path) -> list[str]:
     columns = [name.strip() for name in header]
     for name in columns:
-        if name not in FIELDS:
-            raise DatasetError(
-                f"{path}: row 1: unknown column '{name}' (a golden has: {', '.join(FIELDS)})"
-            )
+        if name not in FIELDS and name not in CONVERSATION_FIELDS:
+            known = ", ".join((*FIELDS, *CONVERSATION_FIELDS))
+            raise DatasetError(f"{path}: row 1: unknown column '{name}' (a golden has: {known})")
     if len(set(columns)) != len(columns):
         raise DatasetError(f"{path}: row 1: a column appears twice in the header")
     if "input" not in columns:
@@ -125,12 +134,12 @@ def _golden(row: list[str], columns: list[str], where: str) -> Golden:
     data: dict[str, Any] = {}
     for field, cell in zip(columns, row, strict=False):  # a short row leaves the rest empty
         if cell == "":
-            if field in STRING_FIELDS or field in ("context", "retrieval_context"):
+            if field in _TEXT_FIELDS or field in ("context", "retrieval_context"):
                 data[field] = None  # null; for input, validation reports it missing
-            continue  # context_ids, source_files, metadata take their defaults
-        data[field] = _text(cell) if field in STRING_FIELDS else _json_cell(cell, field, where)
+            continue  # context_ids, source_files, metadata take their defaults; turns none
+        data[field] = _text(cell) if field in _TEXT_FIELDS else _json_cell(cell, field, where)
     if data.get("input", "") is None:
-        del data["input"]
+        del data["input"]  # missing (a conversation's comes from its turns)
     return validate_golden(data, where)
 
 
@@ -149,7 +158,7 @@ def _json_cell(cell: str, field: str, where: str) -> Any:
     try:
         return json.loads(cell)
     except json.JSONDecodeError as exc:
-        shape = "a JSON list" if field in LIST_FIELDS else "a JSON object"
+        shape = "a JSON list" if field in (*LIST_FIELDS, "turns") else "a JSON object"
         raise DatasetError(
             f"{where}: field '{field}': expected {shape} in the cell, got invalid JSON ({exc.msg})"
         ) from None

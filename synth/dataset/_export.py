@@ -16,6 +16,11 @@
   ``Example.create(**object)``); ``.json``.
 - ``judgeval-legacy``: judgeval 0.0.x, ``{"examples": [...]}`` with ``Example`` fields, as
   ``EvalDataset.add_from_json`` reads it; ``.json``.
+- ``messages``: chat-format JSONL, ``{"messages": [{"role": ..., "content": ...}]}`` per golden
+  (see ``synth/dataset/_conversations.py``); ``.jsonl``.
+
+Conversational goldens export as deepeval's ``ConversationalGolden`` (``deepeval``) and as
+``messages``; the other formats hold single-turn goldens and refuse them.
 
 What the tools keep: judgeval 1.x keeps every field under its own name. deepeval and judgeval 0.0.x
 keep synth's ``metadata`` as ``additional_metadata``, with ``context_ids`` and ``source_files``
@@ -33,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from synth.data import Golden
+from synth.dataset._conversations import single_turn_only, to_deepeval_any, to_messages
 from synth.dataset._deepeval_csv import write_deepeval_csv
 from synth.dataset._json import write_json_value, write_jsonl_records
 from synth.dataset._records import to_deepeval, to_judgeval, to_judgeval_legacy, to_ragas
@@ -64,19 +70,31 @@ class ExportFormat:
 
 
 EXPORT_FORMATS: dict[str, ExportFormat] = {
-    "deepeval": ExportFormat("deepeval", "deepeval goldens", (".json", ".jsonl"), to_deepeval),
+    "deepeval": ExportFormat("deepeval", "deepeval goldens", (".json", ".jsonl"), to_deepeval_any),
     "deepeval-csv": ExportFormat(
-        "deepeval-csv", "deepeval goldens CSV", (".csv",), to_deepeval, write_deepeval_csv
+        "deepeval-csv",
+        "deepeval goldens CSV",
+        (".csv",),
+        single_turn_only(to_deepeval, "deepeval-csv"),
+        write_deepeval_csv,
     ),
-    "judgeval": ExportFormat("judgeval", "judgeval examples", (".json",), to_judgeval),
+    "judgeval": ExportFormat(
+        "judgeval", "judgeval examples", (".json",), single_turn_only(to_judgeval, "judgeval")
+    ),
     "judgeval-legacy": ExportFormat(
         "judgeval-legacy",
         "judgeval 0.0.x examples",
         (".json",),
-        to_judgeval_legacy,
+        single_turn_only(to_judgeval_legacy, "judgeval-legacy"),
         _write_examples_object,
     ),
-    "ragas": ExportFormat("ragas", "ragas single-turn samples", (".jsonl", ".json"), to_ragas),
+    "ragas": ExportFormat(
+        "ragas",
+        "ragas single-turn samples",
+        (".jsonl", ".json"),
+        single_turn_only(to_ragas, "ragas"),
+    ),
+    "messages": ExportFormat("messages", "chat messages", (".jsonl",), to_messages),
 }
 
 

@@ -7,8 +7,13 @@ The table has one column per :class:`~synth.data.Golden` field, typed:
 ``context``, ``retrieval_context``, ``context_ids``,
 ``source_files``                                    ``List(Value("string"))`` (null and ``[]`` distinct)
 ``metadata``                                        ``Value("string")``: the golden's metadata as JSON
-any field ``Golden`` grows later (``turns``)        ``Value("string")``: its value as JSON
+``scenario``, ``expected_outcome``,
+``user_description`` (conversations)                ``Value("string")`` (null where unset)
+``turns`` (conversations)                           ``Value("string")``: the turns as JSON
+any field ``Golden`` grows later                    ``Value("string")``: its value as JSON
 =================================================== =================================================
+
+A table has the conversation columns when one of its goldens is a conversation.
 
 ``metadata`` is a JSON string, not a struct, because a struct cannot hold arbitrary metadata
 losslessly: Arrow gives every row of a struct column the same keys and types, so a key one golden
@@ -37,7 +42,16 @@ from typing import TYPE_CHECKING, Any
 
 from synth.data import Golden
 from synth.dataset._io import FORMAT_NAME, FORMAT_VERSION, check_version, dumps, dumps_records
-from synth.dataset._records import LIST_FIELDS, STRING_FIELDS, golden_from_record, kind, to_synth
+from synth.dataset._records import (
+    CONVERSATION_FIELDS,
+    CONVERSATION_TEXT_FIELDS,
+    LIST_FIELDS,
+    STRING_FIELDS,
+    columns_of,
+    golden_from_record,
+    kind,
+    to_synth,
+)
 from synth.errors import ConfigError, DatasetError
 
 if TYPE_CHECKING:
@@ -45,7 +59,9 @@ if TYPE_CHECKING:
 
 #: the fields stored as JSON text: ``metadata``, and any Golden field with no typed column here
 JSON_FIELDS: tuple[str, ...] = tuple(
-    name for name in Golden.model_fields if name not in (*STRING_FIELDS, *LIST_FIELDS)
+    name
+    for name in (*Golden.model_fields, *CONVERSATION_FIELDS)
+    if name not in (*STRING_FIELDS, *LIST_FIELDS, *CONVERSATION_TEXT_FIELDS)
 )
 INSTALL_HINT = "pip install 'synth[hf]'"
 
@@ -61,11 +77,11 @@ def require(module: str) -> ModuleType:
         ) from None
 
 
-def hf_features() -> datasets.Features:
-    """The typed columns of a synth dataset, in the order of Golden's fields."""
+def hf_features(goldens: Sequence[Golden] = ()) -> datasets.Features:
+    """The typed columns of a table of ``goldens``, in the order of their fields."""
     ds = require("datasets")
     columns: dict[str, Any] = {}
-    for name in Golden.model_fields:
+    for name in columns_of(goldens):
         if name in LIST_FIELDS:
             columns[name] = ds.List(ds.Value("string"))
         else:  # a string field, or JSON text
@@ -102,17 +118,18 @@ def hf_records(goldens: Sequence[Golden], where: str) -> list[dict[str, Any]]:
     dumps_records(records, Path(where))  # a value JSON cannot hold is reported by golden and field
     for record in records:
         for name in JSON_FIELDS:
-            record[name] = dumps(record[name])
+            if record.get(name) is not None or name == "metadata":
+                record[name] = dumps(record.get(name))
     return records
 
 
 def to_hf(goldens: Sequence[Golden], metadata: Mapping[str, Any]) -> datasets.Dataset:
     """The goldens as a ``datasets.Dataset`` with typed features; metadata in its description."""
     ds = require("datasets")
-    features = hf_features()
+    features = hf_features(goldens)
     info = ds.DatasetInfo(description=header_text(metadata), features=features)
     records = hf_records(goldens, "cannot convert to a Hugging Face dataset")
-    columns = {name: [record[name] for record in records] for name in features}
+    columns = {name: [record.get(name) for record in records] for name in features}
     with quiet():  # by columns, so that no goldens is still a table with every column
         return ds.Dataset.from_dict(columns, features=features, info=info)
 

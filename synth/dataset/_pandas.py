@@ -2,7 +2,8 @@
 
 ``to_frame`` gives one row per golden and one column per field, with ``object`` dtype so that null,
 the empty string and the empty list stay distinct (pandas would otherwise turn null text into NaN);
-list fields hold Python lists and ``metadata`` holds dicts. The dataset's metadata is in
+list fields hold Python lists and ``metadata`` holds dicts (a conversation's ``turns``: a list of
+dicts, beside its ``scenario``, ``expected_outcome`` and ``user_description`` columns). The dataset's metadata is in
 ``df.attrs["synth_metadata"]``.
 
 ``goldens_from_frame`` is forgiving about how a frame was made: NaN, ``pd.NA`` and ``None`` are null;
@@ -18,13 +19,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from synth.data import Golden
-from synth.dataset._records import FIELDS, LIST_FIELDS, golden_from_record, to_synth
+from synth.dataset._records import LIST_FIELDS, columns_of, golden_from_record, to_synth
 
 if TYPE_CHECKING:
     import pandas as pd
 
 ATTRS_KEY = "synth_metadata"
-_JSON_COLUMNS = frozenset(LIST_FIELDS) | {"metadata"}
+_JSON_COLUMNS = frozenset(LIST_FIELDS) | {"metadata", "turns"}
 
 
 def to_frame(goldens: Sequence[Golden], metadata: Mapping[str, Any]) -> pd.DataFrame:
@@ -33,7 +34,7 @@ def to_frame(goldens: Sequence[Golden], metadata: Mapping[str, Any]) -> pd.DataF
     import pandas as pd
 
     frame = pd.DataFrame(
-        [to_synth(golden) for golden in goldens], columns=list(FIELDS), dtype=object
+        [to_synth(golden) for golden in goldens], columns=list(columns_of(goldens)), dtype=object
     )
     frame.attrs[ATTRS_KEY] = copy.deepcopy(dict(metadata))
     return frame

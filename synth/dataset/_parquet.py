@@ -2,7 +2,8 @@
 
 Text fields are nullable string columns and list fields nullable ``list<string>`` columns, so null,
 the empty string and the empty list stay distinct; ``metadata`` is a JSON string column (its values
-have no fixed shape). The dataset's metadata is JSON under the ``synth`` key of the file's schema
+have no fixed shape). Conversational goldens add ``scenario``, ``expected_outcome`` and
+``user_description`` string columns and ``turns``, a JSON string column. The dataset's metadata is JSON under the ``synth`` key of the file's schema
 metadata. Other tools' parquet files (a ragas table saved with pandas) are read by their column
 names. Errors name the golden by its index.
 """
@@ -24,10 +25,20 @@ from synth.dataset._io import (
     dumps,
     dumps_records,
 )
-from synth.dataset._records import LIST_FIELDS, golden_from_record, kind, to_synth
+from synth.dataset._records import (
+    CONVERSATION_FIELDS,
+    CONVERSATION_TEXT_FIELDS,
+    LIST_FIELDS,
+    columns_of,
+    golden_from_record,
+    kind,
+    to_synth,
+)
 from synth.errors import ConfigError, DatasetError
 
 _SCHEMA_KEY = b"synth"
+#: the columns that hold JSON text
+_JSON_COLUMNS = ("metadata", "turns")
 
 
 def _pyarrow() -> tuple[ModuleType, ModuleType]:
@@ -48,16 +59,19 @@ def write_parquet(path: Path, goldens: Sequence[Golden], metadata: Mapping[str, 
     dumps_records(records, path)  # a value JSON cannot hold is reported by golden and field
     for record in records:
         record["metadata"] = dumps(record["metadata"])
+        if record.get("turns") is not None:
+            record["turns"] = dumps(record["turns"])
     text, strings = pa.string(), pa.list_(pa.string())
-    schema = pa.schema(
-        [
-            pa.field("input", text, nullable=False),
-            pa.field("actual_output", text),
-            pa.field("expected_output", text),
-            *(pa.field(name, strings) for name in LIST_FIELDS),
-            pa.field("metadata", text, nullable=False),
-        ]
-    )
+    fields = [
+        pa.field("input", text, nullable=False),
+        pa.field("actual_output", text),
+        pa.field("expected_output", text),
+        *(pa.field(name, strings) for name in LIST_FIELDS),
+        pa.field("metadata", text, nullable=False),
+    ]
+    if columns_of(goldens)[-1] == CONVERSATION_FIELDS[-1]:
+        fields.extend(pa.field(name, text) for name in (*CONVERSATION_TEXT_FIELDS, "turns"))
+    schema = pa.schema(fields)
     header = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "metadata": dict(metadata)}
     schema = schema.with_metadata({_SCHEMA_KEY: dumps(header).encode("utf-8")})
     table = pa.Table.from_pylist(records, schema=schema)
@@ -79,14 +93,16 @@ def read_parquet(path: Path) -> tuple[list[Golden], dict[str, Any]]:
     goldens = []
     for index, row in enumerate(table.to_pylist()):
         where = f"{path}: index {index}"
-        raw = row.get("metadata")
-        if isinstance(raw, str):
-            try:
-                row["metadata"] = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(
-                    f"{where}: field 'metadata': expected a JSON object, got invalid JSON ({exc.msg})"
-                ) from None
+        for name in _JSON_COLUMNS:
+            raw = row.get(name)
+            if isinstance(raw, str):
+                try:
+                    row[name] = json.loads(raw)
+                except json.JSONDecodeError as exc:
+                    shape = "a JSON object" if name == "metadata" else "a JSON list"
+                    raise DatasetError(
+                        f"{where}: field '{name}': expected {shape}, got invalid JSON ({exc.msg})"
+                    ) from None
         goldens.append(golden_from_record(row, where))
     return goldens, metadata
 

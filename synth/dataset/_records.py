@@ -2,12 +2,18 @@
 
 A record is read by the first rule that fits:
 
+- it has ``messages`` and no ``input``: a chat-format conversation (the ``messages`` export), read
+  as a :class:`~synth.data.ConversationalGolden` with those turns;
 - it has ``user_input``: a ragas ``SingleTurnSample`` row (``response``, ``reference``,
   ``reference_contexts``, ``retrieved_contexts``, ``reference_context_ids``);
 - it has a field only deepeval or judgeval use (``additional_metadata``, ``source_file``,
   ``tools_called``, ``example_id``...): a deepeval ``Golden`` or judgeval ``Example`` (a judgeval
   1.x example may also hold synth's ``context_ids``, ``source_files`` and ``metadata`` as they are);
 - otherwise it is a synth golden, read strictly: an unknown field is an error.
+
+A record with ``turns`` (not null) is a :class:`~synth.data.ConversationalGolden`, in synth's
+names or deepeval's (whose turns keep their ``metadata``); without, the conversation fields must be
+null or absent (a table of single-turn goldens may have their columns).
 
 synth's own fields that another tool has no place for travel in a ``_synth`` object: inside
 ``additional_metadata`` for deepeval and judgeval 0.0.x, at the top of the row for ragas (which ignores
@@ -17,15 +23,20 @@ fields it does not know). Fields of another tool that synth has no place for (a 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
 
-from synth.data import Golden
+from synth.data import ConversationalGolden, Golden
 from synth.errors import DatasetError
 
 FIELDS: tuple[str, ...] = tuple(Golden.model_fields)
+#: the fields a conversational golden adds, after the golden's own (in tables, text then turns)
+CONVERSATION_FIELDS: tuple[str, ...] = tuple(
+    name for name in ConversationalGolden.model_fields if name not in FIELDS
+)
+CONVERSATION_TEXT_FIELDS = ("scenario", "expected_outcome", "user_description")
 STRING_FIELDS = ("input", "actual_output", "expected_output")
 LIST_FIELDS = ("context", "retrieval_context", "context_ids", "source_files")
 NULLABLE_FIELDS = ("actual_output", "expected_output", "context", "retrieval_context")
@@ -44,6 +55,7 @@ _EXPECTED = {
     "context_ids": "a list of strings",
     "source_files": "a list of strings",
     "metadata": "an object",
+    "turns": "a list of turns (role 'user' or 'assistant', content)",
 }
 
 _RAGAS_NAMES = {
@@ -82,7 +94,9 @@ def golden_from_record(record: object, where: str) -> Golden:
         raise DatasetError(
             f"{where}: expected an object with a golden's fields, got {kind(record)}"
         )
-    if "user_input" in record:
+    if "messages" in record and "input" not in record:
+        data, names = {"turns": record["messages"]}, {"turns": "messages"}
+    elif "user_input" in record:
         data, names = _from_ragas(record, where)
     elif _DEEPEVAL_MARKERS & record.keys():
         data, names = _from_deepeval(record, where)
@@ -102,8 +116,16 @@ def validate_golden(
     ``names`` maps a synth field to the name it had in the file, so the message says what the
     user sees (``reference_contexts`` rather than ``context``).
     """
+    model: type[Golden] = Golden
+    if data.get("turns") is not None:
+        model = ConversationalGolden
+    elif any(data.get(name) is not None for name in CONVERSATION_FIELDS):
+        given = next(name for name in CONVERSATION_FIELDS if data.get(name) is not None)
+        raise DatasetError(f"{where}: field '{given}' is set but the golden has no turns")
+    else:
+        data = {k: v for k, v in data.items() if k not in CONVERSATION_FIELDS}
     try:
-        return Golden.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         raise DatasetError(f"{where}: {describe_errors(exc, data, names or {})}") from None
 
@@ -114,12 +136,16 @@ def describe_errors(exc: ValidationError, data: Mapping[str, Any], names: Mappin
     seen: set[str] = set()
     for error in exc.errors():
         field = str(error["loc"][0]) if error["loc"] else ""
+        if not field:  # a check of the whole conversation (turns that do not alternate...)
+            parts.append(str(error.get("ctx", {}).get("error") or error["msg"]))
+            continue
         if field in seen:
             continue
         seen.add(field)
         shown = names.get(field, field)
         if error["type"] == "extra_forbidden":
-            parts.append(f"unknown field '{shown}' (a golden has: {', '.join(FIELDS)})")
+            known = ", ".join((*FIELDS, *CONVERSATION_FIELDS))
+            parts.append(f"unknown field '{shown}' (a golden has: {known})")
         elif error["type"] == "missing":
             parts.append(f"field '{shown}': missing (every golden needs one)")
         else:
@@ -208,20 +234,51 @@ def _from_deepeval(record: Mapping[str, Any], where: str) -> tuple[dict[str, Any
             data[field] = synth[field]
             names[field] = f"additional_metadata.{SYNTH_KEY}.{field}"
     data["metadata"] = metadata
+    for field in CONVERSATION_TEXT_FIELDS:
+        if field in record:
+            data[field] = record[field]
+    if record.get("turns") is not None:
+        data["turns"] = _deepeval_turns(record["turns"])
     # a judgeval 1.x example (its example_id, name...) may hold synth's own fields as they are
     for field in ("context_ids", "source_files", "metadata"):
         if record.get(field) is not None:
             data[field] = record[field]
             names[field] = field
-    known = {*_DEEPEVAL_NAMES, *DEFAULTED_FIELDS, "additional_metadata", "source_file"}
+    known = {*_DEEPEVAL_NAMES, *DEFAULTED_FIELDS, *CONVERSATION_FIELDS}
+    known |= {"additional_metadata", "source_file"}
     _keep_extras(data, {k: v for k, v in record.items() if k not in known})
     return data, names
+
+
+def _deepeval_turns(turns: object) -> object:
+    """deepeval's turns under synth's names: its ``metadata`` (or the older
+    ``additional_metadata``) kept, its fields left null dropped; anything else is left for
+    validation to report."""
+    if not isinstance(turns, list):
+        return turns
+    out: list[object] = []
+    for turn in turns:
+        if not isinstance(turn, Mapping):
+            out.append(turn)
+            continue
+        row = {k: v for k, v in turn.items() if v is not None and k != "additional_metadata"}
+        metadata = turn.get("metadata", turn.get("additional_metadata"))
+        row["metadata"] = metadata if metadata is not None else {}
+        out.append(row)
+    return out
 
 
 # ---- writing -------------------------------------------------------------------------------------
 def to_synth(golden: Golden) -> dict[str, Any]:
     """The golden's fields under synth's names, every field present (null when unset)."""
     return golden.model_dump()
+
+
+def columns_of(goldens: Sequence[Golden]) -> tuple[str, ...]:
+    """The fields a table of ``goldens`` has: a golden's, and a conversation's when one is."""
+    if any(isinstance(golden, ConversationalGolden) for golden in goldens):
+        return (*FIELDS, *CONVERSATION_FIELDS)
+    return FIELDS
 
 
 def _reserved_check(golden: Golden, where: str) -> None:
@@ -286,12 +343,15 @@ def to_ragas(golden: Golden, where: str) -> dict[str, Any]:
 
 
 __all__ = [
+    "CONVERSATION_FIELDS",
+    "CONVERSATION_TEXT_FIELDS",
     "FIELDS",
     "LIST_FIELDS",
     "DEFAULTED_FIELDS",
     "NULLABLE_FIELDS",
     "STRING_FIELDS",
     "SYNTH_KEY",
+    "columns_of",
     "describe_errors",
     "golden_from_record",
     "kind",

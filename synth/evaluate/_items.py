@@ -4,8 +4,9 @@ Accepted: a :class:`~synth.dataset.Dataset`, a list of :class:`~synth.data.Golde
 dicts), a path to a saved dataset, or the mappings of the evaluator guide (``id``, ``question``,
 ``reference`` as a string or a list, ``contexts``, ``context_ids``, ``answer``). From a golden:
 ``input`` is the question, ``expected_output`` the reference, ``retrieval_context`` (else
-``context``) the contexts, ``context_ids`` the relevant ids and ``actual_output`` the answer. An
-item's id is its ``id`` (or ``metadata["id"]``), else its position in the dataset.
+``context``) the contexts, ``context_ids`` the relevant ids and ``actual_output`` the answer; a
+:class:`~synth.data.ConversationalGolden` adds its turns before the question (``history``), which
+the system is given with it and the judges read it in. An item's id is its ``id`` (or ``metadata["id"]``), else its position in the dataset.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from synth.data import Golden
+from synth.data import ConversationalGolden, Golden
 from synth.errors import ConfigError, DatasetError
 from synth.evaluate.retrieved import context_texts
 
@@ -32,6 +33,16 @@ class EvalItem:
     contexts: list[str] = field(default_factory=list)
     context_ids: list[str] = field(default_factory=list)
     answer: str | None = None
+    #: the turns before the question (``{"role": ..., "content": ...}``), for a conversation
+    history: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def judged_question(self) -> str:
+        """The question as the judges read it: after the conversation so far, when there is one."""
+        if not self.history:
+            return self.question
+        turns = "\n".join(f"{t['role']}: {t['content']}" for t in self.history)
+        return f"The conversation so far:\n{turns}\n\nThe user's last message: {self.question}"
 
 
 def _strings(value: Any, what: str, where: str) -> list[str]:
@@ -76,6 +87,10 @@ def _from_golden(golden: Golden, index: int) -> EvalItem:
         contexts=list(contexts or []),
         context_ids=list(golden.context_ids),
         answer=golden.actual_output,
+        history=[
+            {"role": t.role, "content": t.content}
+            for t in (golden.history if isinstance(golden, ConversationalGolden) else [])
+        ],
     )
 
 

@@ -190,7 +190,7 @@ def _judge_call(
 ) -> Awaitable[JudgeResult]:
     """The judge's call for one metric whose inputs the item has."""
     reference = item.references[0] if len(item.references) == 1 else None
-    question = item.question
+    question = item.judged_question
     if metric in criteria:
         return judge.acriteria_score(
             question,
@@ -229,7 +229,9 @@ async def _score_item(
     if system is not None:
         answer = None
         try:
-            output = await limited(limiter, call_user(system, item.question))
+            # a conversation's system is given the turns before the question (``history=``)
+            turns = {"history": item.history} if item.history else {}
+            output = await limited(limiter, call_user(system, item.question, **turns))
             answer, returned = system_output(output)
             if returned is not None:
                 contexts = returned
@@ -316,8 +318,9 @@ def evaluate_answers(
     """Ask ``system`` every question of ``dataset`` and score every answer.
 
     ``system(question)`` returns a string, a mapping with ``"answer"`` (and the ``"contexts"`` it
-    retrieved, which replace the dataset's) or an object with ``.answer``; ``None`` evaluates each
-    item's stored answer. ``judges`` is ``{name: model}`` (a callable, an LLM, a ``provider:model``
+    retrieved, which replace the dataset's) or an object with ``.answer`` (a conversation's last
+    question comes with its earlier turns: ``system(question, history=[{"role", "content"}])``).
+    ``None`` evaluates each item's stored answer. ``judges`` is ``{name: model}`` (a callable, an LLM, a ``provider:model``
     spec or an :class:`LLMJudge`); ``metrics`` the judge metrics (default, when no ``criteria``
     either: faithfulness and answer_relevance); ``criteria`` rubric metrics ``{name: rubric}``. A metric whose input an
     item lacks is NaN and costs no call. ``on_error="record"`` keeps going past failures and counts

@@ -1,7 +1,9 @@
 """Generation stages, one module each, in pipeline order.
 
 ``inputs`` (questions from a context, from scratch, or from example goldens), ``filter`` (critic
-score, rewrite, keep or drop), ``evolve``, ``style``, ``expected`` (grounded answers), ``dedup``.
+score, rewrite, keep or drop), ``evolve``, ``style``, ``expected`` (grounded answers), ``dedup``;
+for conversations, ``conversation`` (written and checked) and ``follow_ups`` (each depends on the
+turns before it).
 Each LLM stage has pure ``build_prompt``/``parse`` functions (production reads the model's own
 reply text with them) and an async ``run`` over :class:`Draft` records; prompts are versioned
 templates in ``prompts/`` (see :class:`PromptSet`). Each stage is also a step (``base.Step``: one
@@ -15,12 +17,14 @@ from synth.generate.config import (
     GenerationConfig,
     StylingConfig,
 )
+from synth.generate.conversation import ConversationConfig
 from synth.generate.dedup import DedupDecision, Deduplicator
 from synth.generate.draft import Draft
 from synth.generate.stats import StageStats
 from synth.generate.templates import PromptSet, default_prompts
 
 __all__ = [
+    "ConversationConfig",
     "DedupDecision",
     "Deduplicator",
     "Draft",

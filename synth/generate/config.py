@@ -29,10 +29,7 @@ MULTI_CHUNK_EVOLUTIONS = frozenset({Evolution.MULTICONTEXT, Evolution.COMPARATIV
 
 
 #: the expected output of an out-of-scope question, unless the config says otherwise
-DEFAULT_REFUSAL = (
-    "The documents do not cover this, so I cannot answer it from them. Please check another "
-    "source or ask someone responsible for the subject."
-)
+DEFAULT_REFUSAL = "The documents do not cover this, so I cannot answer it from them."
 #: the grounding score an expected output must reach (synth.generate.citations)
 DEFAULT_GROUNDING_THRESHOLD = 0.5
 

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from synth._ids import joined_hash
-from synth.data import Context, Golden
+from synth.data import Context, ConversationalGolden, Golden
 from synth.errors import ModelError, raw_reply
 from synth.generate.stats import model_error_reason
 
@@ -20,7 +20,9 @@ def draft_id(*parts: object) -> str:
 class Draft(BaseModel):
     """An input in flight. Stages update it in place; a dropped draft keeps its reason and stage.
 
-    ``input_quality`` is the filter's score of the current ``input`` (None when unfiltered);
+    A conversation's draft holds it in ``conversation`` (``scenario``, ``expected_outcome``,
+    ``user_description``, ``turns``), and its ``input`` is the whole conversation as text (what
+    deduplication compares). ``input_quality`` is the filter's score of the current ``input`` (None when unfiltered);
     ``evolutions`` lists the evolutions applied, in order; ``history`` keeps each earlier version of
     the input as ``{"stage": ..., "input": ..., ...}``.
     """
@@ -34,6 +36,7 @@ class Draft(BaseModel):
     styling: dict[str, Any] | None = None
     persona: str | None = None
     expected_output: str | None = None
+    conversation: dict[str, Any] | None = None
     drop_reason: str | None = None
     dropped_at: str | None = None
     drop_detail: str | None = None  # what failed, e.g. "critic scored passages [2], expected 1..2"
@@ -85,14 +88,15 @@ class Draft(BaseModel):
         if context is not None:
             metadata["context_id"] = context.id
         metadata.update(self.metadata)
-        return Golden(
-            input=self.input,
-            expected_output=self.expected_output,
-            context=list(context.texts) if context is not None else None,
-            context_ids=list(context.chunk_ids) if context is not None else [],
-            source_files=list(dict.fromkeys(context.source_files)) if context is not None else [],
-            metadata=metadata,
-        )
+        fields: dict[str, Any] = {
+            "context": list(context.texts) if context is not None else None,
+            "context_ids": list(context.chunk_ids) if context is not None else [],
+            "source_files": list(dict.fromkeys(context.source_files)) if context else [],
+            "metadata": metadata,
+        }
+        if self.conversation is not None:  # input and expected output come from its turns
+            return ConversationalGolden.model_validate({**self.conversation, **fields})
+        return Golden(input=self.input, expected_output=self.expected_output, **fields)
 
 
 def drop_failed(draft: Draft, stage: str, exc: ModelError) -> None:

@@ -1,7 +1,8 @@
 """The generation steps after grouping, in order, made from one run's settings.
 
 :data:`STEPS` is the pipeline from a context to a finished draft: inputs, filter, evolve, style,
-expected. Each entry makes its step from the run's :class:`StageSettings`, or gives None when the
+expected. A conversational run has its own two steps instead (:func:`conversation_steps`).
+Each entry makes its step from the run's :class:`StageSettings`, or gives None when the
 settings switch the step off; a new stage is one module with its step class and one entry here.
 Deduplication, which compares drafts across candidates, follows in the run's stream.
 """
@@ -15,6 +16,7 @@ from synth.generate import (
     distracting,
     evolve,
     expected,
+    follow_ups,
     inputs,
     out_of_scope,
     question_types,
@@ -28,6 +30,7 @@ from synth.generate.config import (
     GenerationConfig,
     StylingConfig,
 )
+from synth.generate.conversation import ConversationConfig, ConversationStep
 from synth.generate.templates import PromptSet
 from synth.llm.base import LLM
 from synth.llm.limiter import RateLimiter
@@ -57,6 +60,8 @@ class StageSettings:
     limiter: RateLimiter | None = None
     embeds_chunks: bool = True
     search: CorpusSearch | None = None
+    #: a conversational run's config (None: single-turn goldens)
+    conversation: ConversationConfig | None = None
 
     def active_stages(self) -> list[str]:
         """The names of the steps these settings run, in order."""
@@ -115,10 +120,22 @@ STEPS: tuple[Callable[[StageSettings], Step | None], ...] = (
 )
 
 
+def conversation_steps(s: StageSettings, conversation: ConversationConfig) -> list[Step]:
+    """A conversational run's steps: write and check conversations, then their follow-ups."""
+    per_context = s.generation.max_goldens_per_context
+    threshold = s.generation.grounding_threshold
+    write = ConversationStep(
+        s.generator, conversation, per_context, s.styling, s.prompts, s.seed, threshold
+    )
+    return [write, follow_ups.FollowUpStep(s.critic, s.prompts)]
+
+
 def build_steps(settings: StageSettings) -> list[Step]:
     """The steps ``settings`` switch on, in pipeline order."""
+    if settings.conversation is not None:
+        return conversation_steps(settings, settings.conversation)
     made = (make(settings) for make in STEPS)
     return [step for step in made if step is not None]
 
 
-__all__ = ["STEPS", "StageSettings", "build_steps"]
+__all__ = ["STEPS", "StageSettings", "build_steps", "conversation_steps"]

@@ -56,6 +56,8 @@ SLOTS: dict[str, _Slot] = {
     "expected": _Slot(
         frozenset({"inputs"}), frozenset({"context", "count", "output_format", "feedback"})
     ),
+    "conversation": _Slot(frozenset({"context", "count"}), frozenset({"max_turns", "personas"})),
+    "follow_ups": _Slot(frozenset({"messages"}), frozenset({"count"})),
 }
 for _evolution in Evolution:
     SLOTS[f"evolution.{_evolution.value}"] = _Slot(frozenset())

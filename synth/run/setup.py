@@ -27,6 +27,7 @@ from synth.generate.config import (
     GenerationConfig,
     StylingConfig,
 )
+from synth.generate.conversation import ConversationConfig
 from synth.generate.question_types import DISTRACTING, OUT_OF_SCOPE
 from synth.generate.templates import PromptSet
 from synth.llm.base import LLM
@@ -76,6 +77,8 @@ class RunConfigs:
     #: this run's name among the runs of one call (a mixed run's type): a run directory the
     #: caller named holds it in a folder of that name
     part: str | None = None
+    #: a conversational run's config (None: single-turn goldens)
+    conversation: ConversationConfig | None = None
 
     @classmethod
     def of(
@@ -111,8 +114,9 @@ class RunConfigs:
         return PromptSet(self.prompt_overrides)
 
     def as_key(self) -> dict[str, Any]:
-        """The configs as the run's key holds them (JSON)."""
-        return {
+        """The configs as the run's key holds them (JSON); a conversational run's has its
+        config under ``conversation`` (a single-turn run's has no such key)."""
+        key = {
             "contexts": self.contexts.model_dump(mode="json") if self.contexts else None,
             "context_critic": self.context_critic,
             "generation": self.generation.model_dump(mode="json"),
@@ -120,6 +124,9 @@ class RunConfigs:
             "evolution": self.evolution.model_dump(mode="json"),
             "styling": self.styling.model_dump(mode="json"),
         }
+        if self.conversation is not None:
+            key["conversation"] = self.conversation.model_dump(mode="json")
+        return key
 
     def but(self, *, seed: int | None, avoid_chunks: frozenset[str]) -> RunConfigs:
         """These configs with a call's own seed (None: keep this one) and chunks to avoid."""
@@ -274,6 +281,7 @@ def _stage_settings(
         seed=configs.seed,
         embedder=dedup_embedder,
         limiter=models.limiter,
+        conversation=configs.conversation,
     )
 
 
