@@ -98,11 +98,11 @@ def test_every_table_lands_in_its_field() -> None:
         ),
         (
             {"prompts": {"nope": "x"}},
-            "p.toml: [prompts]: unknown prompt 'nope'; known: context_critic, "
+            "p.toml: [prompts]: unknown prompt 'nope'; known: context_critic, conversation, "
             "evolution.comparative, evolution.concretizing, evolution.constrained, "
             "evolution.hypothetical, evolution.in_breadth, evolution.multicontext, "
-            "evolution.reasoning, evolve, expected, filter, inputs, inputs_from_goldens, "
-            "inputs_from_scratch, rewrite, style",
+            "evolution.reasoning, evolve, expected, filter, follow_ups, inputs, "
+            "inputs_from_goldens, inputs_from_scratch, inputs_out_of_scope, rewrite, scope, style",
         ),
     ],
     ids=[
