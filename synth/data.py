@@ -78,6 +78,11 @@ class Golden(BaseModel):
             raise ValueError("input must not be empty or blank")
         return value
 
+    def edited(self, **changes: Any) -> Golden:
+        """A copy with ``input`` and/or ``expected_output`` (those given) replaced (a review's
+        edit)."""
+        return self.model_copy(update=changes)
+
 
 class Turn(BaseModel):
     """One message of a conversation: who says it and what; an assistant turn's ``metadata``
@@ -136,6 +141,22 @@ class ConversationalGolden(Golden):
         if self.expected_output != answer:
             raise ValueError("expected_output must be the assistant turn after the last user turn")
         return self
+
+    def edited(self, **changes: Any) -> ConversationalGolden:
+        """A copy with its last user turn (``input``) and/or the reply to it (``expected_output``)
+        replaced, the turns rewritten to agree; a None reply ends the conversation on the user."""
+        input = changes.get("input", self.input)
+        expected_output = changes.get("expected_output", self.expected_output)
+        turns = list(self.history)
+        turns.append(self.turns[len(turns)].model_copy(update={"content": input}))
+        old = self.turns[len(turns)] if len(turns) < len(self.turns) else None
+        if expected_output is not None:
+            reply = old or Turn(role="assistant", content=expected_output)
+            turns.append(reply.model_copy(update={"content": expected_output}))
+        data = self.model_dump(exclude={"input", "expected_output", "turns"})
+        return ConversationalGolden.model_validate(
+            {**data, "turns": turns, "input": input, "expected_output": expected_output}
+        )
 
     @property
     def history(self) -> list[Turn]:

@@ -75,3 +75,33 @@ def test_a_journal_naming_a_golden_the_file_lacks_is_an_error(tmp_path: Path) ->
     journal_path(path).write_text(json.dumps(line) + "\n", encoding="utf-8")
     with pytest.raises(DatasetError, match="line 1: names a golden that goldens.jsonl does not"):
         Dataset.load(path)
+
+
+def test_an_edit_to_a_conversation_rewrites_its_last_turns(tmp_path: Path) -> None:
+    from synth import ConversationalGolden, Turn
+
+    talk = ConversationalGolden(
+        scenario="A technician checks the pumps.",
+        turns=[
+            Turn(role="user", content="Which pump runs at night?"),
+            Turn(role="assistant", content="P-4."),
+            Turn(role="user", content="From when?"),
+            Turn(role="assistant", content="From 22:00.", metadata={"grounding": 1.0}),
+        ],
+    )
+    path = Dataset([talk]).save(tmp_path / "talks.jsonl")
+    store = ReviewStore(path, reviewer="ann")  # never closed: the journal carries the edit
+    store.edit(store.keys[0], input="And from when does it run?", expected_output="22:00 to 6:00.")
+    loaded = Dataset.load(path)[0]
+    assert isinstance(loaded, ConversationalGolden)
+    assert [t.content for t in loaded.turns] == [
+        "Which pump runs at night?",
+        "P-4.",
+        "And from when does it run?",
+        "22:00 to 6:00.",
+    ]
+    assert loaded.turns[-1].metadata == {"grounding": 1.0}
+    assert loaded.input == "And from when does it run?"
+    assert loaded.metadata["review"]["original"]["input"] == "From when?"
+    store.close()
+    assert Dataset.load(path)[0].turns[-2].content == "And from when does it run?"

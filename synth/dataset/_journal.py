@@ -111,7 +111,8 @@ def _applied(golden: Golden, line: Mapping[str, Any], where: str) -> Golden:
             if not (isinstance(value, str) or (value is None and name == "expected_output")):
                 raise DatasetError(f"{where}: field '{name}': expected a string")
             changes[name] = value
-    return golden.model_copy(update=changes)
+    metadata = changes.pop("metadata")
+    return golden.edited(**changes).model_copy(update={"metadata": metadata})
 
 
 __all__ = ["SUFFIX", "append", "apply", "discard", "entry", "journal_path", "rewrite"]

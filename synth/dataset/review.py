@@ -108,8 +108,7 @@ def edit(
     }
     if original:
         new["original"] = original
-    edited = golden.model_copy(update=changes)
-    return _with_record(edited, new)
+    return _with_record(golden.edited(**changes), new)
 
 
 def select(goldens: Dataset | Iterable[Golden], status: str) -> Dataset:
