@@ -6,6 +6,7 @@ from enum import StrEnum
 
 from pydantic import Field, field_validator
 
+from synth._language import AUTO, normalize_code
 from synth.errors import ConfigError
 from synth.generate._config import ModelChoice, StageConfig
 from synth.generate.query_style import QUERY_LENGTHS, QUERY_STYLES, check_distribution
@@ -47,6 +48,9 @@ class GenerationConfig(StageConfig):
       ``None`` (the default) keeps them all; the difficulty is measured either way.
     - ``question_types``: the share of each question type (:mod:`synth.generate.question_types`);
       ``{"simple": 1.0}`` (the default) is today's questions.
+    - ``language``: ``"auto"`` (the default) writes each golden in its context's language; an ISO
+      639-1 code (``"de"``) writes every golden in that language, whatever the documents' (a
+      cross-lingual set). Every generated text is checked (:mod:`synth.generate.language`).
     """
 
     max_goldens_per_context: int = Field(default=2, ge=1, le=20)
@@ -55,6 +59,12 @@ class GenerationConfig(StageConfig):
     grounding_threshold: float = Field(default=DEFAULT_GROUNDING_THRESHOLD, ge=0.0, le=1.0)
     max_easy_share: float | None = Field(default=None, ge=0.0, le=1.0)
     question_types: dict[str, float] = Field(default_factory=lambda: {SIMPLE: 1.0})
+    language: str = AUTO
+
+    @field_validator("language")
+    @classmethod
+    def _check_language(cls, value: str) -> str:
+        return AUTO if value.strip().lower() == AUTO else normalize_code(value)
 
     @field_validator("question_types")
     @classmethod

@@ -20,6 +20,7 @@ from synth.generate.config import (
     GenerationConfig,
     StylingConfig,
 )
+from synth.generate.language import LanguageChecked
 from synth.generate.templates import PromptSet
 from synth.llm.base import LLM
 from synth.llm.limiter import RateLimiter
@@ -90,10 +91,21 @@ STEPS: tuple[Callable[[StageSettings], Step | None], ...] = (
 )
 
 
+#: the steps that write inputs, each wrapped so the language of what it wrote is checked
+WRITES_INPUTS = frozenset({inputs.LABEL, input_filter.LABEL, evolve.LABEL, style.LABEL})
+
+
 def build_steps(settings: StageSettings) -> list[Step]:
-    """The steps ``settings`` switch on, in pipeline order."""
+    """The steps ``settings`` switch on, in pipeline order; those that write inputs checked for
+    their language (:class:`synth.generate.language.LanguageChecked`)."""
     made = (make(settings) for make in STEPS)
-    return [step for step in made if step is not None]
+    return [
+        LanguageChecked(step, settings.generator, settings.prompts)
+        if step.name in WRITES_INPUTS
+        else step
+        for step in made
+        if step is not None
+    ]
 
 
-__all__ = ["STEPS", "StageSettings", "build_steps"]
+__all__ = ["STEPS", "WRITES_INPUTS", "StageSettings", "build_steps"]
