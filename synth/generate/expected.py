@@ -105,8 +105,9 @@ def _feedback_block(feedback: Sequence[str] | None) -> str:
         return ""
     problems = tagged_list("problems", "problem", list(feedback))
     return (
-        "\nYour earlier answers to these inputs were not right (one problem per input, in"
-        f" order):\n{problems}\nAnswer again, quoting the context exactly.\n"
+        "\nYour earlier answers to these inputs were not supported by the context or not in the"
+        " language asked for (one problem per input, in order):"
+        f"\n{problems}\nAnswer again, quoting the context exactly.\n"
     )
 
 

@@ -142,7 +142,8 @@ class LanguageChecked:
             return
         prompt = build_prompt(draft.input, verdict, draft.context, self.prompts)
         try:
-            text = await ask_checked(self.llm, prompt, LanguageReply, parse, LABEL, None)
+            label = f"{self.name}_{LABEL}"  # counted in the manifest row of the stage checked
+            text = await ask_checked(self.llm, prompt, LanguageReply, parse, label, None)
         except ModelError as exc:
             draft.drop(self.name, WRONG_LANGUAGE, f"{verdict.reason('input')}; asked again: {exc}")
             return
