@@ -34,10 +34,11 @@ logger = logging.getLogger("synth.ingest")
 # 2: CJK sentence ends are a separator (between lines and spaces).
 SPLITTER_VERSION = 2
 
-#: where the splitter cuts, first choice first (regular expressions): paragraphs, lines, the end
-#: of a Chinese or Japanese sentence (these languages put no space between words, so without it a
-#: long paragraph would be cut between any two characters), spaces, then anywhere
-SEPARATORS = ["\n\n", "\n", "(?<=[。！？；])", " ", ""]
+#: where the splitter cuts, first choice first (regular expressions): paragraphs, lines, after
+#: the end of a Chinese or Japanese sentence, then of a clause (these languages put no space
+#: between words, so without them a long paragraph would be cut between any two characters),
+#: spaces, then anywhere
+SEPARATORS = ["\n\n", "\n", "(?<=[。！？；])", "(?<=[、，])", " ", ""]
 
 
 class ChunkingConfig(BaseModel):
