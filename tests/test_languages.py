@@ -58,9 +58,13 @@ def test_a_short_or_doubtful_text_is_unsure_never_a_mismatch() -> None:
     assert check_language("保証期間はどのくらいですか？", "ja").status == "match"
 
 
-def test_a_list_of_words_is_not_given_a_rare_language() -> None:
-    # trigrams alone call this Norwegian; the full models, English
-    assert detect_language("photovoltaic cells inverter rooftop sunlight panels file 0") == "en"
+def test_made_up_words_and_bare_lists_of_nouns_get_no_language() -> None:
+    # trigrams alone call the list Norwegian, and lingua is sure the letters are German
+    assert detect_language("photovoltaic cells inverter rooftop sunlight panels file 0") is None
+    made_up = "Tkgnkuh jxfddcu zvxi lorpw. Gvdw lcltv ygfv yilo qwertz. " * 4
+    assert detect_language(made_up) is None
+    finnish = "Akku varastoi energiaa päivällä ja vapauttaa sen yöllä, kun paneelit eivät tuota."
+    assert detect_language(finnish) == "fi"  # a language outside COMMON, when sure
 
 
 # ---- ingest, words, BM25 and dedup without spaces --------------------------------------------------
@@ -75,8 +79,8 @@ def test_chunks_record_their_language_and_japanese_is_cut_at_sentence_ends() -> 
     assert all(c.text.endswith(("。", "、")) for c in chunks)
     assert all(c.text.endswith("。") for c in chunk_documents([ja], chunk_size=80))
     mixed = Document(id="d_mix", path="mix.txt", text=TEXTS["en"] + "\n\n" + TEXTS["de"])
-    found = {c.metadata["language"] for c in chunk_documents([mixed], chunk_size=60)}
-    assert found == {"en", "de"}
+    found = {c.metadata.get("language") for c in chunk_documents([mixed], chunk_size=60)}
+    assert {"en", "de"} <= found <= {"en", "de", None}  # a chunk too short to be sure has none
 
 
 def test_japanese_words_are_bigrams_so_a_question_overlaps_its_source() -> None:
@@ -176,8 +180,8 @@ def test_auto_writes_every_golden_in_its_contexts_language(server, tmp_path: Pat
     for golden in dataset:
         code = detect_language(golden.context[0])
         assert golden.metadata["language"] == code
-        assert detect_language(golden.input) == code, golden.input
-        assert detect_language(golden.expected_output) == code, golden.expected_output
+        assert check_language(golden.input, code).status == "match", golden.input
+        assert check_language(golden.expected_output, code).status == "match"
     assert set(Counter(g.metadata["language"] for g in dataset)) == {"en", "de", "fr", "ja"}
     assert manifest["trust"]["per_language"] == dict(
         Counter(g.metadata["language"] for g in dataset)
@@ -192,8 +196,8 @@ def test_a_fixed_language_writes_every_golden_in_it(server, tmp_path: Path) -> N
     assert len(dataset) == GOLDENS
     for golden in dataset:
         assert golden.metadata["language"] == "de"
-        assert detect_language(golden.input) == "de", golden.input
-        assert detect_language(golden.expected_output) == "de", golden.expected_output
+        assert check_language(golden.input, "de").status == "match", golden.input
+        assert check_language(golden.expected_output, "de").status == "match"
     sources = {detect_language(g.context[0]) for g in dataset}
     assert sources - {"de"}, "some goldens come from documents in other languages"
 

@@ -56,7 +56,10 @@ def _listed(counts: dict[str, int], unit: str) -> str:
 
 
 def language_notes(languages: dict[str, dict[str, int]]) -> list[str]:
-    """The plan's line on languages: those found in the chunks, and the goldens each gets."""
+    """The plan's line on languages: those found in the chunks, and the goldens each gets (none
+    when no language is known)."""
+    if not any(code != UNKNOWN for counts in languages.values() for code in counts):
+        return []
     parts = []
     if languages.get("chunks"):
         parts.append(f"languages found: {_listed(languages['chunks'], 'chunks')}")
