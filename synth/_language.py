@@ -119,9 +119,9 @@ def long_enough(text: str) -> bool:
 FUNCTION_WORDS: dict[str, frozenset[str]] = {
     code: frozenset(words.split())
     for code, words in {
-        "en": "the of and to a in is it that for on with as are be this by or not",
-        "de": "der die das und ist nicht zu den von mit sich des auf für ein eine im dem",
-        "fr": "le la les de des et est un une du en que qui dans pour pas au sur il ne",
+        "en": "the of and to a in is it that for on with as are be this by or not which was from at an has",
+        "de": "der die das und ist nicht zu den von mit sich des auf für ein eine im dem oder als auch wird was wie",
+        "fr": "le la les de des et est un une du en que qui dans pour pas au sur il ne ou par",
         "es": "el la los las de y que en un una es por con para del al se no lo",
         "it": "il la di che e un una per non in del della è sono con si le al",
         "pt": "o a os as de que e do da em um uma para com não é no na se",
@@ -140,15 +140,23 @@ def _has_function_words(text: str, code: str) -> bool:
     return sum(1 for w in tokens if w in listed) >= max(2, len(tokens) // 20)
 
 
+def _repeats_words(text: str) -> bool:
+    """Whether ``text`` reads like language: at least 30 words, and (as every language does: its
+    function words) some of them again; made-up words almost never repeat."""
+    tokens = [w.lower() for w in re.findall(r"\w+", text)]
+    return len(tokens) >= 30 and (len(tokens) - len(set(tokens))) / len(tokens) >= 0.1
+
+
 def detect_language(text: str) -> str | None:
     """The ISO 639-1 code of the language ``text`` (its first SAMPLE_CHARS characters) is in;
     None when it is too short to tell or no language is sure.
 
     The :data:`COMMON` languages are weighed first, with lingua's full models (quick: their
     models are few); one at least :data:`SURE_CONFIDENCE` likely whose :data:`FUNCTION_WORDS`
-    the text uses is the answer. When none is that likely, all 75 languages are weighed with
+    the text uses is the answer. Otherwise all 75 languages are weighed with
     trigrams (lingua's low-accuracy mode), and a rare language they are sure of is the answer if
-    the full models, weighing it with :data:`COMMON`, agree. Nothing else is: made-up words, or
+    the full models, weighing it with :data:`COMMON`, agree, and the text has 30 words or more,
+    some of them repeated (as real text repeats its function words). Nothing else is: made-up words, or
     a list of nouns with no sentence around them ("photovoltaic cells inverter rooftop"), get no
     language, and so no check of their goldens.
     """
@@ -156,8 +164,10 @@ def detect_language(text: str) -> str | None:
     if not long_enough(sample):
         return None
     common, likely = _top(_check_detector(frozenset(COMMON)), sample)
-    if common is not None and likely >= SURE_CONFIDENCE:
-        return common if _has_function_words(sample, common) else None
+    if common is not None and likely >= SURE_CONFIDENCE and _has_function_words(sample, common):
+        return common
+    if not _repeats_words(sample):
+        return None
     rare, sure = _top(_document_detector(), sample)
     if rare is not None and rare not in COMMON and sure >= SURE_CONFIDENCE:
         again, agreed = _top(_check_detector(frozenset({*COMMON, rare})), sample)
@@ -174,15 +184,21 @@ def _top(detector: LanguageDetector, text: str) -> tuple[str | None, float]:
     return _code_of(values[0].language), float(values[0].value)
 
 
-def document_language(text: str) -> str | None:
-    """The main language of a document: of samples from its start, middle and end."""
-    if len(text) <= 3 * SAMPLE_CHARS:
-        return main_language(
-            [text[i : i + SAMPLE_CHARS] for i in range(0, len(text), SAMPLE_CHARS)]
-        )
-    middle = len(text) // 2
-    samples = [text[:SAMPLE_CHARS], text[middle : middle + SAMPLE_CHARS], text[-SAMPLE_CHARS:]]
-    return main_language(samples)
+#: samples a document's languages are read from (spread evenly over its text)
+DOCUMENT_SAMPLES = 5
+
+
+def document_languages(text: str) -> list[str]:
+    """The languages of a document, main one first: of :data:`DOCUMENT_SAMPLES` samples spread
+    over its text (more than one: the document mixes languages, and its chunks are detected
+    one by one)."""
+    step = max(len(text) // DOCUMENT_SAMPLES, SAMPLE_CHARS)
+    found = Counter(
+        code
+        for start in range(0, len(text), step)
+        if (code := detect_language(text[start : start + SAMPLE_CHARS])) is not None
+    )
+    return [code for code, _ in found.most_common()]
 
 
 def main_language(texts: Iterable[str]) -> str | None:
@@ -259,7 +275,7 @@ __all__ = [
     "LanguageVerdict",
     "check_language",
     "detect_language",
-    "document_language",
+    "document_languages",
     "language_name",
     "long_enough",
     "main_language",

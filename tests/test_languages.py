@@ -63,8 +63,14 @@ def test_made_up_words_and_bare_lists_of_nouns_get_no_language() -> None:
     assert detect_language("photovoltaic cells inverter rooftop sunlight panels file 0") is None
     made_up = "Tkgnkuh jxfddcu zvxi lorpw. Gvdw lcltv ygfv yilo qwertz. " * 4
     assert detect_language(made_up) is None
-    finnish = "Akku varastoi energiaa päivällä ja vapauttaa sen yöllä, kun paneelit eivät tuota."
+    finnish = (
+        "Akku varastoi energiaa päivällä ja vapauttaa sen yöllä, kun paneelit eivät tuota mitään. "
+        "Täysi lataus kestää noin neljä tuntia aurinkoisena päivänä, ja pilvisenä päivänä akku "
+        "latautuu hitaammin. Akku on asennettava sisätiloihin, kuivaan huoneeseen, ja akku on "
+        "pidettävä poissa pakkasesta."
+    )
     assert detect_language(finnish) == "fi"  # a language outside COMMON, when sure
+    assert detect_language(finnish[:90]) is None  # ... and only with enough text to be sure
 
 
 # ---- ingest, words, BM25 and dedup without spaces --------------------------------------------------

@@ -6,8 +6,9 @@ No chunk is longer than ``chunk_size`` tokens. Each chunk knows its character sp
 (``metadata["start"]``/``["end"]``) and, for PDFs, the pages it covers (``page_start``/``page_end``,
 and ``metadata["pages"]``: each page's number and the offset in the chunk where it starts, so a
 citation's span can name its page). Each chunk records the language it is written in
-(``metadata["language"]``, an ISO 639-1 code, left out when too short to tell), so a document that
-mixes languages gives each context its own.
+(``metadata["language"]``, an ISO 639-1 code, left out when too short to tell): its document's
+when the document was read in one language throughout, else its own, so a document that mixes
+languages gives each context its own.
 """
 
 from __future__ import annotations
@@ -255,6 +256,10 @@ def _chunk_document(
     )
     index = 0
     previous: tuple[int, int] | None = None
+    # a document read in one language throughout gives its chunks that language; one that mixes
+    # languages (or was not read by load_documents) has each chunk detected
+    known = document.metadata.get("languages")
+    uniform = known[0] if isinstance(known, list) and len(known) == 1 else None
     for text, token_count in pieces:
         start = _locate(document.text, text, previous, cfg.chunk_overlap)
         if start is None:
@@ -266,7 +271,7 @@ def _chunk_document(
             previous = (start, end)
         page_start = page_end = None
         metadata: dict[str, Any] = {"start": start, "end": end}
-        language = detect_language(text)
+        language = uniform or detect_language(text)
         if language is not None:
             metadata[LANGUAGE_KEY] = language
         if page_starts and start >= 0:
