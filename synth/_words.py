@@ -5,6 +5,12 @@ short list of English function words and single characters, so "what is the refu
 "the refund window is 30 days" share ``refund`` and ``window``, not ``the`` and ``is``. The list is
 English only: in other languages every word counts as content, which makes overlap a little higher,
 never lower.
+
+Chinese and Japanese put no space between words, so a run of their characters would be one "word"
+as long as the sentence. Such a run is cut into overlapping character pairs (bigrams, the usual
+scheme of CJK full-text search): "返金期間" gives ``返金``, ``金期``, ``期間``. A question and its
+source then share pairs as English ones share words, for overlap, grounding and BM25 alike.
+Korean, written with spaces, keeps its words.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ import re
 from collections.abc import Iterable
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+#: Chinese characters and Japanese kana
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 #: English function words left out of content words (question words included: every question has one)
 STOPWORDS = frozenset(
@@ -29,8 +37,33 @@ STOPWORDS = frozenset(
 
 
 def words(text: str) -> list[str]:
-    """Every word of ``text``, casefolded, in order."""
-    return [w.casefold() for w in _WORD.findall(text)]
+    """Every word of ``text``, casefolded, in order (runs of CJK characters as bigrams)."""
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        word = word.casefold()
+        if _CJK.search(word) is None:
+            out.append(word)
+        else:
+            out.extend(_pieces(word))
+    return out
+
+
+def _pieces(word: str) -> list[str]:
+    """``word`` with its CJK runs cut into bigrams (a one-character run kept whole) and the rest
+    kept as words."""
+    out: list[str] = []
+    at = 0
+    for run in _CJK.finditer(word):
+        if run.start() > at:
+            out.append(word[at : run.start()])
+        chars = run.group()
+        out.extend(
+            [chars] if len(chars) == 1 else [chars[i : i + 2] for i in range(len(chars) - 1)]
+        )
+        at = run.end()
+    if at < len(word):
+        out.append(word[at:])
+    return out
 
 
 def content_words(text: str) -> list[str]:

@@ -14,6 +14,8 @@ Knobs, read from the environment on every call (so a server subprocess can be se
   rewrite, which ends in "(clarified)", passes).
 - ``SYNTH_REPLIES_STANDALONE``: a fraction of conversations (chosen by their first question's
   hash) whose follow-up is a question that stands alone, which the follow-up check drops.
+- ``SYNTH_REPLIES_IGNORE_LANGUAGE`` and ``SYNTH_REPLIES_WRONG_LANGUAGE``: the language of the
+  replies (tests/language_replies.py; by default they are in the language the prompt names).
 - ``SYNTH_REPLIES_GATE`` and ``SYNTH_REPLIES_RELEASE``: after GATE requests have been answered,
   further requests wait until the file RELEASE exists (tests use it to stop a run at a known point).
 """
@@ -28,6 +30,8 @@ import threading
 import time
 from typing import Any
 
+import language_replies as lang
+
 _lock = threading.Lock()
 _answered = 0
 
@@ -35,7 +39,7 @@ _NUMBERED = re.compile(
     r'<(passage|input|example|item|message|persona) index="\d+">\n(.*?)\n</\1>', re.DOTALL
 )
 _TAGGED = re.compile(r"<(\w+)>\n(.*?)\n</\1>", re.DOTALL)
-_SENTENCE = re.compile(r"[^.!?\n]{20,}[.!?]")
+_SENTENCE = re.compile(r"[^.!?\n]{20,}[.!?]|[^.!?。！？\n]{8,}[。！？]")
 _WORDS = re.compile(r"[A-Za-z][A-Za-z0-9'-]+")
 
 
@@ -82,7 +86,8 @@ def _sentences(text: str) -> list[str]:
     lines = [s.strip() for s in _SENTENCE.findall(text)]
     # too short for a sentence: its first words, from inside the tags (a quote must be its text)
     fallback = " ".join(_untag(text).split()[:25])
-    return [s for s in lines if len(_WORDS.findall(s)) >= 5] or [fallback or "the topic"]
+    kept = [s for s in lines if len(_WORDS.findall(s)) >= 5 or lang.is_cjk(s)]
+    return kept or [fallback or "the topic"]
 
 
 def _question(sentence: str, n: int) -> str:
@@ -90,6 +95,20 @@ def _question(sentence: str, n: int) -> str:
     subject = " ".join(words[: min(len(words), 9)])
     forms = ("What does this say about", "How does", "Why is", "Which detail explains")
     return f"{forms[n % len(forms)]} {subject.lower()}?"
+
+
+def _language_of(prompt: str, key: str) -> str | None:
+    """The language to write the reply to ``key`` in (None: the fakes' English)."""
+    asked = lang.asked(prompt)
+    return lang.wrong_for(asked) if lang.wrong(key) else asked
+
+
+def _ask(prompt: str, sentence: str, n: int, key: str) -> str:
+    """A question about ``sentence``, in the language the prompt asks for (or the wrong one)."""
+    language = _language_of(prompt, key)
+    if language is None:
+        return _question(sentence, n)
+    return lang.question(language, sentence, n, key)
 
 
 # ---- one function per stage ------------------------------------------------------------------------
@@ -116,7 +135,8 @@ def _critic(prompt: str) -> dict[str, Any]:
 
 
 def _context(prompt: str) -> str:
-    return _section(prompt, "Context", ("\n\nInputs", "\n\nInput:", "\n\nWrite ", "\nWrite "))
+    ends = ("\n\nInputs", "\n\nInput:", "\n\nWrite ", "\nWrite ", "\n\nLanguage:")
+    return _section(prompt, "Context", ends)
 
 
 def _count(prompt: str, default: int = 2) -> int:
@@ -144,7 +164,7 @@ def _inputs(prompt: str) -> dict[str, Any]:
     sentences = _sentences(context)
     offset = int(_hashed(prompt) * len(sentences))
     picked = [sentences[(offset + k) % len(sentences)] for k in range(n)]
-    questions = [_question(s, k) for k, s in enumerate(picked)]
+    questions = [_ask(prompt, s, k, f"{prompt}#{k}") for k, s in enumerate(picked)]
     aside = _untag(prompt[prompt.find("<aside>") :], "aside") if "<aside>" in prompt else ""
     if aside:  # a distracting question: a detail of the aside passage, mentioned in passing
         own = {w.lower() for w in _WORDS.findall(context)}
@@ -184,6 +204,12 @@ def _scope(prompt: str) -> dict[str, Any]:
         reason = "a passage gives it" if answered else "no passage gives the fact asked for"
         verdicts.append({"index": i + 1, "answered": answered, "reason": reason})
     return {"verdicts": verdicts}
+
+
+def _language(prompt: str) -> dict[str, Any]:
+    """The re-ask of an input in the wrong language: a new question in the one asked for."""
+    sentences = _sentences(_section(prompt, "Context it must", ("\n\nInput:",)))
+    return {"input": _ask(prompt, sentences[int(_hashed(prompt) * len(sentences))], 0, prompt)}
 
 
 def _filter(prompt: str) -> dict[str, Any]:
@@ -227,13 +253,23 @@ def _evolve(prompt: str) -> dict[str, Any]:
     text = _untag(_section(prompt, "Input:", ("\n\nRewrite it",)), "input")
     instruction = prompt.split("Rewrite it as follows:", 1)[-1]
     tail = next((t for k, t in _EVOLVED.items() if k in instruction), "in more detail")
-    return {"input": f"{text.rstrip('?')}, {tail}?"}
+    language = _language_of(prompt, prompt)
+    if language is not None:
+        if language != lang.asked(prompt):  # the wrong language: the whole input in it
+            text = lang.question(language, text, 0, prompt)
+        tail = lang.phrase(language, "tail")
+    return {"input": f"{text.rstrip('?？')}, {tail}?"}
 
 
 def _style(prompt: str) -> dict[str, Any]:
     text = _untag(_section(prompt, "Input:", ("\n\nKeep its meaning",)), "input")
     persona = re.search(r"Write as this user: (.*)", prompt)
     who = f" ({persona.group(1).strip()[:40]})" if persona else ""
+    language = _language_of(prompt, prompt)
+    if language is not None:
+        if language != lang.asked(prompt):
+            text = lang.question(language, text, 1, prompt)
+        return {"input": f"{lang.phrase(language, 'hello')} {text}"}
     return {"input": f"Hi{who}, quick question: {text}"}
 
 
@@ -250,8 +286,11 @@ def _expected(prompt: str) -> dict[str, Any]:
     outputs = []
     for i, question in enumerate(inputs, start=1):
         sentence = sentences[int(_hashed(question) * len(sentences))]
-        # the sentence is the answer and its one quote: fully grounded
-        outputs.append({"index": i, "expected_output": sentence.strip(), "quotes": [sentence]})
+        # the sentence is the answer and its one quote: fully grounded (in another language
+        # than the context's, a stock answer of that language, the sentence its quote)
+        language = _language_of(prompt, prompt + question)
+        text = sentence.strip() if language is None else lang.answer(language, sentence.strip())
+        outputs.append({"index": i, "expected_output": text, "quotes": [sentence]})
     return {"outputs": outputs}
 
 
@@ -317,6 +356,7 @@ _BY_SCHEMA = {
     "StyleReply": _style,
     "ExpectedReply": _expected,
     "ScopeReply": _scope,
+    "LanguageReply": _language,
 }
 _BY_PROMPT = (
     ("You are judging passages", _critic),
@@ -331,6 +371,7 @@ _BY_PROMPT = (
     ("You write the ideal answers", _expected),
     ("You write conversations", _conversation),
     ("You check follow-up messages", _follow_ups),
+    ("because it is written in the wrong language", _language),
 )
 
 

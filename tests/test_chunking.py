@@ -33,7 +33,7 @@ def long_text(paragraphs: int = 40) -> str:
 def test_defaults():
     config = ChunkingConfig()
     assert (config.chunk_size, config.chunk_overlap, config.encoding) == (1024, 0, "cl100k_base")
-    assert config.key() == "cl100k_base-s1024-o0-v1"
+    assert config.key() == "cl100k_base-s1024-o0-v2"
 
 
 def test_chunks_respect_the_token_limit_and_cover_the_text():

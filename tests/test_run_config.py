@@ -102,7 +102,8 @@ def test_every_table_lands_in_its_field() -> None:
             "evolution.comparative, evolution.concretizing, evolution.constrained, "
             "evolution.hypothetical, evolution.in_breadth, evolution.multicontext, "
             "evolution.reasoning, evolve, expected, filter, follow_ups, inputs, "
-            "inputs_from_goldens, inputs_from_scratch, inputs_out_of_scope, rewrite, scope, style",
+            "inputs_from_goldens, inputs_from_scratch, inputs_out_of_scope, language, rewrite, "
+            "scope, style",
         ),
     ],
     ids=[

@@ -31,9 +31,10 @@ def inspection_view(
         ("per evolution", inspection.per_evolution),
         ("per difficulty", inspection.per_difficulty),
         ("per question type", inspection.per_question_type),
+        ("per language", inspection.per_language),
     ):
-        if title == "per question type" and set(counts) == {NONE}:
-            continue  # a dataset that records no type: nothing to say
+        if title in ("per question type", "per language") and set(counts) <= {NONE}:
+            continue  # a dataset that records none: nothing to say
         out.append(_counts_table(title, counts))
     out.append(_measurements_table(inspection, show))
     out.extend(_leaks(inspection, dataset, show))

@@ -1,4 +1,5 @@
-"""A Context from its chunks: its stable id, the seed, the similarities and the chunks' pages."""
+"""A Context from its chunks: its stable id, the seed, the similarities, the chunks' pages and the
+seed's language."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from synth._ids import joined_hash
+from synth._language import LANGUAGE_KEY, detect_language
 from synth.data import Chunk, Context
 
 
@@ -29,6 +31,9 @@ def make_context(
     pages = [_page_breaks(c) for c in chunks]
     if any(p is not None for p in pages):
         meta["pages"] = pages  # per chunk, for the pages of citations (synth.generate.citations)
+    language = chunk_language(chunks[0]) if chunks else None
+    if language is not None:
+        meta[LANGUAGE_KEY] = language  # the seed's: the questions are asked about it
     meta.update(metadata or {})
     return Context(
         id=context_id(ids),
@@ -38,6 +43,13 @@ def make_context(
         quality=quality,
         metadata=meta,
     )
+
+
+def chunk_language(chunk: Chunk) -> str | None:
+    """The language ``chunk`` recorded at ingest; detected now for a chunk stored before
+    languages were (None when too short to tell)."""
+    recorded = chunk.metadata.get(LANGUAGE_KEY)
+    return str(recorded) if recorded else detect_language(chunk.text)
 
 
 def _page_breaks(chunk: Chunk) -> list[list[int]] | None:
@@ -53,4 +65,4 @@ def _page_breaks(chunk: Chunk) -> list[list[int]] | None:
     return None
 
 
-__all__ = ["context_id", "make_context"]
+__all__ = ["chunk_language", "context_id", "make_context"]

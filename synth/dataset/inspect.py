@@ -105,6 +105,8 @@ class DatasetInspection(BaseModel):
     #: goldens per question type and per component a type tests (``(none)``: not recorded)
     per_question_type: dict[str, int]
     per_component: dict[str, int]
+    #: goldens per language they are written in (``metadata["language"]``; ``(none)``: not recorded)
+    per_language: dict[str, int] = {}
     #: goldens with a grounding score, and how many of them reach the grounding threshold
     grounding_measured: int
     grounded: int | None
@@ -134,6 +136,7 @@ class DatasetInspection(BaseModel):
             "per_difficulty": self.per_difficulty,
             "per_question_type": self.per_question_type,
             "per_component": self.per_component,
+            "per_language": self.per_language,
             "grounding_measured": self.grounding_measured,
             "grounded": self.grounded,
             "grounding_rate": self.grounding_rate,
@@ -188,6 +191,7 @@ def inspect_dataset(
         per_difficulty=_difficulty_counts(goldens),
         per_question_type=_counts([_text(g, "question_type")] for g in goldens),
         per_component=_counts([_text(g, "tests")] for g in goldens),
+        per_language=_counts([_text(g, "language")] for g in goldens),
         grounding_measured=len(scores),
         grounded=grounded if scores else None,
         grounding_rate=grounded / len(scores) if scores else None,

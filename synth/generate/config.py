@@ -6,6 +6,7 @@ from enum import StrEnum
 
 from pydantic import Field, field_validator
 
+from synth._language import AUTO, normalize_code
 from synth.errors import ConfigError
 from synth.generate._config import ModelChoice, StageConfig
 from synth.generate.query_style import QUERY_LENGTHS, QUERY_STYLES, check_distribution
@@ -51,6 +52,9 @@ class GenerationConfig(StageConfig):
       ``{"simple": 1.0}`` (the default) is today's questions.
     - ``refusal_text``: the expected output of an ``out_of_scope`` question (what a system should
       say when its documents do not answer).
+    - ``language``: ``"auto"`` (the default) writes each golden in its context's language; an ISO
+      639-1 code (``"de"``) writes every golden in that language, whatever the documents' (a
+      cross-lingual set). Every generated text is checked (:mod:`synth.generate.language`).
     """
 
     max_goldens_per_context: int = Field(default=2, ge=1, le=20)
@@ -60,6 +64,12 @@ class GenerationConfig(StageConfig):
     max_easy_share: float | None = Field(default=None, ge=0.0, le=1.0)
     question_types: dict[str, float] = Field(default_factory=lambda: {SIMPLE: 1.0})
     refusal_text: str = Field(default=DEFAULT_REFUSAL, min_length=1)
+    language: str = AUTO
+
+    @field_validator("language")
+    @classmethod
+    def _check_language(cls, value: str) -> str:
+        return AUTO if value.strip().lower() == AUTO else normalize_code(value)
 
     @field_validator("question_types")
     @classmethod

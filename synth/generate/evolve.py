@@ -22,6 +22,7 @@ from synth.generate._text import context_text, tagged
 from synth.generate.base import Source
 from synth.generate.config import MULTI_CHUNK_EVOLUTIONS, Evolution, EvolutionConfig
 from synth.generate.draft import Draft
+from synth.generate.language import draft_language, language_line
 from synth.generate.stats import StageStats
 from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
@@ -62,15 +63,20 @@ def choose_evolution(
 
 
 def build_prompt(
-    text: str, evolution: Evolution, context: Context | None, prompts: PromptSet | None = None
+    text: str,
+    evolution: Evolution,
+    context: Context | None,
+    prompts: PromptSet | None = None,
+    language: str | None = None,
 ) -> str:
-    """The prompt evolving ``text`` by ``evolution``, bounded by ``context``."""
+    """The prompt evolving ``text`` by ``evolution``, bounded by ``context``, in ``language``."""
     prompts = prompts or default_prompts()
     return prompts.render(
         "evolve",
         input=tagged("input", text),
         instruction=prompts.instruction(evolution),
         context=context_text(context),
+        language=language_line(language, "the rewritten input"),
     )
 
 
@@ -107,7 +113,7 @@ async def _evolve_one(
             if stats is not None:
                 stats.note("skipped")
             return
-        prompt = build_prompt(draft.input, evolution, draft.context, prompts)
+        prompt = build_prompt(draft.input, evolution, draft.context, prompts, draft_language(draft))
         kept = await rewrite(
             draft, llm, prompt, EvolveReply, parse, LABEL, stats, evolution=evolution.value
         )

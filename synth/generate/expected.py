@@ -5,7 +5,9 @@ context's chunks (:mod:`synth.generate.citations`: exact, then fuzzy); the locat
 golden's ``citations`` and its ``grounding`` says how much of the answer they cover. An answer
 whose grounding score is under ``grounding_threshold`` is asked again once, with what failed; if
 it still falls short the draft is dropped as ``ungrounded`` (the run's top-up replaces it). A
-quote that is not in the context is never a citation. Without a context (generation from scratch)
+quote that is not in the context is never a citation. An answer confidently in another language
+than the draft's (:mod:`synth.generate.language`) is asked again the same way, with that reason,
+and dropped as ``wrong_language`` when it still is. Without a context (generation from scratch)
 there is nothing to cite: answers are kept as they are, with no citations recorded.
 """
 
@@ -17,6 +19,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from synth._language import check_language
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import BatchRequest, ask_batch, values_of
@@ -33,6 +36,12 @@ from synth.generate.citations import (
 )
 from synth.generate.config import DEFAULT_GROUNDING_THRESHOLD, StylingConfig
 from synth.generate.draft import Draft, drop_failed
+from synth.generate.language import (
+    WRONG_LANGUAGE,
+    context_language,
+    draft_language,
+    language_line,
+)
 from synth.generate.question_types import expected_note
 from synth.generate.stats import StageStats
 from synth.generate.templates import PromptSet, default_prompts
@@ -74,9 +83,11 @@ def build_prompt(
     output_format: str | None = None,
     prompts: PromptSet | None = None,
     feedback: Sequence[str] | None = None,
+    language: str | None = None,
 ) -> str:
-    """The prompt answering ``inputs`` from ``context`` (in ``output_format`` when given);
-    ``feedback`` (one per input) says what was wrong with the earlier answer to each."""
+    """The prompt answering ``inputs`` from ``context`` (in ``output_format`` when given, in
+    ``language``); ``feedback`` (one per input) says what was wrong with the earlier answer to
+    each."""
     fmt = f"\nWrite each answer in this format: {output_format}\n" if output_format else ""
     return (prompts or default_prompts()).render(
         "expected",
@@ -85,6 +96,7 @@ def build_prompt(
         count=len(inputs),
         output_format=fmt,
         feedback=_feedback_block(feedback),
+        language=language_line(language, "every answer (the quotes stay as the context has them)"),
     )
 
 
@@ -93,8 +105,9 @@ def _feedback_block(feedback: Sequence[str] | None) -> str:
         return ""
     problems = tagged_list("problems", "problem", list(feedback))
     return (
-        "\nYour earlier answers to these inputs were not supported by the context (one problem"
-        f" per input, in order):\n{problems}\nAnswer again, quoting the context exactly.\n"
+        "\nYour earlier answers to these inputs were not supported by the context or not in the"
+        " language asked for (one problem per input, in order):"
+        f"\n{problems}\nAnswer again, quoting the context exactly.\n"
     )
 
 
@@ -132,20 +145,44 @@ def source_chunks(context: Context | None) -> list[SourceChunk]:
 
 @dataclass(frozen=True)
 class Checked:
-    """An answer with its located citations, its grounding and, when short, what failed."""
+    """An answer with its located citations, its grounding and, when short, what failed;
+    ``wrong_language`` when the answer is confidently not in the language asked for."""
 
     answer: Answer
     citations: list[Citation]
     grounding: Grounding
     problem: str
+    wrong_language: bool = False
+    cross_lingual: bool = False
+
+    def rank(self) -> tuple[bool, float]:
+        """What makes one attempt better than another: the right language, then grounding."""
+        return (not self.wrong_language, self.grounding.score)
 
 
-def check_answer(answer: Answer, chunks: Sequence[SourceChunk], threshold: float) -> Checked:
-    """Locate ``answer``'s quotes in ``chunks`` and score its grounding against ``threshold``."""
+def check_answer(
+    answer: Answer,
+    chunks: Sequence[SourceChunk],
+    threshold: float,
+    language: str | None = None,
+    context_language: str | None = None,
+) -> Checked:
+    """Locate ``answer``'s quotes in ``chunks`` and score its grounding against ``threshold``;
+    check that it is written in ``language`` (when given). An answer in another language than its
+    context (a cross-lingual set) cannot share words with its quotes: its grounding score is the
+    share of its quotes found in the context."""
     found = locate_all(answer.quotes, chunks)
     score = grounding(answer.text, answer.quotes, found, chunks)
+    cross = bool(language and context_language and language != context_language)
+    if cross and score.quotes:
+        score = score.model_copy(update={"score": round(score.found / score.quotes, 4)})
+    verdict = None
+    if language:
+        verdict = check_language(answer.text, language, [c for c in (context_language,) if c])
     problem = ""
-    if not answer.quotes:
+    if verdict is not None and verdict.mismatch:
+        problem = verdict.reason("answer")
+    elif not answer.quotes:
         problem = "the answer came with no quotes from the context"
     elif not score.all_found:
         problem = describe_failures(answer.quotes, found)
@@ -154,13 +191,16 @@ def check_answer(answer: Answer, chunks: Sequence[SourceChunk], threshold: float
             f"the quotes support only {score.score:.0%} of the answer's words: quote the passages "
             "behind every statement, or leave out what the context does not say"
         )
-    return Checked(answer, [c for c in found if c is not None], score, problem)
+    wrong = verdict is not None and verdict.mismatch
+    return Checked(answer, [c for c in found if c is not None], score, problem, wrong, cross)
 
 
 def _record(draft: Draft, checked: Checked) -> None:
     draft.expected_output = checked.answer.text
     draft.metadata["citations"] = [c.model_dump(mode="json") for c in checked.citations]
     draft.metadata["grounding"] = checked.grounding.model_dump(mode="json")
+    if checked.cross_lingual:
+        draft.metadata["grounding"]["measure"] = "quotes_found"
 
 
 async def _ask(
@@ -172,11 +212,12 @@ async def _ask(
     feedback: list[str] | None = None,
 ) -> list[Answer | ModelError]:
     context = drafts[0].context
+    language = draft_language(drafts[0])
 
     def prompt(positions: list[int]) -> str:
         asked = [drafts[i].input for i in positions]
         told = [feedback[i] for i in positions] if feedback is not None else None
-        return build_prompt(asked, context, output_format, prompts, told)
+        return build_prompt(asked, context, output_format, prompts, told, language)
 
     request = BatchRequest(LABEL, ExpectedReply, WHAT, prompt, _answer)
     return await ask_batch(llm, request, len(drafts), stats)
@@ -191,6 +232,7 @@ async def _answer_group(
     threshold: float,
 ) -> None:
     chunks = source_chunks(drafts[0].context)
+    languages = (draft_language(drafts[0]), context_language(drafts[0].context))
     short: dict[int, Checked] = {}
     for i, (draft, answer) in enumerate(
         zip(drafts, await _ask(drafts, llm, output_format, prompts, stats), strict=True)
@@ -199,26 +241,37 @@ async def _answer_group(
             drop_failed(draft, LABEL, answer)
         elif not chunks:
             draft.expected_output = answer.text  # nothing to cite
+            checked = check_answer(answer, chunks, 0.0, *languages)
+            if checked.wrong_language:
+                short[i] = checked
         else:
-            checked = check_answer(answer, chunks, threshold)
+            checked = check_answer(answer, chunks, threshold, *languages)
             _record(draft, checked)
-            if checked.grounding.score < threshold:
+            if checked.grounding.score < threshold or checked.wrong_language:
                 short[i] = checked
     if not short:
         return
     if stats is not None:
-        stats.note("asked_again_ungrounded", len(short))
+        wrong = sum(1 for c in short.values() if c.wrong_language)
+        stats.note("asked_again_ungrounded", len(short) - wrong)
+        if wrong:
+            stats.note("asked_again_wrong_language", wrong)
     again = [drafts[i] for i in short]
     feedback = [c.problem for c in short.values()]
     replies = await _ask(again, llm, output_format, prompts, stats, feedback)
     for (i, first), reply in zip(short.items(), replies, strict=True):
         best = first
         if not isinstance(reply, ModelError):
-            second = check_answer(reply, chunks, threshold)
-            if second.grounding.score > first.grounding.score:
+            second = check_answer(reply, chunks, threshold if chunks else 0.0, *languages)
+            if second.rank() > first.rank():
                 best = second
-                _record(drafts[i], best)
-        if best.grounding.score < threshold:
+                if chunks:
+                    _record(drafts[i], best)
+                else:
+                    drafts[i].expected_output = best.answer.text
+        if best.wrong_language:
+            drafts[i].drop(LABEL, WRONG_LANGUAGE, f"{best.problem}, after it was asked again")
+        elif chunks and best.grounding.score < threshold:
             detail = f"grounding {best.grounding.score:.2f} under {threshold}: {best.problem}"
             drafts[i].drop(LABEL, UNGROUNDED, detail)
 

@@ -24,6 +24,7 @@ from synth.generate._text import context_text, feedback_items, tagged_list
 from synth.generate.base import Source
 from synth.generate.config import FiltrationConfig
 from synth.generate.draft import Draft, drop_failed
+from synth.generate.language import draft_language, language_line
 from synth.generate.stats import StageStats
 from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
@@ -73,14 +74,17 @@ def build_prompt(
     context: Context | None,
     prompts: PromptSet | None = None,
     threshold: float = 0.5,
+    language: str | None = None,
 ) -> str:
-    """The scoring prompt for the inputs of one context (rewrites asked below ``threshold``)."""
+    """The scoring prompt for the inputs of one context (rewrites asked below ``threshold``, in
+    ``language``)."""
     return (prompts or default_prompts()).render(
         "filter",
         inputs=tagged_list("inputs", "input", list(inputs)),
         context=context_text(context),
         count=len(inputs),
         threshold=f"{threshold:g}",
+        language=language_line(language, "every rewrite"),
     )
 
 
@@ -96,11 +100,18 @@ def parse(text: str, n: int) -> list[InputScore]:
 
 
 def build_rewrite_prompt(
-    items: Sequence[tuple[str, str]], context: Context | None, prompts: PromptSet | None = None
+    items: Sequence[tuple[str, str]],
+    context: Context | None,
+    prompts: PromptSet | None = None,
+    language: str | None = None,
 ) -> str:
     """The rewrite prompt for ``(input, feedback)`` pairs of one context."""
     return (prompts or default_prompts()).render(
-        "rewrite", items=feedback_items(items), context=context_text(context), count=len(items)
+        "rewrite",
+        items=feedback_items(items),
+        context=context_text(context),
+        count=len(items),
+        language=language_line(language),
     )
 
 
@@ -127,6 +138,7 @@ class _Group:
     threshold: float
     prompts: PromptSet | None
     stats: StageStats | None
+    language: str | None = None
     current: dict[str, tuple[str, InputScore]] = field(default_factory=dict)
     best: dict[str, tuple[str, InputScore]] = field(default_factory=dict)
     failures: dict[str, ModelError] = field(default_factory=dict)
@@ -134,7 +146,7 @@ class _Group:
     async def score(self, texts: list[str]) -> list[InputScore | ModelError]:
         def prompt(positions: list[int]) -> str:
             items = [texts[i] for i in positions]
-            return build_prompt(items, self.context, self.prompts, self.threshold)
+            return build_prompt(items, self.context, self.prompts, self.threshold, self.language)
 
         request = BatchRequest(LABEL, FilterReply, WHAT, prompt, _input_score)
         return await ask_batch(self.llm, request, len(texts), self.stats)
@@ -143,7 +155,8 @@ class _Group:
         pairs = [(self.current[d.id][0], self.current[d.id][1].feedback) for d in drafts]
 
         def prompt(positions: list[int]) -> str:
-            return build_rewrite_prompt([pairs[i] for i in positions], self.context, self.prompts)
+            chosen = [pairs[i] for i in positions]
+            return build_rewrite_prompt(chosen, self.context, self.prompts, self.language)
 
         request = BatchRequest(REWRITE_LABEL, RewriteReply, REWRITE_WHAT, prompt, _rewritten)
         return await ask_batch(self.llm, request, len(pairs), self.stats)
@@ -229,7 +242,7 @@ async def _filter_group(
     stats: StageStats | None,
 ) -> None:
     threshold = config.synthetic_input_quality_threshold
-    group = _Group(drafts[0].context, llm, threshold, prompts, stats)
+    group = _Group(drafts[0].context, llm, threshold, prompts, stats, draft_language(drafts[0]))
     drafts = await group.first(drafts)
     for attempt in range(1, config.max_quality_retries + 1):
         failing = group.failing(drafts)

@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel
 
+from synth._language import LANGUAGE_KEY
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import batch_schema
@@ -21,6 +22,7 @@ from synth.generate._text import context_text, styling_block, tagged, tagged_lis
 from synth.generate.base import Source
 from synth.generate.config import GenerationConfig, StylingConfig
 from synth.generate.draft import Draft, draft_id, drop_failed
+from synth.generate.language import language_line, target_language
 from synth.generate.question_types import OUT_OF_SCOPE, inputs_instruction
 from synth.generate.stats import StageStats, model_error_reason
 from synth.generate.templates import PromptSet, default_prompts
@@ -56,20 +58,28 @@ def build_prompt(
     prompts: PromptSet | None = None,
     question_type: str | None = None,
     aside: str | None = None,
+    language: str | None = None,
 ) -> str:
-    """The prompt asking for ``n`` inputs answerable from ``context`` (of ``question_type``;
-    ``out_of_scope`` asks for inputs it does not answer); ``aside`` is the distracting passage."""
+    """The prompt asking for ``n`` inputs answerable from ``context`` (of ``question_type``, in
+    ``language``; ``out_of_scope`` asks for inputs it does not answer); ``aside`` is the
+    distracting passage."""
     instruction = inputs_instruction(question_type)
     if aside is not None:
         instruction = f"{instruction}\n{tagged('aside', aside)}"
     block = _styling(styling, instruction)
     name = "inputs_out_of_scope" if question_type == OUT_OF_SCOPE else "inputs"
     return (prompts or default_prompts()).render(
-        name, context=context_text(context), count=n, styling=block
+        name,
+        context=context_text(context),
+        count=n,
+        styling=block,
+        language=language_line(language),
     )
 
 
-def build_scratch_prompt(n: int, styling: StylingConfig, prompts: PromptSet | None = None) -> str:
+def build_scratch_prompt(
+    n: int, styling: StylingConfig, prompts: PromptSet | None = None, language: str | None = None
+) -> str:
     """The prompt asking for ``n`` inputs from scenario, task and input format alone."""
     styling.require_scratch()
     return (prompts or default_prompts()).render(
@@ -78,6 +88,7 @@ def build_scratch_prompt(n: int, styling: StylingConfig, prompts: PromptSet | No
         task=styling.task,
         input_format=styling.input_format,
         count=n,
+        language=language_line(language),
     )
 
 
@@ -88,6 +99,7 @@ def build_examples_prompt(
     context: Context | None = None,
     styling: StylingConfig | None = None,
     prompts: PromptSet | None = None,
+    language: str | None = None,
 ) -> str:
     """The prompt asking for ``n`` new inputs in the style of ``examples``."""
     return (prompts or default_prompts()).render(
@@ -96,6 +108,7 @@ def build_examples_prompt(
         context=context_text(context),
         count=n,
         styling=_styling(styling),
+        language=language_line(language),
     )
 
 
@@ -123,6 +136,7 @@ async def _generate(
     key: str,
     context: Context | None,
     stats: StageStats | None,
+    language: str | None = None,
 ) -> list[Draft]:
     if stats is not None:
         stats.items_in += 1
@@ -139,7 +153,11 @@ async def _generate(
         stats.items_out += len(texts)
         if len(texts) < n:
             stats.note("fewer_than_asked", n - len(texts))
-    return [Draft(id=draft_id(key, i), input=t, context=context) for i, t in enumerate(texts)]
+    metadata = {LANGUAGE_KEY: language} if language else {}
+    return [
+        Draft(id=draft_id(key, i), input=t, context=context, metadata=dict(metadata))
+        for i, t in enumerate(texts)
+    ]
 
 
 async def run(
@@ -164,11 +182,17 @@ async def run(
     inputs made, dropped = contexts that gave none, by reason.
     """
     n = config.max_goldens_per_context
-    kind = config.question_type
+    language = target_language(config.language, context)
     prompt = build_prompt(
-        context, n, styling=styling, prompts=prompts, question_type=kind, aside=aside
+        context,
+        n,
+        styling=styling,
+        prompts=prompts,
+        question_type=config.question_type,
+        aside=aside,
+        language=language,
     )
-    return await _generate(prompt, n, llm, key or context.id, context, stats)
+    return await _generate(prompt, n, llm, key or context.id, context, stats, language)
 
 
 async def run_from_scratch(
@@ -179,13 +203,14 @@ async def run_from_scratch(
     key: str = "scratch",
     prompts: PromptSet | None = None,
     stats: StageStats | None = None,
+    language: str | None = None,
 ) -> list[Draft]:
     """Up to ``n`` context-free drafts from one request; ``key`` makes their ids (e.g. a batch number).
 
     Raises ConfigError unless ``styling`` has scenario, task and input_format.
     """
-    prompt = build_scratch_prompt(n, styling, prompts)
-    return await _generate(prompt, n, llm, f"scratch:{key}", None, stats)
+    prompt = build_scratch_prompt(n, styling, prompts, language)
+    return await _generate(prompt, n, llm, f"scratch:{key}", None, stats, language)
 
 
 async def run_from_examples(
@@ -198,11 +223,15 @@ async def run_from_examples(
     key: str = "examples",
     prompts: PromptSet | None = None,
     stats: StageStats | None = None,
+    language: str | None = None,
 ) -> list[Draft]:
-    """Up to ``n`` drafts written like ``examples`` (and answerable from ``context`` when given)."""
-    prompt = build_examples_prompt(examples, n, context=context, styling=styling, prompts=prompts)
+    """Up to ``n`` drafts written like ``examples`` (and answerable from ``context`` when given),
+    in ``language`` when given."""
+    prompt = build_examples_prompt(
+        examples, n, context=context, styling=styling, prompts=prompts, language=language
+    )
     base = context.id if context is not None else "none"
-    return await _generate(prompt, n, llm, f"examples:{key}:{base}", context, stats)
+    return await _generate(prompt, n, llm, f"examples:{key}:{base}", context, stats, language)
 
 
 @dataclass(frozen=True)
@@ -230,10 +259,12 @@ class InputsStep:
                 styling=self.styling,
                 key=source.key,
                 prompts=self.prompts,
+                language=target_language(self.config.language, source.context, source.examples),
             )
         if source.context is None:
+            language = target_language(self.config.language, None)
             return await run_from_scratch(
-                n, self.llm, self.styling, key=source.key, prompts=self.prompts
+                n, self.llm, self.styling, key=source.key, prompts=self.prompts, language=language
             )
         return await run(
             source.context,

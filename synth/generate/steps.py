@@ -31,6 +31,7 @@ from synth.generate.config import (
     StylingConfig,
 )
 from synth.generate.conversation import ConversationConfig, ConversationStep
+from synth.generate.language import LanguageChecked
 from synth.generate.templates import PromptSet
 from synth.llm.base import LLM
 from synth.llm.limiter import RateLimiter
@@ -130,12 +131,23 @@ def conversation_steps(s: StageSettings, conversation: ConversationConfig) -> li
     return [write, follow_ups.FollowUpStep(s.critic, s.prompts)]
 
 
+#: the steps that write inputs, each wrapped so the language of what it wrote is checked
+WRITES_INPUTS = frozenset({inputs.LABEL, input_filter.LABEL, evolve.LABEL, style.LABEL})
+
+
 def build_steps(settings: StageSettings) -> list[Step]:
-    """The steps ``settings`` switch on, in pipeline order."""
+    """The steps ``settings`` switch on, in pipeline order; those that write inputs checked for
+    their language (:class:`synth.generate.language.LanguageChecked`)."""
     if settings.conversation is not None:
         return conversation_steps(settings, settings.conversation)
     made = (make(settings) for make in STEPS)
-    return [step for step in made if step is not None]
+    return [
+        LanguageChecked(step, settings.generator, settings.prompts)
+        if step.name in WRITES_INPUTS
+        else step
+        for step in made
+        if step is not None
+    ]
 
 
-__all__ = ["STEPS", "StageSettings", "build_steps", "conversation_steps"]
+__all__ = ["STEPS", "WRITES_INPUTS", "StageSettings", "build_steps", "conversation_steps"]

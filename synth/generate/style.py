@@ -21,6 +21,7 @@ from synth.generate.base import Source
 from synth.generate.config import StylingConfig
 from synth.generate.draft import Draft
 from synth.generate.evolve import draft_rng
+from synth.generate.language import draft_language, language_line
 from synth.generate.query_style import draw, query_lines
 from synth.generate.stats import StageStats
 from synth.generate.templates import PromptSet, default_prompts
@@ -66,6 +67,7 @@ def build_prompt(
     context: Context | None,
     prompts: PromptSet | None = None,
     query: tuple[str | None, str | None] = (None, None),
+    language: str | None = None,
 ) -> str:
     """The prompt restyling ``text`` (its meaning kept, its wording changed) for ``persona`` and
     the ``query`` style and length drawn for it."""
@@ -74,7 +76,11 @@ def build_prompt(
     if lines:
         block = f"{block.rstrip()}\n{lines}\n" if block else f"\n{lines}\n"
     return (prompts or default_prompts()).render(
-        "style", input=tagged("input", text), styling=block, context=context_text(context)
+        "style",
+        input=tagged("input", text),
+        styling=block,
+        context=context_text(context),
+        language=language_line(language, "the rewritten input"),
     )
 
 
@@ -104,7 +110,10 @@ async def _style_one(
             draft.metadata[key] = drawn
     if not styling.rewrites_inputs:
         return
-    prompt = build_prompt(draft.input, styling, draft.persona, draft.context, prompts, query)
+    language = draft_language(draft)
+    prompt = build_prompt(
+        draft.input, styling, draft.persona, draft.context, prompts, query, language
+    )
     await rewrite(draft, llm, prompt, StyleReply, parse, LABEL, stats, persona=draft.persona)
 
 

@@ -7,7 +7,9 @@ so a golden records exactly which prompts produced it.
 
 Untrusted text reaches a template only tagged and escaped (``synth.generate._text`` lists what each
 variable holds), and every prompt is sent with :data:`SYSTEM`, which says that tagged text is data.
-A user's own template gets the same tagged values.
+A user's own template gets the same tagged values. ``$language`` (optional in every stage that
+writes text) is a line naming the language to write in, empty when there is none: the templates
+stay in English whatever the documents' language (:mod:`synth.generate.language`).
 """
 
 from __future__ import annotations
@@ -42,22 +44,30 @@ class _Slot:
 #: every template and the variables it must use (required) or may use (optional)
 SLOTS: dict[str, _Slot] = {
     "context_critic": _Slot(frozenset({"chunks"}), frozenset({"count"})),
-    "inputs": _Slot(frozenset({"context", "count"}), frozenset({"styling"})),
-    "inputs_out_of_scope": _Slot(frozenset({"context", "count"}), frozenset({"styling"})),
-    "inputs_from_scratch": _Slot(frozenset({"scenario", "task", "input_format", "count"})),
-    "inputs_from_goldens": _Slot(
-        frozenset({"examples", "count"}), frozenset({"context", "styling"})
+    "inputs": _Slot(frozenset({"context", "count"}), frozenset({"styling", "language"})),
+    "inputs_out_of_scope": _Slot(
+        frozenset({"context", "count"}), frozenset({"styling", "language"})
     ),
-    "filter": _Slot(frozenset({"inputs"}), frozenset({"context", "count", "threshold"})),
-    "rewrite": _Slot(frozenset({"items"}), frozenset({"context", "count"})),
+    "inputs_from_scratch": _Slot(
+        frozenset({"scenario", "task", "input_format", "count"}), frozenset({"language"})
+    ),
+    "inputs_from_goldens": _Slot(
+        frozenset({"examples", "count"}), frozenset({"context", "styling", "language"})
+    ),
+    "filter": _Slot(
+        frozenset({"inputs"}), frozenset({"context", "count", "threshold", "language"})
+    ),
+    "rewrite": _Slot(frozenset({"items"}), frozenset({"context", "count", "language"})),
     "scope": _Slot(frozenset({"items"}), frozenset({"count"})),
-    "evolve": _Slot(frozenset({"input", "instruction"}), frozenset({"context"})),
-    "style": _Slot(frozenset({"input", "styling"}), frozenset({"context"})),
+    "evolve": _Slot(frozenset({"input", "instruction"}), frozenset({"context", "language"})),
+    "style": _Slot(frozenset({"input", "styling"}), frozenset({"context", "language"})),
     "expected": _Slot(
-        frozenset({"inputs"}), frozenset({"context", "count", "output_format", "feedback"})
+        frozenset({"inputs"}),
+        frozenset({"context", "count", "output_format", "feedback", "language"}),
     ),
     "conversation": _Slot(frozenset({"context", "count"}), frozenset({"max_turns", "personas"})),
     "follow_ups": _Slot(frozenset({"messages"}), frozenset({"count"})),
+    "language": _Slot(frozenset({"input", "language"}), frozenset({"context", "reason"})),
 }
 for _evolution in Evolution:
     SLOTS[f"evolution.{_evolution.value}"] = _Slot(frozenset())

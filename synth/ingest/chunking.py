@@ -5,7 +5,10 @@ characters) measuring length in tokens of our tiktoken encoding, so chunks end a
 No chunk is longer than ``chunk_size`` tokens. Each chunk knows its character span in the document
 (``metadata["start"]``/``["end"]``) and, for PDFs, the pages it covers (``page_start``/``page_end``,
 and ``metadata["pages"]``: each page's number and the offset in the chunk where it starts, so a
-citation's span can name its page).
+citation's span can name its page). Each chunk records the language it is written in
+(``metadata["language"]``, an ISO 639-1 code, left out when too short to tell): its document's
+when the document was read in one language throughout, else its own, so a document that mixes
+languages gives each context its own.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from langchain_text_splitters import RecursiveCharacterTextSplitter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from synth._ids import chunk_id
+from synth._language import LANGUAGE_KEY, detect_language
 from synth._tokens import DEFAULT_ENCODING, encode, get_encoding
 from synth.data import Chunk, Document
 from synth.errors import ConfigError
@@ -28,7 +32,14 @@ from synth.errors import ConfigError
 logger = logging.getLogger("synth.ingest")
 
 # Bump when the splitting algorithm changes, so chunk ids made by the old one are not reused.
-SPLITTER_VERSION = 1
+# 2: CJK sentence ends are a separator (between lines and spaces).
+SPLITTER_VERSION = 2
+
+#: where the splitter cuts, first choice first (regular expressions): paragraphs, lines, after
+#: the end of a Chinese or Japanese sentence, then of a clause (these languages put no space
+#: between words, so without them a long paragraph would be cut between any two characters),
+#: spaces, then anywhere
+SEPARATORS = ["\n\n", "\n", "(?<=[。！？；])", "(?<=[、，])", " ", ""]
 
 
 class ChunkingConfig(BaseModel):
@@ -112,6 +123,8 @@ def iter_chunks(
         chunk_size=cfg.chunk_size,
         chunk_overlap=cfg.chunk_overlap,
         length_function=lengths,
+        separators=SEPARATORS,
+        is_separator_regex=True,
         keep_separator="start",
         strip_whitespace=True,
     )
@@ -182,7 +195,7 @@ def _split(splitter: _Splitter, text: str, lengths: _TokenLengths) -> Iterator[s
     on its own with the next separators.
     """
     separators = splitter._separators
-    found = next((i for i, sep in enumerate(separators) if sep and sep in text), None)
+    found = next((i for i, sep in enumerate(separators) if sep and re.search(sep, text)), None)
     if found is None:  # no separator but characters: nothing to stream
         yield from splitter.split_text(text)
         return
@@ -220,9 +233,10 @@ def _split(splitter: _Splitter, text: str, lengths: _TokenLengths) -> Iterator[s
 
 
 def _top_splits(text: str, separator: str) -> Iterator[str]:
-    """``text`` cut before every ``separator`` (kept at the start of the next split), lazily."""
+    """``text`` cut before every match of the regular expression ``separator`` (kept at the start
+    of the next split), lazily."""
     start = 0
-    for match in re.finditer(re.escape(separator), text):
+    for match in re.finditer(separator, text):
         if match.start() > start:
             yield text[start : match.start()]
         start = match.start()
@@ -242,6 +256,13 @@ def _chunk_document(
     )
     index = 0
     previous: tuple[int, int] | None = None
+    # a document read in one language throughout gives its chunks that language; one that mixes
+    # languages (or was not read by load_documents) has each chunk detected; one in which no
+    # sample had a language (made-up words, tables of numbers) has none looked for in its chunks
+    known = document.metadata.get("languages")
+    read = isinstance(known, list)
+    uniform = known[0] if read and len(known) == 1 else None
+    per_chunk = not read or len(known) > 1
     for text, token_count in pieces:
         start = _locate(document.text, text, previous, cfg.chunk_overlap)
         if start is None:
@@ -253,6 +274,9 @@ def _chunk_document(
             previous = (start, end)
         page_start = page_end = None
         metadata: dict[str, Any] = {"start": start, "end": end}
+        language = uniform or (detect_language(text) if per_chunk else None)
+        if language is not None:
+            metadata[LANGUAGE_KEY] = language
         if page_starts and start >= 0:
             first = bisect.bisect_right(page_starts, start) - 1
             last = bisect.bisect_right(page_starts, end - 1) - 1

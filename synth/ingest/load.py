@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from synth._ids import document_id
+from synth._language import LANGUAGE_KEY, document_languages
 from synth.data import Document
 from synth.errors import ConfigError, IngestError
 from synth.ingest._util import one_line
@@ -114,6 +115,10 @@ def _load_one(file: Path, display: str, suffix: str, loader: Loader) -> LoadedFi
     if not document.text.strip():
         return _failed(base, "no text")
     metadata = {**document.metadata, "suffix": suffix, "size_bytes": file.stat().st_size}
+    languages = document_languages(document.text)
+    metadata["languages"] = languages  # [] when no sample had one: its chunks are not looked at
+    if languages:
+        metadata[LANGUAGE_KEY] = languages[0]
     document = document.model_copy(
         update={
             "id": document_id(display, document.text),

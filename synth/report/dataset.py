@@ -16,7 +16,7 @@ from typing import Any
 from synth._words import words
 from synth.data import Golden
 from synth.dataset import Dataset
-from synth.dataset.inspect import DatasetInspection, inspect_dataset
+from synth.dataset.inspect import NONE, DatasetInspection, inspect_dataset
 from synth.report import _figures
 from synth.report._html import render
 from synth.report._manifest import find_manifest, load_manifest
@@ -108,7 +108,14 @@ def _numbers(inspection: DatasetInspection) -> list[tuple[str, str]]:
         ("cited", f"{cited:.0%}" if cited is not None else "unmeasured"),
         ("unanswerable", str(summary["unanswerable"])),
         ("leaking questions", str(summary["leaks"])),
+        ("languages", _languages(inspection.per_language)),
     ]
+
+
+def _languages(counts: Mapping[str, int]) -> str:
+    """``de 3, en 2``: the goldens per language, most first ("unrecorded" when none is)."""
+    known = {code: n for code, n in counts.items() if code != NONE}
+    return ", ".join(f"{code} {n}" for code, n in known.items()) or "unrecorded"
 
 
 def _stages(run: Mapping[str, Any] | None) -> list[dict[str, Any]]:
@@ -143,6 +150,7 @@ def _plots(
         "evolutions": _figures.bars("evolutions", {"goldens": inspection.per_evolution}),
         "styles": _figures.bars("styles (persona)", {"goldens": dict(styles.most_common())}),
         "difficulty": _figures.bars("difficulty", {"goldens": inspection.per_difficulty}),
+        "languages": _figures.bars("languages", {"goldens": inspection.per_language}),
         "grounding": _figures.histogram(
             f"grounding score ({_rate(inspection.grounding_rate)} grounded)",
             {"grounding": _scores(meta, "grounding", "score")},

@@ -31,6 +31,11 @@ LABEL_STAGE = {
     "evolve": "evolve",
     "style": "style",
     "expected": "expected",
+    # the language check's re-asks (synth.generate.language), counted in the stage they check
+    "inputs_language": "inputs",
+    "filter_language": "filter",
+    "evolve_language": "evolve",
+    "style_language": "style",
 }
 USAGE_FIELDS = (
     "requests",

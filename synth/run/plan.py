@@ -20,6 +20,7 @@ from synth.data import Chunk, Context
 from synth.generate.plan import plan_requests
 from synth.llm.pricing import price_for
 from synth.run.ingest import files_read
+from synth.run.languages import chunk_languages, language_notes, planned_languages
 from synth.run.setup import RunConfigs, docs_feed
 
 if TYPE_CHECKING:
@@ -59,6 +60,8 @@ class Plan(BaseModel):
     notes: list[str] = Field(default_factory=list)
     #: each file's share and target of the goldens (a plan for documents)
     coverage: Coverage | None = None
+    #: chunks per language found, and the planned goldens per language they will be written in
+    languages: dict[str, dict[str, int]] = Field(default_factory=dict)
 
     @property
     def requests(self) -> int:
@@ -96,6 +99,7 @@ class PlanInputs:
     files: int = 0
     chunks: int = 0
     coverage: Coverage | None = None
+    chunk_languages: dict[str, int] | None = None
 
 
 def first_contexts(feed: DocsFeed, chunks: Sequence[Chunk]) -> tuple[list[Context], list[Chunk]]:
@@ -163,7 +167,8 @@ def plan_docs(
         store.close()
     files = files_read(pending.report)
     coverage = planned_coverage(feed, configs, num_goldens, files=files, contexts=chosen)
-    inputs = PlanInputs(chosen, seeds, files=files, chunks=len(chunks), coverage=coverage)
+    found = chunk_languages(chunks)
+    inputs = PlanInputs(chosen, seeds, files, len(chunks), coverage, found)
     generator, critic = models
     return make_plan(inputs, configs, generator=generator, critic=critic, num_goldens=num_goldens)
 
@@ -199,6 +204,7 @@ def make_plan(
     goldens = len(inputs.contexts) * per_context
     if num_goldens is not None:
         goldens = min(goldens, num_goldens)
+    languages = planned_languages(inputs, configs.generation.language, per_context, goldens)
     notes = [
         "counts assume every seed passes the critic and every input passes the filter at once; "
         "replacements and rewrites add requests",
@@ -214,8 +220,9 @@ def make_plan(
         num_goldens=num_goldens,
         stages=stages,
         models={"generator": generator, "critic": critic},
-        notes=notes + coverage_notes(inputs.coverage, num_goldens),
+        notes=notes + coverage_notes(inputs.coverage, num_goldens) + language_notes(languages),
         coverage=inputs.coverage,
+        languages=languages,
     )
 
 
@@ -269,6 +276,9 @@ def _planned_stage(
 
 __all__ = [
     "REPLY_TOKENS",
+    "chunk_languages",
+    "language_notes",
+    "planned_languages",
     "Plan",
     "PlanInputs",
     "PlannedStage",

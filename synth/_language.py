@@ -1,0 +1,283 @@
+"""Languages of texts: which one a document, chunk or golden is in, and whether a text is in the
+one it should be. Detection is lingua's (``lingua-language-detector``: offline, no download).
+
+Two detectors, each built once, on first use:
+
+- :func:`detect_language` names the language of a document or chunk: among :data:`COMMON`
+  languages with lingua's full models, and only when none is sure among all 75 languages lingua
+  knows (see its docstring). It reads the first :data:`SAMPLE_CHARS` characters (a chunk's, and
+  three samples of a document's): about half a millisecond a chunk.
+- :func:`check_language` judges a short generated text (a question, an answer) against the language
+  it must be in, in lingua's high-accuracy mode among :data:`COMMON` languages, the target and the
+  corpus' own languages (fewer candidates: far fewer wrong guesses on a ten-word question).
+
+A check is ``"unsure"``, never a mismatch, when the text is too short to judge (under
+:data:`MIN_LETTERS` letters, a CJK character counting as :data:`CJK_WEIGHT`), or when no other
+language is clearly ahead: a mismatch needs another language with confidence at least
+:data:`MIN_CONFIDENCE` and :data:`MIN_MARGIN` above the target's. Scripts settle what they can
+first: a Japanese, Chinese or Korean target needs text mostly in those scripts, and any other
+target text mostly not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from lingua import LanguageDetector
+
+#: the metadata key under which documents, chunks, contexts and goldens record their language
+LANGUAGE_KEY = "language"
+#: the generation setting that writes each golden in its context's language
+AUTO = "auto"
+#: characters of a document or chunk that detection reads (its start)
+SAMPLE_CHARS = 600
+#: a text with fewer letters than this is too short to judge (CJK characters count more)
+MIN_LETTERS = 15
+#: what one Chinese, Japanese or Korean character counts as toward MIN_LETTERS
+CJK_WEIGHT = 3
+#: a mismatch needs another language at least this confident ...
+MIN_CONFIDENCE = 0.5
+#: ... and this far ahead of the target language
+MIN_MARGIN = 0.3
+#: how sure detection must be of a language to look no further
+SURE_CONFIDENCE = 0.9
+#: languages written in CJK scripts
+CJK_LANGUAGES = frozenset({"ja", "zh", "ko"})
+#: the candidates every check weighs besides the target and the corpus' languages
+COMMON = ("en", "de", "fr", "es", "it", "pt", "nl", "pl", "sv", "ru", "ja", "zh", "ko")
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def _lingua() -> tuple[type, type]:
+    from lingua import IsoCode639_1, Language
+
+    return IsoCode639_1, Language
+
+
+def normalize_code(code: str) -> str:
+    """``code`` as a lowercase ISO 639-1 code lingua knows; ValueError otherwise."""
+    iso, _ = _lingua()
+    cleaned = code.strip().lower()
+    try:
+        iso.from_str(cleaned)  # type: ignore[attr-defined]
+    except ValueError:
+        raise ValueError(
+            f"unknown language {code!r}: use 'auto' or an ISO 639-1 code such as 'en', 'de', 'ja'"
+        ) from None
+    return cleaned
+
+
+@cache
+def language_name(code: str) -> str:
+    """The English name of the language ``code`` ("de" -> "German")."""
+    iso, language = _lingua()
+    return str(language.from_iso_code_639_1(iso.from_str(code)).name.title())  # type: ignore[attr-defined]
+
+
+def _code_of(language: object) -> str:
+    return str(language.iso_code_639_1.name.lower())  # type: ignore[attr-defined]
+
+
+@cache
+def _document_detector() -> LanguageDetector:
+    from lingua import LanguageDetectorBuilder
+
+    return LanguageDetectorBuilder.from_all_languages().with_low_accuracy_mode().build()
+
+
+@cache
+def _check_detector(codes: frozenset[str]) -> LanguageDetector:
+    from lingua import LanguageDetectorBuilder
+
+    iso, _ = _lingua()
+    isos = [iso.from_str(c) for c in sorted(codes)]  # type: ignore[attr-defined]
+    return LanguageDetectorBuilder.from_iso_codes_639_1(*isos).build()
+
+
+def _weight(text: str) -> tuple[int, int]:
+    """(letters that are not CJK, CJK characters) of ``text``."""
+    cjk = len(_CJK.findall(text))
+    letters = sum(1 for ch in text if ch.isalpha())
+    return letters - cjk, cjk
+
+
+def long_enough(text: str) -> bool:
+    """Whether ``text`` holds enough letters for its language to be judged."""
+    other, cjk = _weight(text)
+    return other + CJK_WEIGHT * cjk >= MIN_LETTERS
+
+
+#: frequent function words of the Latin-script COMMON languages: real text of a language always
+#: holds some of them, made-up words and bare lists of nouns do not
+FUNCTION_WORDS: dict[str, frozenset[str]] = {
+    code: frozenset(words.split())
+    for code, words in {
+        "en": "the of and to a in is it that for on with as are be this by or not which was from at an has",
+        "de": "der die das und ist nicht zu den von mit sich des auf für ein eine im dem oder als auch wird was wie",
+        "fr": "le la les de des et est un une du en que qui dans pour pas au sur il ne ou par",
+        "es": "el la los las de y que en un una es por con para del al se no lo",
+        "it": "il la di che e un una per non in del della è sono con si le al",
+        "pt": "o a os as de que e do da em um uma para com não é no na se",
+        "nl": "de het een en van is dat niet op te in voor met zijn er aan ook",
+        "pl": "i w nie na się z do że to jest jak o po co od za przez",
+        "sv": "och i att det som en på är av för med till den inte har om ett",
+    }.items()
+}
+
+
+def _has_function_words(text: str, code: str) -> bool:
+    listed = FUNCTION_WORDS.get(code)
+    if listed is None:
+        return True  # a language with its own script: the script said enough
+    tokens = [w.lower() for w in re.findall(r"\w+", text)]
+    return sum(1 for w in tokens if w in listed) >= max(2, len(tokens) // 20)
+
+
+def _repeats_words(text: str) -> bool:
+    """Whether ``text`` reads like language: at least 30 words, and (as every language does: its
+    function words) some of them again; made-up words almost never repeat."""
+    tokens = [w.lower() for w in re.findall(r"\w+", text)]
+    return len(tokens) >= 30 and (len(tokens) - len(set(tokens))) / len(tokens) >= 0.1
+
+
+def detect_language(text: str) -> str | None:
+    """The ISO 639-1 code of the language ``text`` (its first SAMPLE_CHARS characters) is in;
+    None when it is too short to tell or no language is sure.
+
+    The :data:`COMMON` languages are weighed first, with lingua's full models (quick: their
+    models are few); one at least :data:`SURE_CONFIDENCE` likely whose :data:`FUNCTION_WORDS`
+    the text uses is the answer. Otherwise all 75 languages are weighed with
+    trigrams (lingua's low-accuracy mode), and a rare language they are sure of is the answer if
+    the full models, weighing it with :data:`COMMON`, agree, and the text has 30 words or more,
+    some of them repeated (as real text repeats its function words). Nothing else is: made-up words, or
+    a list of nouns with no sentence around them ("photovoltaic cells inverter rooftop"), get no
+    language, and so no check of their goldens.
+    """
+    sample = text[:SAMPLE_CHARS]
+    if not long_enough(sample):
+        return None
+    common, likely = _top(_check_detector(frozenset(COMMON)), sample)
+    if common is not None and likely >= SURE_CONFIDENCE and _has_function_words(sample, common):
+        return common
+    if not _repeats_words(sample):
+        return None
+    rare, sure = _top(_document_detector(), sample)
+    if rare is not None and rare not in COMMON and sure >= SURE_CONFIDENCE:
+        again, agreed = _top(_check_detector(frozenset({*COMMON, rare})), sample)
+        if again == rare and agreed >= MIN_CONFIDENCE:
+            return rare
+    return None
+
+
+def _top(detector: LanguageDetector, text: str) -> tuple[str | None, float]:
+    """The language ``detector`` finds likeliest for ``text``, and how likely."""
+    values = detector.compute_language_confidence_values(text)
+    if not values:
+        return None, 0.0
+    return _code_of(values[0].language), float(values[0].value)
+
+
+#: samples a document's languages are read from (spread evenly over its text)
+DOCUMENT_SAMPLES = 5
+
+
+def document_languages(text: str) -> list[str]:
+    """The languages of a document, main one first: of :data:`DOCUMENT_SAMPLES` samples spread
+    over its text (more than one: the document mixes languages, and its chunks are detected
+    one by one)."""
+    step = max(len(text) // DOCUMENT_SAMPLES, SAMPLE_CHARS)
+    found = Counter(
+        code
+        for start in range(0, len(text), step)
+        if (code := detect_language(text[start : start + SAMPLE_CHARS])) is not None
+    )
+    return [code for code, _ in found.most_common()]
+
+
+def main_language(texts: Iterable[str]) -> str | None:
+    """The language most characters of ``texts`` are in (None when none can be told)."""
+    weights: Counter[str] = Counter()
+    for text in texts:
+        code = detect_language(text)
+        if code is not None:
+            weights[code] += len(text)
+    return weights.most_common(1)[0][0] if weights else None
+
+
+@dataclass(frozen=True)
+class LanguageVerdict:
+    """Whether a text is in its target language: ``"match"``, ``"mismatch"`` or ``"unsure"``
+    (too short, or no language clearly ahead), and the language found (None when unsure)."""
+
+    status: Literal["match", "mismatch", "unsure"]
+    target: str
+    found: str | None = None
+    confidence: float = 0.0
+
+    @property
+    def mismatch(self) -> bool:
+        return self.status == "mismatch"
+
+    def reason(self, what: str = "text") -> str:
+        """One line saying what is wrong, for asking the model again and for the rejects."""
+        found = language_name(self.found) if self.found else "another language"
+        return (
+            f"the {what} is written in {found} (confidence {self.confidence:.2f}), "
+            f"but it must be written in {language_name(self.target)}"
+        )
+
+
+def check_language(text: str, target: str, also: Iterable[str] = ()) -> LanguageVerdict:
+    """Whether ``text`` is written in ``target`` (an ISO 639-1 code); ``also`` are more candidate
+    languages (the corpus' own), weighed with :data:`COMMON`."""
+    other, cjk = _weight(text)
+    if other + CJK_WEIGHT * cjk < MIN_LETTERS:
+        return LanguageVerdict("unsure", target)
+    share = cjk / (other + cjk)
+    if target in CJK_LANGUAGES and share < 0.3 and other >= MIN_LETTERS:
+        found = detect_language(text)
+        return LanguageVerdict("mismatch", target, found, round(1.0 - share, 2))
+    if target not in CJK_LANGUAGES and share > 0.5:
+        found = detect_language(text)
+        return LanguageVerdict("mismatch", target, found, round(share, 2))
+    codes = frozenset({*COMMON, target, *also})
+    values = _check_detector(codes).compute_language_confidence_values(text)
+    confidences = {_code_of(v.language): float(v.value) for v in values}
+    if not confidences:
+        return LanguageVerdict("unsure", target)
+    top = max(confidences, key=lambda c: confidences[c])
+    best = confidences[top]
+    if top == target:
+        return LanguageVerdict("match", target, top, round(best, 2))
+    ahead = best - confidences.get(target, 0.0)
+    if best >= MIN_CONFIDENCE and ahead >= MIN_MARGIN:
+        return LanguageVerdict("mismatch", target, top, round(best, 2))
+    return LanguageVerdict("unsure", target)
+
+
+__all__ = [
+    "AUTO",
+    "CJK_LANGUAGES",
+    "COMMON",
+    "FUNCTION_WORDS",
+    "LANGUAGE_KEY",
+    "MIN_CONFIDENCE",
+    "MIN_LETTERS",
+    "MIN_MARGIN",
+    "SURE_CONFIDENCE",
+    "LanguageVerdict",
+    "check_language",
+    "detect_language",
+    "document_languages",
+    "language_name",
+    "long_enough",
+    "main_language",
+    "normalize_code",
+]

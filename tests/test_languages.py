@@ -1,0 +1,261 @@
+"""Goldens in the documents' own language, checked (issue 18).
+
+A corpus in English, German, French and Japanese (tests/language_corpus.py) runs through the real
+``openai`` SDK over HTTP to the fake server answering synth's prompts (tests/synth_replies.py),
+which writes in the language the prompt names (tests/language_replies.py) unless told to ignore
+it or to answer wrongly. Languages are judged here with lingua directly, not from what synth
+recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import synth_replies
+from fake_openai import FakeOpenAI
+from language_corpus import TEXTS, write_corpus
+
+from synth import Synthesizer
+from synth._language import check_language, detect_language, language_name
+from synth._words import content_words, overlap, words
+from synth.contexts.config import ContextConstructionConfig
+from synth.data import Context, Document
+from synth.generate import expected, inputs
+from synth.generate.citations import SourceChunk
+from synth.generate.config import GenerationConfig
+from synth.generate.dedup import Deduplicator
+from synth.generate.difficulty import DifficultyIndex
+from synth.generate.draft import Draft
+from synth.ingest.chunking import chunk_documents
+from synth.store import HashEmbedder
+
+GOLDENS = 8
+WRONG_PROMPT = "because it is written in the wrong language"
+
+
+# ---- detection and the check ---------------------------------------------------------------------
+
+
+def test_each_corpus_text_is_detected_in_its_language() -> None:
+    for code, text in TEXTS.items():
+        assert detect_language(text) == code
+
+
+def test_a_short_or_doubtful_text_is_unsure_never_a_mismatch() -> None:
+    assert check_language("Refund?", "de").status == "unsure"  # under MIN_LETTERS
+    assert check_language("OK", "ja").status == "unsure"
+    # English and German mixed half and half: no language clearly ahead
+    assert not check_language("Hi, quick question: Wie lange dauert die Garantie?", "en").mismatch
+    verdict = check_language("Wie lange dauert die Garantie für die Batterie?", "en")
+    assert verdict.mismatch and verdict.found == "de"
+    assert "German" in verdict.reason("input") and "English" in verdict.reason("input")
+    assert check_language("保証期間はどのくらいですか？", "en").mismatch
+    assert check_language("What is the warranty period of the battery?", "ja").mismatch
+    assert check_language("保証期間はどのくらいですか？", "ja").status == "match"
+
+
+def test_made_up_words_and_bare_lists_of_nouns_get_no_language() -> None:
+    # trigrams alone call the list Norwegian, and lingua is sure the letters are German
+    assert detect_language("photovoltaic cells inverter rooftop sunlight panels file 0") is None
+    made_up = "Tkgnkuh jxfddcu zvxi lorpw. Gvdw lcltv ygfv yilo qwertz. " * 4
+    assert detect_language(made_up) is None
+    finnish = (
+        "Akku varastoi energiaa päivällä ja vapauttaa sen yöllä, kun paneelit eivät tuota mitään. "
+        "Täysi lataus kestää noin neljä tuntia aurinkoisena päivänä, ja pilvisenä päivänä akku "
+        "latautuu hitaammin. Akku on asennettava sisätiloihin, kuivaan huoneeseen, ja akku on "
+        "pidettävä poissa pakkasesta."
+    )
+    assert detect_language(finnish) == "fi"  # a language outside COMMON, when sure
+    assert detect_language(finnish[:90]) is None  # ... and only with enough text to be sure
+
+
+# ---- ingest, words, BM25 and dedup without spaces --------------------------------------------------
+
+
+def test_chunks_record_their_language_and_japanese_is_cut_at_sentence_ends() -> None:
+    ja = Document(id="d_ja", path="toshokan.txt", text=TEXTS["ja"].replace("\n\n", ""))
+    chunks = chunk_documents([ja], chunk_size=40)
+    assert len(chunks) > 3
+    assert all(c.metadata["language"] == "ja" for c in chunks)
+    # no paragraph breaks and no spaces: every cut falls after a sentence's or a clause's end
+    assert all(c.text.endswith(("。", "、")) for c in chunks)
+    assert all(c.text.endswith("。") for c in chunk_documents([ja], chunk_size=80))
+    mixed = Document(id="d_mix", path="mix.txt", text=TEXTS["en"] + "\n\n" + TEXTS["de"])
+    found = {c.metadata.get("language") for c in chunk_documents([mixed], chunk_size=60)}
+    assert {"en", "de"} <= found <= {"en", "de", None}  # a chunk too short to be sure has none
+
+
+def test_japanese_words_are_bigrams_so_a_question_overlaps_its_source() -> None:
+    source = "図書館の本は一人につき十冊まで、二週間借りることができます。"
+    question = "図書館の本は何冊まで借りられますか？"
+    assert "図書" in words(question) and "図書" in content_words(source)
+    assert overlap(question, [source]) > 0.4
+    assert overlap(question, ["電子書籍の貸出サービスでは、スマートフォンで読めます。"]) < 0.2
+
+
+def test_bm25_ranks_the_japanese_source_first() -> None:
+    paragraphs = [p for p in TEXTS["ja"].split("\n\n") if p.strip()]
+    index = DifficultyIndex([f"c{i}" for i in range(len(paragraphs))], paragraphs)
+    measured = index.measure("学習室の予約は何日前からできますか？", ["c2"])
+    assert measured.bm25_rank == 1
+
+
+def test_dedup_tells_japanese_near_duplicates_from_different_questions() -> None:
+    texts = [
+        "図書館の本は何冊まで借りられますか？",
+        "図書館の本は何冊まで借りられますか。",
+        "電子書籍はどの端末で読むことができますか？",
+    ]
+    dedup = Deduplicator(HashEmbedder(), threshold=0.9)
+    actions = [dedup.offer(Draft(id=f"d{i}", input=t)).action for i, t in enumerate(texts)]
+    assert actions == ["kept", "dropped", "kept"]
+
+
+# ---- prompts -----------------------------------------------------------------------------------------
+
+
+def test_prompts_name_the_language_and_stay_english() -> None:
+    context = Context(id="c", chunk_ids=["k"], texts=[TEXTS["de"]], source_files=["a.txt"])
+    prompt = inputs.build_prompt(context, 2, language="de")
+    assert "Language: write every input in German." in prompt
+    assert prompt.startswith("You write questions")
+    assert "Language:" not in inputs.build_prompt(context, 2)
+    answer = expected.build_prompt(["Wie warm?"], context, language="ja")
+    assert "write every answer (the quotes stay as the context has them) in Japanese" in answer
+
+
+def test_a_cross_lingual_answer_is_grounded_by_its_quotes_found() -> None:
+    chunk = SourceChunk(chunk_id="k", text=TEXTS["en"])
+    quote = "A full charge takes about four hours on a sunny day."
+    answer = expected.Answer(
+        "Eine volle Ladung dauert an einem sonnigen Tag etwa vier Stunden.", (quote,)
+    )
+    cross = expected.check_answer(answer, [chunk], 0.5, "de", "en")
+    assert cross.cross_lingual and cross.grounding.score == 1.0 and not cross.problem
+    wrong = expected.check_answer(answer, [chunk], 0.5, "fr", "en")
+    assert wrong.wrong_language and "French" in wrong.problem
+
+
+# ---- whole runs over HTTP ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-languages")
+    with FakeOpenAI(reply=synth_replies.reply) as fake:
+        yield fake
+
+
+def _run(
+    server: FakeOpenAI, tmp_path: Path, languages: tuple[str, ...] = ("en", "de", "fr", "ja"), **kw
+):
+    docs = write_corpus(tmp_path / "docs", languages)
+    synth = Synthesizer(
+        "openai:fake-model",
+        base_url=server.url,
+        embedder="hash",
+        cache=None,
+        run_dir=tmp_path / "run",
+        store_path=tmp_path / "store",
+        context_construction_config=ContextConstructionConfig(chunk_size=80),
+        **kw,
+    )
+    with synth:
+        dataset = synth.generate_goldens_from_docs(str(docs), num_goldens=GOLDENS)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text(encoding="utf-8"))
+    return dataset, manifest
+
+
+def _dropped(manifest: dict, reason: str) -> int:
+    return sum(row["dropped"].get(reason, 0) for row in manifest["stages"])
+
+
+def _rejects(tmp_path: Path) -> list[dict]:
+    path = tmp_path / "run" / "rejects.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    return [json.loads(line) for line in lines]
+
+
+def test_auto_writes_every_golden_in_its_contexts_language(server, tmp_path: Path) -> None:
+    dataset, manifest = _run(server, tmp_path)
+    assert len(dataset) == GOLDENS
+    for golden in dataset:
+        code = detect_language(golden.context[0])
+        assert golden.metadata["language"] == code
+        assert check_language(golden.input, code).status == "match", golden.input
+        assert check_language(golden.expected_output, code).status == "match"
+    assert set(Counter(g.metadata["language"] for g in dataset)) == {"en", "de", "fr", "ja"}
+    assert manifest["trust"]["per_language"] == dict(
+        Counter(g.metadata["language"] for g in dataset)
+    )
+    asked = [r.prompt for r in server.requests_to("chat")]
+    assert any("Language: write every input in Japanese." in p for p in asked)
+
+
+def test_a_fixed_language_writes_every_golden_in_it(server, tmp_path: Path) -> None:
+    generation = GenerationConfig(language="de")
+    dataset, _ = _run(server, tmp_path, generation_config=generation)
+    assert len(dataset) == GOLDENS
+    for golden in dataset:
+        assert golden.metadata["language"] == "de"
+        assert check_language(golden.input, "de").status == "match", golden.input
+        assert check_language(golden.expected_output, "de").status == "match"
+    sources = {detect_language(g.context[0]) for g in dataset}
+    assert sources - {"de"}, "some goldens come from documents in other languages"
+
+
+def test_a_model_wrong_30_percent_of_the_time_still_gives_n_right_goldens(
+    server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SYNTH_REPLIES_WRONG_LANGUAGE", "0.3")
+    dataset, manifest = _run(server, tmp_path)
+    assert len(dataset) == GOLDENS
+    for golden in dataset:
+        code = golden.metadata["language"]
+        assert code == detect_language(golden.context[0])
+        assert not check_language(golden.input, code).mismatch, golden.input
+        assert not check_language(golden.expected_output, code).mismatch
+    asked_again = [r for r in server.requests_to("chat") if WRONG_PROMPT in r.prompt]
+    assert asked_again, "inputs in the wrong language are asked again"
+    dropped = _dropped(manifest, "wrong_language")
+    assert dropped > 0
+    rejected = [r for r in _rejects(tmp_path) if r["reason"] == "wrong_language"]
+    assert len(rejected) == dropped
+    assert all("after it was asked again" in r["detail"] for r in rejected)
+
+
+def test_a_model_that_ignores_the_language_gets_nothing_past_the_check(
+    server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SYNTH_REPLIES_IGNORE_LANGUAGE", "1")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dataset, manifest = _run(server, tmp_path, languages=("ja",))
+    assert len(dataset) < GOLDENS and manifest["delivered"] == len(dataset)
+    assert any("fewer" in str(w.message) or "short" in str(w.message) for w in caught)
+    for golden in dataset:
+        assert not check_language(golden.input, "ja").mismatch
+    assert _dropped(manifest, "wrong_language") > 0
+    assert any("wrong_language" in line for line in manifest["shortfall"])
+
+
+def test_the_plan_lists_languages_found_and_goldens_each(server, tmp_path: Path) -> None:
+    docs = write_corpus(tmp_path / "docs")
+    contexts = ContextConstructionConfig(chunk_size=80)
+    with Synthesizer(
+        "openai:fake-model",
+        base_url=server.url,
+        embedder="hash",
+        store_path=tmp_path / "store",
+        context_construction_config=contexts,
+    ) as synth:
+        plan = synth.plan_from_docs(str(docs), num_goldens=GOLDENS)
+    assert set(plan.languages["chunks"]) == {"en", "de", "fr", "ja"}
+    assert sum(plan.languages["goldens"].values()) == plan.goldens
+    assert any(n.startswith("languages found:") for n in plan.notes)
+    assert server.request_count("chat") == 0
+    assert language_name("fr") == "French"
