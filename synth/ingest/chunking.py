@@ -260,9 +260,9 @@ def _chunk_document(
     # languages (or was not read by load_documents) has each chunk detected; one in which no
     # sample had a language (made-up words, tables of numbers) has none looked for in its chunks
     known = document.metadata.get("languages")
-    read = isinstance(known, list)
-    uniform = known[0] if read and len(known) == 1 else None
-    per_chunk = not read or len(known) > 1
+    found: list[str] = known if isinstance(known, list) else []
+    uniform = found[0] if len(found) == 1 else None
+    per_chunk = not isinstance(known, list) or len(found) > 1
     for text, token_count in pieces:
         start = _locate(document.text, text, previous, cfg.chunk_overlap)
         if start is None:
