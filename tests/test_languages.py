@@ -259,3 +259,28 @@ def test_the_plan_lists_languages_found_and_goldens_each(server, tmp_path: Path)
     assert any(n.startswith("languages found:") for n in plan.notes)
     assert server.request_count("chat") == 0
     assert language_name("fr") == "French"
+
+
+def test_chunks_are_detected_one_by_one_only_when_their_document_mixes_languages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import synth.ingest.chunking as chunking
+    from synth import chunk_documents
+
+    asked: list[str] = []
+    monkeypatch.setattr(chunking, "detect_language", lambda text: asked.append(text) or "de")
+    text = "\n\n".join(f"Absatz {i}: die Pumpe läuft nachts und wird geprüft." for i in range(30))
+
+    def chunks(**metadata: object) -> list:
+        document = Document(id="d", path="d.md", text=text, metadata=metadata)
+        return chunk_documents([document], chunk_size=32)
+
+    none_found = chunks(languages=[])  # no sample had a language: its chunks are not looked at
+    assert not asked and all("language" not in c.metadata for c in none_found)
+    one = chunks(languages=["fr"])  # one language throughout: every chunk gets it, unasked
+    assert not asked and {c.metadata["language"] for c in one} == {"fr"}
+    mixed = chunks(languages=["fr", "de"])
+    assert len(asked) == len(mixed) and {c.metadata["language"] for c in mixed} == {"de"}
+    asked.clear()
+    unread = chunks()  # not read by load_documents: each chunk is detected
+    assert len(asked) == len(unread) > 1
