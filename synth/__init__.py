@@ -167,117 +167,56 @@ if _typing.TYPE_CHECKING:
     from synth.evaluate.stats import bootstrap_interval, sign_flip_test
     from synth.evaluate.text import exact_match, normalize_answer, token_f1
 
-#: where each public name lives, module by module in the order above (tests/test_public_api.py
+#: where each public name lives (space-separated), module by module in the order above (tests/test_public_api.py
 #: checks that it names the same things as the imports under TYPE_CHECKING)
-_EXPORTS: dict[str, tuple[str, ...]] = {
-    "synth.data": ("Chunk", "Context", "Document", "Golden", "Page"),
+_EXPORTS: dict[str, str] = {
+    "synth.data": "Chunk Context Document Golden Page",
     "synth.errors": (
-        "AuthenticationError",
-        "BadRequestError",
-        "CacheError",
-        "ConfigError",
-        "DatasetError",
-        "EndpointError",
-        "FailedItemsWarning",
-        "HubError",
-        "IncompleteCompletionError",
-        "IngestError",
-        "ModelConnectionError",
-        "ModelError",
-        "ModelTimeoutError",
-        "OutputParseError",
-        "RateLimitError",
-        "ServerError",
-        "ShortfallWarning",
-        "StoreError",
-        "SynthError",
-        "SynthWarning",
+        "AuthenticationError BadRequestError CacheError ConfigError DatasetError EndpointError "
+        "FailedItemsWarning HubError IncompleteCompletionError IngestError ModelConnectionError "
+        "ModelError ModelTimeoutError OutputParseError RateLimitError ServerError ShortfallWarning "
+        "StoreError SynthError SynthWarning"
     ),
     "synth.ingest": (
-        "ChunkingConfig",
-        "FileStatus",
-        "LoadedFile",
-        "LoadReport",
-        "chunk_documents",
-        "iter_chunks",
-        "iter_load",
-        "load_documents",
-        "register_loader",
+        "ChunkingConfig FileStatus LoadedFile LoadReport chunk_documents iter_chunks iter_load "
+        "load_documents register_loader"
     ),
     "synth.store": (
-        "ChunkStore",
-        "Embedder",
-        "HashEmbedder",
-        "IngestedFile",
-        "IngestReport",
-        "LocalEmbedder",
-        "OpenAIEmbedder",
-        "SourceStats",
-        "ingest_documents",
-        "make_embedder",
+        "ChunkStore Embedder HashEmbedder IngestedFile IngestReport LocalEmbedder OpenAIEmbedder "
+        "SourceStats ingest_documents make_embedder"
     ),
     "synth.llm": (
-        "PRICES",
-        "CostEstimate",
-        "Price",
-        "RateLimiter",
-        "RetryConfig",
-        "SQLiteCache",
-        "Usage",
-        "estimate_cost",
-        "estimate_tokens",
-        "make_llm",
-        "parse_model_spec",
-        "wrap_llm",
+        "PRICES CostEstimate Price RateLimiter RetryConfig SQLiteCache Usage estimate_cost "
+        "estimate_tokens make_llm parse_model_spec wrap_llm"
     ),
-    "synth.llm.base": ("LLM", "Completion", "FunctionModel"),
-    "synth.llm.structured": ("parse_verdict",),
-    "synth.contexts": ("ContextConstructionConfig",),
+    "synth.llm.base": "LLM Completion FunctionModel",
+    "synth.llm.structured": "parse_verdict",
+    "synth.contexts": "ContextConstructionConfig",
     "synth.generate": (
-        "Evolution",
-        "EvolutionConfig",
-        "FiltrationConfig",
-        "GenerationConfig",
-        "PromptSet",
-        "StylingConfig",
+        "Evolution EvolutionConfig FiltrationConfig GenerationConfig PromptSet StylingConfig"
     ),
-    "synth.pipeline": ("Synthesizer",),
-    "synth.run.config": ("PipelineConfig", "load_pipeline"),
-    "synth.run.plan": ("Plan",),
-    "synth.run.progress": ("Progress",),
-    "synth.dataset": ("Dataset", "Shortfall"),
-    "synth.dataset.inspect": ("DatasetInspection", "inspect_dataset"),
-    "synth.evaluate.agreement": ("cohen_kappa", "fleiss_kappa", "krippendorff_alpha"),
-    "synth.evaluate.answers": ("AnswerEvaluation", "evaluate_answers"),
-    "synth.evaluate.benchmark": (
-        "BenchmarkResult",
-        "LeaderboardRow",
-        "PairComparison",
-        "benchmark",
-    ),
-    "synth.evaluate.compare": ("Comparison", "MetricComparison", "compare_reports"),
-    "synth.evaluate.retrieved": ("context_ids", "context_texts"),
-    "synth.evaluate.judge": ("JudgeResult", "LLMJudge"),
-    "synth.evaluate.preference": (
-        "PreferenceEvaluation",
-        "PreferenceSummary",
-        "evaluate_preference",
-    ),
-    "synth.evaluate.report": ("Evaluation", "ItemResult", "read_report"),
+    "synth.pipeline": "Synthesizer",
+    "synth.run.config": "PipelineConfig load_pipeline",
+    "synth.run.plan": "Plan",
+    "synth.run.progress": "Progress",
+    "synth.dataset": "Dataset Shortfall",
+    "synth.dataset.inspect": "DatasetInspection inspect_dataset",
+    "synth.evaluate.agreement": "cohen_kappa fleiss_kappa krippendorff_alpha",
+    "synth.evaluate.answers": "AnswerEvaluation evaluate_answers",
+    "synth.evaluate.benchmark": "BenchmarkResult LeaderboardRow PairComparison benchmark",
+    "synth.evaluate.compare": "Comparison MetricComparison compare_reports",
+    "synth.evaluate.retrieved": "context_ids context_texts",
+    "synth.evaluate.judge": "JudgeResult LLMJudge",
+    "synth.evaluate.preference": "PreferenceEvaluation PreferenceSummary evaluate_preference",
+    "synth.evaluate.report": "Evaluation ItemResult read_report",
     "synth.evaluate.retrieval": (
-        "RetrievalEvaluation",
-        "average_precision",
-        "evaluate_retrieval",
-        "hit_rate_at_k",
-        "ndcg_at_k",
-        "precision_at_k",
-        "recall_at_k",
-        "reciprocal_rank",
+        "RetrievalEvaluation average_precision evaluate_retrieval hit_rate_at_k ndcg_at_k "
+        "precision_at_k recall_at_k reciprocal_rank"
     ),
-    "synth.evaluate.stats": ("bootstrap_interval", "sign_flip_test"),
-    "synth.evaluate.text": ("exact_match", "normalize_answer", "token_f1"),
+    "synth.evaluate.stats": "bootstrap_interval sign_flip_test",
+    "synth.evaluate.text": "exact_match normalize_answer token_f1",
 }
-_HOME = {name: module for module, names in _EXPORTS.items() for name in names}
+_HOME = {name: module for module, names in _EXPORTS.items() for name in names.split()}
 
 __all__ = [
     "AnswerEvaluation",

@@ -76,7 +76,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "the same command finds the same run and resumes it)",
     )
     p.add_argument(
-        "--max-concurrent", type=int, metavar="N", help="requests in flight at most (32)"
+        "--max-concurrent",
+        type=int,
+        metavar="N",
+        help="requests in flight, fixed (default: found by the run, up to 256: raised while "
+        "replies come back fast, cut on 429s and timeouts)",
     )
     p.add_argument(
         "--rpm",

@@ -366,6 +366,8 @@ class RunSession:
             "totals": total,
             "sessions": self.sessions,
             **self.info,
+            # the level the limiter reached (an adaptive one found it; see synth.llm._aimd)
+            "concurrency": self.limiter.concurrency(),
         }
         seeds = self.feed.seed_counts() if self.feed is not None else None
         if seeds is not None:
