@@ -26,6 +26,7 @@ class ServerOptions:
     """How the fake server behaves: latency per request, random faults, a rate limit."""
 
     latency: float = 0.5
+    embedding_latency: float | None = None  # seconds per embeddings request (None: latency)
     faults: dict[str, float] = field(default_factory=dict)
     rpm: int | None = None
     rpm_window: float = 60.0
@@ -38,6 +39,8 @@ class ServerOptions:
 
     def args(self) -> list[str]:
         out = ["--latency", str(self.latency), "--seed", str(self.seed)]
+        if self.embedding_latency is not None:
+            out += ["--embedding-latency", str(self.embedding_latency)]
         for kind, rate in self.faults.items():
             out += ["--fault", f"{kind}={rate}"]
         if self.rpm is not None:
@@ -56,6 +59,8 @@ class ServerOptions:
 
     def describe(self) -> str:
         parts = [f"latency {self.latency:g} s"]
+        if self.embedding_latency is not None:
+            parts.append(f"embeddings {self.embedding_latency:g} s")
         if self.generic:
             parts.append("generic replies")
             parts += [f"batch entries {kind} {rate:.0%}" for kind, rate in self.sloppy.items()]

@@ -501,6 +501,7 @@ class FakeOpenAI:
         mode: str = "smart",
         sloppy: dict[str, float] | None = None,
         latency: float | tuple[float, float] = 0.0,
+        embedding_latency: float | None = None,
         faults: dict[str, float] | None = None,
         sequence: Iterable[str | None] = (),
         fault_endpoints: Iterable[str] = ("chat",),
@@ -531,6 +532,8 @@ class FakeOpenAI:
         self._seen: dict[str, int] = {}
         self.seed = seed
         self.latency = latency
+        #: seconds before each embeddings answer (None: ``latency``, as chat's)
+        self.embedding_latency = embedding_latency
         self.faults = dict(faults or {})
         self.sequence: deque[str | None] = deque(sequence)
         #: faults for the next embeddings requests, taken before ``sequence`` (see queue_faults)
@@ -936,6 +939,8 @@ class _Handler(BaseHTTPRequestHandler):
                 pass
             return None, "disconnect", None, {}
         delay = fake._latency()
+        if entry.kind == "embeddings" and fake.embedding_latency is not None:
+            delay = fake.embedding_latency
         if delay > 0 and fake._closing.wait(delay):
             self.close_connection = True
             return None, "closed", None, {}
@@ -1060,6 +1065,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
     parser.add_argument("--latency-max", type=float, help="with --latency: a uniform range")
     parser.add_argument(
+        "--embedding-latency", type=float, help="seconds before each embeddings answer"
+    )
+    parser.add_argument(
         "--fault", action="append", default=[], metavar="KIND=RATE", help=", ".join(FAULTS)
     )
     parser.add_argument(
@@ -1104,6 +1112,7 @@ def main(argv: list[str] | None = None) -> int:
         mode=args.mode,
         sloppy=dict(_parse_fault(f) for f in args.sloppy),
         latency=latency,
+        embedding_latency=args.embedding_latency,
         faults=dict(_parse_fault(f) for f in args.fault),
         sequence=sequence,
         rpm=args.rpm,
