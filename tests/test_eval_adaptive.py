@@ -93,3 +93,26 @@ def test_a_user_function_runs_at_most_n_at_once() -> None:
     for thread in threads:
         thread.join()
     assert 1 <= peak[0] <= USER_JOBS and bounded.__wrapped__ is slow  # type: ignore[attr-defined]
+
+
+def test_an_async_user_function_stays_async_and_bounded() -> None:
+    import asyncio
+    import inspect
+
+    running, peak = [0], [0]
+
+    async def answer(x: int) -> int:
+        running[0] += 1
+        peak[0] = max(peak[0], running[0])
+        await asyncio.sleep(0.01)
+        running[0] -= 1
+        return x
+
+    bounded = at_most(answer, 2)
+    assert inspect.iscoroutinefunction(bounded)
+
+    async def main() -> list[int]:
+        return list(await asyncio.gather(*[bounded(i) for i in range(10)]))
+
+    assert asyncio.run(main()) == list(range(10))
+    assert 1 <= peak[0] <= 2

@@ -24,7 +24,15 @@ ROOT = Path(__file__).resolve().parent.parent
 #: what no command that only parses or converts should pay for
 HEAVY = ("chromadb", "torch", "openai", "pandas", "numpy", "tiktoken", "langchain_text_splitters")
 #: and what `synth --help` needs none of either
-HELP_HEAVY = (*HEAVY, "pydantic", "rich", "synth.data", "synth.pipeline", "synth.dataset")
+HELP_HEAVY = (
+    *HEAVY,
+    "pydantic",
+    "rich",
+    "asyncio",
+    "synth.data",
+    "synth.pipeline",
+    "synth.dataset",
+)
 
 _RUN = """
 import contextlib, io, json, sys

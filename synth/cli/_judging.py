@@ -9,9 +9,7 @@ once. ``--n-jobs N`` pins every call to N at once, as the Python API's ``n_jobs`
 from __future__ import annotations
 
 import argparse
-import asyncio
 import functools
-import inspect
 import sys
 import threading
 from collections.abc import Callable
@@ -116,6 +114,9 @@ def user_function(fn: Any, args: argparse.Namespace) -> Any:
 
 def at_most(fn: Callable[..., Any], n: int) -> Callable[..., Any]:
     """``fn`` (sync or async) run by at most ``n`` callers at once; the others wait their turn."""
+    import asyncio  # here, not with the module: `synth --help` must not pay for asyncio
+    import inspect
+
     if inspect.iscoroutinefunction(fn):
         turns = asyncio.Semaphore(n)
 
