@@ -26,9 +26,12 @@ class ServerOptions:
     """How the fake server behaves: latency per request, random faults, a rate limit."""
 
     latency: float = 0.5
+    embedding_latency: float | None = None  # seconds per embeddings request (None: latency)
     faults: dict[str, float] = field(default_factory=dict)
     rpm: int | None = None
     rpm_window: float = 60.0
+    max_in_flight: int | None = None  # 429 at once above this many requests being served
+    workers: int | None = None  # served at once; the others queue
     replies: str | None = None  # module:function answering chat requests
     seed: int = 0
     generic: bool = False  # answer from the JSON schema alone (replies unused)
@@ -36,10 +39,16 @@ class ServerOptions:
 
     def args(self) -> list[str]:
         out = ["--latency", str(self.latency), "--seed", str(self.seed)]
+        if self.embedding_latency is not None:
+            out += ["--embedding-latency", str(self.embedding_latency)]
         for kind, rate in self.faults.items():
             out += ["--fault", f"{kind}={rate}"]
         if self.rpm is not None:
             out += ["--rpm", str(self.rpm), "--rpm-window", str(self.rpm_window)]
+        if self.max_in_flight is not None:
+            out += ["--max-in-flight", str(self.max_in_flight)]
+        if self.workers is not None:
+            out += ["--workers", str(self.workers)]
         if self.generic:
             out += ["--mode", "generic"]
             for kind, rate in self.sloppy.items():
@@ -50,12 +59,18 @@ class ServerOptions:
 
     def describe(self) -> str:
         parts = [f"latency {self.latency:g} s"]
+        if self.embedding_latency is not None:
+            parts.append(f"embeddings {self.embedding_latency:g} s")
         if self.generic:
             parts.append("generic replies")
             parts += [f"batch entries {kind} {rate:.0%}" for kind, rate in self.sloppy.items()]
         parts += [f"{kind} {rate:.0%}" for kind, rate in self.faults.items()]
         if self.rpm is not None:
             parts.append(f"{self.rpm} requests per {self.rpm_window:g} s")
+        if self.max_in_flight is not None:
+            parts.append(f"429 above {self.max_in_flight} in flight")
+        if self.workers is not None:
+            parts.append(f"{self.workers} workers, the rest queued")
         return ", ".join(parts)
 
 

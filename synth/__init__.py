@@ -42,120 +42,184 @@ from synth._interrupt import quiet_startup as _quiet_startup
 
 _quiet_startup()
 
-# ---- records and errors --------------------------------------------------------------------------
-from synth.data import Chunk, Context, ConversationalGolden, Document, Golden, Page, Turn
-from synth.errors import (
-    AuthenticationError,
-    BadRequestError,
-    CacheError,
-    ConfigError,
-    DatasetError,
-    EndpointError,
-    FailedItemsWarning,
-    HubError,
-    IncompleteCompletionError,
-    IngestError,
-    ModelConnectionError,
-    ModelError,
-    ModelTimeoutError,
-    OutputParseError,
-    RateLimitError,
-    ServerError,
-    ShortfallWarning,
-    StoreError,
-    SynthError,
-    SynthWarning,
-)
+import importlib as _importlib
+import typing as _typing
 
-# ---- ingest (stage 1a) ---------------------------------------------------------------------------
-from synth.ingest import (
-    ChunkingConfig,
-    FileStatus,
-    LoadedFile,
-    LoadReport,
-    chunk_documents,
-    iter_chunks,
-    iter_load,
-    load_documents,
-    register_loader,
-)
-
-# ---- store (stage 1b) ----------------------------------------------------------------------------
-from synth.store import (
-    ChunkStore,
-    Embedder,
-    HashEmbedder,
-    IngestedFile,
-    IngestReport,
-    LocalEmbedder,
-    OpenAIEmbedder,
-    SourceStats,
-    ingest_documents,
-    make_embedder,
-)
-
-# ---- llm (the models every LLM stage and judge calls) --------------------------------------------
-from synth.llm import (
-    PRICES,
-    CostEstimate,
-    Price,
-    RateLimiter,
-    RetryConfig,
-    SQLiteCache,
-    Usage,
-    estimate_cost,
-    estimate_tokens,
-    make_llm,
-    parse_model_spec,
-    wrap_llm,
-)
-from synth.llm.base import LLM, Completion, FunctionModel
-from synth.llm.structured import parse_verdict
-
-# ---- contexts (stages 2-4) and generate (stages 5-10): their configs -----------------------------
-from synth.contexts import ContextConstructionConfig
-from synth.generate import (
-    ConversationConfig,
-    Evolution,
-    EvolutionConfig,
-    FiltrationConfig,
-    GenerationConfig,
-    PromptSet,
-    StylingConfig,
-)
-
-# ---- run and pipeline ----------------------------------------------------------------------------
-from synth.pipeline import Synthesizer
-from synth.run.config import PipelineConfig, load_pipeline
-from synth.run.plan import Plan
-from synth.run.progress import Progress
-
-# ---- dataset -------------------------------------------------------------------------------------
-from synth.dataset import Dataset, Shortfall
-from synth.dataset.inspect import DatasetInspection, inspect_dataset
-
-# ---- evaluate ------------------------------------------------------------------------------------
-from synth.evaluate.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
-from synth.evaluate.answers import AnswerEvaluation, evaluate_answers
-from synth.evaluate.benchmark import BenchmarkResult, LeaderboardRow, PairComparison, benchmark
-from synth.evaluate.compare import Comparison, MetricComparison, compare_reports
-from synth.evaluate.retrieved import context_ids, context_texts
-from synth.evaluate.judge import JudgeResult, LLMJudge
-from synth.evaluate.preference import PreferenceEvaluation, PreferenceSummary, evaluate_preference
-from synth.evaluate.report import Evaluation, ItemResult, read_report
-from synth.evaluate.retrieval import (
-    RetrievalEvaluation,
-    average_precision,
-    evaluate_retrieval,
-    hit_rate_at_k,
-    ndcg_at_k,
-    precision_at_k,
-    recall_at_k,
-    reciprocal_rank,
-)
-from synth.evaluate.stats import bootstrap_interval, sign_flip_test
-from synth.evaluate.text import exact_match, normalize_answer, token_f1
 from synth._version import __version__ as __version__
+
+# The names are imported when first read (``synth.Golden``, ``from synth import Golden``), not
+# with the package: ``synth --help`` and ``synth export`` need none of the pipeline, the store or
+# the judges, and importing all of them took most of a second. Type checkers read the imports below.
+if _typing.TYPE_CHECKING:
+    # ---- records and errors ----------------------------------------------------------------------
+    from synth.data import Chunk, Context, ConversationalGolden, Document, Golden, Page, Turn
+    from synth.errors import (
+        AuthenticationError,
+        BadRequestError,
+        CacheError,
+        ConfigError,
+        DatasetError,
+        EndpointError,
+        FailedItemsWarning,
+        HubError,
+        IncompleteCompletionError,
+        IngestError,
+        ModelConnectionError,
+        ModelError,
+        ModelTimeoutError,
+        OutputParseError,
+        RateLimitError,
+        ServerError,
+        ShortfallWarning,
+        StoreError,
+        SynthError,
+        SynthWarning,
+    )
+
+    # ---- ingest (stage 1a) -----------------------------------------------------------------------
+    from synth.ingest import (
+        ChunkingConfig,
+        FileStatus,
+        LoadedFile,
+        LoadReport,
+        chunk_documents,
+        iter_chunks,
+        iter_load,
+        load_documents,
+        register_loader,
+    )
+
+    # ---- store (stage 1b) ------------------------------------------------------------------------
+    from synth.store import (
+        ChunkStore,
+        Embedder,
+        HashEmbedder,
+        IngestedFile,
+        IngestReport,
+        LocalEmbedder,
+        OpenAIEmbedder,
+        SourceStats,
+        ingest_documents,
+        make_embedder,
+    )
+
+    # ---- llm (the models every LLM stage and judge calls) ----------------------------------------
+    from synth.llm import (
+        PRICES,
+        CostEstimate,
+        Price,
+        RateLimiter,
+        RetryConfig,
+        SQLiteCache,
+        Usage,
+        estimate_cost,
+        estimate_tokens,
+        make_llm,
+        parse_model_spec,
+        wrap_llm,
+    )
+    from synth.llm.base import LLM, Completion, FunctionModel
+    from synth.llm.structured import parse_verdict
+
+    # ---- contexts (stages 2-4) and generate (stages 5-10): their configs -------------------------
+    from synth.contexts import ContextConstructionConfig
+    from synth.generate import (
+        ConversationConfig,
+        Evolution,
+        EvolutionConfig,
+        FiltrationConfig,
+        GenerationConfig,
+        PromptSet,
+        StylingConfig,
+    )
+
+    # ---- run and pipeline ------------------------------------------------------------------------
+    from synth.pipeline import Synthesizer
+    from synth.run.config import PipelineConfig, load_pipeline
+    from synth.run.plan import Plan
+    from synth.run.progress import Progress
+
+    # ---- dataset ---------------------------------------------------------------------------------
+    from synth.dataset import Dataset, Shortfall
+    from synth.dataset.inspect import DatasetInspection, inspect_dataset
+
+    # ---- evaluate --------------------------------------------------------------------------------
+    from synth.evaluate.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
+    from synth.evaluate.answers import AnswerEvaluation, evaluate_answers
+    from synth.evaluate.benchmark import BenchmarkResult, LeaderboardRow, PairComparison, benchmark
+    from synth.evaluate.compare import Comparison, MetricComparison, compare_reports
+    from synth.evaluate.retrieved import context_ids, context_texts
+    from synth.evaluate.judge import JudgeResult, LLMJudge
+    from synth.evaluate.preference import (
+        PreferenceEvaluation,
+        PreferenceSummary,
+        evaluate_preference,
+    )
+    from synth.evaluate.report import Evaluation, ItemResult, read_report
+    from synth.evaluate.retrieval import (
+        RetrievalEvaluation,
+        average_precision,
+        evaluate_retrieval,
+        hit_rate_at_k,
+        ndcg_at_k,
+        precision_at_k,
+        recall_at_k,
+        reciprocal_rank,
+    )
+    from synth.evaluate.stats import bootstrap_interval, sign_flip_test
+    from synth.evaluate.text import exact_match, normalize_answer, token_f1
+
+#: where each public name lives (space-separated), module by module in the order above (tests/test_public_api.py
+#: checks that it names the same things as the imports under TYPE_CHECKING)
+_EXPORTS: dict[str, str] = {
+    "synth.data": "Chunk Context ConversationalGolden Document Golden Page Turn",
+    "synth.errors": (
+        "AuthenticationError BadRequestError CacheError ConfigError DatasetError EndpointError "
+        "FailedItemsWarning HubError IncompleteCompletionError IngestError ModelConnectionError "
+        "ModelError ModelTimeoutError OutputParseError RateLimitError ServerError ShortfallWarning "
+        "StoreError SynthError SynthWarning"
+    ),
+    "synth.ingest": (
+        "ChunkingConfig FileStatus LoadedFile LoadReport chunk_documents iter_chunks iter_load "
+        "load_documents register_loader"
+    ),
+    "synth.store": (
+        "ChunkStore Embedder HashEmbedder IngestedFile IngestReport LocalEmbedder OpenAIEmbedder "
+        "SourceStats ingest_documents make_embedder"
+    ),
+    "synth.llm": (
+        "PRICES CostEstimate Price RateLimiter RetryConfig SQLiteCache Usage estimate_cost "
+        "estimate_tokens make_llm parse_model_spec wrap_llm"
+    ),
+    "synth.llm.base": "LLM Completion FunctionModel",
+    "synth.llm.structured": "parse_verdict",
+    "synth.contexts": "ContextConstructionConfig",
+    "synth.generate": (
+        "ConversationConfig Evolution EvolutionConfig FiltrationConfig GenerationConfig PromptSet "
+        "StylingConfig"
+    ),
+    "synth.pipeline": "Synthesizer",
+    "synth.run.config": "PipelineConfig load_pipeline",
+    "synth.run.plan": "Plan",
+    "synth.run.progress": "Progress",
+    "synth.dataset": "Dataset Shortfall",
+    "synth.dataset.inspect": "DatasetInspection inspect_dataset",
+    "synth.evaluate.agreement": "cohen_kappa fleiss_kappa krippendorff_alpha",
+    "synth.evaluate.answers": "AnswerEvaluation evaluate_answers",
+    "synth.evaluate.benchmark": "BenchmarkResult LeaderboardRow PairComparison benchmark",
+    "synth.evaluate.compare": "Comparison MetricComparison compare_reports",
+    "synth.evaluate.retrieved": "context_ids context_texts",
+    "synth.evaluate.judge": "JudgeResult LLMJudge",
+    "synth.evaluate.preference": "PreferenceEvaluation PreferenceSummary evaluate_preference",
+    "synth.evaluate.report": "Evaluation ItemResult read_report",
+    "synth.evaluate.retrieval": (
+        "RetrievalEvaluation average_precision evaluate_retrieval hit_rate_at_k ndcg_at_k "
+        "precision_at_k recall_at_k reciprocal_rank"
+    ),
+    "synth.evaluate.stats": "bootstrap_interval sign_flip_test",
+    "synth.evaluate.text": "exact_match normalize_answer token_f1",
+}
+_HOME = {name: module for module, names in _EXPORTS.items() for name in names.split()}
 
 __all__ = [
     "AnswerEvaluation",
@@ -274,10 +338,20 @@ __all__ = [
     "wrap_llm",
 ]
 
-# Names read as ``synth.X`` in reprs, tracebacks and pickles, wherever they are defined (as httpx
-# does); the error tree keeps ``synth.errors``, its public home, which users catch by.
-for _name in __all__:
-    _value = globals()[_name]
-    if callable(_value) and _value.__module__ != "synth.errors":
-        _value.__module__ = "synth"
-del _name, _value
+
+def __getattr__(name: str) -> _typing.Any:
+    """The public name ``name``, imported from its module the first time it is read."""
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'synth' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    # Names read as ``synth.X`` in reprs, tracebacks and pickles, wherever they are defined (as
+    # httpx does); the error tree keeps ``synth.errors``, its public home, which users catch by.
+    if callable(value) and module != "synth.errors":
+        value.__module__ = "synth"
+    globals()[name] = value  # read once: the next read does not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -19,7 +19,7 @@ Conversations (``generate_conversational_goldens_from_*``, synth.run.conversatio
 flow with their own steps 5-9: write and check conversations, then check their follow-ups.
 
 Candidates stream through steps 3 to 10 independently, at most ``max_concurrent`` requests in
-flight. Around the flow, ``synth.run``: a run's models, setup, directory, manifest and progress,
+flight (without one, as many as the server keeps up with: the limiter finds the level). Around the flow, ``synth.run``: a run's models, setup, directory, manifest and progress,
 held by its ``session``. Randomness comes from ``seed`` alone: same seed, inputs, cache, goldens.
 """
 
@@ -67,8 +67,10 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     and ``use_filter`` switch those stages off; ``grounding_threshold`` and ``max_easy_share`` set
     the generation config's gates. ``run_dir`` (default ``.synth/runs/<run id>``) holds a run's
     stage outputs and manifest; ``cache`` is the response cache (a SQLite path, a mapping, None);
-    ``prompts`` overrides stage templates. ``rpm``/``tpm`` cap the requests and tokens all models
-    spend per ``rate_window`` seconds (one budget, paced :data:`RATE_MARGIN` under the limit).
+    ``prompts`` overrides stage templates. ``max_concurrent`` pins the requests in flight
+    (default: found by the run, up to 256, cut on 429s and timeouts). ``rpm``/``tpm`` cap the
+    requests and tokens all models spend per ``rate_window`` seconds (one budget, paced
+    :data:`RATE_MARGIN` under the limit).
     ``source_files`` are relative to the working folder, or absolute with ``absolute_paths``.
     Nothing is checked or connected until a ``generate_*`` call.
     """
@@ -77,7 +79,7 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     _: KW_ONLY
     critic_model: ModelArg = None
     embedder: Any = None
-    max_concurrent: int = 32
+    max_concurrent: int | None = None
     rpm: float | None = None
     tpm: float | None = None
     rate_window: float = 60.0

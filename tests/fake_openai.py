@@ -14,7 +14,10 @@ What a chat request is answered with (first match wins):
 
 1. a fault taken from ``sequence`` (one entry per chat request, ``None`` = no fault), else a fault
    drawn at random from ``faults`` (``{kind: probability}``), else a 429 when more than ``rpm``
-   requests arrived within ``rpm_window`` seconds;
+   requests arrived within ``rpm_window`` seconds; before all of these, a 429 at once (no
+   latency) when ``max_in_flight`` requests are being served already, as a provider's concurrency
+   limit answers. ``workers=N`` serves at most N requests at a time and queues the others, as a
+   small local server does: the latency grows with the queue;
 2. in the smart mode (the default), ``reply``: a string (the content), a dict (sent as its JSON), a
    :class:`Reply` (full control), or a callable ``(request_json) -> str | dict | Reply``; the default
    is :func:`smart_reply`, which answers a JSON-schema request (``response_format`` or a schema in
@@ -52,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import hashlib
 import importlib
 import json
@@ -65,7 +69,7 @@ import sys
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -497,11 +501,14 @@ class FakeOpenAI:
         mode: str = "smart",
         sloppy: dict[str, float] | None = None,
         latency: float | tuple[float, float] = 0.0,
+        embedding_latency: float | None = None,
         faults: dict[str, float] | None = None,
         sequence: Iterable[str | None] = (),
         fault_endpoints: Iterable[str] = ("chat",),
         rpm: int | None = None,
         rpm_window: float = 60.0,
+        max_in_flight: int | None = None,
+        workers: int | None = None,
         retry_after: float | None = 0.01,
         embedding_dim: int = 64,
         echo_key: bool = False,
@@ -525,6 +532,8 @@ class FakeOpenAI:
         self._seen: dict[str, int] = {}
         self.seed = seed
         self.latency = latency
+        #: seconds before each embeddings answer (None: ``latency``, as chat's)
+        self.embedding_latency = embedding_latency
         self.faults = dict(faults or {})
         self.sequence: deque[str | None] = deque(sequence)
         #: faults for the next embeddings requests, taken before ``sequence`` (see queue_faults)
@@ -532,6 +541,11 @@ class FakeOpenAI:
         self.fault_endpoints = set(fault_endpoints)
         self.rpm = rpm
         self.rpm_window = rpm_window
+        self.max_in_flight = max_in_flight
+        self._serving = 0  # admitted under max_in_flight, not yet answered
+        self.workers = workers
+        self._busy = 0  # requests being served by the workers
+        self._queued: deque[threading.Event] = deque()  # waiting for a worker, first come first
         self.retry_after = retry_after
         self.embedding_dim = embedding_dim
         self.echo_key = echo_key
@@ -728,6 +742,43 @@ class FakeOpenAI:
                 self._accepted.append(now)
             return None, None
 
+    def _admit(self) -> bool:
+        """Whether a request is served under ``max_in_flight`` (then it counts until _leave)."""
+        with self._lock:
+            if self.max_in_flight is not None and self._serving >= self.max_in_flight:
+                return False
+            self._serving += 1
+            return True
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._serving -= 1
+
+    @contextlib.contextmanager
+    def _worker(self) -> Iterator[None]:
+        """One of the ``workers`` for the request's time, if limited: waiting in turn (first come,
+        first served, as a server's queue does)."""
+        if self.workers is None:
+            yield
+            return
+        with self._lock:
+            turn = None
+            if self._busy < self.workers:
+                self._busy += 1
+            else:
+                turn = threading.Event()
+                self._queued.append(turn)
+        while turn is not None and not turn.wait(0.05) and not self._closing.is_set():
+            pass
+        try:
+            yield
+        finally:
+            with self._lock:
+                if self._queued:
+                    self._queued.popleft().set()  # the worker passes to the next in line
+                else:
+                    self._busy -= 1
+
     def _latency(self) -> float:
         if isinstance(self.latency, tuple):
             with self._lock:
@@ -772,6 +823,7 @@ def _quiet_handle_error(server: ThreadingHTTPServer, request: Any, client_addres
 #: fault -> (status, message, error type) of the HTTP error it answers with
 _HTTP_ERRORS = {
     "rpm_limit": (429, "requests per minute exceeded", "rate_limit_exceeded"),
+    "concurrency_limit": (429, "too many requests in flight", "rate_limit_exceeded"),
     "rate_limit": (429, "rate limit reached", "rate_limit_exceeded"),
     "server_error": (500, "the server had an error", "server_error"),
     "overloaded": (503, "the engine is overloaded", "server_error"),
@@ -856,6 +908,24 @@ class _Handler(BaseHTTPRequestHandler):
     ) -> tuple[int | None, str, Any, dict[str, str]]:
         """``(status, outcome, payload, headers)``; no payload means no reply at all."""
         fake = self.fake
+        if not fake._admit():
+            status, message, kind = _HTTP_ERRORS["concurrency_limit"]
+            return (
+                status,
+                "concurrency_limit",
+                _error_body(message, kind),
+                _retry_headers(fake.retry_after),
+            )
+        try:
+            with fake._worker():
+                return self._serve_admitted(entry, body)
+        finally:
+            fake._leave()
+
+    def _serve_admitted(
+        self, entry: LoggedRequest, body: dict[str, Any]
+    ) -> tuple[int | None, str, Any, dict[str, str]]:
+        fake = self.fake
         fault, wait = fake._choose_fault(entry.kind)
         if fault == "hang":
             fake._closing.wait()
@@ -869,6 +939,8 @@ class _Handler(BaseHTTPRequestHandler):
                 pass
             return None, "disconnect", None, {}
         delay = fake._latency()
+        if entry.kind == "embeddings" and fake.embedding_latency is not None:
+            delay = fake.embedding_latency
         if delay > 0 and fake._closing.wait(delay):
             self.close_connection = True
             return None, "closed", None, {}
@@ -993,6 +1065,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
     parser.add_argument("--latency-max", type=float, help="with --latency: a uniform range")
     parser.add_argument(
+        "--embedding-latency", type=float, help="seconds before each embeddings answer"
+    )
+    parser.add_argument(
         "--fault", action="append", default=[], metavar="KIND=RATE", help=", ".join(FAULTS)
     )
     parser.add_argument(
@@ -1000,6 +1075,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rpm", type=int, help="requests per window above which 429 is returned")
     parser.add_argument("--rpm-window", type=float, default=60.0)
+    parser.add_argument(
+        "--max-in-flight", type=int, help="requests served at once above which 429 is returned"
+    )
+    parser.add_argument("--workers", type=int, help="requests served at once; the rest queue")
     parser.add_argument("--retry-after", type=float, default=0.01)
     parser.add_argument("--replies", help="module:function taking the request JSON")
     parser.add_argument(
@@ -1033,10 +1112,13 @@ def main(argv: list[str] | None = None) -> int:
         mode=args.mode,
         sloppy=dict(_parse_fault(f) for f in args.sloppy),
         latency=latency,
+        embedding_latency=args.embedding_latency,
         faults=dict(_parse_fault(f) for f in args.fault),
         sequence=sequence,
         rpm=args.rpm,
         rpm_window=args.rpm_window,
+        max_in_flight=args.max_in_flight,
+        workers=args.workers,
         retry_after=args.retry_after,
         embedding_dim=args.embedding_dim,
         seed=args.seed,

@@ -15,7 +15,7 @@ CONTEXTS = [["Solar panels lose a tenth of their output in winter, the report sa
 
 def test_the_constructor_stores_and_makes_nothing() -> None:
     synth = Synthesizer("openai:gpt-4.1-mini", embedder="openai:text-embedding-3-small")
-    assert synth.model == "openai:gpt-4.1-mini" and synth.max_concurrent == 32
+    assert synth.model == "openai:gpt-4.1-mini" and synth.max_concurrent is None
     assert synth.manifest is None and synth.last_run_dir is None
     synth.close()  # nothing was made: nothing to release
     assert not (Path.cwd() / ".synth").exists()  # no cache file, no store, no run directory

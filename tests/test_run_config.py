@@ -191,7 +191,7 @@ def test_the_synthesizer_options_are_every_setting_but_the_file_s_own() -> None:
         "embedder": None,
         "base_url": None,
         "seed": 4,
-        "max_concurrent": 32,
+        "max_concurrent": None,
         "rpm": None,
         "tpm": None,
         "use_context_critic": True,

@@ -92,7 +92,11 @@ def test_a_complete_runs_manifest_and_dataset(tmp_path: Path) -> None:
     assert manifest["versions"] == package_versions()
     assert manifest["created_at"] == manifest["sessions"][0]["started_at"]
     assert manifest["updated_at"] >= manifest["created_at"]
-    assert manifest["limits"]["max_concurrent"] == 32
+    assert manifest["limits"]["max_concurrent"] == 256  # the ceiling: no number given
+    # the level the adaptive limiter reached is recorded (it started at 8)
+    concurrency = manifest["concurrency"]
+    assert concurrency["adaptive"] is True and concurrency["start"] == 8
+    assert 1 <= concurrency["level"] <= concurrency["peak_level"] <= 256
     assert "contexts" not in manifest  # no documents: no seed counts
     (session,) = manifest["sessions"]
     assert session["status"] == "complete" and session["ended_at"] >= session["started_at"]

@@ -6,7 +6,6 @@ import argparse
 from typing import TYPE_CHECKING
 
 from synth.errors import ConfigError
-from synth.generate.conversation import ConversationConfig
 
 if TYPE_CHECKING:
     from synth.dataset import Dataset
@@ -39,6 +38,8 @@ def make_goldens(
             raise ConfigError("--max-turns needs --conversational")
         return synthesizer.generate_goldens_from_docs(args.paths, num_goldens=num_goldens)
     if max_turns is not None:
+        from synth.generate.conversation import ConversationConfig  # not for --help
+
         synthesizer.conversation_config = ConversationConfig(max_turns=max_turns)
     return synthesizer.generate_conversational_goldens_from_docs(
         args.paths, num_goldens=num_goldens

@@ -1,13 +1,26 @@
 """What ``synth evaluate`` and ``synth benchmark`` share: the judging flags, the keyword arguments
-they become, closing the judges the flags made, and the exit code of a report whose items failed."""
+they become, closing the judges the flags made, and the exit code of a report whose items failed.
+
+Without ``--n-jobs``, the judges made from provider specs share one adaptive limiter (it finds
+how many calls to keep in flight, up to 256, as a generation run does: :mod:`synth.llm._aimd`),
+and the user's own functions (systems, callable judges, retrievers) keep :data:`USER_JOBS` calls at
+once. ``--n-jobs N`` pins every call to N at once, as the Python API's ``n_jobs`` does."""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from synth.cli._exits import EXIT_OK, EXIT_PARTIAL
+
+#: calls of a user's function (system, callable judge, retriever) at once without --n-jobs
+USER_JOBS = 4
+#: the most judge calls in flight the adaptive limiter goes up to without --n-jobs
+JUDGE_CEILING = 256
 
 
 def add_judging_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,7 +56,13 @@ def add_judging_arguments(p: argparse.ArgumentParser) -> None:
         "replaces the default metrics: add them with --metric)",
     )
     p.add_argument("--base-url", help="OpenAI-compatible server for openai:<model> judges")
-    p.add_argument("--n-jobs", type=int, default=4, metavar="N", help="calls at once (4)")
+    p.add_argument(
+        "--n-jobs",
+        type=int,
+        metavar="N",
+        help=f"calls at once, fixed (default: judge models' calls found by the command, up to "
+        f"{JUDGE_CEILING}, cut on 429s and timeouts; your own functions' {USER_JOBS} at once)",
+    )
     p.add_argument("--keep-verdicts", action="store_true", help="keep every verdict in the report")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and tests (0)")
     p.add_argument("--json", action="store_true", help="print the result as JSON, not tables")
@@ -54,7 +73,10 @@ def judging_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     :func:`~synth.evaluate.benchmark.benchmark`) that the judging flags name."""
     from synth.errors import ConfigError
     from synth.evaluate._specs import judge_models, split_name
+    from synth.llm.limiter import RateLimiter
 
+    if args.n_jobs is not None and args.n_jobs < 1:
+        raise ConfigError(f"--n-jobs must be at least 1, got {args.n_jobs}")
     criteria = {}
     for raw in args.criteria:
         name, rubric = split_name(raw)
@@ -64,17 +86,54 @@ def judging_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     text = args.text_metric
     if text is not None and [t.lower() for t in text] == ["none"]:
         text = []
+    adaptive = args.n_jobs is None
+    limiter = RateLimiter(JUDGE_CEILING, adaptive=True) if adaptive else None
+    judges = judge_models(args.judge, base_url=args.base_url, limiter=limiter)
     kwargs: dict[str, Any] = {
-        "judges": judge_models(args.judge, base_url=args.base_url) or None,
+        "judges": {name: user_function(model, args) for name, model in judges.items()} or None,
         "metrics": args.metric,
         "criteria": criteria or None,
-        "n_jobs": args.n_jobs,
+        "n_jobs": JUDGE_CEILING if adaptive else args.n_jobs,
         "keep_verdicts": args.keep_verdicts,
         "seed": args.seed,
     }
     if text is not None:
         kwargs["text_metrics"] = text
     return kwargs
+
+
+def user_function(fn: Any, args: argparse.Namespace) -> Any:
+    """``fn`` called at most :data:`USER_JOBS` times at once when ``--n-jobs`` is not given (a
+    model made by synth is returned as is: its limiter paces it)."""
+    from synth.llm.base import LLM
+
+    if args.n_jobs is not None or isinstance(fn, LLM) or not callable(fn):
+        return fn
+    return at_most(fn, USER_JOBS)
+
+
+def at_most(fn: Callable[..., Any], n: int) -> Callable[..., Any]:
+    """``fn`` (sync or async) run by at most ``n`` callers at once; the others wait their turn."""
+    import asyncio  # here, not with the module: `synth --help` must not pay for asyncio
+    import inspect
+
+    if inspect.iscoroutinefunction(fn):
+        turns = asyncio.Semaphore(n)
+
+        @functools.wraps(fn)
+        async def bounded_async(*args: Any, **kwargs: Any) -> Any:
+            async with turns:
+                return await fn(*args, **kwargs)
+
+        return bounded_async
+    gate = threading.BoundedSemaphore(n)
+
+    @functools.wraps(fn)
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        with gate:
+            return fn(*args, **kwargs)
+
+    return bounded
 
 
 def close_models(judges: dict[str, Any] | None) -> None:
@@ -97,4 +156,13 @@ def failed_items_code(summaries: list[tuple[str, str | None]]) -> int:
     return EXIT_PARTIAL
 
 
-__all__ = ["add_judging_arguments", "close_models", "failed_items_code", "judging_kwargs"]
+__all__ = [
+    "JUDGE_CEILING",
+    "USER_JOBS",
+    "add_judging_arguments",
+    "at_most",
+    "close_models",
+    "failed_items_code",
+    "judging_kwargs",
+    "user_function",
+]

@@ -6,11 +6,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+#: synth.dataset.review.STATUS_FILTERS, named here so that `synth --help` does not import the
+#: dataset package (tests/test_startup.py checks they agree)
+STATUS_FILTERS = ("accepted", "rejected", "pending", "all")
+
 
 def add_status_argument(p: argparse.ArgumentParser) -> None:
     """Declare ``--status accepted|pending|rejected|all`` (default ``all``) on ``p``."""
-    from synth.dataset.review import STATUS_FILTERS
-
     p.add_argument(
         "--status",
         choices=STATUS_FILTERS,
@@ -31,4 +33,4 @@ def dataset_with_status(path: str | Path, status: str) -> Any:
     return select(Dataset.load(path), status)
 
 
-__all__ = ["add_status_argument", "dataset_with_status"]
+__all__ = ["STATUS_FILTERS", "add_status_argument", "dataset_with_status"]

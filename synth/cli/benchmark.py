@@ -10,6 +10,7 @@ from synth.cli._judging import (
     close_models,
     failed_items_code,
     judging_kwargs,
+    user_function,
 )
 from synth.cli.report import add_report_flag, check_report_flag, write_beside
 
@@ -48,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     check_report_flag(args)
     kwargs = judging_kwargs(args)
     try:
-        result = benchmark(systems(args.system), args.dataset, rank_by=args.rank_by, **kwargs)
+        found = {name: user_function(fn, args) for name, fn in systems(args.system).items()}
+        result = benchmark(found, args.dataset, rank_by=args.rank_by, **kwargs)
     finally:
         close_models(kwargs["judges"])
     page = None

@@ -6,10 +6,12 @@ import argparse
 from typing import TYPE_CHECKING
 
 from synth.cli._judging import (
+    USER_JOBS,
     add_judging_arguments,
     close_models,
     failed_items_code,
     judging_kwargs,
+    user_function,
 )
 from synth.cli._status import add_status_argument, dataset_with_status
 from synth.cli.report import add_report_flag, check_report_flag, write_beside
@@ -86,7 +88,7 @@ def _retrieval_report(args: argparse.Namespace) -> Evaluation:
         load_callable(args.retriever),
         dataset_with_status(args.dataset, args.status),
         k=args.k or 10,
-        n_jobs=args.n_jobs,
+        n_jobs=args.n_jobs or USER_JOBS,
         seed=args.seed,
     )
 
@@ -95,7 +97,7 @@ def _answers_report(args: argparse.Namespace) -> Evaluation:
     from synth.evaluate._specs import load_callable
     from synth.evaluate.answers import evaluate_answers
 
-    system = load_callable(args.system) if args.system else None
+    system = user_function(load_callable(args.system), args) if args.system else None
     kwargs = judging_kwargs(args)
     try:
         return evaluate_answers(system, dataset_with_status(args.dataset, args.status), **kwargs)

@@ -11,14 +11,15 @@ from synth.cli._status import add_status_argument
 
 #: the formats synth reads back losslessly (the others are other tools')
 OWN_FORMATS = ("jsonl", "json", "csv", "parquet")
+#: other tools' formats: the keys of synth.dataset._export.EXPORT_FORMATS, named here so that
+#: `synth --help` does not import the dataset package (tests/test_startup.py checks they agree)
+TOOL_FORMATS = ("deepeval", "deepeval-csv", "judgeval", "judgeval-legacy", "ragas", "messages")
 #: a Hugging Face folder with a dataset card (synth/cli/_export_hf.py)
 HF_FORMAT = "hf"
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Declare ``synth export`` and its arguments on ``sub``."""
-    from synth.dataset._export import EXPORT_FORMATS
-
     p = sub.add_parser(
         "export",
         help="convert a dataset to another of synth's formats or to another tool's",
@@ -26,7 +27,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "parquet: lossless, metadata included; picked by -o's suffix or --format), or for "
         "another tool: deepeval goldens (.json or .jsonl), deepeval CSV (.csv), ragas samples "
         "(.jsonl or .json), judgeval 1.x examples (.json) or judgeval 0.0.x examples "
-        "(judgeval-legacy, .json); or as a Hugging Face folder (hf: save_to_disk output, parquet "
+        "(judgeval-legacy, .json), chat messages (messages, .jsonl); or as a Hugging Face folder (hf: save_to_disk output, parquet "
         "shards under data/ and a dataset card README.md drawn from the run; needs synth[hf]), "
         "optionally pushed to the Hub. `synth` reads them all back.",
     )
@@ -34,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "-f",
         "--format",
-        choices=[*OWN_FORMATS, *EXPORT_FORMATS, HF_FORMAT],
+        choices=[*OWN_FORMATS, *TOOL_FORMATS, HF_FORMAT],
         help="synth's own format or the tool (default: synth's format -o's suffix names)",
     )
     p.add_argument(
@@ -115,4 +116,4 @@ def output_path(source: Path, format: str | None, output: str | None) -> Path:
     return path
 
 
-__all__ = ["HF_FORMAT", "OWN_FORMATS", "add_parser", "output_path", "run"]
+__all__ = ["HF_FORMAT", "OWN_FORMATS", "TOOL_FORMATS", "add_parser", "output_path", "run"]

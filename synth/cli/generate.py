@@ -13,20 +13,18 @@ from typing import TYPE_CHECKING, Any
 from synth.cli._conversational import add_conversation_flags, make_goldens
 from synth.cli._exits import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
 from synth.cli._gates import add_gates, check_gates
-from synth.contexts.coverage import Coverage
-from synth.dataset import SUFFIXES, Dataset
 from synth.errors import ConfigError
-from synth.pipeline import Synthesizer
-from synth.run.config import PipelineConfig, load_pipeline
-from synth.run.dir import replay_note
-from synth.run.models import default_model_spec
-from synth.run.output import claim_output
-from synth.run.plan import Plan
-from synth.run.progress import NullProgress
-from synth.run.rejects import first_drops
 
+# the library is imported where a command runs, not with the module: `synth --help` declares the
+# arguments of every command and must not pay for the pipeline
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from synth.contexts.coverage import Coverage
+    from synth.dataset import Dataset
+    from synth.pipeline import Synthesizer
+    from synth.run.config import PipelineConfig
+    from synth.run.plan import Plan
 
 DEFAULT_OUTPUT = "goldens.jsonl"
 
@@ -79,7 +77,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "the same command finds the same run and resumes it)",
     )
     p.add_argument(
-        "--max-concurrent", type=int, metavar="N", help="requests in flight at most (32)"
+        "--max-concurrent",
+        type=int,
+        metavar="N",
+        help="requests in flight, fixed (default: found by the run, up to 256: raised while "
+        "replies come back fast, cut on 429s and timeouts)",
     )
     p.add_argument(
         "--rpm",
@@ -122,6 +124,8 @@ def _add_output_flags(p: argparse.ArgumentParser) -> None:
 def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
     """The pipeline file (or the defaults) with the flags laid over it; a flag's bad value is
     reported by the flag's name."""
+    from synth.run.config import PipelineConfig, load_pipeline
+
     for flag, value in (("--goldens", args.goldens), ("--max-concurrent", args.max_concurrent)):
         if value is not None and value < 1:
             raise ConfigError(f"{flag} must be at least 1, got {value}")
@@ -151,6 +155,8 @@ def check_output(path: str | os.PathLike[str]) -> Path:
     can be written to. Otherwise one ConfigError line saying what to change (checked before the
     run, so a mistake costs no request; :func:`~synth.run.output.claim_output` then proves the
     folder writable by creating the output's lock file in it)."""
+    from synth.dataset import SUFFIXES
+
     output = Path(path)
     suffix = output.suffix.lower()
     if suffix not in SUFFIXES:
@@ -183,6 +189,8 @@ def small_corpus_note(reused: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Generate the goldens the arguments ask for; EXIT_PARTIAL when fewer than asked."""
+    from synth.run.output import claim_output
+
     config = pipeline_from_args(args)
     output = Path(config.output or DEFAULT_OUTPUT)
     if args.plan:
@@ -194,9 +202,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
-    # rich is imported where a run prints, not with the module: `synth --help` declares the
-    # arguments of every command and must not pay for it
     from synth.cli.console import CommandConsole
+    from synth.run.models import default_model_spec
 
     out = CommandConsole(highlight=False)  # tables printed with print_fitted: never cut when piped
     if config.model is None and default_model_spec(config.base_url) is None:
@@ -255,6 +262,7 @@ def _generate(
     from synth.cli._generate_view import RichProgress
     from synth.cli.console import CommandConsole
     from synth.run.gc import freeze_heap_during_runs
+    from synth.run.progress import NullProgress
 
     quiet = args.quiet or args.json
     errors = CommandConsole(stderr=True, highlight=False)
@@ -287,6 +295,9 @@ def _generate(
 def _print_notes(manifest: dict[str, Any], args: argparse.Namespace) -> None:
     """The lines on stderr that come before the result: ``--debug``'s first drop of each kind,
     and the replay note that ``--quiet`` hid with the display."""
+    from synth.run.dir import replay_note
+    from synth.run.rejects import first_drops
+
     if getattr(args, "debug", False) and manifest.get("run_dir"):
         for line in first_drops(manifest["run_dir"]):  # the first drop of each kind, with why
             print(f"synth: debug: {line}", file=sys.stderr)
@@ -312,6 +323,8 @@ def _print_table(manifest: dict[str, Any], dataset: Dataset, out: Console) -> No
     if contexts.get("corpus_too_small"):
         print(small_corpus_note(int(contexts.get("reused_chunks", 0))))
     if manifest.get("coverage"):
+        from synth.contexts.coverage import Coverage
+
         _print_coverage(Coverage.model_validate(manifest["coverage"]), out)
 
 
@@ -326,6 +339,8 @@ def _print_coverage(coverage: Coverage, out: Console) -> None:
 
 
 def _synthesizer(config: PipelineConfig, args: argparse.Namespace) -> Synthesizer:
+    from synth.pipeline import Synthesizer
+
     return Synthesizer.from_pipeline(
         config, run_dir=args.run_dir, absolute_paths=True if args.absolute else None
     )

@@ -122,8 +122,12 @@ def _provider_typo(spec: str) -> bool:
     return importlib.util.find_spec(target) is None  # a top-level name: finding runs no code
 
 
-def judge_models(specs: Sequence[str], *, base_url: str | None = None) -> dict[str, Any]:
-    """Return ``{name: model}`` for judge specs; a name defaults to the spec itself."""
+def judge_models(
+    specs: Sequence[str], *, base_url: str | None = None, limiter: Any = None
+) -> dict[str, Any]:
+    """Return ``{name: model}`` for judge specs; a name defaults to the spec itself. The models
+    made from provider specs share ``limiter`` (a :class:`~synth.llm.limiter.RateLimiter`) when
+    one is given."""
     from synth.llm.factory import make_llm
     from synth.llm.spec import known_provider, parse_model_spec, provider_class
 
@@ -131,7 +135,7 @@ def judge_models(specs: Sequence[str], *, base_url: str | None = None) -> dict[s
     for raw in specs:
         name, spec = split_name(raw)
         if known_provider(spec):
-            model: Any = make_llm(spec, base_url=base_url)
+            model: Any = make_llm(spec, base_url=base_url, limiter=limiter)
             default = spec
         else:
             if _provider_typo(spec):

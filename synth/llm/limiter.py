@@ -1,5 +1,9 @@
 """Pacing: at most N requests in flight, and optional requests- and tokens-per-minute budgets.
 
+N is fixed, or with ``adaptive=True`` found by the limiter itself between 1 and the ceiling
+``max_concurrent`` (additive increase, multiplicative decrease on 429s and timeouts; see
+:mod:`synth.llm._aimd`): the slots are resized as replies come in.
+
 A :class:`RateLimiter` works across threads and event loops (a sync ``complete`` runs its own loop,
 and evaluators call it from several threads), so it is built on a thread lock and hands freed slots
 to waiting coroutines on their own loop. Budgets are sliding windows: no more than ``rpm`` requests
@@ -14,11 +18,13 @@ import contextlib
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 from pydantic import BaseModel
 
-from synth.errors import ConfigError
+from synth.errors import ConfigError, ModelTimeoutError, RateLimitError
+from synth.llm._aimd import START, ConcurrencyControl
 from synth.llm.base import LLM, Completion
 from synth.llm.wrapper import WrapperModel
 
@@ -65,14 +71,32 @@ class _Slots:
 
     def release(self) -> None:
         with self._lock:
-            while self._waiters:
-                loop, future = self._waiters.popleft()
-                try:
-                    loop.call_soon_threadsafe(self._grant, future)
-                except RuntimeError:  # that loop is closed; try the next waiter
-                    continue
+            # over the size (it shrank while the slot was held): the slot is not passed on
+            if self._free >= 0 and self._hand_over():
                 return  # the slot moves to the waiter without being freed
             self._free += 1
+
+    def resize(self, size: int) -> None:
+        """Hold ``size`` slots from now on: more wake waiters at once; fewer are taken back as
+        the requests holding them end."""
+        with self._lock:
+            self._free += size - self.size
+            self.size = size
+            while self._free > 0 and self._waiters:
+                self._free -= 1
+                if not self._hand_over():
+                    self._free += 1
+
+    def _hand_over(self) -> bool:
+        """Give a held slot to the first waiter whose loop is open (under the lock)."""
+        while self._waiters:
+            loop, future = self._waiters.popleft()
+            try:
+                loop.call_soon_threadsafe(self._grant, future)
+            except RuntimeError:  # that loop is closed; try the next waiter
+                continue
+            return True
+        return False
 
     def _grant(self, future: asyncio.Future[None]) -> None:
         if future.done():  # cancelled meanwhile: pass the slot on
@@ -131,7 +155,11 @@ class _Window:
 
 class RateLimiter:
     """Concurrency, requests-per-minute and tokens-per-minute limits; share one across models to
-    share the budget (for example several stages calling the same deployment)."""
+    share the budget (for example several stages calling the same deployment).
+
+    ``adaptive=True`` makes ``max_concurrent`` a ceiling: the level starts at ``start`` and follows
+    the replies (:mod:`synth.llm._aimd`); :meth:`concurrency` says where it went.
+    """
 
     def __init__(
         self,
@@ -140,6 +168,8 @@ class RateLimiter:
         rpm: float | None = None,
         tpm: float | None = None,
         window: float = 60.0,
+        adaptive: bool = False,
+        start: int = START,
     ) -> None:
         if max_concurrent < 1:
             raise ConfigError(f"max_concurrent must be at least 1, got {max_concurrent}")
@@ -148,34 +178,87 @@ class RateLimiter:
                 raise ConfigError(f"{name} must be positive, got {value}")
         if window <= 0:
             raise ConfigError(f"window must be positive, got {window}")
+        if start < 1:
+            raise ConfigError(f"start must be at least 1, got {start}")
         self.max_concurrent = max_concurrent
         self.rpm, self.tpm, self.window = rpm, tpm, window
-        self._slots = _Slots(max_concurrent)
+        self._control = ConcurrencyControl(max_concurrent, start) if adaptive else None
+        self._control_lock = threading.Lock()
+        self._slots = _Slots(self._control.level if self._control else max_concurrent)
         self._requests = _Window(rpm, window) if rpm else None
         self._tokens = _Window(tpm, window) if tpm else None
+
+    @property
+    def adaptive(self) -> bool:
+        return self._control is not None
+
+    @property
+    def level(self) -> int:
+        """How many requests may be in flight now (``max_concurrent`` unless adaptive)."""
+        return self._slots.size
 
     @property
     def in_flight(self) -> int:
         return self._slots.in_use
 
     @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
-        """Hold one of the ``max_concurrent`` slots (and one request of the ``rpm`` budget) for a
-        request made outside a model, such as a call to a remote embedder."""
+    async def slot(self, label: str | None = None) -> AsyncIterator[None]:
+        """Hold one of the slots (and one request of the ``rpm`` budget) for a request made
+        outside a model, such as a call to a remote embedder; its reply, a 429 or a timeout,
+        moves an adaptive level like a model's."""
         await self._slots.acquire()
         try:
             if self._requests is not None:
                 await self._requests.acquire(1)
-            yield
+            with self.watch(label):
+                yield
         finally:
             self._slots.release()
+
+    @contextlib.contextmanager
+    def watch(self, label: str | None) -> Iterator[None]:
+        """Time the request made inside: its reply, a 429 or a timeout moves an adaptive level."""
+        control = self._control
+        if control is None:
+            yield
+            return
+        sent_in, started = control.epoch, time.monotonic()
+        try:
+            yield
+        except (RateLimitError, ModelTimeoutError) as exc:
+            with self._control_lock:
+                self._slots.resize(control.on_congestion(exc.kind, sent_in))
+            raise
+        with self._control_lock:
+            full = self._slots.in_use >= self._slots.size  # this request's slot still held
+            level = control.on_reply(label, time.monotonic() - started, full=full)
+            if level != self._slots.size:
+                self._slots.resize(level)
 
     @property
     def peak_in_flight(self) -> int:
         return self._slots.in_use_peak
 
+    def concurrency(self) -> dict[str, Any]:
+        """What a manifest records: fixed or adaptive, the ceiling, the level reached (adaptive:
+        where it started, its peak, its cuts and the 429s and timeouts that caused them)."""
+        found: dict[str, Any] = {
+            "adaptive": self.adaptive,
+            "max_concurrent": self.max_concurrent,
+            "level": self.level,
+            "peak_in_flight": self.peak_in_flight,
+        }
+        if self._control is not None:
+            with self._control_lock:
+                found.update(self._control.report())
+        return found
+
     def __repr__(self) -> str:
-        return f"RateLimiter(max_concurrent={self.max_concurrent}, rpm={self.rpm}, tpm={self.tpm})"
+        adaptive = ", adaptive=True" if self.adaptive else ""
+        return (
+            f"RateLimiter(max_concurrent={self.max_concurrent}, rpm={self.rpm}, tpm={self.tpm}"
+            f"{adaptive})"
+        )
 
 
 class LimitedModel(WrapperModel):
@@ -207,9 +290,10 @@ class LimitedModel(WrapperModel):
             tokens, spent = limiter._tokens, None
             if tokens is not None:
                 spent = await tokens.acquire(self._estimate(prompt, system))
-            completion = await self.inner.arequest(
-                prompt, system=system, schema=schema, label=label
-            )
+            with limiter.watch(label):
+                completion = await self.inner.arequest(
+                    prompt, system=system, schema=schema, label=label
+                )
             if tokens is not None and spent is not None and completion.input_tokens is not None:
                 tokens.adjust(spent, completion.input_tokens + (completion.output_tokens or 0))
             return completion

@@ -79,7 +79,7 @@ class PipelineConfig(BaseModel):
     base_url: str | None = None
     num_goldens: int | None = Field(default=None, ge=1)
     seed: int = 0
-    max_concurrent: int = Field(default=32, ge=1)
+    max_concurrent: int | None = Field(default=None, ge=1)
     rpm: float | None = Field(default=None, gt=0)
     tpm: float | None = Field(default=None, gt=0)
     output: str | None = None

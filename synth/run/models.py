@@ -4,7 +4,8 @@ A model named by a spec (``"openai:gpt-4.1-mini"``) is made here and owned: :met
 releases its client. A model or embedder passed in already made is used as given and left open.
 Every model of a run shares one response cache, one :class:`~synth.llm.limiter.RateLimiter` (the
 run's ``max_concurrent``, ``rpm`` and ``tpm``) and one :class:`~synth.llm.usage.Usage`; a remote
-embedder made here shares the limiter and the usage too.
+embedder made here shares the limiter and the usage too. Without a ``max_concurrent`` the limiter
+is adaptive: it finds the level itself, up to :data:`ADAPTIVE_CEILING`; a number pins it.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ DEFAULT_MODEL = "openai:gpt-4.1-mini"
 DEFAULT_CACHE = Path(".synth") / "cache.sqlite"
 #: rpm/tpm budgets are paced over a window this much longer than the one given (60 s -> 63 s)
 RATE_MARGIN = 0.05
+#: the most requests in flight a run's adaptive limiter goes up to (no max_concurrent given)
+ADAPTIVE_CEILING = 256
 
 NO_MODEL = (
     "no model named and no API key found: pass model= (a 'provider:model' spec, an LLM or a "
@@ -76,13 +79,19 @@ def model_name(model: object) -> str:
 
 
 def make_limiter(
-    max_concurrent: int, rpm: float | None, tpm: float | None, window: float = 60.0
+    max_concurrent: int | None, rpm: float | None, tpm: float | None, window: float = 60.0
 ) -> RateLimiter:
-    """The run's shared limiter: ``rpm`` requests and ``tpm`` tokens per ``window`` seconds,
-    paced over a window :data:`RATE_MARGIN` longer, so a server allowing exactly ``rpm`` per
-    window is not tripped by the gap between when synth starts a request and when the server
-    counts it."""
-    return RateLimiter(max_concurrent, rpm=rpm, tpm=tpm, window=window * (1 + RATE_MARGIN))
+    """The run's shared limiter: ``max_concurrent`` requests in flight (None: adaptive, up to
+    :data:`ADAPTIVE_CEILING`), ``rpm`` requests and ``tpm`` tokens per ``window`` seconds, paced
+    over a window :data:`RATE_MARGIN` longer, so a server allowing exactly ``rpm`` per window is
+    not tripped by the gap between when synth starts a request and when the server counts it."""
+    return RateLimiter(
+        max_concurrent or ADAPTIVE_CEILING,
+        rpm=rpm,
+        tpm=tpm,
+        window=window * (1 + RATE_MARGIN),
+        adaptive=max_concurrent is None,
+    )
 
 
 class Models(NamedTuple):
@@ -109,7 +118,7 @@ class ModelOptions(Protocol):
     embedder: Any
     base_url: str | None
     cache: CacheArg
-    max_concurrent: int
+    max_concurrent: int | None
     rpm: float | None
     tpm: float | None
     rate_window: float
@@ -124,7 +133,7 @@ class ModelSettings:
     embedder: Any
     base_url: str | None
     cache: CacheArg
-    max_concurrent: int
+    max_concurrent: int | None
     rpm: float | None
     tpm: float | None
     rate_window: float
@@ -266,6 +275,7 @@ def _add_usage(usages: list[Usage], model: LLM) -> None:
 
 
 __all__ = [
+    "ADAPTIVE_CEILING",
     "DEFAULT_CACHE",
     "DEFAULT_MODEL",
     "NO_MODEL",

@@ -27,7 +27,7 @@ class RunOwner:
     embedder: Any
     base_url: str | None
     cache: CacheArg
-    max_concurrent: int
+    max_concurrent: int | None
     rpm: float | None
     tpm: float | None
     rate_window: float

@@ -10,7 +10,6 @@ the models' usage, summed over every session of the run.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import time
 from collections import Counter
@@ -198,9 +197,8 @@ class RunSession:
             self._dedup_embedder = embedder
             self._dedup_mark = embedder.batches_embedded if embedder is not None else 0
         meter = DifficultyMeter(feed.corpus(), dense=self.settings.embeds_chunks)
-        settings = dataclasses.replace(self.settings, search=meter)  # some steps search the chunks
         runner = CandidateRunner(
-            settings, self.dir, lambda c, s, d: stream.on_stage(c, s, d), meter
+            self.settings, self.dir, lambda c, s, d: stream.on_stage(c, s, d), meter
         )
         easy = max_easy(self.settings.generation.max_easy_share, target.num_goldens)
         stream = Stream(
@@ -368,6 +366,8 @@ class RunSession:
             "totals": total,
             "sessions": self.sessions,
             **self.info,
+            # the level the limiter reached (an adaptive one found it; see synth.llm._aimd)
+            "concurrency": self.limiter.concurrency(),
         }
         seeds = self.feed.seed_counts() if self.feed is not None else None
         if seeds is not None:

@@ -11,6 +11,7 @@ last journaled step, so no finished work is asked for again. Dropped drafts also
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -43,7 +44,8 @@ class CandidateRunner:
 
     ``on_stage(candidate, stage, drafts)`` is called after every step (fresh or resumed), so the
     controller can track how many drafts are still alive; ``stages`` names the steps in order.
-    ``meter`` measures the finished drafts' difficulty (none: not measured).
+    ``meter`` measures the finished drafts' difficulty (none: not measured), and is what the
+    steps that search the run's chunks search.
     """
 
     def __init__(
@@ -57,6 +59,8 @@ class CandidateRunner:
         self.run = run
         self.on_stage = on_stage
         self.meter = meter
+        if meter is not None:  # the distracting and out-of-scope steps search the run's chunks
+            settings = dataclasses.replace(settings, search=meter)
         self.steps: list[Step] = build_steps(settings)
         self.stages = [step.name for step in self.steps]
         self._scratch_inputs: dict[int, asyncio.Future[list[str]]] = {}

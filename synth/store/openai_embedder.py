@@ -170,7 +170,7 @@ class OpenAIEmbedder(Embedder):
         self._guard.check()
         if self.limiter is None:
             return self._send(inputs, label)
-        async with self.limiter.slot():
+        async with self.limiter.slot("embeddings"):
             # this batch's own event loop (see run_sync): blocking it blocks no other request
             return self._send(inputs, label)
 

@@ -1,0 +1,199 @@
+"""Command-line bench: ``synth generate`` and ``synth evaluate`` as users run them, timed process start to exit.
+
+Everything at its defaults but the server: ``synth generate CORPUS --goldens 60 --embedder
+openai:text-embedding-3-small --base-url URL`` (no ``--max-concurrent``: the run finds its level),
+then ``synth evaluate`` of 60 answered items with an OpenAI judge and its default metrics
+(faithfulness and answer relevance; no ``--n-jobs``), and the same with ``--n-jobs 4`` (the old
+default). Each command is its own process in a fresh folder (no response cache), against the fake
+server (``tests/fake_openai.py`` as a subprocess; ``bench/compare_replies.py`` answers synth's
+prompts) with 0.5 s per chat request and 0.1 s per embeddings request. The corpus is
+``sample_docs`` (13 files: text, Markdown, PDF, .docx) and ``--copies`` re-spelled copies of it
+(``bench/generate.py``'s).
+
+Reported per command: wall time from spawn to exit, requests (the server's log), the peak in
+flight, and the floor: ``chain x latency`` (one golden's dependent requests, as bench/generate.py
+counts them; embeddings at their own latency) plus the import time of the modules the command
+needs (``python -c "import synth.pipeline, ..."``, measured here), against which the wall time's
+ratio is given. ``--synth-path`` runs another checkout's synth. DeepEval is not run here: ``bench/compare.py`` runs it in its own environment.
+
+    python bench/cli.py --out bench-results/cli.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _server import FakeServer, ServerOptions, read_log, request_counts  # noqa: E402
+from _util import REPO, header, markdown_table, work_dir, write_json  # noqa: E402
+from generate import build_corpus, chain_of  # noqa: E402
+
+REPLIES = "bench.compare_replies:reply"
+#: what each command imports before its first request, timed apart
+IMPORTS = {
+    "generate": "import synth.cli.generate, synth.pipeline, chromadb, openai",
+    "evaluate": "import synth.cli.evaluate, synth.evaluate.answers, openai",
+}
+
+
+#: the checkout whose synth runs (--synth-path: another one, to compare before and after)
+SYNTH_PATH = [REPO]
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    return {**env, "OPENAI_API_KEY": "sk-bench-fake", "PYTHONPATH": str(SYNTH_PATH[0])}
+
+
+def import_seconds(code: str, repeat: int = 3) -> float:
+    """The fastest of ``repeat`` fresh interpreters importing ``code``, less a bare one's start."""
+
+    def once(statement: str) -> float:
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", statement], env=_env(), check=True)
+        return time.perf_counter() - start
+
+    bare = min(once("pass") for _ in range(repeat))
+    return round(min(once(code) for _ in range(repeat)) - bare, 3)
+
+
+def run_command(argv: list[str], cwd: Path, log: Path, options: ServerOptions) -> dict[str, Any]:
+    """``python -m synth argv`` against a fresh fake server; its wall time, output and log."""
+    with FakeServer(options, log) as server:
+        command = [sys.executable, "-m", "synth", *[a.replace("{URL}", server.url) for a in argv]]
+        start = time.perf_counter()
+        done = subprocess.run(command, cwd=cwd, env=_env(), capture_output=True, text=True)
+        wall = time.perf_counter() - start
+    if done.returncode not in (0, 3):
+        raise RuntimeError(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    rows = read_log(log)
+    return {
+        "wall_s": round(wall, 2),
+        "exit": done.returncode,
+        "stdout": done.stdout,
+        **request_counts(rows),
+    }
+
+
+def generate(corpus: Path, work: Path, options: ServerOptions, goldens: int) -> dict[str, Any]:
+    folder = work / "generate"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    argv = ["generate", str(corpus), "--goldens", str(goldens), "--embedder",
+            "openai:text-embedding-3-small", "--base-url", "{URL}", "--json", "-o", "goldens.jsonl"]  # fmt: skip
+    result = run_command(argv, folder, folder / "requests.jsonl", options)
+    manifest = json.loads(result.pop("stdout").strip().splitlines()[-1])
+    chain = chain_of(manifest, result["embeddings"])
+    embeddings = chain.pop("embeddings", 0)
+    chain_floor = embeddings * (options.embedding_latency or options.latency)
+    chain_floor += sum(chain.values()) * options.latency
+    return {
+        "command": f"synth generate --goldens {goldens} (defaults)",
+        "delivered": manifest.get("goldens"),
+        "requests_per_golden": manifest.get("requests_per_golden"),
+        "level": (manifest.get("concurrency") or {}).get("peak_level"),
+        "chain": sum(chain.values()) + embeddings,
+        "chain_floor_s": round(chain_floor, 2),
+        **result,
+    }
+
+
+def answered_items(goldens: Path, target: Path) -> int:
+    """The goldens as evaluation items answered with their expected output; how many."""
+    items = []
+    for line in goldens.read_text(encoding="utf-8").splitlines():
+        golden = json.loads(line)
+        items.append(
+            {
+                "id": str(len(items)),
+                "question": golden["input"],
+                "reference": golden.get("expected_output") or "",
+                "contexts": golden.get("context") or [],
+                "answer": golden.get("expected_output") or "",
+            }
+        )
+    target.write_text(json.dumps(items), encoding="utf-8")
+    return len(items)
+
+
+def evaluate(items: Path, work: Path, options: ServerOptions, n_jobs: int | None) -> dict:
+    folder = work / f"evaluate-{n_jobs or 'default'}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    argv = ["evaluate", str(items), "--judge", "openai:gpt-4.1-mini", "--base-url", "{URL}",
+            "-o", "report.json"]  # fmt: skip
+    if n_jobs is not None:
+        argv += ["--n-jobs", str(n_jobs)]
+    result = run_command(argv, folder, folder / "requests.jsonl", options)
+    result.pop("stdout")
+    label = f"--n-jobs {n_jobs}" if n_jobs else "(defaults)"
+    return {
+        "command": f"synth evaluate {label}",
+        "chain": 1,
+        "chain_floor_s": options.latency,
+        **result,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--goldens", type=int, default=60)
+    parser.add_argument("--copies", type=int, default=2, help="copies of sample_docs (2)")
+    parser.add_argument("--synth-path", type=Path, default=REPO, help="the checkout to run")
+    parser.add_argument("--latency", type=float, default=0.5)
+    parser.add_argument("--embedding-latency", type=float, default=0.1)
+    parser.add_argument("--work", type=Path, help="scratch folder (default: a temporary one)")
+    parser.add_argument("--out", help="write the results as JSON here")
+    args = parser.parse_args(argv)
+    SYNTH_PATH[0] = args.synth_path.resolve()
+    options = ServerOptions(
+        latency=args.latency, embedding_latency=args.embedding_latency, replies=REPLIES
+    )
+    rows = []
+    with work_dir(args.work, "cli") as work:
+        corpus = build_corpus(work, args.copies)
+        imports = {name: import_seconds(code) for name, code in IMPORTS.items()}
+        rows.append(generate(corpus, work, options, args.goldens))
+        items = work / "answered.json"
+        answered_items(work / "generate" / "goldens.jsonl", items)
+        for n_jobs in (None, 4):
+            rows.append(evaluate(items, work, options, n_jobs))
+    for row in rows:
+        row["imports_s"] = imports["generate" if "generate" in row["command"] else "evaluate"]
+        row["bound_s"] = round(row["chain_floor_s"] + row["imports_s"], 2)
+        row["wall_over_bound"] = round(row["wall_s"] / row["bound_s"], 2)
+    write_json(
+        args.out,
+        {
+            **header(sys.argv, ("synth", "openai", "chromadb")),
+            "server": options.describe(),
+            "rows": rows,
+        },
+    )
+    columns = [
+        "command",
+        "wall_s",
+        "delivered",
+        "requests",
+        "chat",
+        "embeddings",
+        "peak_in_flight",
+        "chain",
+    ]
+    columns += ["chain_floor_s", "imports_s", "bound_s", "wall_over_bound"]
+    print(f"server: {options.describe()}")
+    print(markdown_table(columns, [[row.get(c, "") for c in columns] for row in rows]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""``synth evaluate`` without ``--n-jobs``: the judges' calls find their own concurrency.
+
+Judges made from provider specs share one adaptive limiter (synth.llm._aimd), so 60 items with two
+metrics keep far more than the old 4 calls in flight; ``--n-jobs N`` pins every call to N; the
+user's own functions stay at USER_JOBS at once. Counted by the fake server and by the functions
+themselves, never timed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAI
+
+from synth.cli import main
+from synth.cli._judging import USER_JOBS, at_most
+
+
+def judge_reply(request: dict) -> dict:
+    prompt = "\n".join(str(m.get("content", "")) for m in request["messages"])
+    if '"claims"' in prompt:
+        return {"claims": [{"claim": "x", "supported": True}]}
+    return {"score": 4, "reason": "fine"}
+
+
+@pytest.fixture
+def answered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-adaptive")
+    monkeypatch.chdir(tmp_path)
+    items = [
+        {
+            "id": f"q{i}",
+            "question": f"What is item {i}?",
+            "reference": f"Item {i}.",
+            "contexts": [f"Item {i} is item {i}."],
+            "answer": f"Item {i}.",
+        }
+        for i in range(60)
+    ]
+    (tmp_path / "data.json").write_text(json.dumps(items), encoding="utf-8")
+    return tmp_path
+
+
+def _evaluate(server: FakeOpenAI, *extra: str) -> int:
+    return main(["evaluate", "data.json", "--judge", "openai:judge", "--base-url", server.url,
+                 "--metric", "faithfulness", "--metric", "answer_relevance", "--json", *extra])  # fmt: skip
+
+
+def test_judge_calls_rise_past_the_old_default_without_n_jobs(answered: Path, capsys) -> None:
+    with FakeOpenAI(reply=judge_reply, latency=0.2) as server:
+        assert _evaluate(server) == 0, capsys.readouterr().err
+        assert server.outcomes() == {"ok": 120}  # one call per item and metric, none repeated
+        assert server.peak_in_flight > 16
+
+
+def test_n_jobs_pins_the_calls_in_flight(answered: Path, capsys) -> None:
+    with FakeOpenAI(reply=judge_reply, latency=0.05) as server:
+        assert _evaluate(server, "--n-jobs", "3") == 0, capsys.readouterr().err
+        assert server.outcomes() == {"ok": 120}
+        assert server.peak_in_flight <= 3
+
+
+def test_a_judge_server_that_refuses_is_found_without_n_jobs(answered: Path, capsys) -> None:
+    """A server that refuses more than 6 calls at once: the level comes down, every call ends."""
+    with FakeOpenAI(reply=judge_reply, latency=0.05, max_in_flight=6, retry_after=0.01) as server:
+        assert _evaluate(server) == 0, capsys.readouterr().err
+        outcomes = server.outcomes()
+        assert outcomes["ok"] == 120
+        refused = outcomes.get("concurrency_limit", 0)
+        assert refused <= 12  # 10%: the first round trips find it
+
+
+def test_a_user_function_runs_at_most_n_at_once() -> None:
+    lock, running, peak = threading.Lock(), [0], [0]
+
+    def slow(x: int) -> int:
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.01)
+        with lock:
+            running[0] -= 1
+        return x
+
+    bounded = at_most(slow, USER_JOBS)
+    threads = [threading.Thread(target=bounded, args=(i,)) for i in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert 1 <= peak[0] <= USER_JOBS and bounded.__wrapped__ is slow  # type: ignore[attr-defined]
+
+
+def test_an_async_user_function_stays_async_and_bounded() -> None:
+    import asyncio
+    import inspect
+
+    running, peak = [0], [0]
+
+    async def answer(x: int) -> int:
+        running[0] += 1
+        peak[0] = max(peak[0], running[0])
+        await asyncio.sleep(0.01)
+        running[0] -= 1
+        return x
+
+    bounded = at_most(answer, 2)
+    assert inspect.iscoroutinefunction(bounded)
+
+    async def main() -> list[int]:
+        return list(await asyncio.gather(*[bounded(i) for i in range(10)]))
+
+    assert asyncio.run(main()) == list(range(10))
+    assert 1 <= peak[0] <= 2

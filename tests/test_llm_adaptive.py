@@ -1,0 +1,234 @@
+"""Adaptive concurrency: the limiter finds how many requests to keep in flight (synth.llm._aimd).
+
+The arithmetic is checked as pure functions; the behaviour against the fake server through the
+real openai SDK, by counts only (the server's log of outcomes and its peak in flight, the level
+the limiter reached), never by a clock: bench/adaptive.py measures the times.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAI
+
+from synth.errors import ConfigError
+from synth.llm._aimd import BASELINE_REPLIES, START, ConcurrencyControl
+from synth.llm.factory import make_llm
+from synth.llm.limiter import RateLimiter, _Slots
+
+
+# ---- the arithmetic ------------------------------------------------------------------------------
+def test_slow_start_doubles_the_level_each_round_trip_up_to_the_ceiling() -> None:
+    control = ConcurrencyControl(ceiling=40)
+    assert control.level == START == 8
+    for _ in range(8):  # one round trip at level 8
+        control.on_reply("critic", 0.5)
+    assert control.level == 16
+    for _ in range(100):
+        control.on_reply("critic", 0.5)
+    assert control.level == control.peak == 40  # never past the ceiling
+
+
+def test_the_level_grows_only_while_every_slot_is_taken() -> None:
+    control = ConcurrencyControl(ceiling=256)
+    for _ in range(30):
+        control.on_reply("critic", 0.5, full=False)  # a quiet phase: fewer requests than slots
+    assert control.level == START
+    control.on_reply("critic", 0.5)
+    assert control.level == START + 1
+
+
+def test_the_start_is_never_above_the_ceiling() -> None:
+    assert ConcurrencyControl(ceiling=3).level == 3
+    assert ConcurrencyControl(ceiling=100, start=2).level == 2
+
+
+def test_a_429_cuts_the_level_once_per_round_trip() -> None:
+    control = ConcurrencyControl(ceiling=256, start=32)
+    sent_in = control.epoch
+    assert control.on_congestion("rate_limit", sent_in) == 16
+    # the other requests sent before the cut say the same thing: no second cut
+    for _ in range(10):
+        assert control.on_congestion("rate_limit", sent_in) == 16
+    assert control.on_congestion("timeout", control.epoch) == 8  # sent after the cut
+    assert control.report()["cuts"] == 2
+    assert control.report()["signals"] == {"rate_limit": 11, "timeout": 1}
+
+
+def test_after_a_cut_the_level_grows_by_one_per_round_trip() -> None:
+    control = ConcurrencyControl(ceiling=256, start=20)
+    control.on_congestion("rate_limit", control.epoch)
+    assert control.level == 10
+    for _ in range(10):  # a round trip at level 10
+        control.on_reply(None, 0.5)
+    assert control.level == 11
+    for _ in range(11):
+        control.on_reply(None, 0.5)
+    assert control.level == 12
+
+
+def test_the_level_never_drops_below_one() -> None:
+    control = ConcurrencyControl(ceiling=4, start=1)
+    assert control.on_congestion("rate_limit", control.epoch) == 1
+
+
+def test_a_rising_latency_holds_the_level() -> None:
+    control = ConcurrencyControl(ceiling=256)
+    for _ in range(BASELINE_REPLIES):
+        control.on_reply("inputs", 0.5)
+    level = control.level
+    for _ in range(50):  # the server queues: every reply takes four times as long
+        control.on_reply("inputs", 2.0)
+    assert control.level <= level + 3  # a few replies before the average says so, then held
+    held = control.level
+    for _ in range(50):
+        control.on_reply("inputs", 2.0)
+    assert control.level == held and not control.slow_start
+
+
+def test_latency_is_compared_per_label() -> None:
+    """A slower stage is not a slower server: each label has its own baseline."""
+    control = ConcurrencyControl(ceiling=256)
+    for _ in range(BASELINE_REPLIES):
+        control.on_reply("critic", 0.2)
+    before = control.level
+    for _ in range(20):
+        control.on_reply("evolve", 2.0)  # ten times the critic's, but its own usual time
+    assert control.level == before + 20
+
+
+# ---- the slots -----------------------------------------------------------------------------------
+async def _turns() -> None:
+    """Let the loop run what was handed to it (a slot is granted by a callback, then awaited)."""
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+def test_shrunk_slots_are_taken_back_as_requests_end() -> None:
+    async def main() -> None:
+        slots = _Slots(4)
+        for _ in range(4):
+            await slots.acquire()
+        waiter = asyncio.ensure_future(slots.acquire())
+        await asyncio.sleep(0)
+        slots.resize(2)
+        slots.release()
+        slots.release()  # 2 held, size 2: none for the waiter yet
+        await _turns()
+        assert not waiter.done() and slots.in_use == 2
+        slots.release()
+        await _turns()
+        assert waiter.done() and slots.in_use == 2
+
+    asyncio.run(main())
+
+
+def test_grown_slots_wake_waiters_at_once() -> None:
+    async def main() -> None:
+        slots = _Slots(1)
+        await slots.acquire()
+        waiters = [asyncio.ensure_future(slots.acquire()) for _ in range(3)]
+        await asyncio.sleep(0)
+        slots.resize(3)
+        await _turns()
+        assert [w.done() for w in waiters] == [True, True, False]
+        assert slots.in_use == 3 and slots.in_use_peak == 3
+
+    asyncio.run(main())
+
+
+def test_a_fixed_limiter_reports_its_level_and_an_adaptive_one_its_path() -> None:
+    fixed = RateLimiter(12).concurrency()
+    assert fixed == {"adaptive": False, "max_concurrent": 12, "level": 12, "peak_in_flight": 0}
+    adaptive = RateLimiter(64, adaptive=True).concurrency()
+    assert adaptive["adaptive"] is True and adaptive["level"] == adaptive["start"] == START
+    assert adaptive["cuts"] == 0 and adaptive["signals"] == {}
+    with pytest.raises(ConfigError):
+        RateLimiter(8, adaptive=True, start=0)
+
+
+# ---- against the fake server ---------------------------------------------------------------------
+def _run(server: FakeOpenAI, limiter: RateLimiter, requests: int) -> None:
+    llm = make_llm("openai:m", base_url=server.url, limiter=limiter, max_retries=10)
+    with llm:
+
+        async def main() -> None:
+            await asyncio.gather(*[llm.acomplete(f"question {i}") for i in range(requests)])
+
+        asyncio.run(main())
+
+
+def test_without_a_limit_the_level_rises_past_32() -> None:
+    with FakeOpenAI(latency=0.2) as server:
+        limiter = RateLimiter(128, adaptive=True)
+        _run(server, limiter, 300)
+        report = limiter.concurrency()
+        assert report["peak_level"] > 32 and report["cuts"] == 0
+        assert server.peak_in_flight > 32
+        assert server.outcomes() == {"ok": 300}
+
+
+def test_a_concurrency_limit_is_found_and_few_requests_are_refused() -> None:
+    """A server that refuses more than 8 requests at once: after the first 100 requests, at most
+    5% are refused, and the level stays near 8."""
+    with FakeOpenAI(latency=0.05, max_in_flight=8, retry_after=0.01) as server:
+        limiter = RateLimiter(64, adaptive=True)
+        _run(server, limiter, 400)
+        outcomes = [entry.outcome for entry in server.requests]
+        later = outcomes[100:]
+        refused = later.count("concurrency_limit")
+        assert refused / len(later) <= 0.05, (refused, len(later))
+        assert outcomes.count("ok") == 400
+        report = limiter.concurrency()
+        assert report["cuts"] >= 1 and report["signals"]["rate_limit"] >= 1
+        assert report["level"] <= 9
+
+
+def test_a_pinned_limiter_keeps_its_level_whatever_the_server_says() -> None:
+    with FakeOpenAI(latency=0.02, max_in_flight=4, retry_after=0.01) as server:
+        limiter = RateLimiter(6)
+        _run(server, limiter, 60)
+        assert limiter.concurrency()["level"] == 6
+        assert server.outcomes()["ok"] == 60 and server.outcomes()["concurrency_limit"] >= 1
+
+
+def test_a_server_that_queues_is_not_flooded() -> None:
+    """Four workers, the rest queued: the latency rises and the level stops rising."""
+    with FakeOpenAI(latency=0.05, workers=4) as server:
+        limiter = RateLimiter(256, adaptive=True)
+        _run(server, limiter, 300)
+        assert limiter.concurrency()["peak_level"] <= 64  # of 256; with no queue it passes 100
+        assert server.outcomes() == {"ok": 300}
+
+
+# ---- a run's limiter -----------------------------------------------------------------------------
+def test_a_run_without_max_concurrent_finds_its_level_and_a_number_pins_it() -> None:
+    from synth.run.models import ADAPTIVE_CEILING, make_limiter
+
+    found = make_limiter(None, None, None)
+    assert found.adaptive and found.max_concurrent == ADAPTIVE_CEILING == 256
+    assert found.level == START
+    pinned = make_limiter(7, 30.0, None)
+    assert not pinned.adaptive and pinned.level == pinned.max_concurrent == 7
+
+
+def test_a_pinned_run_records_its_fixed_level_in_the_manifest(tmp_path: Path) -> None:
+    from synth import FunctionModel, Synthesizer
+
+    model = FunctionModel(lambda prompt, system: "{}", name="gen")
+    synth = Synthesizer(
+        model, embedder="hash", max_concurrent=3, cache=None, run_dir=tmp_path / "r"
+    )
+    with pytest.warns(UserWarning):  # empty replies: no golden, a shortfall; the manifest stands
+        synth.generate_goldens_from_contexts([["Water boils at 100 degrees."]], num_goldens=1)
+    manifest = synth.manifest
+    assert manifest is not None
+    assert manifest["concurrency"] == {
+        "adaptive": False,
+        "max_concurrent": 3,
+        "level": 3,
+        "peak_in_flight": manifest["concurrency"]["peak_in_flight"],
+    }
+    synth.close()

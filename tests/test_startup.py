@@ -1,0 +1,127 @@
+"""Start-up: a command imports what it needs when it needs it.
+
+``synth --help`` declares every command's arguments and imports none of the library behind them;
+``synth export`` reads and writes a dataset without the store, the models or pandas; ``import
+synth`` loads a public name only when it is read. Checked by which modules a fresh interpreter
+holds afterwards (``sys.modules``), never by a clock: ``bench/startup.py`` measures the time.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import synth
+from synth.cli._status import STATUS_FILTERS
+from synth.cli.export import TOOL_FORMATS
+from synth.dataset._export import EXPORT_FORMATS
+from synth.dataset.review import STATUS_FILTERS as REVIEW_STATUS_FILTERS
+
+ROOT = Path(__file__).resolve().parent.parent
+#: what no command that only parses or converts should pay for
+HEAVY = ("chromadb", "torch", "openai", "pandas", "numpy", "tiktoken", "langchain_text_splitters")
+#: and what `synth --help` needs none of either
+HELP_HEAVY = (
+    *HEAVY,
+    "pydantic",
+    "rich",
+    "asyncio",
+    "synth.data",
+    "synth.pipeline",
+    "synth.dataset",
+)
+
+_RUN = """
+import contextlib, io, json, sys
+from synth.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        code = main({argv!r})
+    except SystemExit as stop:
+        code = stop.code
+print(json.dumps({{"code": code, "loaded": [m for m in {heavy!r} if m in sys.modules]}}))
+"""
+
+
+def _command_imports(
+    argv: list[str], heavy: tuple[str, ...], cwd: Path = ROOT
+) -> dict[str, object]:
+    """The exit code of ``synth argv`` run in a fresh interpreter, and which of ``heavy`` it loaded."""
+    code = _RUN.format(argv=argv, heavy=heavy)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=cwd
+    )
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_help_imports_no_library_behind_the_commands() -> None:
+    assert _command_imports(["--help"], HELP_HEAVY) == {"code": 0, "loaded": []}
+
+
+def test_a_command_help_imports_no_library_either() -> None:
+    for command in ("generate", "export", "evaluate", "ingest"):
+        assert _command_imports([command, "--help"], HELP_HEAVY) == {"code": 0, "loaded": []}
+
+
+def test_export_imports_neither_store_nor_models_nor_pandas(tmp_path: Path) -> None:
+    goldens = [synth.Golden(input=f"question {i}?", expected_output="yes") for i in range(3)]
+    synth.Dataset(goldens).save(tmp_path / "goldens.jsonl")
+    argv = ["export", "goldens.jsonl", "-f", "deepeval", "-o", "out.json"]
+    assert _command_imports(argv, HEAVY, cwd=tmp_path) == {"code": 0, "loaded": []}
+    assert len(json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))) == 3
+
+
+def test_import_synth_loads_a_name_when_it_is_read() -> None:
+    code = (
+        "import sys, synth; before = 'synth.data' in sys.modules; golden = synth.Golden; "
+        "print(before, 'synth.data' in sys.modules, 'synth.pipeline' in sys.modules, "
+        "golden.__module__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "False", "synth"]
+
+
+def test_from_synth_import_works_for_every_name() -> None:
+    code = f"from synth import {', '.join(synth.__all__)}; print('ok')"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ok"
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    try:
+        synth.NoSuchThing  # noqa: B018
+    except AttributeError as exc:
+        assert "NoSuchThing" in str(exc)
+    else:  # pragma: no cover
+        raise AssertionError("synth.NoSuchThing did not raise")
+
+
+def _type_checking_imports() -> dict[str, tuple[str, ...]]:
+    """What synth/__init__.py imports under ``if _typing.TYPE_CHECKING:``, module by module."""
+    tree = ast.parse((ROOT / "synth" / "__init__.py").read_text(encoding="utf-8"))
+    block = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "_typing.TYPE_CHECKING"
+    )
+    found: dict[str, tuple[str, ...]] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom) and node.module
+        found[node.module] = tuple(alias.name for alias in node.names)
+    return found
+
+
+def test_the_lazy_map_names_what_type_checkers_read() -> None:
+    """The imports type checkers see and the map ``__getattr__`` reads name the same things."""
+    assert _type_checking_imports() == {m: tuple(n.split()) for m, n in synth._EXPORTS.items()}
+    assert (
+        sorted(name for names in synth._EXPORTS.values() for name in names.split()) == synth.__all__
+    )
+
+
+def test_names_copied_into_the_cli_agree_with_the_library() -> None:
+    assert TOOL_FORMATS == tuple(EXPORT_FORMATS)
+    assert STATUS_FILTERS == REVIEW_STATUS_FILTERS
