@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -11,11 +13,12 @@ import numpy as np
 import pytest
 import synth_replies
 
-from synth import Synthesizer
+from synth import FunctionModel, Golden, HashEmbedder, Synthesizer
 from synth.contexts.config import ContextConstructionConfig
 from synth.data import Context
 from synth.errors import ConfigError
 from synth.generate import inputs, out_of_scope
+from synth.generate.base import Source
 from synth.generate.config import DEFAULT_REFUSAL, GenerationConfig, StylingConfig
 from synth.generate.difficulty import DifficultyIndex
 from synth.generate.distracting import (
@@ -24,8 +27,10 @@ from synth.generate.distracting import (
     NO_DISTRACTOR,
     distraction_words,
 )
+from synth.generate.draft import Draft
 from synth.generate.out_of_scope import ANSWERABLE, NEAR_MISS_KEY, TOPIC_KEY
 from synth.generate.question_types import expected_note, inputs_instruction, type_counts
+from synth.generate.templates import default_prompts
 
 CTX = Context(
     id="c", chunk_ids=["a#0"], texts=["The pump needs three checks a year."], source_files=["a"]
@@ -232,3 +237,75 @@ def test_a_mixed_run_in_a_named_run_directory_keeps_a_folder_per_type(
     assert sorted(p.name for p in run_dir.iterdir()) == ["out_of_scope", "simple"]
     assert [g.input for g in again] == [g.input for g in first]
     assert all((run_dir / kind / "manifest.json").is_file() for kind in ("simple", "out_of_scope"))
+
+
+class FoundChunks:
+    """A corpus search that finds given chunks for every question, and records what it got."""
+
+    def __init__(self, found: list[tuple[str, str]]) -> None:
+        self.found, self.asked = found, []
+
+    async def nearest(self, queries, k, exclude=None, vectors=None):
+        self.asked.append((list(queries), k, vectors))
+        return [list(self.found) for _ in queries]
+
+
+def scope_critic(answered: set[str], prompts: list[str]):
+    """A critic that finds the questions in ``answered`` answered, numbering its verdicts."""
+
+    def reply(prompt: str, system: str | None = None) -> str:
+        prompts.append(prompt)
+        questions = re.findall(r"<input>\n(.*?)\n</input>", prompt, re.DOTALL)
+        verdicts = [
+            {"index": i, "answered": q in answered, "reason": f"reason {i}"}
+            for i, q in enumerate(questions, start=1)
+        ]
+        return json.dumps({"verdicts": verdicts})
+
+    return FunctionModel(reply, name="critic")
+
+
+def test_the_scope_check_shows_each_question_its_own_and_its_nearest_chunks() -> None:
+    drafts = [Draft(id=f"d{i}", input=q, context=CTX) for i, q in enumerate(["Who?", "Why?"])]
+    search = FoundChunks([("b#1", "Heat pumps hum."), ("a#0", "duplicate of the context")])
+    prompts: list[str] = []
+    step = out_of_scope.ScopeStep(
+        scope_critic({"Why?"}, prompts), search, default_prompts(), "No idea.", HashEmbedder(8)
+    )
+    asyncio.run(step.run(drafts, Source("k")))  # in this thread, where mutants are seen
+    kept, answerable = drafts
+    assert kept.kept and kept.expected_output == "No idea."
+    assert kept.metadata[NEAR_MISS_KEY] == ["a#0", "b#1"]  # its context's, then the found ones
+    assert kept.metadata["scope_reason"] == "reason 1"
+    assert not answerable.kept and answerable.drop_reason == ANSWERABLE
+    assert answerable.dropped_at == "scope" and answerable.expected_output is None
+    assert answerable.drop_detail == "the critic found it answered in a#0, b#1: reason 2"
+    [(questions, k, vectors)] = search.asked
+    assert questions == ["Who?", "Why?"] and k == out_of_scope.NEAREST
+    assert vectors is not None and len(vectors) == 2  # the questions, embedded for the cosine half
+    [prompt] = prompts
+    assert prompt.count("Heat pumps hum.") == 2 and prompt.count("The pump needs three") == 2
+    assert "duplicate of the context" not in prompt
+
+
+def test_without_a_refusal_or_a_search_the_check_still_decides() -> None:
+    drafts = [Draft(id="d", input="Who?", context=CTX), Draft(id="x", input="Gone?", context=CTX)]
+    drafts[1].drop("filter", "earlier")
+    prompts: list[str] = []
+    step = out_of_scope.ScopeStep(scope_critic(set(), prompts), None, default_prompts(), None)
+    asyncio.run(step.run(drafts, Source("k")))
+    assert drafts[0].kept and drafts[0].expected_output is None
+    assert drafts[0].metadata[NEAR_MISS_KEY] == ["a#0"]
+    assert "Gone?" not in prompts[0] and drafts[1].drop_reason == "earlier"
+
+
+def test_an_out_of_scope_golden_loses_its_context_and_keeps_where_it_came_from() -> None:
+    golden = Golden(input="Who?", context=["x", "y"], context_ids=["a#0", "a#1"])
+    out_of_scope.unscoped(golden)
+    assert golden.context == [] and golden.context_ids == []
+    assert golden.metadata[TOPIC_KEY] == ["a#0", "a#1"]
+    out_of_scope.unscoped(golden)  # again: what it came from stays
+    assert golden.metadata[TOPIC_KEY] == ["a#0", "a#1"]
+    bare = Golden(input="Who?", context_ids=["a#0"])
+    out_of_scope.unscoped(bare)
+    assert bare.metadata[TOPIC_KEY] == ["a#0"]
