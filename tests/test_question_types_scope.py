@@ -236,7 +236,10 @@ def test_a_mixed_run_in_a_named_run_directory_keeps_a_folder_per_type(
         again = synth.generate_goldens_from_docs(docs, num_goldens=4)  # each type replays
     assert sorted(p.name for p in run_dir.iterdir()) == ["out_of_scope", "simple"]
     assert [g.input for g in again] == [g.input for g in first]
-    assert all((run_dir / kind / "manifest.json").is_file() for kind in ("simple", "out_of_scope"))
+    for kind, tests in (("simple", "generator"), ("out_of_scope", "refusal")):
+        trust = json.loads((run_dir / kind / "manifest.json").read_text())["trust"]
+        assert trust["per_question_type"] == {kind: 2}  # each type's own manifest counts it
+        assert trust["per_component"] == {tests: 2}
 
 
 class FoundChunks:

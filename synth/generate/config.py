@@ -84,6 +84,12 @@ class GenerationConfig(StageConfig):
         return single_type(self.question_types) != SIMPLE
 
     @property
+    def records_type(self) -> bool:
+        """Whether goldens record their question type: the run asks for a type, or is the simple
+        part of a mix (whose config names the mix's other types at 0)."""
+        return set(self.question_types) != {SIMPLE}
+
+    @property
     def question_type(self) -> str | None:
         """The one question type this config asks for (None when it mixes several)."""
         return single_type(self.question_types)

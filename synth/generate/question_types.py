@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from synth.data import Golden
 from synth.generate.base import Source
 from synth.generate.draft import Draft
 
@@ -146,6 +147,16 @@ class HopsStep:
         return drafts
 
 
+def tag_type(goldens: Sequence[Golden], kind: str | None, asked: bool = True) -> None:
+    """Record on each golden its question type and the component it tests (``asked`` False, or
+    no single ``kind``: a run that asked for no type, and nothing is recorded)."""
+    if not asked or kind is None:
+        return
+    for golden in goldens:
+        golden.metadata["question_type"] = kind
+        golden.metadata["tests"] = QUESTION_TYPES[kind]
+
+
 def describe_counts(
     counts: Mapping[str, int], delivered: Sequence[str]
 ) -> dict[str, dict[str, int]]:
@@ -169,5 +180,6 @@ __all__ = [
     "expected_note",
     "inputs_instruction",
     "single_type",
+    "tag_type",
     "type_counts",
 ]

@@ -19,7 +19,12 @@ from synth.data import Golden
 from synth.dataset import Dataset
 from synth.errors import ConfigError
 from synth.generate.out_of_scope import unscoped
-from synth.generate.question_types import OUT_OF_SCOPE, QUESTION_TYPES, SIMPLE, type_counts
+from synth.generate.question_types import (
+    OUT_OF_SCOPE,
+    SIMPLE,
+    tag_type,
+    type_counts,
+)
 from synth.run.setup import RunConfigs
 
 #: makes ``n`` goldens with the given configs (the Synthesizer's docs run)
@@ -30,7 +35,9 @@ QUESTION_TYPES_KEY = "question_types"
 
 def type_configs(configs: RunConfigs, kind: str, avoid: frozenset[str]) -> RunConfigs:
     """The configs of the run that makes the ``kind`` goldens."""
-    generation = configs.generation.replace(question_types={kind: 1.0})
+    # the mix's other types stay named, at 0, so the run's goldens record their type
+    mix = {**configs.generation.question_types, kind: 1.0}
+    generation = configs.generation.replace(question_types={t: float(t == kind) for t in mix})
     evolution = configs.evolution
     if kind != SIMPLE and evolution.num_evolutions > 0:
         evolution = evolution.replace(num_evolutions=0)
@@ -57,10 +64,11 @@ async def typed_runs(configs: RunConfigs, num_goldens: int | None, run_one: RunO
         typed = dataclasses.replace(type_configs(configs, kind, frozenset(used)), part=part)
         made = await run_one(typed, n)
         used.update(chunk for golden in made for chunk in golden.context_ids)
-        for golden in made:
-            golden.metadata["question_type"] = kind
-            golden.metadata["tests"] = QUESTION_TYPES[kind]
-            if kind == OUT_OF_SCOPE:
+        tag_type(
+            made.goldens, kind
+        )  # a run of this type tags its goldens; a replay of an older one too
+        if kind == OUT_OF_SCOPE:
+            for golden in made:
                 unscoped(golden)
         parts.append((kind, n, made))
     return combine(parts, num_goldens)

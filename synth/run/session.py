@@ -24,6 +24,7 @@ from synth.data import Golden
 from synth.dataset import Dataset
 from synth.dataset.inspect import inspect_dataset
 from synth.generate.dedup import Deduplicator
+from synth.generate.question_types import tag_type
 from synth.llm.base import LLM
 from synth.llm.limiter import RateLimiter
 from synth.llm.usage import Usage
@@ -73,8 +74,7 @@ class RunSession:
         self.key = key
         self.settings = settings
         self.critic = settings.critic
-        #: the model that scores seed chunks (default: the settings' critic)
-        self.context_critic = context_critic or settings.critic
+        self.context_critic = context_critic or settings.critic  # the model scoring seed chunks
         self.prompts = settings.prompts
         self.usages = usages
         self.limiter = limiter
@@ -85,14 +85,12 @@ class RunSession:
         self._dedup_embedder: Embedder | None = None
         self._dedup_mark = 0
         self.info: dict[str, Any] = {}
-        #: a run from documents: each file's planned goldens, measured against the goldens made
-        #: in the manifest's ``coverage`` (given to :meth:`execute` with the feed)
+        #: a run from documents: each file's planned goldens (for the manifest's ``coverage``)
         self.coverage: Coverage | None = None
         self.status = "running"
         self.stream: Stream | None = None
         self.feed: Feed | None = None
-        #: what the stream waits on; a feed that works in the background is given ``notify``
-        self._wakeup = asyncio.Event()
+        self._wakeup = asyncio.Event()  # what the stream waits on (a feed's ``notify`` sets it)
         self.result: StreamResult | None = None
         self.dataset: Dataset | None = None
         self.seed = settings.seed
@@ -229,6 +227,8 @@ class RunSession:
             )
             for draft in result.goldens
         ]
+        generation = self.settings.generation
+        tag_type(goldens, generation.question_type, generation.records_type)
         metadata = {
             "generator": "synth",
             "mode": self.mode,
