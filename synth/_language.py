@@ -140,6 +140,14 @@ def _has_function_words(text: str, code: str) -> bool:
     return sum(1 for w in tokens if w in listed) >= max(2, len(tokens) // 20)
 
 
+def _mostly_words(text: str) -> bool:
+    """Whether most of ``text``'s tokens are words of letters alone: codes such as "grid12" or
+    "P-4a" are no language, though trigram models happily name one (Estonian, for "sol12 grid5")."""
+    tokens = re.findall(r"\w+", text)
+    words = sum(1 for token in tokens if token.isalpha())
+    return not tokens or words >= 0.6 * len(tokens)
+
+
 def _repeats_words(text: str) -> bool:
     """Whether ``text`` reads like language: at least 30 words, and (as every language does: its
     function words) some of them again; made-up words almost never repeat."""
@@ -161,7 +169,7 @@ def detect_language(text: str) -> str | None:
     language, and so no check of their goldens.
     """
     sample = text[:SAMPLE_CHARS]
-    if not long_enough(sample):
+    if not long_enough(sample) or not _mostly_words(sample):
         return None
     common, likely = _top(_check_detector(frozenset(COMMON)), sample)
     if common is not None and likely >= SURE_CONFIDENCE and _has_function_words(sample, common):

@@ -284,3 +284,10 @@ def test_chunks_are_detected_one_by_one_only_when_their_document_mixes_languages
     asked.clear()
     unread = chunks()  # not read by load_documents: each chunk is detected
     assert len(asked) == len(unread) > 1
+
+
+def test_codes_and_numbers_are_no_language() -> None:
+    codes = " ".join(f"{a}{n}" for n in range(40) for a in ("sol", "grid", "cell", "volt"))
+    assert detect_language(codes) is None  # trigram models call this Estonian
+    sentence = "Die Pumpe P-4 läuft nachts von 22 bis 6 Uhr und wird jede Woche geprüft."
+    assert detect_language(sentence) == "de"  # a few codes and numbers in real text still count
