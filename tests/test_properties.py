@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from synth import Dataset, Golden, RateLimiter, bootstrap_interval
+from synth import ConversationalGolden, Dataset, Golden, RateLimiter, Turn, bootstrap_interval
 from synth.contexts.index import ChunkIndex
 from synth.data import Chunk
 from synth.dataset._export import EXPORT_FORMATS
@@ -61,9 +61,28 @@ _goldens = st.builds(
     source_files=_lists,
     metadata=st.dictionaries(_texts.filter(lambda k: k != "_synth"), _json, max_size=3),
 )
+_turns = st.integers(min_value=1, max_value=4).flatmap(
+    lambda n: st.tuples(*[_texts.filter(str.strip) for _ in range(n)]).map(
+        lambda texts: [
+            Turn(role="user" if i % 2 == 0 else "assistant", content=text)
+            for i, text in enumerate(texts)
+        ]
+    )
+)
+_conversations = st.builds(
+    ConversationalGolden,
+    input=st.none(),  # the last user turn, filled in from the turns
+    turns=_turns,
+    scenario=st.none() | _texts,
+    expected_outcome=st.none() | _texts,
+    user_description=st.none() | _texts,
+    context=st.none() | _lists,
+    context_ids=_lists,
+    metadata=st.dictionaries(_texts.filter(lambda k: k != "_synth"), _json, max_size=2),
+)
 _datasets = st.builds(
     Dataset,
-    st.lists(_goldens, max_size=3),
+    st.lists(_goldens | _conversations, max_size=3),
     st.dictionaries(_texts, _json, max_size=2),
 )
 _FAST = settings(
@@ -86,8 +105,7 @@ def test_any_dataset_survives_every_format_synth_saves(suffix: str, dataset: Dat
 @given(dataset=_datasets)
 def test_any_dataset_survives_hugging_face_datasets_and_disk(dataset: Dataset) -> None:
     """synth -> datasets -> disk -> datasets -> synth, by save_to_disk and by the hf folder (its
-    parquet shards). Golden has no conversational ``turns`` yet; when it grows them, the strategy
-    above draws them and this test carries them (every Golden field is a column)."""
+    parquet shards); the datasets drawn mix single-turn goldens and conversations."""
     import datasets
 
     shutil.rmtree("disk", ignore_errors=True)  # from the previous example
