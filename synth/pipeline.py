@@ -45,7 +45,7 @@ from synth.run.conversations import ConversationalModes
 from synth.run.dir import fingerprint_paths
 from synth.run.ingest import files_read, ingest_in_run
 from synth.run.inputs import SCRATCH_BATCH, as_contexts, as_paths, candidates_from_goldens
-from synth.run.models import DEFAULT_CACHE, ModelArg, RunModels
+from synth.run.models import DEFAULT_CACHE, BatchArg, ModelArg, RunModels
 from synth.run.owner import RunOwner
 from synth.run.plan import Plan, plan_docs, planned_coverage
 from synth.run.progress import Progress
@@ -70,7 +70,8 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     ``prompts`` overrides stage templates. ``max_concurrent`` pins the requests in flight
     (default: found by the run, up to 256, cut on 429s and timeouts). ``rpm``/``tpm`` cap the
     requests and tokens all models spend per ``rate_window`` seconds (one budget, paced
-    :data:`RATE_MARGIN` under the limit).
+    :data:`RATE_MARGIN` under the limit). ``batch`` (True or a :class:`~synth.BatchConfig`) sends
+    every request through the provider's Batch API: half the price, replies within 24 hours.
     ``source_files`` are relative to the working folder, or absolute with ``absolute_paths``.
     Nothing is checked or connected until a ``generate_*`` call.
     """
@@ -83,6 +84,7 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     rpm: float | None = None
     tpm: float | None = None
     rate_window: float = 60.0
+    batch: BatchArg = None
     filtration_config: FiltrationConfig = field(default_factory=FiltrationConfig)
     evolution_config: EvolutionConfig = field(default_factory=EvolutionConfig)
     styling_config: StylingConfig = field(default_factory=StylingConfig)

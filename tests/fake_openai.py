@@ -40,6 +40,9 @@ vector holding a string), ``wrong_count`` (one vector fewer than texts) and ``wr
 (one vector one value short); those two mean nothing to chat. ``echo_key=True`` makes every error
 reply quote the request's ``Authorization`` header, as careless gateways do.
 
+The Batch API (``/v1/files``, ``/v1/batches``) is served by :attr:`FakeOpenAI.batches`
+(tests/fake_batches.py), its lines answered by the same reply function as chat requests.
+
 Every request is logged (:attr:`FakeOpenAI.requests`): its body, headers, outcome and status, with
 the peak number of requests in flight. ``log_path=`` also appends one JSON line per request to a
 file (without the ``Authorization`` header or any other credential header).
@@ -73,6 +76,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from fake_batches import FakeBatches
 
 FAULTS = (
     "rate_limit",
@@ -561,6 +566,8 @@ class FakeOpenAI:
         self._host, self._port = host, port
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        #: the Batch API's files and jobs (tests/fake_batches.py)
+        self.batches = FakeBatches(self, seed=seed)
 
     # -- lifecycle
     def start(self) -> FakeOpenAI:
@@ -813,6 +820,34 @@ class FakeOpenAI:
         return content
 
 
+def completion_payload(
+    body: dict[str, Any], content: str, finish: str, usage: dict[str, int] | None
+) -> dict[str, Any]:
+    """The chat completion the server answers ``body`` with (also a batch line's body)."""
+    prompt_tokens = sum(_word_count(t) + 4 for t in _message_texts(body))
+    completion_tokens = max(1, _word_count(content))
+    return {
+        "id": f"chatcmpl-{hashlib.sha256(content.encode()).hexdigest()[:12]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake-model"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content, "refusal": None},
+                "logprobs": None,
+                "finish_reason": finish,
+            }
+        ],
+        "usage": usage
+        or {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
 def _quiet_handle_error(server: ThreadingHTTPServer, request: Any, client_address: Any) -> None:
     """A client that went away (killed, timed out) is not worth a traceback on stderr."""
     if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
@@ -868,7 +903,19 @@ class _Handler(BaseHTTPRequestHandler):
     def _error(self, status: int, message: str, kind: str) -> None:
         self._send_json(status, _error_body(message, kind))
 
+    def _batches(self, method: str) -> bool:
+        """Serve a Batch API route (tests/fake_batches.py); whether the path was one."""
+        if not self.fake.batches.handles(self.path):
+            return False
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        status, payload = self.fake.batches.serve(method, self.path, self.headers, raw)
+        self._send_json(status, payload)
+        return True
+
     def do_GET(self) -> None:
+        if self._batches("GET"):
+            return
         if self.path.rstrip("/").endswith("/models"):
             self._send_json(
                 200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]}
@@ -877,6 +924,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"no route {self.path}", "not_found")
 
     def do_POST(self) -> None:
+        if self._batches("POST"):
+            return
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -981,28 +1030,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _completion(
         self, body: dict[str, Any], content: str, finish: str, usage: dict[str, int] | None
     ) -> dict[str, Any]:
-        prompt_tokens = sum(_word_count(t) + 4 for t in _message_texts(body))
-        completion_tokens = max(1, _word_count(content))
-        return {
-            "id": f"chatcmpl-{hashlib.sha256(content.encode()).hexdigest()[:12]}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model", "fake-model"),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content, "refusal": None},
-                    "logprobs": None,
-                    "finish_reason": finish,
-                }
-            ],
-            "usage": usage
-            or {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-        }
+        return completion_payload(body, content, finish, usage)
 
     def _embeddings(self, body: dict[str, Any], fault: str | None = None) -> Any:
         """The embeddings reply (a dict), spoilt by ``fault`` (bytes when cut off)."""

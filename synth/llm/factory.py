@@ -6,7 +6,11 @@ the rate limiter, retries, the cache (when given) and usage counting::
     UsageModel(CacheModel(RetryModel(LimitedModel(TimeoutModel(MeterModel(adapter))))))
 
 so a cache hit takes no slot and is never retried, a retry waits outside the limiter, and every
-attempt is timed out on its own.
+attempt is timed out on its own. With ``batch`` (a :class:`~synth.llm.batch.BatchConfig`) the
+requests go through the provider's Batch API instead, with no limiter or timeout (a job holds no
+connection and may take a day)::
+
+    UsageModel(CacheModel(RetryModel(MeterModel(BatchModel(adapter)))))
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 
 from synth.errors import ConfigError
 from synth.llm.base import LLM, FunctionModel
+from synth.llm.batch import BatchConfig, BatchModel
 from synth.llm.cache import CacheModel
 from synth.llm.limiter import LimitedModel, RateLimiter
 from synth.llm.retry import RetryConfig, RetryModel
@@ -45,6 +50,7 @@ def wrap_llm(
     usage: Usage | None = None,
     max_tokens: int | None = None,
     seed: int | None = None,
+    batch: BatchConfig | None = None,
 ) -> UsageModel:
     """Wrap a bare model with metering, timeout, limits, retries, cache and usage (see module doc)."""
     usage = usage if usage is not None else Usage()
@@ -58,10 +64,14 @@ def wrap_llm(
         limiter = RateLimiter(max_concurrent, rpm=rpm, tpm=tpm)
     elif rpm is not None or tpm is not None:
         raise ConfigError("pass rpm/tpm to the RateLimiter you share, not next to it")
-    model: LLM = MeterModel(llm, usage)
-    if timeout is not None:
-        model = TimeoutModel(model, timeout)
-    model = LimitedModel(model, limiter, max_tokens=max_tokens)
+    model: LLM
+    if batch is not None:
+        model = MeterModel(BatchModel(llm, batch), usage)
+    else:
+        model = MeterModel(llm, usage)
+        if timeout is not None:
+            model = TimeoutModel(model, timeout)
+        model = LimitedModel(model, limiter, max_tokens=max_tokens)
     model = RetryModel(model, retry, usage=usage, rng=random.Random(seed))
     if cache is not None:
         if isinstance(cache, (str, os.PathLike)):
@@ -91,6 +101,7 @@ def make_llm(
     limiter: RateLimiter | None = None,
     usage: Usage | None = None,
     seed: int | None = None,
+    batch: BatchConfig | None = None,
 ) -> LLM:
     """A model ready to call: ``make_llm("openai", "gpt-4.1-mini")``, ``make_llm("openai:gpt-4.1-mini")``,
     or ``make_llm(fn)`` for any callable ``fn(prompt, system) -> str``.
@@ -99,6 +110,7 @@ def make_llm(
     client reads the API key from the environment. ``options`` are sent as given, nothing else is
     added; ``max_tokens`` is mapped per provider. ``cache`` is a mutable mapping or a path for a
     :class:`SQLiteCache`. The result counts its usage in ``.usage`` (pass ``usage=`` to share one).
+    ``batch`` sends the requests through the provider's Batch API (openai and anthropic).
     A model made by ``make_llm`` is returned unchanged; another :class:`LLM` is wrapped.
     """
     wrapping: dict[str, Any] = dict(
@@ -114,6 +126,7 @@ def make_llm(
         usage=usage,
         max_tokens=max_tokens,
         seed=seed,
+        batch=batch,
     )
     if not isinstance(provider, str):
         return _reuse_or_wrap(provider, model, client, options, wrapping)
@@ -141,7 +154,7 @@ def _reuse_or_wrap(
 ) -> LLM:
     """A model made by ``make_llm`` as is; another LLM or a callable wrapped with ``wrapping``."""
     if isinstance(given, UsageModel):
-        fixed = ("cache", "limiter", "usage", "rpm", "tpm", "retry")
+        fixed = ("cache", "limiter", "usage", "rpm", "tpm", "retry", "batch")
         passed = [k for k in fixed if wrapping[k] is not None]
         if model is not None or client is not None or options or passed:
             raise ConfigError(

@@ -5,6 +5,9 @@ Prices are list prices in US dollars per million tokens (input, output) for comm
 matters. A model is found by its exact name, else by the listed name it extends with a date, a
 three-digit version or ``-latest`` (``gpt-4o-2024-08-06`` is priced as ``gpt-4o``). A model not in
 the table has its tokens reported and no price: the estimate says which models it could not price.
+
+A model name ending in :data:`BATCH_SUFFIX` (``openai:gpt-4.1-mini@batch``: requests sent through
+the provider's Batch API) is priced at :data:`BATCH_DISCOUNT` of its provider's list price.
 """
 
 from __future__ import annotations
@@ -61,6 +64,11 @@ PRICES: dict[str, Price] = {
     "gemini-2.0-flash-lite": Price(0.075, 0.30),
 }
 
+#: what a model's usage name ends in when its requests went through a Batch API
+BATCH_SUFFIX = "@batch"
+#: the share of the list price a provider's Batch API charges (both: half, as of PRICES_AS_OF)
+BATCH_DISCOUNT: dict[str, float] = {"openai": 0.5, "anthropic": 0.5}
+
 _PROVIDERS = ("openai", "anthropic", "gemini", "function")
 #: what a dated snapshot adds to a listed name: -20250514, -2024-08-06, -001, -latest, @20240620;
 #: anything else (claude-opus-4-6, gpt-4o-audio) is another model, unpriced rather than mispriced
@@ -70,7 +78,17 @@ _SUFFIX = re.compile(r"^(-\d{8}|-\d{4}-\d{2}-\d{2}|-\d{3}|-latest|@\d{8}|@\d{3})
 def price_for(
     model: str, prices: Mapping[str, Price | tuple[float, float]] | None = None
 ) -> Price | None:
-    """The price of ``model`` (``"provider:model"`` or a bare name), or ``None`` when not listed."""
+    """The price of ``model`` (``"provider:model"`` or a bare name), or ``None`` when not listed;
+    a name ending in :data:`BATCH_SUFFIX` at its provider's batch rate (None when it has none)."""
+    if model.endswith(BATCH_SUFFIX):
+        listed = model.removesuffix(BATCH_SUFFIX)
+        share = BATCH_DISCOUNT.get(parse_model_spec(listed)[0] if ":" in listed else "")
+        price = price_for(listed, prices)
+        return (
+            None
+            if price is None or share is None
+            else Price(price.input * share, price.output * share)
+        )
     table = {**PRICES, **{k: Price(*v) for k, v in (prices or {}).items()}}
     if model in table:
         return table[model]
@@ -150,6 +168,8 @@ def estimate_tokens(
 
 
 __all__ = [
+    "BATCH_DISCOUNT",
+    "BATCH_SUFFIX",
     "PRICES",
     "PRICES_AS_OF",
     "CostEstimate",

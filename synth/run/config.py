@@ -14,6 +14,8 @@
     [evolution]       EvolutionConfig (and [evolution.evolutions] for the weights)
     [styling]         StylingConfig
     [prompts]         per-stage prompt overrides: name = "template text"
+    [batch]           BatchConfig: send requests through the provider's Batch API (the table's
+                      presence turns it on; poll_interval, settle, ...)
 
 Every table and key is optional; a file may be empty. Command-line flags override the file.
 Any mistake raises one :class:`~synth.errors.ConfigError` line naming the file.
@@ -37,6 +39,7 @@ from synth.generate.config import (
     StylingConfig,
 )
 from synth.generate.templates import PromptSet
+from synth.llm.batch import BatchConfig
 
 #: where a key of each table lands in PipelineConfig
 _TABLES: dict[str, dict[str, str]] = {
@@ -62,6 +65,7 @@ _STAGE_TABLES = {
     "filtration": "filtration",
     "evolution": "evolution",
     "styling": "styling",
+    "batch": "batch",
 }
 _TOP = {"name", "description"}
 
@@ -91,6 +95,7 @@ class PipelineConfig(BaseModel):
     evolution: EvolutionConfig = Field(default_factory=EvolutionConfig)
     styling: StylingConfig = Field(default_factory=StylingConfig)
     prompts: dict[str, str] = Field(default_factory=dict)
+    batch: BatchConfig | None = None
 
     def override(self, **values: Any) -> PipelineConfig:
         """A copy with every value that is not None replacing the file's."""

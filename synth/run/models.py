@@ -5,7 +5,9 @@ releases its client. A model or embedder passed in already made is used as given
 Every model of a run shares one response cache, one :class:`~synth.llm.limiter.RateLimiter` (the
 run's ``max_concurrent``, ``rpm`` and ``tpm``) and one :class:`~synth.llm.usage.Usage`; a remote
 embedder made here shares the limiter and the usage too. Without a ``max_concurrent`` the limiter
-is adaptive: it finds the level itself, up to :data:`ADAPTIVE_CEILING`; a number pins it.
+is adaptive: it finds the level itself, up to :data:`ADAPTIVE_CEILING`; a number pins it. With
+``batch``, every model made here sends its requests through its provider's Batch API
+(:mod:`synth.llm.batch`), priced at the batch rate.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from synth.errors import ConfigError
 from synth.llm.base import LLM
+from synth.llm.batch import BatchConfig, BatchModel, batch_models
 from synth.llm.factory import make_llm
 from synth.llm.limiter import RateLimiter
+from synth.llm.pricing import BATCH_SUFFIX
 from synth.llm.spec import parse_model_spec
 from synth.llm.sqlite_cache import SQLiteCache
 from synth.llm.usage import Usage, UsageModel
@@ -45,6 +49,8 @@ NO_MODEL = (
 ModelArg = str | LLM | Callable[..., Any] | None
 #: what a Synthesizer accepts as a response cache: a SQLite file, any mapping, or None
 CacheArg = str | os.PathLike[str] | MutableMapping[str, str] | None
+#: what a Synthesizer accepts as ``batch``: True (the default BatchConfig), a BatchConfig, or off
+BatchArg = BatchConfig | bool | None
 T = TypeVar("T")
 
 
@@ -60,10 +66,20 @@ def default_model_spec(base_url: str | None = None) -> str | None:
 
 
 def model_names(options: ModelSettings) -> tuple[str, str]:
-    """``provider:model`` of the generator and of the critic ``options`` name (for prices)."""
+    """``provider:model`` of the generator and of the critic ``options`` name (for prices; with
+    ``@batch`` at the end when the requests go through a Batch API)."""
     default = default_model_spec(options.base_url)
     generator = options.model or default
-    return model_name(generator), model_name(options.critic_model or generator)
+    suffix = BATCH_SUFFIX if batch_config(options.batch) is not None else ""
+    names = model_name(generator), model_name(options.critic_model or generator)
+    return names[0] + suffix, names[1] + suffix
+
+
+def batch_config(batch: BatchArg) -> BatchConfig | None:
+    """The BatchConfig ``batch`` stands for (None: no Batch API)."""
+    if batch is None or batch is False:
+        return None
+    return BatchConfig() if batch is True else batch
 
 
 def model_name(model: object) -> str:
@@ -122,6 +138,7 @@ class ModelOptions(Protocol):
     rpm: float | None
     tpm: float | None
     rate_window: float
+    batch: BatchArg
 
 
 @dataclass(frozen=True)
@@ -137,6 +154,7 @@ class ModelSettings:
     rpm: float | None
     tpm: float | None
     rate_window: float
+    batch: BatchArg
 
     @classmethod
     def of(cls, options: ModelOptions) -> ModelSettings:
@@ -237,10 +255,18 @@ class RunModels:
             return spec  # already made: it keeps its own cache, limits and usage
         assert spec is not None
         base_url = self.settings.base_url if isinstance(spec, str) else None  # a spec's server
-        model = make_llm(spec, cache=self._cache, limiter=limiter, usage=usage, base_url=base_url)
+        batch = batch_config(self.settings.batch)
+        model = make_llm(
+            spec, cache=self._cache, limiter=limiter, usage=usage, base_url=base_url, batch=batch
+        )
         if isinstance(spec, str):
             self._owned.append(model)  # made here from a spec: closed by close()
         return model
+
+    def batch_models(self) -> list[BatchModel]:
+        """The Batch API layers of the models made so far (none without ``batch``)."""
+        made = [self._models.generator, self._models.critic] if self._models else []
+        return batch_models([*made, *(model for _, model in self._stage_models)])
 
     def close(self) -> None:
         """Release the clients of what was made from specs, and the cache file; the models are
@@ -276,10 +302,12 @@ def _add_usage(usages: list[Usage], model: LLM) -> None:
 
 __all__ = [
     "ADAPTIVE_CEILING",
+    "BatchArg",
     "DEFAULT_CACHE",
     "DEFAULT_MODEL",
     "NO_MODEL",
     "RATE_MARGIN",
+    "batch_config",
     "CacheArg",
     "ModelArg",
     "ModelOptions",

@@ -13,7 +13,7 @@ from typing import Any, Self
 
 from synth.contexts.config import ContextConstructionConfig
 from synth.run.ingest import ingest_for_run
-from synth.run.models import CacheArg, ModelArg, RunModels
+from synth.run.models import BatchArg, CacheArg, ModelArg, RunModels
 from synth.run.progress import Progress
 from synth.run.session import RunSession
 from synth.run.setup import RunConfigs, RunPlace, open_session
@@ -31,6 +31,7 @@ class RunOwner:
     rpm: float | None
     tpm: float | None
     rate_window: float
+    batch: BatchArg
     run_dir: str | os.PathLike[str] | None
     progress: Progress | None
     store_path: str | os.PathLike[str]

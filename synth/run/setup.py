@@ -31,6 +31,7 @@ from synth.generate.conversation import ConversationConfig
 from synth.generate.question_types import DISTRACTING, OUT_OF_SCOPE
 from synth.generate.templates import PromptSet
 from synth.llm.base import LLM
+from synth.llm.batch import JOURNAL as BATCH_JOURNAL
 from synth.run.models import Models, RunModels
 from synth.run.progress import Progress
 from synth.run.session import RunSession
@@ -232,7 +233,20 @@ def open_session(
         "rate_window": s.rate_window,
         "paced_window": models.limiter.window,
     }
+    _bind_batches(owner, session)
     return session
+
+
+def _bind_batches(owner: RunModels, session: RunSession) -> None:
+    """Journal the run's batch jobs in its directory (``batches.jsonl``), show their states on
+    its progress, count them in its manifest (``batches``: by model, jobs and stages)."""
+    layers = owner.batch_models()
+    if not layers:
+        return
+    report: dict[str, Any] = {}
+    for layer in layers:
+        layer.bind(lambda: session.journal(BATCH_JOURNAL), session.note, report)
+    session.info["batches"] = report
 
 
 def _check_one_type(mode: str, configs: RunConfigs) -> None:
