@@ -119,6 +119,7 @@ if _typing.TYPE_CHECKING:
         wrap_llm,
     )
     from synth.llm.base import LLM, Completion, FunctionModel
+    from synth.llm.batch import BatchConfig
     from synth.llm.structured import parse_verdict
 
     # ---- contexts (stages 2-4) and generate (stages 5-10): their configs -------------------------
@@ -192,6 +193,7 @@ _EXPORTS: dict[str, str] = {
         "estimate_tokens make_llm parse_model_spec wrap_llm"
     ),
     "synth.llm.base": "LLM Completion FunctionModel",
+    "synth.llm.batch": "BatchConfig",
     "synth.llm.structured": "parse_verdict",
     "synth.contexts": "ContextConstructionConfig",
     "synth.generate": (
@@ -225,6 +227,7 @@ __all__ = [
     "AnswerEvaluation",
     "AuthenticationError",
     "BadRequestError",
+    "BatchConfig",
     "BenchmarkResult",
     "CacheError",
     "Chunk",

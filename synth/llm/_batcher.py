@@ -181,7 +181,16 @@ class Batcher:
     def _poll(self, job: _Job) -> None:
         assert self._loop is not None
         if job.task is None:
-            job.task = self._loop.create_task(self._follow(job))
+            job.task = self._loop.create_task(self._guarded(job))
+
+    async def _guarded(self, job: _Job) -> None:
+        """Follow ``job``; whatever stops it, its waiting requests hear of it (none hangs)."""
+        try:
+            await self._follow(job)
+        except Exception as exc:  # a bug or an SDK surprise: the requests fail with it
+            for item in job.waiting.values():
+                _fail(item, exc)
+            job.waiting.clear()
 
     async def _follow(self, job: _Job) -> None:
         delay, errors = self.config.poll_interval, 0
