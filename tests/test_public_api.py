@@ -13,6 +13,7 @@ EXPORTED = [
     "AnswerEvaluation",
     "AuthenticationError",
     "BadRequestError",
+    "BatchConfig",
     "BenchmarkResult",
     "CacheError",
     "Chunk",

@@ -76,28 +76,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="where the run keeps its stage outputs and manifest (default: .synth/runs/<run id>; "
         "the same command finds the same run and resumes it)",
     )
-    p.add_argument(
-        "--max-concurrent",
-        type=int,
-        metavar="N",
-        help="requests in flight, fixed (default: found by the run, up to 256: raised while "
-        "replies come back fast, cut on 429s and timeouts)",
-    )
-    p.add_argument(
-        "--rpm",
-        type=float,
-        metavar="N",
-        help="requests per minute at most, all models together (default: no limit; "
-        "paced 5%% below N so a server limit of exactly N is not tripped)",
-    )
-    p.add_argument("--tpm", type=float, metavar="N", help="tokens per minute at most, like --rpm")
-    p.add_argument(
-        "--batch",
-        action="store_true",
-        help="send every request through the provider's Batch API (openai, anthropic): half "
-        "the price, replies within 24 hours; a killed run resumes its jobs (see [batch] in a "
-        "pipeline file for the poll interval)",
-    )
+    _add_limits(p)
     p.add_argument(
         "--pipeline", metavar="FILE", help="a pipeline file (pipelines/*.toml); flags win"
     )
@@ -115,6 +94,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     add_gates(p)
     _add_output_flags(p)
+
+
+def _add_limits(p: argparse.ArgumentParser) -> None:
+    """How the requests are sent: how many at once, how fast, or in provider batch jobs."""
+    p.add_argument(
+        "--max-concurrent",
+        type=int,
+        metavar="N",
+        help="requests in flight, fixed (default: found by the run, up to 256: raised while "
+        "replies come back fast, cut on 429s and timeouts)",
+    )
+    p.add_argument(
+        "--rpm",
+        type=float,
+        metavar="N",
+        help="requests per minute at most, all models together (default: no limit; "
+        "paced 5%% below N so a server limit of exactly N is not tripped)",
+    )
+    p.add_argument("--tpm", type=float, metavar="N", help="tokens per minute at most, like --rpm")
+    p.add_argument(
+        "--batch", action="store_true", help="requests in provider batch jobs: half price, <= 24 h"
+    )
 
 
 def _add_output_flags(p: argparse.ArgumentParser) -> None:

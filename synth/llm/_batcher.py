@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from synth.errors import ModelError
+from synth.llm._batch_types import JOURNAL, BatchAPI, BatchConfig, JobLog, JobResults, JobStatus
 from synth.llm.base import Completion
-from synth.llm.batch import JOURNAL, BatchAPI, BatchConfig, JobLog, JobResults, JobStatus
 from synth.llm.retry import TRANSIENT
 from synth.llm.usage import UNLABELLED
 

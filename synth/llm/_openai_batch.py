@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from synth.errors import ServerError
+from synth.llm._batch_types import JobResults, JobStatus
 from synth.llm.base import Completion
-from synth.llm.batch import JobResults, JobStatus
 from synth.llm.openai import OpenAIModel
 
 ENDPOINT = "/v1/chat/completions"

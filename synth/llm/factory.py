@@ -104,15 +104,12 @@ def make_llm(
     batch: BatchConfig | None = None,
 ) -> LLM:
     """A model ready to call: ``make_llm("openai", "gpt-4.1-mini")``, ``make_llm("openai:gpt-4.1-mini")``,
-    or ``make_llm(fn)`` for any callable ``fn(prompt, system) -> str``.
-
-    The provider's SDK is imported here, never when ``synth`` is; with no ``client`` its default
-    client reads the API key from the environment. ``options`` are sent as given, nothing else is
-    added; ``max_tokens`` is mapped per provider. ``cache`` is a mutable mapping or a path for a
-    :class:`SQLiteCache`. The result counts its usage in ``.usage`` (pass ``usage=`` to share one).
-    ``batch`` sends the requests through the provider's Batch API (openai and anthropic).
-    A model made by ``make_llm`` is returned unchanged; another :class:`LLM` is wrapped.
-    """
+    or ``make_llm(fn)`` for any callable ``fn(prompt, system) -> str``. The provider's SDK is
+    imported here, never when ``synth`` is; with no ``client`` its default client reads the API
+    key from the environment. ``options`` are sent as given, nothing else is added; ``max_tokens``
+    is mapped per provider. ``cache`` is a mutable mapping or a path for a :class:`SQLiteCache`.
+    Its usage is in ``.usage`` (``usage=`` shares one); ``batch``: the provider's Batch API. A
+    model made by ``make_llm`` is returned unchanged; another :class:`LLM` is wrapped."""
     wrapping: dict[str, Any] = dict(
         cache=cache,
         timeout=timeout,

@@ -233,20 +233,20 @@ def open_session(
         "rate_window": s.rate_window,
         "paced_window": models.limiter.window,
     }
-    _bind_batches(owner, session)
-    return session
+    return _bind_batches(owner, session)
 
 
-def _bind_batches(owner: RunModels, session: RunSession) -> None:
-    """Journal the run's batch jobs in its directory (``batches.jsonl``), show their states on
-    its progress, count them in its manifest (``batches``: by model, jobs and stages)."""
+def _bind_batches(owner: RunModels, session: RunSession) -> RunSession:
+    """``session``, whose batch jobs (if any) are journaled in its directory (``batches.jsonl``),
+    shown on its progress and counted in its manifest (``batches``: by model, jobs and stages)."""
     layers = owner.batch_models()
     if not layers:
-        return
+        return session
     report: dict[str, Any] = {}
     for layer in layers:
         layer.bind(lambda: session.journal(BATCH_JOURNAL), session.note, report)
     session.info["batches"] = report
+    return session
 
 
 def _check_one_type(mode: str, configs: RunConfigs) -> None:
