@@ -240,3 +240,18 @@ def _jobs_in(journals: list[Path]) -> int:
         return 0
     lines = journals[0].read_text().split("\n")[:-1]  # only complete lines
     return len({json.loads(line)["key"] for line in lines})
+
+
+def test_batch_usage_is_priced_at_half_the_list_price(tmp_path: Path) -> None:
+    from synth.llm.pricing import price_for
+
+    listed, batch = price_for("openai:gpt-4.1-mini"), price_for("openai:gpt-4.1-mini@batch")
+    assert listed is not None and batch == (listed.input / 2, listed.output / 2)
+    assert price_for("gemini:gemini-2.5-flash@batch") is None  # no batch rate known
+    plans = [
+        Synthesizer("openai:gpt-4.1-mini", embedder="hash", batch=batch_arg).plan_from_docs(
+            SAMPLE, num_goldens=N
+        )
+        for batch_arg in (None, True)
+    ]
+    assert plans[0].cost_usd and plans[1].cost_usd == pytest.approx(plans[0].cost_usd / 2)
