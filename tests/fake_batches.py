@@ -16,6 +16,10 @@ Scripting (change between jobs)::
                                           # expired: the first half of the lines answered
     server.batches.submitted              # job id -> the custom_ids it was sent
     server.batches.custom_id_counts()     # custom_id -> how many jobs it was sent in
+
+Anthropic's Message Batches are served too (``POST /v1/messages/batches``, ``GET .../{id}``,
+``GET .../{id}/results``, ``POST .../{id}/cancel``), on the same jobs and clock: a request's
+``params`` are answered as a chat request of the same messages (the system prompt first).
 """
 
 from __future__ import annotations
@@ -67,6 +71,8 @@ class FakeBatches:
     def serve(self, method: str, path: str, headers: Any, raw: bytes) -> tuple[int, Any]:
         """``(status, payload)``: bytes for a file's content, else JSON."""
         parts = [p for p in path.split("?", 1)[0].split("/") if p and p != "v1"]
+        if parts[:2] == ["messages", "batches"]:
+            return self._anthropic(method, parts[2:], raw)
         if method == "POST" and parts == ["files"]:
             return self._upload(headers.get("Content-Type", ""), raw)
         if method == "GET" and len(parts) == 3 and parts[0] == "files" and parts[2] == "content":
@@ -87,6 +93,23 @@ class FakeBatches:
                     self.polls[parts[1]] += 1
                 return 200, _public(job)
         return 404, {"error": {"message": f"no route {path}", "type": "not_found"}}
+
+    def _anthropic(self, method: str, parts: list[str], raw: bytes) -> tuple[int, Any]:
+        if method == "POST" and not parts:
+            requests = json.loads(raw or b"{}")["requests"]
+            lines = [{"custom_id": r["custom_id"], "body": _as_chat(r["params"])} for r in requests]
+            job_id = self._new_job(lines, "/v1/messages", "anthropic")
+            return 200, _anthropic_public(self.jobs[job_id])
+        with self._lock:
+            job = self.jobs.get(parts[0]) if parts else None
+            if job is None:
+                return _missing("batch", "/".join(parts))
+            if method == "POST" and parts[1:] == ["cancel"] and job["status"] not in FINAL:
+                job["status"], job["ends_at"], job["outcome"] = "cancelling", 0.0, "cancelled"
+            if method == "GET" and parts[1:] == ["results"]:
+                return 200, job.get("results", b"")
+            self.polls[job["id"]] += int(method == "GET")
+            return 200, _anthropic_public(job)
 
     def _upload(self, content_type: str, raw: bytes) -> tuple[int, Any]:
         message = email.message_from_bytes(
@@ -114,6 +137,12 @@ class FakeBatches:
         if body.get("endpoint") != "/v1/chat/completions" or body.get("completion_window") != "24h":
             return 400, {"error": {"message": "endpoint or window", "type": "invalid"}}
         lines = [json.loads(line) for line in data.decode().splitlines() if line.strip()]
+        job_id = self._new_job(lines, body["endpoint"], "openai", body["input_file_id"])
+        return 200, {**_public(self.jobs[job_id]), "status": "validating"}
+
+    def _new_job(
+        self, lines: list[dict[str, Any]], endpoint: str, api: str, input_file: str = ""
+    ) -> str:
         with self._lock:
             job_id = f"batch_{next(self._ids):04d}"
             outcome = self.outcomes.popleft() if self.outcomes else "completed"
@@ -121,8 +150,8 @@ class FakeBatches:
             self.jobs[job_id] = {
                 "id": job_id,
                 "object": "batch",
-                "endpoint": body["endpoint"],
-                "input_file_id": body["input_file_id"],
+                "endpoint": endpoint,
+                "input_file_id": input_file,
                 "completion_window": "24h",
                 "status": "in_progress",
                 "created_at": int(time.time()),
@@ -132,10 +161,11 @@ class FakeBatches:
                 "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
                 "lines": lines,
                 "outcome": outcome,
+                "api": api,
                 "ends_at": time.monotonic() + self.delay,
             }
             self._start_clock()
-            return 200, {**_public(self.jobs[job_id]), "status": "validating"}
+        return job_id
 
     # ---- the clock -----------------------------------------------------------------------------
     def _start_clock(self) -> None:
@@ -169,6 +199,12 @@ class FakeBatches:
             (failed if self._errs(job["id"], line["custom_id"]) else answered).append(line)
         output = "".join(json.dumps(self._answer(line)) + "\n" for line in answered)
         errors_file = "".join(json.dumps(_error_line(line)) + "\n" for line in failed)
+        if job["api"] == "anthropic":
+            results = [_anthropic_line(self._answer(line)) for line in answered]
+            results += [_anthropic_error(line) for line in failed]
+            unfinished = job["lines"][len(lines) :]
+            results += [_anthropic_unfinished(line, outcome) for line in unfinished]
+            job["results"] = "".join(json.dumps(r) + "\n" for r in results).encode()
         output_id = self._new_file(output.encode()) if answered else None
         error_id = self._new_file(errors_file.encode()) if failed else None
         with self._lock:
@@ -212,7 +248,75 @@ def _error_line(line: dict[str, Any]) -> dict[str, Any]:
 
 
 def _public(job: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in job.items() if k not in ("lines", "outcome", "ends_at")}
+    hidden = ("lines", "outcome", "ends_at", "api", "results")
+    return {k: v for k, v in job.items() if k not in hidden}
+
+
+def _as_chat(params: dict[str, Any]) -> dict[str, Any]:
+    """An Anthropic request's params as the chat request the reply function reads."""
+    system = [{"role": "system", "content": params["system"]}] if params.get("system") else []
+    return {"model": params.get("model"), "messages": [*system, *params["messages"]]}
+
+
+def _anthropic_public(job: dict[str, Any]) -> dict[str, Any]:
+    counts = job["request_counts"]
+    ended = job["status"] in FINAL
+    total = counts["total"]
+    expired = total - counts["completed"] - counts["failed"] if ended else 0
+    return {
+        "id": job["id"],
+        "type": "message_batch",
+        "processing_status": "ended"
+        if ended
+        else {"cancelling": "canceling"}.get(job["status"], "in_progress"),
+        "request_counts": {
+            "processing": 0 if ended else total,
+            "succeeded": counts["completed"],
+            "errored": counts["failed"],
+            "canceled": expired if job["status"] == "cancelled" else 0,
+            "expired": expired if job["status"] != "cancelled" else 0,
+        },
+        "created_at": "2026-01-01T00:00:00Z",
+        "expires_at": "2026-01-02T00:00:00Z",
+        "ended_at": "2026-01-01T01:00:00Z" if ended else None,
+        "cancel_initiated_at": None,
+        "archived_at": None,
+        "results_url": f"/v1/messages/batches/{job['id']}/results" if ended else None,
+    }
+
+
+def _anthropic_line(openai_line: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI output line as a Message Batches result line."""
+    body = openai_line["response"]["body"]
+    choice, usage = body["choices"][0], body["usage"]
+    stop = {"stop": "end_turn", "length": "max_tokens"}.get(choice["finish_reason"], "end_turn")
+    message = {
+        "id": f"msg_{openai_line['custom_id'][:12]}",
+        "type": "message",
+        "role": "assistant",
+        "model": body["model"],
+        "content": [{"type": "text", "text": choice["message"]["content"]}],
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": usage["prompt_tokens"],
+            "output_tokens": usage["completion_tokens"],
+        },
+    }
+    return {
+        "custom_id": openai_line["custom_id"],
+        "result": {"type": "succeeded", "message": message},
+    }
+
+
+def _anthropic_error(line: dict[str, Any]) -> dict[str, Any]:
+    error = {"type": "error", "error": {"type": "api_error", "message": "internal error"}}
+    return {"custom_id": line["custom_id"], "result": {"type": "errored", "error": error}}
+
+
+def _anthropic_unfinished(line: dict[str, Any], outcome: str) -> dict[str, Any]:
+    kind = "canceled" if outcome == "cancelled" else "expired"
+    return {"custom_id": line["custom_id"], "result": {"type": kind}}
 
 
 def _file(file_id: str, size: int, purpose: str) -> dict[str, Any]:

@@ -255,3 +255,29 @@ def test_batch_usage_is_priced_at_half_the_list_price(tmp_path: Path) -> None:
         for batch_arg in (None, True)
     ]
     assert plans[0].cost_usd and plans[1].cost_usd == pytest.approx(plans[0].cost_usd / 2)
+
+
+def test_anthropic_message_batches_deliver_the_goldens_over_http(
+    server: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("anthropic")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    server.batches.error_share = 0.2
+    root = server.url.removesuffix("/v1")  # the anthropic SDK's paths start with /v1
+    patient = FAST.model_copy(update={"max_resubmits": 6})
+    synth = Synthesizer(
+        "anthropic:fake-model", base_url=root, embedder="hash", cache=None, batch=patient
+    )
+    with synth:
+        dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=N)
+    assert len(dataset) == N
+    manifest = synth.manifest or {}
+    by_stage = stages(manifest)
+    assert set(by_stage) == set(CHAIN)
+    assert sum(row["retried"] for row in by_stage.values()) > 0  # errored lines, sent again
+    assert all(job["endpoint"] == "/v1/messages" for job in server.batches.jobs.values())
+    assert server.request_count("chat") == 0
+    # usage counts each request once; the lines sent again are in the batch counts
+    sent = sum(row["requests"] - row["retried"] for row in by_stage.values())
+    assert manifest["totals"]["requests"] == sent
+    assert set(server.batches.custom_id_counts().values()) <= {1, 2, 3}

@@ -110,11 +110,14 @@ class AnthropicModel(SDKModel):
     async def send_request(
         self, prompt: str, system: str | None, schema: type[BaseModel] | None
     ) -> Completion:
+        message = await self.call(self._create, **self.request_arguments(prompt, system, schema))
+        return self.completion_of(message)
+
+    async def call(self, fn: Any, **kwargs: Any) -> Any:
+        """Call an SDK method, its errors translated to synth's (the key hidden)."""
         sdk = self._sdk
         try:
-            message = await self.call(
-                self._create, **self.request_arguments(prompt, system, schema)
-            )
+            return await super().call(fn, **kwargs)
         except sdk.APITimeoutError as exc:
             self.fail(ModelTimeoutError(f"{self.model}: the request timed out"), exc)
         except sdk.APIConnectionError as exc:
@@ -129,6 +132,9 @@ class AnthropicModel(SDKModel):
             self.fail(error_for_status(exc.status_code, f"{self.model}: {exc}", headers), exc)
         except sdk.APIError as exc:
             self.fail(ModelError(f"{self.model}: {type(exc).__name__}: {exc}"), exc)
+
+    def completion_of(self, message: Any) -> Completion:
+        """The Completion of a Messages API reply (also a Message Batches result's)."""
         text = "".join(
             getattr(block, "text", "")
             for block in message.content

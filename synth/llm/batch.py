@@ -16,8 +16,8 @@ The ``custom_id`` of a request is a hash of its body and how many times this pro
 (a re-ask of a malformed reply is another request): a resumed run asks the same requests in the
 same order, finds their ids in the journal and polls those jobs instead of submitting again.
 
-Each provider's API is a :class:`BatchAPI` (``synth.llm._openai_batch``; Anthropic's Message
-Batches are not written yet), made from the adapter, whose SDK client it uses.
+Each provider's API is a :class:`BatchAPI` (``synth.llm._openai_batch``,
+``synth.llm._anthropic_batch``), made from the adapter, whose SDK client it uses.
 """
 
 from __future__ import annotations
@@ -46,10 +46,10 @@ def batch_api(adapter: LLM) -> BatchAPI:
         from synth.llm._openai_batch import OpenAIBatchAPI
 
         return OpenAIBatchAPI(adapter)
-    if isinstance(adapter, AnthropicModel):  # Message Batches: not written yet
-        raise ConfigError(
-            "batch requests through Anthropic's Message Batches are not supported yet"
-        )
+    if isinstance(adapter, AnthropicModel):
+        from synth.llm._anthropic_batch import AnthropicBatchAPI
+
+        return AnthropicBatchAPI(adapter)
     raise ConfigError(
         f"batch requests need an openai: or anthropic: model, not {adapter.provider or adapter!r}"
     )
