@@ -281,3 +281,20 @@ def test_anthropic_message_batches_deliver_the_goldens_over_http(
     sent = sum(row["requests"] - row["retried"] for row in by_stage.values())
     assert manifest["totals"]["requests"] == sent
     assert set(server.batches.custom_id_counts().values()) <= {1, 2, 3}
+
+
+def test_batch_settings_come_from_a_pipeline_file_and_a_model_without_a_batch_api_is_refused(
+    tmp_path: Path,
+) -> None:
+    from synth import ConfigError, FunctionModel
+    from synth.run.config import pipeline_from_dict
+
+    config = pipeline_from_dict({"batch": {"poll_interval": 0.5}})
+    assert config.batch == BatchConfig(poll_interval=0.5)
+    assert pipeline_from_dict({}).batch is None  # no table: no batching
+    with pytest.raises(ConfigError, match="max_resubmits"):
+        pipeline_from_dict({"batch": {"max_resubmits": -1}})
+    synth = Synthesizer.from_pipeline(config, model=FunctionModel(lambda p, s: "x"))
+    assert synth.batch == BatchConfig(poll_interval=0.5)
+    with synth, pytest.raises(ConfigError, match="openai: or anthropic:"):
+        synth.generate_goldens_from_contexts([["a text"]], num_goldens=1)
