@@ -72,6 +72,7 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     requests and tokens all models spend per ``rate_window`` seconds (one budget, paced
     :data:`RATE_MARGIN` under the limit).
     ``source_files`` are relative to the working folder, or absolute with ``absolute_paths``.
+    ``ray`` (a Ray address, or True for a Ray started for the run) ingests on a Ray cluster.
     Nothing is checked or connected until a ``generate_*`` call.
     """
 
@@ -102,6 +103,7 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     base_url: str | None = None
     store_path: str | os.PathLike[str] = Path(".synth") / "chroma"
     store_url: str | None = None
+    ray: str | bool | None = None
     progress: Progress | None = None
     absolute_paths: bool = False
     _session: RunSession | None = field(default=None, init=False, repr=False)

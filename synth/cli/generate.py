@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from synth.cli._conversational import add_conversation_flags, make_goldens
 from synth.cli._exits import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
 from synth.cli._gates import add_gates, check_gates
+from synth.cli.ingest import add_ray_flag
 from synth.errors import ConfigError
 
 # the library is imported where a command runs, not with the module: `synth --help` declares the
@@ -94,6 +95,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--pipeline", metavar="FILE", help="a pipeline file (pipelines/*.toml); flags win"
     )
+    add_ray_flag(p)
     p.add_argument(
         "--plan",
         action="store_true",
@@ -147,6 +149,7 @@ def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
         rpm=args.rpm,
         tpm=args.tpm,
         output=args.output,
+        ray=args.ray,
     )
 
 
