@@ -95,7 +95,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--pipeline", metavar="FILE", help="a pipeline file (pipelines/*.toml); flags win"
     )
-    add_ray_flag(p)
     p.add_argument(
         "--plan",
         action="store_true",
@@ -113,7 +112,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _add_output_flags(p: argparse.ArgumentParser) -> None:
-    """How the run shows what it did: JSON, one line, an HTML report."""
+    """Where the ingest runs (``--ray``); how the run shows what it did: JSON, one line, HTML."""
+    add_ray_flag(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     p.add_argument("--quiet", action="store_true", help="no progress display; print one line")
     p.add_argument(
