@@ -129,7 +129,7 @@ def browser() -> Iterator[Any]:
 SERVER_START_TIMEOUT = 60.0
 
 
-from local_servers import free_port  # noqa: E402
+from local_servers import free_port, stop  # noqa: E402
 
 
 # ---- a real chroma server (shared by the store and ingest tests) --------------------------------------------------------------------------
@@ -181,12 +181,7 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             time.sleep(0.05)  # poll interval, not a wait for readiness
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         log.close()
 
 

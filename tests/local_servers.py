@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import subprocess
 
 
 def free_port() -> int:
@@ -12,4 +13,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-__all__ = ["free_port"]
+def stop(process: subprocess.Popen[bytes], timeout: float = 10) -> None:
+    """Ask a server this test started to end; kill it if it has not within ``timeout`` seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+__all__ = ["free_port", "stop"]

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 from ingest_files import make_docx, make_pdf
-from local_servers import free_port
+from local_servers import free_port, stop
 
 from synth import ChunkStore, ConfigError, HashEmbedder, ingest_documents
 from synth.contexts.config import ContextConstructionConfig
@@ -93,12 +93,7 @@ def _wait_for_port(process: subprocess.Popen[bytes], port: int, temp: Path) -> N
 def _stop_group(process: subprocess.Popen[bytes]) -> None:
     """End `ray start --block` (it stops the processes it started), then anything left in the
     process group it leads; only processes this fixture started."""
-    process.terminate()
-    try:
-        process.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+    stop(process, timeout=60)
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except ProcessLookupError:
@@ -268,3 +263,25 @@ def test_ray_addresses() -> None:
     assert ray_ingest.ray_address(None) is None and ray_ingest.ray_address(False) is None
     assert ray_ingest.ray_address(True) == ray_ingest.LOCAL == ray_ingest.ray_address(" ")
     assert ray_ingest.ray_address(" 10.0.0.5:6379 ") == "10.0.0.5:6379"
+
+
+def test_ray_reaches_the_ingest_from_the_flags_and_a_pipeline_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from synth import Synthesizer
+    from synth.cli import build_parser
+    from synth.cli.generate import pipeline_from_args
+    from synth.run import owner
+
+    parser = build_parser()
+    assert parser.parse_args(["ingest", "d", "--ray"]).ray is True
+    assert parser.parse_args(["ingest", "d", "--ray", "h:6379"]).ray == "h:6379"
+    assert parser.parse_args(["ingest", "d"]).ray is None
+    assert pipeline_from_args(parser.parse_args(["generate", "d", "--ray", "h:1"])).ray == "h:1"
+    file = tmp_path / "p.toml"
+    file.write_text('[run]\nray = "head:6379"\n', encoding="utf-8")
+    synthesizer = Synthesizer.from_pipeline(file)
+    asked: list[Any] = []
+    monkeypatch.setattr(owner, "ingest_for_run", lambda *a, **k: asked.append(k["ray"]))
+    synthesizer._ingest(["d"], ContextConstructionConfig())
+    assert asked == ["head:6379"]
