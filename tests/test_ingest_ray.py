@@ -23,7 +23,7 @@ import pytest
 from ingest_files import make_docx, make_pdf
 from local_servers import free_port, stop
 
-from synth import ChunkStore, ConfigError, HashEmbedder, ingest_documents
+from synth import ChunkStore, ConfigError, HashEmbedder, LocalEmbedder, ingest_documents
 from synth.contexts.config import ContextConstructionConfig
 from synth.run.ingest import ingest_for_run
 from synth.store import ray_ingest
@@ -242,6 +242,16 @@ def test_a_remote_embedder_stays_in_this_process_and_others_go_by_spec() -> None
 
     odd = Odd(64)
     assert ray_ingest.worker_spec(odd) is odd  # no spec makes it again: shipped as it is
+
+
+def test_tasks_ask_for_a_gpu_share_only_for_the_neural_embedder_on_a_cluster_with_gpus() -> None:
+    local = ray_ingest.worker_spec(LocalEmbedder())
+    assert local == ("local:all-MiniLM-L6-v2", LocalEmbedder.default_batch_size)
+    with_gpus = {"CPU": 32.0, "GPU": 4.0}
+    assert ray_ingest.task_resources(with_gpus, local) == {"num_cpus": 1, "num_gpus": 0.125}
+    assert ray_ingest.task_resources({"CPU": 2.0}, local) == {"num_cpus": 1}
+    assert ray_ingest.task_resources(with_gpus, ("hash:64", 64)) == {"num_cpus": 1}
+    assert ray_ingest.task_resources(with_gpus, None) == {"num_cpus": 1}  # a remote embedder
 
 
 def test_ray_missing_is_one_line_naming_the_extra(

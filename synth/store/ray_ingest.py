@@ -8,7 +8,8 @@ results are taken in walk order, and the one writer here stores them (in an embe
 Chroma server), so the report, the chunk ids and the fingerprints are a single-process ingest's.
 
 The embedder is made in each worker from its spec (once per worker process) when the spec makes
-the same embedder, else shipped as it is. A remote embedder (``openai:...``) is not run in the
+the same embedder, else shipped as it is; the local neural one runs on a GPU where the cluster
+has them (each task then asks Ray for a share of one). A remote embedder (``openai:...``) is not run in the
 tasks: its key stays in this process, with the run's rate limits and usage counts; the workers
 then only read and chunk. Every node must see the files at the same path (a shared file system).
 Ray is the optional ``ray`` extra, imported only here, when an ingest asks for it.
@@ -19,7 +20,7 @@ from __future__ import annotations
 import logging
 import os
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,6 +41,7 @@ from synth.store._reads import FileRead
 from synth.store._served import ServedEmbedder
 from synth.store.embedder import Embedder
 from synth.store.embedders import make_embedder
+from synth.store.local_embedder import LocalEmbedder
 
 if TYPE_CHECKING:
     from synth.store.chroma import ChunkStore
@@ -99,9 +101,10 @@ class RayReads:
         password: str | None,
         skip: SkipHook,
     ) -> Iterator[FileRead]:
-        task = ray.remote(read_file)
+        resources = ray.cluster_resources()
+        task = ray.remote(read_file).options(**task_resources(resources, self._spec))
         spec = ray.put(self._spec)  # once, not with every file
-        window = FILES_PER_CPU * max(1, int(ray.cluster_resources().get("CPU", 1)))
+        window = FILES_PER_CPU * max(1, int(resources.get("CPU", 1)))
         waiting: deque[Any] = deque()  # LoadedFile (nothing to read) or a task's ObjectRef
         for item in iter_files(paths, password=password, skip=skip):
             if isinstance(item, LoadedFile):
@@ -136,6 +139,19 @@ def read_file(
     if spec is not None and chunks:
         vectors = _worker_embedder(spec).embed_array([c.text for c in chunks], label="ingest")
     return loaded.status, document.id, chunks, vectors
+
+
+def task_resources(cluster: Mapping[str, float], spec: EmbedderSpec) -> dict[str, float]:
+    """What each file's task asks Ray for: one CPU, and when the workers run the local neural
+    embedder on a cluster with GPUs, a share of one (GPUs / CPUs, so every CPU gets a task): Ray
+    hides the GPUs from a task that asks for none, and sentence-transformers would use the CPU."""
+    gpus, cpus = float(cluster.get("GPU", 0)), float(cluster.get("CPU", 1))
+    neural = isinstance(spec, LocalEmbedder) or (
+        isinstance(spec, tuple) and spec[0].startswith("local:")
+    )
+    if gpus <= 0 or not neural:
+        return {"num_cpus": 1}
+    return {"num_cpus": 1, "num_gpus": min(1.0, gpus / max(cpus, 1.0))}
 
 
 def worker_spec(embedder: Embedder) -> EmbedderSpec:
@@ -191,4 +207,12 @@ def _import_ray() -> Any:
     return ray
 
 
-__all__ = ["LOCAL", "RayReads", "connect", "ray_address", "read_file", "worker_spec"]
+__all__ = [
+    "LOCAL",
+    "RayReads",
+    "connect",
+    "ray_address",
+    "read_file",
+    "task_resources",
+    "worker_spec",
+]
