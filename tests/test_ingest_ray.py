@@ -295,3 +295,38 @@ def test_ray_reaches_the_ingest_from_the_flags_and_a_pipeline_file(
     monkeypatch.setattr(owner, "ingest_for_run", lambda *a, **k: asked.append(k["ray"]))
     synthesizer._ingest(["d"], ContextConstructionConfig())
     assert asked == ["head:6379"]
+
+
+def test_a_generate_run_on_ray_makes_the_goldens_of_a_run_without(
+    ray_head: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from synth_replies import Replies
+
+    from synth import FunctionModel, Synthesizer
+
+    taken: list[object] = []
+    take = ray_ingest.RayReads._take
+
+    def counted(self: ray_ingest.RayReads, ray: object, head: object) -> object:
+        taken.append(head)
+        return take(self, ray, head)
+
+    monkeypatch.setattr(ray_ingest.RayReads, "_take", counted)
+    sample = REPO / "sample_docs"
+    made = []
+    for name, ray in (("here", None), ("ray", ray_head)):
+        synthesizer = Synthesizer(
+            FunctionModel(Replies(), name="replies"),
+            embedder="hash",
+            seed=5,
+            ray=ray,
+            store_path=tmp_path / f"{name}-store",
+            run_dir=tmp_path / f"{name}-run",
+        )
+        with synthesizer:
+            dataset = synthesizer.generate_goldens_from_docs(sample, num_goldens=3)
+        made.append([(g.input, g.context, g.source_files) for g in dataset])
+        assert synthesizer.manifest is not None
+        assert synthesizer.manifest["stages"][0]["stage"] == "ingest"
+        assert bool(taken) == (ray is not None)  # the files came back from Ray tasks, or not
+    assert len(made[0]) == 3 and made[0] == made[1]
