@@ -16,7 +16,7 @@ setup:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev,local,hf]'
+	$(BIN)/pip install --quiet -e '.[dev,local,hf,ray,anthropic]'
 
 # the gates (lint, format, types), then the whole suite with coverage
 test: lint

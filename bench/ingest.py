@@ -22,6 +22,12 @@ the reading taken after imports; and the tracemalloc peak (Python allocations on
 
     python bench/ingest.py --sizes 1000,2000,4000 --out bench-results/ingest.json
     python bench/ingest.py --sizes none --text-mb 50
+
+With ``--ray`` it measures instead the ingest on a local Ray cluster of 1 and 2 workers against
+the single-process path over the first size, Ray's cost per file, and projects pages per second
+for ``--nodes`` x ``--cores-per-node`` (see ``_ray_ingest``; needs ``pip install 'synth[ray]'``):
+
+    python bench/ingest.py --ray --sizes 400 --out bench-results/ingest-ray.json
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _ray_ingest  # noqa: E402
 from _corpus import CorpusShape, build_corpus  # noqa: E402
 from _util import header, markdown_table, max_rss_mib, run_child, work_dir, write_json  # noqa: E402
 
@@ -546,6 +553,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
         return child_main(argv[1:])
+    if argv[:1] == ["--child-ray"]:
+        mode, folder, store, workers = argv[1:5]
+        result = _ray_ingest.child_main(mode, Path(folder), Path(store), int(workers))
+        print(json.dumps(result))
+        return 0
     parser = argparse.ArgumentParser(
         description="Measure synth's ingest (load, chunk, hash-embed, store) against bare "
         "pypdf/python-docx extraction plus Chroma's own insert, for a few corpus sizes."
@@ -585,7 +597,16 @@ def main(argv: list[str] | None = None) -> int:
         "--workdir", type=Path, help="scratch folder (default: a new temporary folder)"
     )
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    parser.add_argument(
+        "--ray", action="store_true", help="measure the ingest on Ray instead (see above)"
+    )
+    parser.add_argument("--nodes", type=int, default=16, help="nodes projected with --ray (16)")
+    parser.add_argument(
+        "--cores-per-node", type=int, default=8, help="cores per node projected with --ray (8)"
+    )
     args = parser.parse_args(argv)
+    if args.ray:
+        return _main_ray(args, argv)
     parts = [part.strip() for part in args.parts.split(",") if part.strip()]
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
@@ -653,6 +674,31 @@ def main(argv: list[str] | None = None) -> int:
         f"{summary['worst_cpu_ratio']:.2f} CPU (aim <= {AIM_RATIO}); second runs embedded "
         f"{summary['second_run_embedded']} chunks and read {summary['second_run_files_read']} files"
     )
+    return 0
+
+
+def _main_ray(args: argparse.Namespace, argv: list[str]) -> int:
+    """``--ray``: the Ray measurements over the first of ``--sizes``, their tables and JSON."""
+    if not args.sizes:
+        raise SystemExit("--ray needs a size: --sizes N (PDF pages)")
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    with work_dir(args.workdir, "ingest-ray", keep=args.keep) as work:
+        result = _ray_ingest.measure(Path(__file__), work, args.sizes[0], log)
+    rendered = _ray_ingest.tables(result, args.nodes, args.cores_per_node)
+    for run in [result["single"], *result["ray"], *result["tiny"]]:
+        run.pop("rows", None)  # checked equal in measure(); not worth keeping
+    payload = {
+        **header(["bench/ingest.py", *argv], (*PACKAGES, "ray")),
+        "timing": "wall clock (perf_counter) of one run each, in a fresh interpreter",
+        "ray": result,
+        "tables": rendered,
+    }
+    write_json(args.out, payload)
+    for title, table in rendered.items():
+        print(f"\n### {title}\n\n{table}")
     return 0
 
 

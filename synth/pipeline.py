@@ -73,6 +73,7 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     :data:`RATE_MARGIN` under the limit). ``batch`` (True or a :class:`~synth.BatchConfig`) sends
     every request through the provider's Batch API: half the price, replies within 24 hours.
     ``source_files`` are relative to the working folder, or absolute with ``absolute_paths``.
+    ``ray`` (a Ray address, or True for a Ray started for the run) ingests on a Ray cluster.
     Nothing is checked or connected until a ``generate_*`` call.
     """
 
@@ -104,6 +105,7 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     base_url: str | None = None
     store_path: str | os.PathLike[str] = Path(".synth") / "chroma"
     store_url: str | None = None
+    ray: str | bool | None = None
     progress: Progress | None = None
     absolute_paths: bool = False
     _session: RunSession | None = field(default=None, init=False, repr=False)

@@ -9,8 +9,15 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import shutil
 import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -116,3 +123,67 @@ def browser() -> Iterator[Any]:
         browser = playwright.chromium.launch(executable_path=CHROMIUM)
         yield browser
         browser.close()
+
+
+#: seconds a `chroma run` gets to answer its heartbeat
+SERVER_START_TIMEOUT = 60.0
+
+
+from local_servers import free_port, stop  # noqa: E402
+
+
+# ---- a real chroma server (shared by the store and ingest tests) --------------------------------------------------------------------------
+def _chroma_binary() -> str:
+    candidate = Path(sys.executable).with_name("chroma")
+    found = str(candidate) if candidate.exists() else shutil.which("chroma")
+    if not found:
+        pytest.fail("the `chroma` command (installed with chromadb) was not found")
+    return found
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real `chroma run` on 127.0.0.1; yields its URL once its heartbeat answers."""
+    data = tmp_path_factory.mktemp("chroma-server")
+    port = free_port()
+    log = (data / "server.log").open("wb")
+    process = subprocess.Popen(
+        [
+            _chroma_binary(),
+            "run",
+            "--path",
+            str(data / "db"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"chroma run exited with {process.returncode}: {_tail(data)}")
+            try:
+                with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1) as reply:
+                    if reply.status == 200:
+                        break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(
+                    f"chroma run did not answer within {SERVER_START_TIMEOUT}s: {_tail(data)}"
+                )
+            time.sleep(0.05)  # poll interval, not a wait for readiness
+        yield url
+    finally:
+        stop(process)
+        log.close()
+
+
+def _tail(folder: Path) -> str:
+    return (folder / "server.log").read_text(errors="replace")[-2000:]

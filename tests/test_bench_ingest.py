@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -100,3 +101,30 @@ def test_stages_and_memory_are_measured(result: dict) -> None:
     assert 0 < traced["end_without_hash_cache_mib"] <= traced["end_mib"] <= traced["peak_mib"]
     assert 0 < traced["hash_cache_entries"] <= traced["hash_cache_max_entries"]
     assert result["summary"]["tracemalloc_peak_mib"] == [size["trace"]["tracemalloc_peak_mib"]]
+
+
+@pytest.mark.server
+def test_the_ray_bench_compares_workers_with_one_process_and_projects_a_cluster(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "ray.json"
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--ray", "--sizes", "20", "--nodes", "4", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONPATH": str(REPO), "RAY_USAGE_STATS_ENABLED": "0"},
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())["ray"]
+    single = result["single"]
+    assert [run["workers"] for run in result["ray"]] == [1, 2]
+    for run in result["ray"]:  # the bench itself refuses rows unlike the single process's
+        assert (run["chunks"], run["embedded"], run["rerun_embedded"]) == (
+            single["chunks"],
+            single["embedded"],
+            0,
+        )
+    assert result["tiny"][0]["files"] == result["tiny"][1]["files"] == 300
+    projection = json.loads(out.read_text())["tables"]["Cluster projection"]
+    assert "at 32 cores" in projection and "bound by" in projection

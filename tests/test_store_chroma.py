@@ -6,26 +6,17 @@ Every test taking ``store_factory`` runs twice, once per backend, with the same 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
+from local_servers import free_port
 
 from synth import Chunk, ChunkStore, ConfigError, HashEmbedder, StoreError
 from synth.ingest import ChunkingConfig
 from synth.store._naming import collection_name
 from synth.store.chroma import close_client
-
-SERVER_START_TIMEOUT = 60.0
 
 
 class CountingEmbedder(HashEmbedder):
@@ -54,74 +45,6 @@ def make_chunk(i: int, source: str = "a.txt", text: str | None = None, **extra: 
         token_count=10 + i,
         **extra,  # type: ignore[arg-type]
     )
-
-
-# ---- a real chroma server --------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _chroma_binary() -> str:
-    candidate = Path(sys.executable).with_name("chroma")
-    found = str(candidate) if candidate.exists() else shutil.which("chroma")
-    if not found:
-        pytest.fail("the `chroma` command (installed with chromadb) was not found")
-    return found
-
-
-@pytest.fixture(scope="session")
-def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real `chroma run` on 127.0.0.1; yields its URL once its heartbeat answers."""
-    data = tmp_path_factory.mktemp("chroma-server")
-    port = _free_port()
-    log = (data / "server.log").open("wb")
-    process = subprocess.Popen(
-        [
-            _chroma_binary(),
-            "run",
-            "--path",
-            str(data / "db"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"chroma run exited with {process.returncode}: {_tail(data)}")
-            try:
-                with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1) as reply:
-                    if reply.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(
-                    f"chroma run did not answer within {SERVER_START_TIMEOUT}s: {_tail(data)}"
-                )
-            time.sleep(0.05)  # poll interval, not a wait for readiness
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
-
-
-def _tail(folder: Path) -> str:
-    return (folder / "server.log").read_text(errors="replace")[-2000:]
 
 
 def _drop_server_collections(url: str) -> None:
@@ -443,7 +366,7 @@ def test_store_location_errors() -> None:
     with pytest.raises(ConfigError, match="without a path"):
         ChunkStore(HashEmbedder(8), url="http://127.0.0.1:8000/some/path")
     with pytest.raises(StoreError, match="cannot connect to the Chroma server"):
-        ChunkStore(HashEmbedder(8), url=f"http://127.0.0.1:{_free_port()}")
+        ChunkStore(HashEmbedder(8), url=f"http://127.0.0.1:{free_port()}")
 
 
 def test_store_repr_and_describe_hold_no_key(monkeypatch: pytest.MonkeyPatch) -> None:

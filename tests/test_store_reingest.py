@@ -29,8 +29,7 @@ from synth.store import _reingest
 from synth.store._fingerprint import SETTLE_NS
 from synth.store.ingest_run import CHUNKS_PER_WRITE, start_ingest
 
-# the fixtures of test_store_chroma: its `chroma run` server, and stores on each backend
-chroma_server = test_store_chroma.chroma_server
+# the fixture of test_store_chroma: stores on each backend (its server is conftest's chroma_server)
 store_factory = test_store_chroma.store_factory
 
 CHUNKING = {"chunk_size": 48}

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from synth.cli._conversational import add_conversation_flags, make_goldens
 from synth.cli._exits import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
 from synth.cli._gates import add_gates, check_gates
+from synth.cli._limits import add_limits
+from synth.cli.ingest import add_ray_flag
 from synth.errors import ConfigError
 
 # the library is imported where a command runs, not with the module: `synth --help` declares the
@@ -76,7 +78,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="where the run keeps its stage outputs and manifest (default: .synth/runs/<run id>; "
         "the same command finds the same run and resumes it)",
     )
-    _add_limits(p)
+    add_limits(p)
     p.add_argument(
         "--pipeline", metavar="FILE", help="a pipeline file (pipelines/*.toml); flags win"
     )
@@ -96,30 +98,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     _add_output_flags(p)
 
 
-def _add_limits(p: argparse.ArgumentParser) -> None:
-    """How the requests are sent: how many at once, how fast, or in provider batch jobs."""
-    p.add_argument(
-        "--max-concurrent",
-        type=int,
-        metavar="N",
-        help="requests in flight, fixed (default: found by the run, up to 256: raised while "
-        "replies come back fast, cut on 429s and timeouts)",
-    )
-    p.add_argument(
-        "--rpm",
-        type=float,
-        metavar="N",
-        help="requests per minute at most, all models together (default: no limit; "
-        "paced 5%% below N so a server limit of exactly N is not tripped)",
-    )
-    p.add_argument("--tpm", type=float, metavar="N", help="tokens per minute at most, like --rpm")
-    p.add_argument(
-        "--batch", action="store_true", help="requests in provider batch jobs: half price, <= 24 h"
-    )
-
-
 def _add_output_flags(p: argparse.ArgumentParser) -> None:
-    """How the run shows what it did: JSON, one line, an HTML report."""
+    """Where the ingest runs (``--ray``); how the run shows what it did: JSON, one line, HTML."""
+    add_ray_flag(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     p.add_argument("--quiet", action="store_true", help="no progress display; print one line")
     p.add_argument(
@@ -157,6 +138,7 @@ def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
         tpm=args.tpm,
         output=args.output,
         batch=BatchConfig() if getattr(args, "batch", False) and config.batch is None else None,
+        ray=args.ray,
     )
 
 

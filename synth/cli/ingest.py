@@ -35,8 +35,22 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--store-url", metavar="URL", help="a Chroma server, http://host:port")
     p.add_argument("--password", help="password for encrypted PDFs")
+    add_ray_flag(p)
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.set_defaults(func=run)
+
+
+def add_ray_flag(p: argparse.ArgumentParser) -> None:
+    """``--ray [ADDRESS]``: ingest on a Ray cluster (``synth ingest`` and ``synth generate``)."""
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const=True,
+        metavar="ADDRESS",
+        help="read, chunk and embed the files as Ray tasks on the cluster at ADDRESS "
+        "(host:port; without it, a Ray started for this command), stored by this process; "
+        "needs pip install 'synth[ray]'",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
                 store_url=args.store_url,
                 password=args.password,
                 on_file=on_file,
+                ray=args.ray,
             )
     finally:
         embedder.close()
@@ -76,4 +91,4 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if report.any_read else EXIT_NOTHING_READ
 
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "add_ray_flag", "run"]

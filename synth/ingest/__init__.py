@@ -7,7 +7,14 @@ from synth.ingest.chunking import (
     iter_chunks,
     make_chunking_config,
 )
-from synth.ingest.load import FileToLoad, SkipHook, iter_load, load_documents
+from synth.ingest.load import (
+    FileToLoad,
+    SkipHook,
+    iter_files,
+    iter_load,
+    load_documents,
+    load_file,
+)
 from synth.ingest.registry import (
     Loader,
     register_loader,
@@ -27,8 +34,10 @@ __all__ = [
     "as_chunking_config",
     "chunk_documents",
     "iter_chunks",
+    "iter_files",
     "iter_load",
     "load_documents",
+    "load_file",
     "make_chunking_config",
     "register_loader",
     "registered_loaders",

@@ -75,6 +75,20 @@ def iter_load(
     returns a ``FileStatus``, that status is yielded (with no document) and the file is not read.
     Files flagged on the walk (hidden, unsupported, already loaded) never reach it.
     """
+    for item in iter_files(paths, loaders=loaders, password=password, skip=skip):
+        yield item if isinstance(item, LoadedFile) else load_file(item)
+
+
+def iter_files(
+    paths: PathsArg,
+    *,
+    loaders: Mapping[str, Loader] | None = None,
+    password: str | None = None,
+    skip: SkipHook | None = None,
+) -> Iterator[LoadedFile | FileToLoad]:
+    """:func:`iter_load` before the reading: each file met, in walk order, as the
+    ``LoadedFile`` already known of it (flagged on the walk, or answered by ``skip``) or as the
+    ``FileToLoad`` that :func:`load_file` reads (here, or in another process)."""
     table = resolve_loaders(loaders, password)
     seen_files: dict[Path, str] = {}
     seen_names: set[str] = set()
@@ -98,10 +112,12 @@ def iter_load(
             if answer is not None:
                 yield LoadedFile(answer, None)
                 continue
-        yield _load_one(candidate.file, display, suffix, loader)
+        yield FileToLoad(candidate.file, display, suffix, loader)
 
 
-def _load_one(file: Path, display: str, suffix: str, loader: Loader) -> LoadedFile:
+def load_file(item: FileToLoad) -> LoadedFile:
+    """Read one file :func:`iter_files` met: its status, and its Document when it could be read."""
+    file, display, suffix, loader = item
     base = FileStatus(path=display, status="error", suffix=suffix, file=os.path.abspath(file))
     try:
         output = loader(file)
@@ -211,4 +227,4 @@ def _as_path_list(paths: PathsArg) -> list[str | os.PathLike[str]]:
     return list(paths)
 
 
-__all__ = ["FileToLoad", "SkipHook", "iter_load", "load_documents"]
+__all__ = ["FileToLoad", "SkipHook", "iter_files", "iter_load", "load_documents", "load_file"]

@@ -6,7 +6,7 @@
     description = "what this pipeline is for"
 
     [models]          model, critic_model, embedder, base_url
-    [run]             goldens, seed, max_concurrent, rpm, tpm, output
+    [run]             goldens, seed, max_concurrent, rpm, tpm, output, ray
     [stages]          context_critic, filter (switch a stage off with false)
     [contexts]        ContextConstructionConfig
     [generation]      GenerationConfig (max_goldens_per_context, include_expected_output, ...)
@@ -56,6 +56,7 @@ _TABLES: dict[str, dict[str, str]] = {
         "rpm": "rpm",
         "tpm": "tpm",
         "output": "output",
+        "ray": "ray",
     },
     "stages": {"context_critic": "context_critic", "filter": "filter"},
 }
@@ -87,6 +88,7 @@ class PipelineConfig(BaseModel):
     rpm: float | None = Field(default=None, gt=0)
     tpm: float | None = Field(default=None, gt=0)
     output: str | None = None
+    ray: str | bool | None = None
     context_critic: bool = True
     filter: bool = True
     contexts: ContextConstructionConfig = Field(default_factory=ContextConstructionConfig)

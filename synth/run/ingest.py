@@ -28,6 +28,7 @@ def ingest_for_run(
     *,
     store_path: str | os.PathLike[str],
     store_url: str | None = None,
+    ray: str | bool | None = None,
 ) -> tuple[ChunkStore, PendingIngest, list[Chunk]]:
     """Load, chunk (``config``'s chunk size, overlap and encoding), embed and store the files
     under ``paths``; return the open store, the ingest under way (a
@@ -36,19 +37,31 @@ def ingest_for_run(
     It returns once every file is chunked: the chunks may still be being embedded and stored
     (not with a remote embedder, whose requests must stay within the run's ``max_concurrent``).
     Call ``finish()`` on the ingest before reading the store (and before closing it).
-    When no file could be read, one ConfigError line says why for each file (the first few)."""
+    When no file could be read, one ConfigError line says why for each file (the first few).
+    ``ray`` (an address, or True for a Ray started for the run) reads, chunks and embeds the
+    files as Ray tasks (:mod:`synth.store.ray_ingest`); this process stores them."""
     from synth.store import ChunkStore
+    from synth.store._reads import Reads, read_here
     from synth.store.ingest_run import start_ingest
 
     chunking = chunking_of(config)
-    store = ChunkStore(embedder, path=store_path, url=store_url, chunking=chunking)
+    reads: Reads = read_here
+    store_embedder = embedder
+    if ray:
+        from synth.store.ray_ingest import RayReads
+
+        reads = RayReads(ray, embedder)
+        store_embedder = reads.embedder
+    store = ChunkStore(store_embedder, path=store_path, url=store_url, chunking=chunking)
     pending = None
     try:
         # every chunk is kept for the run anyway, so the writes may wait until all files are
         # read and then run while the first critic requests are out; not a remote embedder's:
         # its requests would run beside the critic's, outside max_concurrent, so they overlap
         # with the reading instead and are done first
-        pending = start_ingest(paths, store, keep_chunks=True, hold_writes=not embedder.remote)
+        pending = start_ingest(
+            paths, store, keep_chunks=True, hold_writes=not embedder.remote, reads=reads
+        )
         if embedder.remote:
             pending.finish()
         if not pending.report.any_read:

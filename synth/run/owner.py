@@ -36,6 +36,7 @@ class RunOwner:
     progress: Progress | None
     store_path: str | os.PathLike[str]
     store_url: str | None
+    ray: str | bool | None
     _session: RunSession | None
     _made: RunModels | None
 
@@ -59,7 +60,12 @@ class RunOwner:
         """Stage 1: the store, the ingest under way and this run's chunks (ingest_for_run)."""
         embedder = self._models().embedder(config.embedder)
         return ingest_for_run(
-            paths, config, embedder, store_path=self.store_path, store_url=self.store_url
+            paths,
+            config,
+            embedder,
+            store_path=self.store_path,
+            store_url=self.store_url,
+            ray=self.ray,
         )
 
     def _run(

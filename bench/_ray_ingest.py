@@ -1,0 +1,211 @@
+"""``bench/ingest.py --ray``: synth's ingest on a local Ray cluster of 1 and 2 workers against the
+single-process path, Ray's cost per file, and a projection for a larger cluster.
+
+Each measurement runs in a fresh interpreter. ``single``: ``ingest_documents(folder,
+embedder="hash")``; ``ray N``: the same call with ``ray=True`` inside a Ray started with
+``num_cpus=N`` (its start-up timed apart); ``tiny``: both paths over many one-line text files,
+whose difference per file is what Ray adds to each file (a task, its arguments and results through
+the object store); ``rates``: what one core does alone, per stage: reading and chunking (pages
+per second), the local MiniLM embedder and the hash embedder (chunks per second, torch on one
+thread), and Chroma's insert of those chunks through synth's one writer (chunks per second).
+
+The projection multiplies the per-core rates by the cores of the cluster and compares them with
+the bounds that do not grow with it: the one writer's Chroma insert, and this process's walk and
+skip-unchanged check, which hashes every file (measured as part of ``single``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from _corpus import CorpusShape, build_corpus
+from _util import markdown_table, run_child
+
+#: one-line files for the per-file cost
+TINY_FILES = 300
+
+
+def child_single(folder: Path, store: Path) -> dict[str, Any]:
+    from synth import ingest_documents, load_documents
+
+    pages = sum(f.pages or 0 for f in load_documents(folder).files)
+    start = time.perf_counter()
+    report = ingest_documents(folder, embedder="hash", store_path=store)
+    seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    again = ingest_documents(folder, embedder="hash", store_path=store)
+    return {
+        "seconds": seconds,
+        "pages": pages,
+        "files": len(report.files),
+        "chunks": report.chunks,
+        "embedded": report.embedded,
+        "rerun_seconds": time.perf_counter() - start,
+        "rerun_embedded": again.embedded,
+        "rows": [(f.path, f.status, f.chunks, f.document_id) for f in report.files],
+    }
+
+
+def child_ray(folder: Path, store: Path, workers: int) -> dict[str, Any]:
+    import ray
+
+    from synth import ingest_documents
+
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    start = time.perf_counter()
+    ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    ray.get(ray.remote(lambda: 0).remote())  # a worker is up
+    startup = time.perf_counter() - start
+    try:
+        start = time.perf_counter()
+        report = ingest_documents(folder, embedder="hash", store_path=store, ray=True)
+        seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        again = ingest_documents(folder, embedder="hash", store_path=store, ray=True)
+        rerun = time.perf_counter() - start
+    finally:
+        ray.shutdown()
+    return {
+        "workers": workers,
+        "startup_seconds": startup,
+        "seconds": seconds,
+        "files": len(report.files),
+        "chunks": report.chunks,
+        "embedded": report.embedded,
+        "rerun_seconds": rerun,
+        "rerun_embedded": again.embedded,
+        "rows": [(f.path, f.status, f.chunks, f.document_id) for f in report.files],
+    }
+
+
+def child_rates(folder: Path, store: Path) -> dict[str, Any]:
+    import torch
+
+    from synth import ChunkingConfig, ChunkStore, HashEmbedder, iter_chunks, load_documents
+    from synth.store.local_embedder import LocalEmbedder, local_embedder_installed
+
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    loaded = load_documents(folder)
+    chunks = list(iter_chunks(loaded.documents, ChunkingConfig()))
+    read_seconds = time.perf_counter() - start
+    pages = sum(f.pages or 0 for f in loaded.files)
+    texts = [chunk.text for chunk in chunks]
+    rates: dict[str, Any] = {"pages": pages, "chunks": len(chunks), "read_seconds": read_seconds}
+    start = time.perf_counter()
+    vectors = HashEmbedder().embed_array(texts)
+    rates["hash_seconds"] = time.perf_counter() - start
+    if local_embedder_installed():
+        local = LocalEmbedder(device="cpu")
+        local.embed_array(texts[:8])  # the model loads
+        sample = texts[: min(len(texts), 256)]
+        start = time.perf_counter()
+        local.embed_array(sample)
+        rates["local_chunks_per_second"] = len(sample) / (time.perf_counter() - start)
+    with ChunkStore(HashEmbedder(), path=store) as opened:
+        prepared = opened.prepare(chunks, assume_new=True)
+        assert len(prepared.vectors) == len(vectors)
+        start = time.perf_counter()
+        opened.commit(prepared)
+        rates["chroma_seconds"] = time.perf_counter() - start
+    return rates
+
+
+def child_main(mode: str, folder: Path, store: Path, workers: int) -> dict[str, Any]:
+    if mode == "single":
+        return child_single(folder, store)
+    if mode == "ray":
+        return child_ray(folder, store, workers)
+    return child_rates(folder, store)
+
+
+def write_tiny(folder: Path, count: int = TINY_FILES) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for index in range(count):
+        (folder / f"t{index:04d}.txt").write_text(f"Tiny file {index} about lamp {index}.\n")
+
+
+def measure(script: Path, work: Path, pages: int, log: Any) -> dict[str, Any]:
+    """Every Ray measurement over a corpus of ``pages`` PDF pages (and as many paragraphs)."""
+    folder, tiny = work / "ray-corpus", work / "ray-tiny"
+    build_corpus(work / "pool", folder, CorpusShape(pdf_pages=pages, docx_paragraphs=pages))
+    write_tiny(tiny)
+
+    def child(mode: str, source: Path, name: str, workers: int = 0) -> dict[str, Any]:
+        log(f"ray bench: {mode} {workers or ''} over {source.name}")
+        args = ["--child-ray", mode, str(source), str(work / name), str(workers)]
+        return run_child(script, args)
+
+    single = child("single", folder, "s-single")
+    runs = [child("ray", folder, f"s-ray{n}", n) for n in (1, 2)]
+    for run in runs:
+        if run["rows"] != single["rows"] or run["rerun_embedded"] != 0:
+            raise RuntimeError("the Ray ingest did not give the single-process rows")
+    tiny_single = child("single", tiny, "t-single")
+    tiny_ray = child("ray", tiny, "t-ray1", 1)
+    rates = child("rates", folder, "s-rates")
+    return {"single": single, "ray": runs, "tiny": [tiny_single, tiny_ray], "rates": rates}
+
+
+def tables(result: dict[str, Any], nodes: int, cores: int) -> dict[str, str]:
+    """The throughput table, the per-file cost and the cluster projection."""
+    single, runs = result["single"], result["ray"]
+    pages = single["pages"]
+    rows = [["single process", "-", pages, single["seconds"], pages / single["seconds"], "-"]]
+    for run in runs:
+        rows.append(
+            [
+                f"Ray, {run['workers']} worker(s)",
+                run["startup_seconds"],
+                pages,
+                run["seconds"],
+                pages / run["seconds"],
+                single["seconds"] / run["seconds"],
+            ]
+        )
+    throughput = markdown_table(
+        ["path", "Ray start s", "PDF pages", "ingest s", "pages/s", "vs single"], rows
+    )
+    tiny_single, tiny_ray = result["tiny"]
+    per_file = (tiny_ray["seconds"] - tiny_single["seconds"]) / tiny_single["files"]
+    overhead = markdown_table(
+        ["files", "single s", "Ray (1 worker) s", "Ray's cost per file, ms"],
+        [[tiny_single["files"], tiny_single["seconds"], tiny_ray["seconds"], per_file * 1000]],
+    )
+    return {
+        "Ray throughput": throughput,
+        "Ray overhead": overhead,
+        "Cluster projection": projection(result, nodes, cores, per_file),
+    }
+
+
+def projection(result: dict[str, Any], nodes: int, cores: int, per_file: float) -> str:
+    """Pages per second of ``nodes`` x ``cores`` from the per-core rates, against the bounds."""
+    rates, single = result["rates"], result["single"]
+    pages, chunks = rates["pages"], rates["chunks"]
+    chunks_per_page = chunks / pages
+    total = nodes * cores
+    read_rate = pages / rates["read_seconds"]  # one core reading and chunking
+    files_per_page = single["files"] / single["pages"]
+    # the driver's share of a file: its walk, stat and hash, plus the task's round trip
+    rows = [
+        ["read + chunk (per core, x cores)", read_rate, read_rate * total],
+        ["task round trip (driver, one process)", 1 / (per_file * files_per_page), None],
+        ["Chroma insert (one writer)", chunks / rates["chroma_seconds"] / chunks_per_page, None],
+    ]
+    local = rates.get("local_chunks_per_second")
+    if local:
+        rows.append(["MiniLM on CPU (per core, x cores)", local / chunks_per_page, None])
+        rows[-1][2] = rows[-1][1] * total
+    for row in rows:
+        if row[2] is None:
+            row[2] = row[1]
+    bound = min(rows, key=lambda row: row[2])
+    rows.append([f"projected, {nodes} nodes x {cores} cores: bound by {bound[0]}", "", bound[2]])
+    return markdown_table(["stage", "pages/s here", f"pages/s at {total} cores"], rows)
+
+
+__all__ = ["child_main", "measure", "tables"]
