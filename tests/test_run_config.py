@@ -66,8 +66,8 @@ def test_every_table_lands_in_its_field() -> None:
     [
         (
             {"bogus": {}},
-            "p.toml: unknown table or key 'bogus'; known: contexts, description, evolution, "
-            "filtration, generation, models, name, prompts, run, stages, styling",
+            "p.toml: unknown table or key 'bogus'; known: batch, contexts, description, "
+            "evolution, filtration, generation, models, name, prompts, run, stages, styling",
         ),
         ({"styling": 5}, "p.toml: [styling] must be a table"),
         ({"prompts": 3}, "p.toml: [prompts] must be a table"),
@@ -203,6 +203,7 @@ def test_the_synthesizer_options_are_every_setting_but_the_file_s_own() -> None:
         "evolution_config": config.evolution,
         "styling_config": config.styling,
         "prompts": {},
+        "batch": None,
     }
     assert list(options) == [
         "model",
@@ -222,4 +223,5 @@ def test_the_synthesizer_options_are_every_setting_but_the_file_s_own() -> None:
         "evolution_config",
         "styling_config",
         "prompts",
+        "batch",
     ]
