@@ -49,6 +49,7 @@ def settings(**kw: Any) -> ModelSettings:
         rpm=60.0,
         tpm=1000.0,
         rate_window=10.0,
+        batch=None,
     )
     values.update(kw)
     return ModelSettings(**values)

@@ -133,6 +133,7 @@ def owner(**kw: Any) -> RunModels:
         rpm=120.0,
         tpm=None,
         rate_window=30.0,
+        batch=None,
     )
     values.update(kw)
     return RunModels(ModelSettings(**values))
