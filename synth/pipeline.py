@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from synth.contexts.config import ContextConstructionConfig
+from synth.contexts.coverage import file_quotas
 from synth.contexts.feed import Candidate, ListFeed, ScratchFeed
 from synth.data import Context
 from synth.dataset import Dataset
@@ -181,7 +182,9 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
             feed = docs_feed(chunks, pending, configs, num_goldens, run, pending.raise_if_failed)
             files = files_read(pending.report)
             coverage = planned_coverage(feed, configs, num_goldens, files=files)
-            return await run.execute(feed, configs.target(num_goldens, feed.wanted), coverage)
+            target = configs.target(num_goldens, feed.wanted)
+            target.quotas = file_quotas(coverage.files, num_goldens)
+            return await run.execute(feed, target, coverage)
 
     generate_goldens_from_docs = sync_twin(a_generate_goldens_from_docs)
 

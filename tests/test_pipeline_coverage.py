@@ -4,13 +4,15 @@ goldens, the plan writes each file's target, the run meets it, and the manifest,
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import string
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from synth_replies import Replies
+from synth_replies import Replies, stage_of
 
 from synth import FunctionModel, Synthesizer
 from synth.cli import main
@@ -129,3 +131,75 @@ def test_coverage_is_read_from_a_pipeline_file_and_shown_by_plan(
     out = capsys.readouterr().out
     assert "coverage (uniform): 10 of 10 files" in out
     assert "small3.txt" in out and "cannot give the uniform share" in out
+
+
+def run_dropping(
+    docs: Path,
+    coverage: str,
+    where: Path,
+    *,
+    fail: Callable[[str], str | None] | None = None,
+    delay: Callable[[str], float] | None = None,
+) -> tuple[Synthesizer, list[str]]:
+    """A run of 40 goldens whose model drops seeds and inputs; its goldens' inputs, in order."""
+    config = ContextConstructionConfig(chunk_size=128, coverage=coverage)  # type: ignore[arg-type]
+    synth = Synthesizer(
+        FunctionModel(Replies(fail=fail, delay=delay), name="replies"),
+        embedder="hash",
+        context_construction_config=config,
+        run_dir=where / "run",
+        cache=None,
+    )
+    dataset = synth.generate_goldens_from_docs(docs, num_goldens=40)
+    assert len(dataset) == 40
+    return synth, [g.input for g in dataset]
+
+
+@pytest.mark.parametrize("coverage", ["uniform", "proportional"])
+def test_a_drop_is_replaced_from_its_own_file_so_every_target_is_met(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, coverage: str
+) -> None:
+    """The critic rejects 30% of the passages and the filter 30% of the inputs: without the
+    per-file quotas, replacements came from the next seats (uniform gave 0, 2 and 6 goldens to
+    some files); with them every file gets exactly its target, in the same goldens whatever
+    order the requests come back in."""
+    monkeypatch.setenv("SYNTH_REPLIES_REJECT", "0.3")
+    monkeypatch.setenv("SYNTH_REPLIES_VAGUE", "0.3")
+    docs = write_corpus(tmp_path / "docs")
+    synth, inputs = run_dropping(docs, coverage, tmp_path / "a", delay=lambda p: _spread(p))
+    files = rows(synth.manifest["coverage"])
+    assert {n: f["delivered"] for n, f in files.items()} == {
+        n: f["target"] for n, f in files.items()
+    }
+    assert all(f["shortfall"] == 0 for f in files.values())
+    assert sum(f["target"] for f in files.values()) == 40
+    rejects = (tmp_path / "a" / "run" / "rejects.jsonl").read_text()
+    assert "below_quality_threshold" in rejects  # seeds were dropped on the way
+    _, again = run_dropping(docs, coverage, tmp_path / "b", delay=lambda p: 0.01 - _spread(p))
+    assert again == inputs  # the requests came back in another order: the same goldens
+
+
+def _spread(prompt: str) -> float:
+    """A delay in [0, 0.01) s fixed by the prompt, to shuffle the order replies come back in."""
+    return int(hashlib.sha256(prompt.encode()).hexdigest()[:6], 16) / 2**24 * 0.01
+
+
+def test_a_file_that_cannot_give_its_share_is_made_up_for_by_the_others_and_reported(
+    tmp_path: Path,
+) -> None:
+    """Every inputs request for small2.txt's passages gets a reply that is not JSON, so that
+    file can give nothing: the quotas are lifted once nothing else can come, the goldens the
+    other files' held contexts gave fill the run to 40, and the file's shortfall is reported."""
+    docs = write_corpus(tmp_path / "docs")
+    sentences = [s[:30] for s in (docs / "small2.txt").read_text().split(". ") if len(s) > 30]
+
+    def fail(prompt: str) -> str | None:
+        if stage_of(prompt) == "inputs" and any(s in prompt for s in sentences):
+            return "I cannot answer in JSON today."
+        return None
+
+    synth, _ = run_dropping(docs, "uniform", tmp_path, fail=fail)
+    files = rows(synth.manifest["coverage"])
+    assert (files["small2.txt"]["delivered"], files["small2.txt"]["shortfall"]) == (0, 4)
+    assert sum(f["delivered"] for f in files.values()) == 40
+    assert all(f["delivered"] >= 4 for n, f in files.items() if n != "small2.txt")

@@ -10,8 +10,10 @@ goldens still wanted, so a share is met to within ``max_goldens_per_context`` go
 
 The target is an upper bound, kept simple: it counts neither neighbours claimed by other contexts
 (a small file can run out of seeds sooner) nor the reuse passes of a corpus too small for the run.
-A run meets every target exactly when no seed, input or golden is dropped on the way; replacements
-for drops come from the next seeds in the same order, which may belong to other files. A file's
+When the targets add up to the run's goldens, they are the run's per-file quotas
+(:func:`file_quotas`, :mod:`synth.run.quotas`): a golden dropped on the way is replaced from its
+own file, so every target is met exactly while the file has seeds left that make goldens; only
+when none can come do other files make up for it. A file's
 *shortfall* is its share minus what it gets: the target in a plan, the delivered goldens after a
 run. It is never silent: the plan, the manifest and ``--json`` carry every file's row.
 """
@@ -126,6 +128,16 @@ def _goldens(seats: Iterable[str], per_context: int, total: int | None) -> Count
     return out
 
 
+def file_quotas(rows: Iterable[FileCoverage], num_goldens: int | None) -> dict[str, int] | None:
+    """Each file's target as the goldens the run keeps from it, when the targets add up to the
+    run's ``num_goldens`` (else None: the corpus cannot give every file its share, and the run
+    takes its goldens in the seat order)."""
+    quotas = {row.source: row.target for row in rows}
+    if num_goldens is None or sum(quotas.values()) != num_goldens:
+        return None
+    return quotas
+
+
 def measure_coverage(
     rule: Literal["proportional", "uniform"],
     planned: Iterable[FileCoverage],
@@ -164,4 +176,4 @@ def measure_coverage(
     )
 
 
-__all__ = ["Coverage", "FileCoverage", "file_targets", "measure_coverage"]
+__all__ = ["Coverage", "FileCoverage", "file_quotas", "file_targets", "measure_coverage"]

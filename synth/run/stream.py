@@ -11,6 +11,10 @@ Topping up: the controller keeps enough candidates active that, if nothing else 
 goldens would come out; every drop (a context the critic rejected, an input the filter refused, a
 duplicate, an easy golden past ``max_easy``) lowers that expectation and so draws a new candidate
 at once.
+
+Per-file quotas (:mod:`synth.run.quotas`): when the target carries each file's coverage target, a
+candidate whose file has its quota when the commit reaches it is held, not offered, so a drop is
+replaced from its own file; the held drafts are offered, in order, only once nothing else can come.
 """
 
 from __future__ import annotations
@@ -18,8 +22,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 from synth.contexts.feed import AUTH_FAILURE, Candidate, Feed, refused_key, seed_drop_stage
 from synth.errors import AuthenticationError
@@ -28,43 +31,10 @@ from synth.generate.dedup import LABEL as DEDUP
 from synth.generate.draft import Draft
 from synth.run.difficulty import STAGE as DIFFICULTY
 from synth.run.difficulty import TOO_EASY, is_easy
+from synth.run.quotas import HELD_DETAIL, FileQuotas, file_of
+from synth.run.shortfall import NEAR_DUPLICATES, TOP_UP_LIMIT, explain_shortfall
+from synth.run.slots import NOT_NEEDED, Slot, StreamResult, Target
 from synth.run.stages import CandidateRunner
-
-#: drop reason of drafts left over once N goldens are kept
-NOT_NEEDED = "not_needed"
-
-
-@dataclass
-class Target:
-    """What the run aims for: ``num_goldens`` goldens, or else ``contexts`` contexts' worth."""
-
-    per_context: int
-    num_goldens: int | None = None
-    contexts: int | None = None
-
-
-@dataclass
-class Slot:
-    """An activated candidate while it runs: its expected yield and, when done, its drafts."""
-
-    candidate: Candidate
-    expected: int
-    stages_done: list[str] = field(default_factory=list)
-    drafts: list[Draft] | None = None
-    vectors: list[list[float]] = field(default_factory=list)
-    task: asyncio.Task[None] | None = None
-
-
-@dataclass
-class StreamResult:
-    """What the controller delivered and what it went through to get there."""
-
-    goldens: list[Draft]
-    committed: list[Slot]  # candidates whose drafts were offered, in order
-    dedup_dropped: int = 0
-    not_needed: int = 0
-    too_easy: int = 0
-    shortfall: list[str] = field(default_factory=list)  # why fewer than asked, when so
 
 
 class Stream:
@@ -102,6 +72,8 @@ class Stream:
         self.dedup_dropped = 0
         self.done = False
         self.error: BaseException | None = None
+        quotas = target.quotas if target.num_goldens is not None else None
+        self.quotas = FileQuotas(quotas, target.per_context) if quotas else None
         self._changed = wakeup if wakeup is not None else asyncio.Event()
 
     # ---- progress counters -----------------------------------------------------------------------
@@ -117,15 +89,16 @@ class Stream:
 
     @property
     def committed(self) -> list[Slot]:
-        """The candidates whose drafts were offered so far, in order."""
-        return self.slots[: self.head]
+        """The candidates whose drafts were offered (or held) so far, in order."""
+        return [s for s in self.slots[: self.head] if s.drafts is not None]
 
     def stage_counts(self) -> dict[str, tuple[int, int]]:
         """``stage -> (candidates done, candidates activated)``."""
         counts = {}
+        started = [s for s in self.slots if s.started]
         for stage in self.runner.stages:
-            done = sum(1 for s in self.slots if stage in s.stages_done)
-            counts[stage] = (done, len(self.slots))
+            done = sum(1 for s in started if stage in s.stages_done)
+            counts[stage] = (done, len(started))
         return counts
 
     # ---- the loop --------------------------------------------------------------------------------
@@ -162,10 +135,20 @@ class Stream:
     # ---- demand ----------------------------------------------------------------------------------
     def _expected_goldens(self) -> int:
         uncommitted = sum(s.expected for s in self.slots[self.head :])
-        return self.goldens_so_far + uncommitted
+        held = self.quotas.held_expected() if self.quotas is not None else 0
+        return self.goldens_so_far + uncommitted + held
+
+    def _holding(self) -> FileQuotas | None:
+        """The quotas, while they hold (not lifted)."""
+        return self.quotas if self.quotas is not None and not self.quotas.lifted else None
+
+    def _missing(self, quotas: FileQuotas) -> Counter[str]:
+        return quotas.missing(self.goldens, self.slots[self.head :])
 
     def _deficit(self) -> int:
         """How many more contexts the run should activate now."""
+        if (quotas := self._holding()) is not None:
+            return quotas.deficit(self._missing(quotas))
         if self.target.num_goldens is not None:
             missing = self.target.num_goldens - self._expected_goldens()
             return math.ceil(max(missing, 0) / self.target.per_context)
@@ -173,12 +156,28 @@ class Stream:
         return max(self.target.contexts - len(self.slots), 0)
 
     def _activate(self) -> None:
+        if self.quotas is not None and self.quotas.lifted:  # held slots first: they come earlier
+            for slot, _ in self.quotas.held:
+                if not slot.started and self._deficit() > 0:
+                    self._start(slot)
         while self.ready and self._deficit() > 0:
             candidate = self.ready.pop(0)
-            slot = Slot(candidate, self.target.per_context)
+            slot = Slot(candidate, 0)
             self.slots.append(slot)
             self._by_seq[candidate.seq] = slot
-            slot.task = asyncio.get_running_loop().create_task(self._work(slot))
+            quotas = self._holding()
+            if quotas is None or quotas.wants(candidate, self._missing(quotas)):
+                self._start(slot)
+        if (quotas := self._holding()) is not None:  # a file fell short: start its parked slots
+            missing = self._missing(quotas)
+            for slot in self.slots[self.head :]:
+                if not slot.started and quotas.wants(slot.candidate, missing):
+                    self._start(slot)
+                    missing[file_of(slot.candidate)] -= slot.expected
+
+    def _start(self, slot: Slot) -> None:
+        slot.expected = self.target.per_context
+        slot.task = asyncio.get_running_loop().create_task(self._work(slot))
 
     def _request_more(self) -> None:
         deficit = self._deficit() - len(self.ready)
@@ -189,15 +188,23 @@ class Stream:
 
     def _idle(self) -> bool:
         """Nothing runs and nothing more can come: the run ends short of its target."""
-        running = any(s.drafts is None for s in self.slots)
+        if self.head < len(self.slots) and not self.slots[self.head].started:
+            self.notify()  # a parked slot the commit has reached: held or started next round
+            return False
+        running = any(s.started and s.drafts is None for s in self.slots)
         if running or self.feed.pending > 0:
             return False
         if self.ready and self._deficit() > 0:
             return False
-        if self.feed.exhausted or self.feed.budget_reached:
-            return self.head >= len(self.slots)
-        # the feed can still send seeds, but nothing asked it to: only when no deficit is left
-        return self._deficit() == 0 and self.head >= len(self.slots)
+        ended = self.head >= len(self.slots)
+        if not (self.feed.exhausted or self.feed.budget_reached):
+            # the feed can still send seeds, but nothing asked it to: only when no deficit is left
+            ended = ended and self._deficit() == 0
+        if ended and (quotas := self._holding()) is not None and quotas.held:
+            quotas.lifted = True  # nothing else can come: the held drafts, in order
+            self.notify()  # a next round at once, to start and offer them
+            return False
+        return ended
 
     # ---- one candidate ---------------------------------------------------------------------------
     def on_stage(self, candidate: Candidate, stage: str, drafts: list[Draft]) -> None:
@@ -213,7 +220,11 @@ class Stream:
     async def _work(self, slot: Slot) -> None:
         try:
             drafts, vectors = await self.runner.process(slot.candidate)
-            slot.vectors = vectors
+            kept = [d for d in drafts if d.kept]
+            paired: list[list[float] | None] = (
+                list(vectors) if len(vectors) == len(kept) else [None] * len(kept)
+            )
+            slot.offers = list(zip(kept, paired, strict=True))
             slot.drafts = drafts
             slot.expected = sum(1 for d in drafts if d.kept)
         except asyncio.CancelledError:
@@ -225,35 +236,74 @@ class Stream:
 
     # ---- in-order commit -------------------------------------------------------------------------
     def _commit(self) -> None:
+        if self.quotas is not None and self.quotas.lifted and not self._commit_held():
+            return
         while not self.done and self.head < len(self.slots):
             slot = self.slots[self.head]
+            quotas = self._holding()
+            if quotas is not None and not quotas.open(file_of(slot.candidate), self._kept()):
+                quotas.hold(slot)  # its file has its quota: kept for when nothing else comes
+                self.head += 1
+                continue
             if slot.drafts is None:
+                if not slot.started:
+                    self._start(slot)
                 return
-            kept = [d for d in slot.drafts if d.kept]
-            vectors: Sequence[list[float] | None] = (
-                slot.vectors if len(slot.vectors) == len(kept) else [None] * len(kept)
-            )
-            for i, (draft, vector) in enumerate(zip(kept, vectors, strict=True)):
-                if self._enough():
-                    for rest in kept[i:]:
-                        rest.drop("top_up", NOT_NEEDED)
-                        self.not_needed += 1
-                    break
-                if self._past_easy_cap(draft):
-                    detail = f"{self.max_easy} easy goldens were kept already (max_easy_share)"
-                    draft.drop(DIFFICULTY, TOO_EASY, detail)
-                    self.too_easy += 1
-                    self.runner.record_rejects(slot.candidate, DIFFICULTY, [draft])
-                elif self.dedup is None:
-                    self.kept.append(draft)
-                else:
-                    decision = self.dedup.offer(draft, vector)
-                    if decision.action != "kept":
-                        self.dedup_dropped += 1
+            self._offer(slot)
             slot.expected = 0
             self.head += 1
             if self._enough():
                 self.done = True
+
+    def _commit_held(self) -> bool:
+        """Offer the held slots in order (the quotas lifted); False while the first still runs."""
+        assert self.quotas is not None
+        held = self.quotas.held
+        while held and not self.done:
+            slot, first = held[0]
+            if slot.drafts is None:
+                if not slot.started:
+                    self._start(slot)
+                return False
+            held.pop(0)
+            self._offer(slot, first)
+            slot.expected = 0
+            if self._enough():
+                self.done = True
+        return True
+
+    def _kept(self) -> Counter[str]:
+        assert self.quotas is not None
+        return self.quotas.kept(self.goldens)
+
+    def _offer(self, slot: Slot, first: int = 0) -> None:
+        """Offer ``slot``'s kept drafts from ``first`` on, in order, until N are kept (the rest
+        are not needed) or, while the quotas hold, its file has its quota (the rest are held)."""
+        offers = slot.offers
+        for i in range(first, len(offers)):
+            draft, vector = offers[i]
+            if self._enough():
+                for rest, _ in offers[i:]:
+                    rest.drop("top_up", NOT_NEEDED)
+                    self.not_needed += 1
+                return
+            quotas = self._holding()
+            if quotas is not None and not quotas.open(file_of(slot.candidate), self._kept()):
+                quotas.hold(slot, i)
+                return
+            if self.quotas is not None:
+                self.quotas.offered(draft, slot.candidate)
+            if self._past_easy_cap(draft):
+                detail = f"{self.max_easy} easy goldens were kept already (max_easy_share)"
+                draft.drop(DIFFICULTY, TOO_EASY, detail)
+                self.too_easy += 1
+                self.runner.record_rejects(slot.candidate, DIFFICULTY, [draft])
+            elif self.dedup is None:
+                self.kept.append(draft)
+            else:
+                decision = self.dedup.offer(draft, vector)
+                if decision.action != "kept":
+                    self.dedup_dropped += 1
 
     def _past_easy_cap(self, draft: Draft) -> bool:
         if self.max_easy is None or not is_easy(draft):
@@ -272,6 +322,10 @@ class Stream:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        if self.quotas is not None:  # held drafts the run ended without
+            for draft in self.quotas.release():
+                draft.drop("top_up", NOT_NEEDED, HELD_DETAIL)
+                self.not_needed += 1
         await self.feed.aclose()
 
     def _result(self) -> StreamResult:
@@ -306,65 +360,6 @@ class Stream:
         if self.dedup_dropped:
             drops[NEAR_DUPLICATES] += self.dedup_dropped
         return explain_shortfall(ending, drops)
-
-
-#: why a run ended when each wanted context had been tried as often as allowed
-TOP_UP_LIMIT = (
-    "the top-up limit was reached: each wanted context may be tried 1 + max_retries times"
-)
-NEAR_DUPLICATES = "dedup: near-duplicate"
-#: what a model failure kind means for the user, in the shortfall's first line
-_MODEL_ERROR_HINTS = {
-    "invalid_output": "the model's replies did not fit the requested format",
-    "incomplete": "the model's replies were cut off or filtered",
-    "rate_limit": "the server kept answering 429 after every retry",
-    "server": "the server kept failing (5xx) after every retry",
-    "timeout": "the model's requests kept timing out",
-    "connection": "the server could not be reached",
-    "bad_request": "the server refused the requests as invalid",
-    "auth": "the server refused the API key",
-}
-
-
-def _is_model_error(reason: str) -> bool:
-    return reason.split(": ")[-1].startswith("model_error")
-
-
-def explain_shortfall(ending: str | None, drops: Counter[str]) -> list[str]:
-    """Why fewer goldens than asked: the cause that stopped the run first, then what was dropped
-    where (``drops``: ``"<stage>: <reason>" -> count``), most first.
-
-    The top-up limit only ends a run because items kept being dropped, so when it ended the run
-    the most frequent drop leads; model failures lead whenever they are at least half the drops
-    (a model that fails is the thing to fix, whatever else happened); otherwise what ended the
-    run (the corpus or the given contexts ran out) leads.
-    """
-    total = sum(drops.values())
-    details = [
-        f"{n} dropped as near-duplicates" if where == NEAR_DUPLICATES else f"{n} dropped at {where}"
-        for where, n in drops.most_common()
-    ]
-    failures = Counter({w: n for w, n in drops.items() if _is_model_error(w)})
-    lead: str | None = None
-    if failures and 2 * sum(failures.values()) >= total:
-        where, n = failures.most_common(1)[0]
-        hint = _MODEL_ERROR_HINTS.get(where.rsplit("model_error:", 1)[-1])
-        failed = sum(failures.values())
-        every = "every item" if failed == total else f"{failed} of {total} dropped items"
-        lead = (
-            f"model errors: {every} failed, {n} at {where}"
-            + (f" ({hint})" if hint else "")
-            + "; see rejects.jsonl in the run directory"
-        )
-    elif drops and ending == TOP_UP_LIMIT:
-        where, n = drops.most_common(1)[0]
-        lead = f"{n} of {total} dropped items were dropped at {where}, and the top-up limit ended the run"
-    reasons = [lead] if lead else []
-    if ending is not None:
-        reasons.append(ending)
-    if not reasons:
-        reasons.append("nothing more could be drawn")
-    return reasons + details
 
 
 __all__ = [
