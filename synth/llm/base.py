@@ -147,8 +147,12 @@ class FunctionModel(LLM):
         schema: type[BaseModel] | None = None,
         label: str | None = None,
     ) -> Completion:
-        if inspect.iscoroutinefunction(self.fn):
-            text = await self.fn(prompt, system)
+        # an object whose ``__call__`` is async is awaited here too: run in a thread, the
+        # coroutine it returns would never be awaited if the request were cancelled meanwhile
+        text: object
+        if _is_async(self.fn):
+            reply = self.fn(prompt, system)
+            text = await reply if inspect.isawaitable(reply) else reply
         else:
             # not asyncio.to_thread: the loop's default pool has min(32, cores + 4) threads, which
             # would cap a callable model's concurrency far below the limiter's
@@ -158,6 +162,11 @@ class FunctionModel(LLM):
             if inspect.isawaitable(text):
                 text = await text
         return Completion(text=str(text), model=self.model)
+
+
+def _is_async(fn: object) -> bool:
+    """An ``async def`` function, or an object whose ``__call__`` is one."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
 
 
 _POOL_LOCK = threading.Lock()

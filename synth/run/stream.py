@@ -7,16 +7,18 @@ deduplication one by one, and the run ends when N have been kept. Because the or
 depends on which request came back first, the same seed and inputs (and a warm cache) always give
 the same goldens, however the requests interleave.
 
-Topping up: the controller keeps enough candidates active that, if nothing else were dropped, N
-goldens would come out; every drop (a context the critic rejected, an input the filter refused, a
-duplicate, an easy golden past ``max_easy``) lowers that expectation and so draws a new candidate
-at once.
+Topping up: the controller keeps enough candidates active that N goldens are expected to come out
+at the run's own drop rates (:class:`~synth.run.yields.Yields`: a prior of 10% dropped at first,
+then each stage's observed rate), so the first wave covers the usual drops; every drop (a context
+the critic rejected, an input the filter refused, a duplicate, an easy golden past ``max_easy``)
+lowers that expectation and so draws a new candidate at once. Once the candidates ahead of one hold
+N live drafts, it does not start its later steps (from :data:`GATE_FROM` on) until a drop ahead of
+it makes it needed: a spare costs its first steps only, unless it is needed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,10 +30,14 @@ from synth.generate.dedup import LABEL as DEDUP
 from synth.generate.draft import Draft
 from synth.run.difficulty import STAGE as DIFFICULTY
 from synth.run.difficulty import TOO_EASY, is_easy
+from synth.run.shortfall import NEAR_DUPLICATES, TOP_UP_LIMIT, explain_shortfall
 from synth.run.stages import CandidateRunner
+from synth.run.yields import COMMIT, Yields, contexts_for
 
 #: drop reason of drafts left over once N goldens are kept
 NOT_NEEDED = "not_needed"
+#: the first step a candidate waits before while the ones ahead of it hold N live drafts
+GATE_FROM = 2
 
 
 @dataclass
@@ -73,6 +79,7 @@ class Stream:
     ``wakeup`` is the signal the loop waits on between rounds: the stream sets it when a candidate
     moves on, and whoever made the feed gave the feed a way to set it (its ``notify``).
     ``max_easy`` caps the goldens measured ``easy`` (None: no cap); the others are dropped.
+    ``yields`` estimates what each candidate will give (default: the run's drop rates, learnt).
     """
 
     def __init__(
@@ -85,6 +92,7 @@ class Stream:
         on_change: Callable[[], None] = lambda: None,
         wakeup: asyncio.Event | None = None,
         max_easy: int | None = None,
+        yields: Yields | None = None,
     ) -> None:
         self.feed = feed
         self.runner = runner
@@ -103,6 +111,11 @@ class Stream:
         self.done = False
         self.error: BaseException | None = None
         self._changed = wakeup if wakeup is not None else asyncio.Event()
+        self.yields = yields or Yields(runner.stages, target.per_context)
+        #: candidates (by seq) waiting at a step until they are needed
+        self._waiting: dict[int, asyncio.Event] = {}
+        self.held_back = 0  # times a candidate waited before a step
+        runner.gate = self.gate  # the runner awaits it before each step after the first
 
     # ---- progress counters -----------------------------------------------------------------------
     @property
@@ -145,6 +158,7 @@ class Stream:
                     break
                 self._activate()
                 self._request_more()
+                self._release()
                 if self._idle():
                     break
                 await self._changed.wait()
@@ -160,15 +174,17 @@ class Stream:
             raise self.error
 
     # ---- demand ----------------------------------------------------------------------------------
-    def _expected_goldens(self) -> int:
-        uncommitted = sum(s.expected for s in self.slots[self.head :])
+    def _expected_goldens(self) -> float:
+        """Goldens kept so far plus those the running candidates are expected to give."""
+        ahead = self.yields.ahead
+        uncommitted = sum(s.expected * ahead(len(s.stages_done)) for s in self.slots[self.head :])
         return self.goldens_so_far + uncommitted
 
     def _deficit(self) -> int:
         """How many more contexts the run should activate now."""
         if self.target.num_goldens is not None:
             missing = self.target.num_goldens - self._expected_goldens()
-            return math.ceil(max(missing, 0) / self.target.per_context)
+            return contexts_for(missing, self.yields.per_new_context())
         assert self.target.contexts is not None
         return max(self.target.contexts - len(self.slots), 0)
 
@@ -199,13 +215,46 @@ class Stream:
         # the feed can still send seeds, but nothing asked it to: only when no deficit is left
         return self._deficit() == 0 and self.head >= len(self.slots)
 
+    # ---- spares wait until they are needed ---------------------------------------------------------
+    async def gate(self, candidate: Candidate, step: int) -> None:
+        """Return once ``candidate`` may run step ``step``: at once for its first steps, else once
+        the candidates ahead of it hold fewer than N live drafts."""
+        slot = self._by_seq.get(candidate.seq)
+        if step < GATE_FROM or slot is None or self._needed().get(candidate.seq, True):
+            return
+        self.held_back += 1
+        event = self._waiting[candidate.seq] = asyncio.Event()
+        self.notify()  # the loop decides when it is needed
+        await event.wait()
+
+    def _needed(self) -> dict[int, bool]:
+        """Whether each uncommitted candidate is needed: the live drafts of those ahead of it,
+        and the goldens kept, fall short of N (always, for a run for a number of contexts)."""
+        if self.target.num_goldens is None:
+            return {}
+        needed, ahead = {}, self.goldens_so_far
+        for slot in self.slots[self.head :]:
+            needed[slot.candidate.seq] = ahead < self.target.num_goldens
+            ahead += slot.expected
+        return needed
+
+    def _release(self) -> None:
+        """Let the waiting candidates that are needed now go on."""
+        if not self._waiting:
+            return
+        needed = self._needed()
+        for seq in [seq for seq in self._waiting if needed.get(seq, True)]:
+            self._waiting.pop(seq).set()
+
     # ---- one candidate ---------------------------------------------------------------------------
     def on_stage(self, candidate: Candidate, stage: str, drafts: list[Draft]) -> None:
         slot = self._by_seq.get(candidate.seq)
         if slot is None:
             return
         slot.stages_done.append(stage)
-        slot.expected = sum(1 for d in drafts if d.kept)
+        alive = sum(1 for d in drafts if d.kept)
+        self.yields.observe(stage, slot.expected, alive)
+        slot.expected = alive
         if any(d.drop_reason == AUTH_FAILURE for d in drafts):
             self.error = AuthenticationError(refused_key(self.runner.settings.generator))
         self.notify()
@@ -230,6 +279,7 @@ class Stream:
             if slot.drafts is None:
                 return
             kept = [d for d in slot.drafts if d.kept]
+            before, offered = self.goldens_so_far, len(kept)
             vectors: Sequence[list[float] | None] = (
                 slot.vectors if len(slot.vectors) == len(kept) else [None] * len(kept)
             )
@@ -238,6 +288,7 @@ class Stream:
                     for rest in kept[i:]:
                         rest.drop("top_up", NOT_NEEDED)
                         self.not_needed += 1
+                    offered = i
                     break
                 if self._past_easy_cap(draft):
                     detail = f"{self.max_easy} easy goldens were kept already (max_easy_share)"
@@ -250,6 +301,7 @@ class Stream:
                     decision = self.dedup.offer(draft, vector)
                     if decision.action != "kept":
                         self.dedup_dropped += 1
+            self.yields.observe(COMMIT, offered, self.goldens_so_far - before)
             slot.expected = 0
             self.head += 1
             if self._enough():
@@ -306,65 +358,6 @@ class Stream:
         if self.dedup_dropped:
             drops[NEAR_DUPLICATES] += self.dedup_dropped
         return explain_shortfall(ending, drops)
-
-
-#: why a run ended when each wanted context had been tried as often as allowed
-TOP_UP_LIMIT = (
-    "the top-up limit was reached: each wanted context may be tried 1 + max_retries times"
-)
-NEAR_DUPLICATES = "dedup: near-duplicate"
-#: what a model failure kind means for the user, in the shortfall's first line
-_MODEL_ERROR_HINTS = {
-    "invalid_output": "the model's replies did not fit the requested format",
-    "incomplete": "the model's replies were cut off or filtered",
-    "rate_limit": "the server kept answering 429 after every retry",
-    "server": "the server kept failing (5xx) after every retry",
-    "timeout": "the model's requests kept timing out",
-    "connection": "the server could not be reached",
-    "bad_request": "the server refused the requests as invalid",
-    "auth": "the server refused the API key",
-}
-
-
-def _is_model_error(reason: str) -> bool:
-    return reason.split(": ")[-1].startswith("model_error")
-
-
-def explain_shortfall(ending: str | None, drops: Counter[str]) -> list[str]:
-    """Why fewer goldens than asked: the cause that stopped the run first, then what was dropped
-    where (``drops``: ``"<stage>: <reason>" -> count``), most first.
-
-    The top-up limit only ends a run because items kept being dropped, so when it ended the run
-    the most frequent drop leads; model failures lead whenever they are at least half the drops
-    (a model that fails is the thing to fix, whatever else happened); otherwise what ended the
-    run (the corpus or the given contexts ran out) leads.
-    """
-    total = sum(drops.values())
-    details = [
-        f"{n} dropped as near-duplicates" if where == NEAR_DUPLICATES else f"{n} dropped at {where}"
-        for where, n in drops.most_common()
-    ]
-    failures = Counter({w: n for w, n in drops.items() if _is_model_error(w)})
-    lead: str | None = None
-    if failures and 2 * sum(failures.values()) >= total:
-        where, n = failures.most_common(1)[0]
-        hint = _MODEL_ERROR_HINTS.get(where.rsplit("model_error:", 1)[-1])
-        failed = sum(failures.values())
-        every = "every item" if failed == total else f"{failed} of {total} dropped items"
-        lead = (
-            f"model errors: {every} failed, {n} at {where}"
-            + (f" ({hint})" if hint else "")
-            + "; see rejects.jsonl in the run directory"
-        )
-    elif drops and ending == TOP_UP_LIMIT:
-        where, n = drops.most_common(1)[0]
-        lead = f"{n} of {total} dropped items were dropped at {where}, and the top-up limit ended the run"
-    reasons = [lead] if lead else []
-    if ending is not None:
-        reasons.append(ending)
-    if not reasons:
-        reasons.append("nothing more could be drawn")
-    return reasons + details
 
 
 __all__ = [
