@@ -183,6 +183,14 @@ def _function_pool() -> ThreadPoolExecutor:
         return _POOL
 
 
+async def in_io_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` in a thread of the pool sync callable models use: for calls that
+    wait on the network (a remote embedder's), which the loop's default pool, of
+    ``min(32, cores + 4)`` threads, would queue far below the limiter's level."""
+    call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_function_pool(), call)
+
+
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to completion from sync code, even when a loop is already running here."""
     try:

@@ -188,7 +188,7 @@ class CandidateRunner:
         embedder = self.settings.embedder
         texts = [d.input for d in kept]
         # a remote embedder made for the run holds a slot of the run's limiter per request itself
-        array = await asyncio.to_thread(embedder.embed, texts, label="dedup")
+        array = await embedder.aembed(texts, label="dedup")
         vectors = [[float(x) for x in row] for row in array]
         journal.append(candidate.key, {"ids": [d.id for d in kept], "vectors": vectors})
         return vectors
