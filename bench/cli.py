@@ -14,9 +14,16 @@ Reported per command: wall time from spawn to exit, requests (the server's log),
 flight, and the floor: ``chain x latency`` (one golden's dependent requests, as bench/generate.py
 counts them; embeddings at their own latency) plus the import time of the modules the command
 needs (``python -c "import synth.pipeline, ..."``, measured here), against which the wall time's
-ratio is given. ``--synth-path`` runs another checkout's synth. DeepEval is not run here: ``bench/compare.py`` runs it in its own environment.
+ratio is given. ``--synth-path`` runs another checkout's synth.
+
+``--deepeval-python PYTHON`` also runs DeepEval as its users do, each run its own process started
+with that interpreter (``bench/_deepeval_cli.py``): ``Synthesizer().generate_goldens_from_docs``
+at its defaults on the same corpus, and ``evaluate`` of the same answered items with its
+``FaithfulnessMetric()`` and ``AnswerRelevancyMetric()``, both against the same fake server
+(``OPENAI_BASE_URL``); the ratios (time per golden, evaluation time, requests) are printed last.
 
     python bench/cli.py --out bench-results/cli.json
+    python bench/cli.py --deepeval-python /work/deepeval-venv/bin/python --out bench-results/cli.json
 """
 
 from __future__ import annotations
@@ -36,6 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _server import FakeServer, ServerOptions, read_log, request_counts  # noqa: E402
 from _util import REPO, header, markdown_table, work_dir, write_json  # noqa: E402
 from generate import build_corpus, chain_of  # noqa: E402
+
+DEEPEVAL_DRIVER = Path(__file__).resolve().parent / "_deepeval_cli.py"
 
 REPLIES = "bench.compare_replies:reply"
 #: what each command imports before its first request, timed apart
@@ -66,12 +75,21 @@ def import_seconds(code: str, repeat: int = 3) -> float:
     return round(min(once(code) for _ in range(repeat)) - bare, 3)
 
 
-def run_command(argv: list[str], cwd: Path, log: Path, options: ServerOptions) -> dict[str, Any]:
-    """``python -m synth argv`` against a fresh fake server; its wall time, output and log."""
+def run_command(
+    argv: list[str], cwd: Path, log: Path, options: ServerOptions, program: list[str] | None = None
+) -> dict[str, Any]:
+    """``python -m synth argv`` (or ``program argv``, with ``OPENAI_BASE_URL`` set) against a
+    fresh fake server; its wall time, output and log."""
     with FakeServer(options, log) as server:
-        command = [sys.executable, "-m", "synth", *[a.replace("{URL}", server.url) for a in argv]]
+        env = _env()
+        if program is None:
+            program = [sys.executable, "-m", "synth"]
+        else:
+            env = {**env, "OPENAI_BASE_URL": server.url, "DEEPEVAL_TELEMETRY_OPT_OUT": "1"}
+            env.pop("PYTHONPATH")
+        command = [*program, *[a.replace("{URL}", server.url) for a in argv]]
         start = time.perf_counter()
-        done = subprocess.run(command, cwd=cwd, env=_env(), capture_output=True, text=True)
+        done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - start
     if done.returncode not in (0, 3):
         raise RuntimeError(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
@@ -144,6 +162,74 @@ def evaluate(items: Path, work: Path, options: ServerOptions, n_jobs: int | None
     }
 
 
+def deepeval_generate(corpus: Path, work: Path, options: ServerOptions, python: str) -> dict:
+    """DeepEval's ``generate_goldens_from_docs`` at its defaults on ``corpus``, its own process."""
+    folder = work / "deepeval-generate"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    program = [python, str(DEEPEVAL_DRIVER)]
+    argv = ["generate", str(corpus), str(folder / "out.json")]
+    result = run_command(argv, folder, folder / "requests.jsonl", options, program)
+    result.pop("stdout")
+    out = json.loads((folder / "out.json").read_text(encoding="utf-8"))
+    # DeepEval's chain: embeddings, critic, inputs, filter, evolve, expected (as synth's)
+    chain = {"embeddings": 1, "chat": 5}
+    floor = chain["embeddings"] * (options.embedding_latency or options.latency)
+    return {
+        "command": "deepeval generate_goldens_from_docs (defaults)",
+        "delivered": out["delivered"],
+        "chain": sum(chain.values()),
+        "chain_floor_s": round(floor + chain["chat"] * options.latency, 2),
+        **result,
+    }
+
+
+def deepeval_evaluate(items: Path, work: Path, options: ServerOptions, python: str) -> dict:
+    """DeepEval's ``evaluate`` with ``FaithfulnessMetric()`` and ``AnswerRelevancyMetric()``."""
+    folder = work / "deepeval-evaluate"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    program = [python, str(DEEPEVAL_DRIVER)]
+    argv = ["evaluate", str(items), str(folder / "out.json")]
+    result = run_command(argv, folder, folder / "requests.jsonl", options, program)
+    result.pop("stdout")
+    out = json.loads((folder / "out.json").read_text(encoding="utf-8"))
+    return {
+        "command": "deepeval evaluate, faithfulness + answer relevancy (defaults)",
+        "scores": out["scores"],
+        **result,
+    }
+
+
+def ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """synth against DeepEval: time per golden, evaluation time, requests (DeepEval / synth)."""
+
+    def first(prefix: str) -> dict[str, Any] | None:
+        return next((row for row in rows if row["command"].startswith(prefix)), None)
+
+    synth_gen, de_gen = rows[0], first("deepeval generate")
+    synth_eval, de_eval = rows[1], first("deepeval evaluate")
+    out: dict[str, float] = {}
+    if de_gen and de_gen["delivered"] and synth_gen["delivered"]:
+        synth_per = synth_gen["wall_s"] / synth_gen["delivered"]
+        de_per = de_gen["wall_s"] / de_gen["delivered"]
+        out["generate_s_per_golden_synth"] = round(synth_per, 3)
+        out["generate_s_per_golden_deepeval"] = round(de_per, 3)
+        out["generate_per_golden_deepeval_over_synth"] = round(de_per / synth_per, 1)
+        out["generate_requests_per_golden_synth"] = round(
+            synth_gen["requests"] / synth_gen["delivered"], 2
+        )
+        out["generate_requests_per_golden_deepeval"] = round(
+            de_gen["requests"] / de_gen["delivered"], 2
+        )
+    if de_eval:
+        out["evaluate_deepeval_over_synth"] = round(de_eval["wall_s"] / synth_eval["wall_s"], 1)
+        out["evaluate_requests_deepeval_over_synth"] = round(
+            de_eval["requests"] / synth_eval["requests"], 1
+        )
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--goldens", type=int, default=60)
@@ -151,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--synth-path", type=Path, default=REPO, help="the checkout to run")
     parser.add_argument("--latency", type=float, default=0.5)
     parser.add_argument("--embedding-latency", type=float, default=0.1)
+    parser.add_argument(
+        "--deepeval-python", help="an interpreter with deepeval installed: run DeepEval too"
+    )
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temporary one)")
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args(argv)
@@ -167,16 +256,23 @@ def main(argv: list[str] | None = None) -> int:
         answered_items(work / "generate" / "goldens.jsonl", items)
         for n_jobs in (None, 4):
             rows.append(evaluate(items, work, options, n_jobs))
+        if args.deepeval_python:
+            rows.append(deepeval_generate(corpus, work, options, args.deepeval_python))
+            rows.append(deepeval_evaluate(items, work, options, args.deepeval_python))
     for row in rows:
+        if row["command"].startswith("deepeval"):
+            continue
         row["imports_s"] = imports["generate" if "generate" in row["command"] else "evaluate"]
         row["bound_s"] = round(row["chain_floor_s"] + row["imports_s"], 2)
         row["wall_over_bound"] = round(row["wall_s"] / row["bound_s"], 2)
+    compared = ratios(rows)
     write_json(
         args.out,
         {
             **header(sys.argv, ("synth", "openai", "chromadb")),
             "server": options.describe(),
             "rows": rows,
+            "ratios": compared,
         },
     )
     columns = [
@@ -192,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     columns += ["chain_floor_s", "imports_s", "bound_s", "wall_over_bound"]
     print(f"server: {options.describe()}")
     print(markdown_table(columns, [[row.get(c, "") for c in columns] for row in rows]))
+    for name, value in compared.items():
+        print(f"{name}: {value}")
     return 0
 
 

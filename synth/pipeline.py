@@ -183,7 +183,7 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
             files = files_read(pending.report)
             coverage = planned_coverage(feed, configs, num_goldens, files=files)
             target = configs.target(num_goldens, feed.wanted)
-            target.quotas = file_quotas(coverage.files, num_goldens)
+            target.quotas = file_quotas(coverage, num_goldens)
             return await run.execute(feed, target, coverage)
 
     generate_goldens_from_docs = sync_twin(a_generate_goldens_from_docs)

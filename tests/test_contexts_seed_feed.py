@@ -696,3 +696,48 @@ def test_a_failed_read_ahead_of_a_batch_never_grouped_is_not_reported(
         gc.collect()
     assert len(store.threads) == 2  # the failed read, and the one that made the index
     assert [r.getMessage() for r in caplog.records] == []
+
+
+def test_a_first_wave_for_the_expected_drops_draws_their_batches_too() -> None:
+    # 9 contexts wanted, a tenth of them expected dropped: ceil(9 / 0.9) = 10 -> 4 + 1 batches
+    chunks = texts(*[f"a {i}" for i in range(30)])
+    config = ContextConstructionConfig(max_context_length=1, contexts_per_critic_call=3)
+    rng, critic = random.Random(0), FunctionModel(Critic())
+    feed = DocsFeed(chunks, Vectors(), config, rng, critic=critic, prompts=None, wanted=9)  # type: ignore[arg-type]
+    assert feed.lookahead == 4 and len(feed.batches) == 4
+    feed = DocsFeed(
+        chunks,
+        Vectors(),  # type: ignore[arg-type]
+        config,
+        random.Random(0),
+        critic=critic,
+        prompts=None,
+        wanted=9,
+        expected_keep=0.9,
+    )
+    assert feed.lookahead == 5 and len(feed.batches) == 5
+    assert feed.budget == 9 * 4 + 3  # the top-up limit is the wanted contexts', as before
+
+
+def test_requests_follow_the_share_of_seeds_that_made_a_context() -> None:
+    async def go() -> None:
+        # every seed is junk: none of the first two batches' six makes a context
+        chunks = texts(*[f"a {i} junk" for i in range(30)])
+        feed, changed = make_feed(chunks, Critic(), wanted=6, max_retries=3)
+        assert feed.acceptance() == 1.0
+        feed.request(1)  # 1 + 3 seeds wanted: two batches of 3
+        assert feed.sent_seeds == 6
+        while not (feed.batches[0].grouped and feed.batches[1].grouped):
+            changed.clear()
+            feed.advance()
+            if not feed.batches[1].grouped:
+                await changed.wait()
+        assert feed.seed_outcomes(None) == {"below_quality_threshold": 6}
+        assert feed.acceptance() == pytest.approx(3 / 9)  # pulled towards 1 by a batch's worth
+        # 3 more contexts at 1 in 3 seeds: 9 + 3 wanted; the three batches drawn are all sent
+        # (replacing each drop once seen would send two: 3 + 3)
+        feed.request(3)
+        assert feed.pending == 9
+        await feed.aclose()
+
+    asyncio.run(go())

@@ -325,11 +325,10 @@ def test_embedding_requests_are_counted_per_stage(server) -> None:
     assert by_stage["dedup"]["embedding_requests"] > 0
     assert manifest["totals"]["embedding_requests"] == len(server.requests_to("embeddings"))
     assert manifest["totals"]["requests"] == len(server.requests_to("chat"))
-    # a remote embedder's ingest requests are all answered before the first chat request: they
-    # would otherwise run outside max_concurrent
-    ingest = server.requests[: by_stage["ingest"]["embedding_requests"]]
-    first_chat = server.requests_to("chat")[0]
-    assert all(r.kind == "embeddings" and r.finished <= first_chat.started for r in ingest)
+    # a remote embedder's ingest requests may still be out when the first chat requests leave
+    # (issue 22): both hold slots of the run's one limiter, so together they never pass its level
+    # (tests/test_run_overlap.py checks the order of events)
+    assert server.peak_in_flight <= manifest["concurrency"]["peak_level"]
 
 
 @pytest.mark.parametrize("slip", ["missing", "duplicated", "renumbered", "unnumbered"])

@@ -155,14 +155,14 @@ def run_dropping(
     return synth, [g.input for g in dataset]
 
 
-@pytest.mark.parametrize("coverage", ["uniform", "proportional"])
-def test_a_drop_is_replaced_from_its_own_file_so_every_target_is_met(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, coverage: str
+def test_a_drop_is_replaced_from_its_own_file_so_every_uniform_target_is_met(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The critic rejects 30% of the passages and the filter 30% of the inputs: without the
     per-file quotas, replacements came from the next seats (uniform gave 0, 2 and 6 goldens to
     some files); with them every file gets exactly its target, in the same goldens whatever
     order the requests come back in."""
+    coverage = "uniform"
     monkeypatch.setenv("SYNTH_REPLIES_REJECT", "0.3")
     monkeypatch.setenv("SYNTH_REPLIES_VAGUE", "0.3")
     docs = write_corpus(tmp_path / "docs")

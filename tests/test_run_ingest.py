@@ -3,6 +3,7 @@ they go to, the run's manifest row and notes, and the line when nothing could be
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -194,21 +195,43 @@ def test_ingest_for_run_cuts_with_the_configs_sizes_and_holds_the_writes(
         store.close()
 
 
-class RemoteHash(HashEmbedder):
-    """The hash embedder, as if it asked a server."""
+class HeldRemote(HashEmbedder):
+    """The hash embedder as if it asked a server (remote, waiting off the lock): each batch
+    waits until ``release`` is set (a failure bound, :data:`PATIENCE`, if it never is)."""
 
-    @property
-    def remote(self) -> bool:
-        return True
+    remote = True
+    holds_gil = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.waited: list[bool] = []  # per batch: was it released (True) or did it give up
+
+    def _embed_batch(self, texts: list[str]) -> Any:
+        self.waited.append(self.release.wait(PATIENCE))
+        return super()._embed_batch(texts)
 
 
-def test_a_remote_embedders_chunks_are_stored_before_it_returns(tmp_path: Path) -> None:
+#: how long a held embedding waits before it gives up (a failure bound, never reached when it works)
+PATIENCE = 30.0
+
+
+def test_a_remote_embedders_chunks_are_embedded_after_it_returns(tmp_path: Path) -> None:
+    # the run may start on the chunks (the critic's requests) while a remote embedder's requests
+    # are still out: ingest_for_run returns with the embedding held, which then ends as asked
     paths = _corpus(tmp_path / "docs")
     config = ContextConstructionConfig(chunk_size=64)
-    store, pending, chunks = ingest_for_run(paths, config, RemoteHash(), store_path=tmp_path / "s")
+    embedder = HeldRemote()
+    store, pending, chunks = ingest_for_run(paths, config, embedder, store_path=tmp_path / "s")
     try:
-        assert sorted(store.ids()) == sorted(c.id for c in chunks)  # finished before it returned
+        assert chunks and store.count() == 0  # returned while the embedding is held
+        embedder.release.set()
+        pending.finish()
+        assert sorted(store.ids()) == sorted(c.id for c in chunks)
+        assert embedder.waited and all(embedder.waited)  # none gave up waiting
+        assert pending.get_embeddings([chunks[0].id]).shape == (1, embedder.dimension)
     finally:
+        embedder.release.set()
         pending.close()
         store.close()
 

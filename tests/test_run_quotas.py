@@ -68,7 +68,6 @@ def test_the_quotas_count_kept_goldens_and_what_started_slots_expect() -> None:
     [a0, b0] = of_files("a0", "b0")
     assert file_of(a0) == "a" and quotas.open("a", {"a": 2}) and not quotas.open("b", {"b": 2})
     assert quotas.missing([], []) == {"a": 3, "b": 2}
-    assert quotas.deficit({"a": 3, "b": 2}) == 3  # ceil(3 / 2) + ceil(2 / 2) contexts
     assert quotas.wants(b0, {"b": 1}) and not quotas.wants(a0, {"b": 1})
     quotas.lifted = True
     assert quotas.open("b", {"b": 9}) and quotas.open("c", {})

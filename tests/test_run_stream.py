@@ -24,6 +24,7 @@ from synth.run.stream import (
     Target,
     explain_shortfall,
 )
+from synth.run.yields import Yields
 from synth.store import HashEmbedder
 
 #: the bound on a run that must end (a failure bound, not a measure of speed)
@@ -159,9 +160,17 @@ def kept(key: str, n: int = 2) -> dict[str, list[tuple]]:
 def stream_of(
     feed: Feed, runner: Runner, target: Target, dedup: Deduplicator | None = None, **kwargs
 ) -> Stream:
+    """The stream, by default expecting no drop and learning no rate (``exact``): each drop is
+    replaced once seen, so the counts below are the top-up's own; ``learnt=True``: the run's."""
+    if not kwargs.pop("learnt", False):
+        kwargs.setdefault("yields", exact(runner, target))
     stream = Stream(feed, runner, target, dedup, **kwargs)  # type: ignore[arg-type]
     runner.stream = stream
     return stream
+
+
+def exact(runner: Runner, target: Target) -> Yields:
+    return Yields(runner.stages, target.per_context, prior_keep=1.0, learn=False)
 
 
 def run(stream: Stream) -> StreamResult:
@@ -543,3 +552,104 @@ def test_a_shortfall_with_nothing_to_say_says_so() -> None:
     assert TOP_UP_LIMIT == (
         "the top-up limit was reached: each wanted context may be tried 1 + max_retries times"
     )
+
+
+# ---- the first wave covers the usual drops (issue 22) -----------------------------------------
+
+
+class StepRunner(Runner):
+    """Walks ``stages`` for real: each draft's drop shows at its own stage, and every stage after
+    the first waits at the stream's gate first (as CandidateRunner does). ``ran`` records
+    ``(candidate, stage)`` in the order they ran."""
+
+    stages = ["inputs", "filter", "evolve"]
+
+    def __init__(self, script: dict[str, list[tuple]]) -> None:
+        super().__init__(script)
+        self.ran: list[tuple[str, str]] = []
+        self.gate = None
+
+    async def process(self, candidate: Candidate) -> tuple[list[Draft], list[list[float]]]:
+        assert self.stream is not None and self.gate is not None
+        self.started.append(candidate.key)
+        drafts = [
+            Draft(id=f"{candidate.key}-{i}", input=t[0])
+            for i, t in enumerate(self.script[candidate.key])
+        ]
+        for index, stage in enumerate(self.stages):
+            if index > 0:
+                await self.gate(candidate, index)
+            self.ran.append((candidate.key, stage))
+            for draft, (_, reason, *at) in zip(drafts, self.script[candidate.key], strict=True):
+                if reason is not None and (at[0] if at else "filter") == stage:
+                    draft.drop(stage, reason)
+            self.stream.on_stage(candidate, stage, drafts)
+        self.finished.append(candidate.key)
+        return drafts, []
+
+
+def test_the_first_wave_starts_enough_contexts_for_a_tenth_dropped() -> None:
+    # 20 goldens at 2 a context, expecting 10% dropped: ceil(20 / 1.8) = 12 contexts at once
+    feed = Feed(candidates(14))
+    script = {f"c{i}": [("q", None), ("r", None)] for i in range(14)}
+    script["c0"] = [("q", None), ("r", "vague")]
+    script["c3"] = [("q", "vague"), ("r", None)]
+    runner = StepRunner(script)
+    result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=20), learnt=True))
+    assert feed.requested == [12]  # the two drops were covered: no second request
+    assert len(result.goldens) == 20
+    assert ids(result.goldens)[:3] == ["c0-0", "c1-0", "c1-1"]
+    # the same script replacing each drop once seen asks twice
+    feed = Feed(candidates(14))
+    runner = StepRunner(script)
+    run(stream_of(feed, runner, Target(per_context=2, num_goldens=20)))
+    assert feed.requested[0] == 10 and len(feed.requested) > 1
+
+
+def test_spares_stop_before_their_later_steps_once_n_live_drafts_are_ahead() -> None:
+    feed = Feed(candidates(12))
+    runner = StepRunner({f"c{i}": [("q", None), ("r", None)] for i in range(12)})
+    stream = stream_of(feed, runner, Target(per_context=2, num_goldens=20), learnt=True)
+    result = run(stream)
+    assert runner.started == [f"c{i}" for i in range(12)]
+    # c10 and c11 ran their inputs and filter, then waited: the ten before them held 20 drafts
+    assert [s for k, s in runner.ran if k in ("c10", "c11")] == ["inputs", "filter"] * 2
+    assert ("c9", "evolve") in runner.ran and stream.held_back == 2
+    assert ids(result.goldens) == [f"c{i}-{j}" for i in range(10) for j in range(2)]
+
+
+def test_a_drop_ahead_of_a_spare_lets_it_go_on() -> None:
+    feed = Feed(candidates(12))
+    script = {f"c{i}": [("q", None), ("r", None)] for i in range(12)}
+    script["c0"] = [("q", "vague"), ("r", "vague")]
+    runner = StepRunner(script)
+    result = run(stream_of(feed, runner, Target(per_context=2, num_goldens=20), learnt=True))
+    # c0 lost both: c10 is needed and finishes, c11 is not and stops before its evolution
+    assert ("c10", "evolve") in runner.ran and ("c11", "evolve") not in runner.ran
+    assert feed.requested == [12]
+    assert ids(result.goldens) == [f"c{i}-{j}" for i in range(1, 11) for j in range(2)]
+
+
+def test_observed_drops_raise_what_the_run_asks_for_at_once() -> None:
+    # every context loses half its drafts at the filter: the run learns it and asks for more
+    # contexts per request than replacing each drop once seen does
+    def script(n: int) -> dict[str, list[tuple]]:
+        return {f"c{i}": [("q", None), ("r", "vague")] for i in range(n)}
+
+    learnt, exact_feed = Feed(candidates(40)), Feed(candidates(40))
+    result = run(stream_of(learnt, StepRunner(script(40)), Target(2, 10), learnt=True))
+    run(stream_of(exact_feed, StepRunner(script(40)), Target(2, 10)))
+    assert len(result.goldens) == 10
+    assert len(learnt.requested) < len(exact_feed.requested)
+
+
+def test_yields_start_at_the_prior_and_follow_what_the_stages_kept() -> None:
+    yields = Yields(["inputs", "filter"], per_context=2)
+    assert yields.per_new_context() == pytest.approx(1.8)
+    assert yields.ahead(2) == pytest.approx(0.9 ** (1 / 3))  # the commit alone is ahead
+    yields.observe("filter", 100, 50)
+    assert yields.rate("filter") == pytest.approx((50 + 4 * 0.9 ** (1 / 3)) / 104)
+    assert yields.per_new_context() < 1.0
+    fixed = Yields(["inputs"], per_context=2, prior_keep=1.0, learn=False)
+    fixed.observe("inputs", 10, 0)
+    assert fixed.per_new_context() == 2.0

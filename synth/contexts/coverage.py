@@ -10,10 +10,12 @@ goldens still wanted, so a share is met to within ``max_goldens_per_context`` go
 
 The target is an upper bound, kept simple: it counts neither neighbours claimed by other contexts
 (a small file can run out of seeds sooner) nor the reuse passes of a corpus too small for the run.
-When the targets add up to the run's goldens, they are the run's per-file quotas
+In a ``uniform`` run whose targets add up to its goldens, they are the run's per-file quotas
 (:func:`file_quotas`, :mod:`synth.run.quotas`): a golden dropped on the way is replaced from its
 own file, so every target is met exactly while the file has seeds left that make goldens; only
-when none can come do other files make up for it. A file's
+when none can come do other files make up for it. A ``proportional`` run replaces a drop from the
+next seed in the seat order, whichever file it belongs to (cheaper: no seeds drawn to reach the
+file again), so its shares are exact only when nothing is dropped. A file's
 *shortfall* is its share minus what it gets: the target in a plan, the delivered goldens after a
 run. It is never silent: the plan, the manifest and ``--json`` carry every file's row.
 """
@@ -128,12 +130,13 @@ def _goldens(seats: Iterable[str], per_context: int, total: int | None) -> Count
     return out
 
 
-def file_quotas(rows: Iterable[FileCoverage], num_goldens: int | None) -> dict[str, int] | None:
-    """Each file's target as the goldens the run keeps from it, when the targets add up to the
-    run's ``num_goldens`` (else None: the corpus cannot give every file its share, and the run
-    takes its goldens in the seat order)."""
-    quotas = {row.source: row.target for row in rows}
-    if num_goldens is None or sum(quotas.values()) != num_goldens:
+def file_quotas(coverage: Coverage, num_goldens: int | None) -> dict[str, int] | None:
+    """Each file's target as the goldens a ``uniform`` run keeps from it, when the targets add up
+    to the run's ``num_goldens`` (else None: the run takes its goldens in the seat order, as a
+    ``proportional`` run always does: replacing a drop from the same file costs critic requests
+    for the seeds drawn to reach that file again, and a proportional share is the seat order's)."""
+    quotas = {row.source: row.target for row in coverage.files}
+    if coverage.rule != "uniform" or num_goldens is None or sum(quotas.values()) != num_goldens:
         return None
     return quotas
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -124,6 +125,21 @@ class ScoredSeed:
     attempts: int | None = None
 
 
+def is_failed_score(score: object) -> bool:
+    """A seed's outcome that is a failed request (not journaled: a rerun asks again)."""
+    return isinstance(score, str) and score.startswith("model_error")
+
+
+def dump_score(score: ContextScore | str) -> Any:
+    """A seed's outcome as the critic's journal keeps it."""
+    return score.model_dump() if isinstance(score, ContextScore) else score
+
+
+def load_score(value: Any) -> ContextScore | str:
+    """A seed's outcome read back from the critic's journal."""
+    return ContextScore.model_validate(value) if isinstance(value, dict) else str(value)
+
+
 __all__ = [
     "BELOW_THRESHOLD",
     "ContextScore",
@@ -131,6 +147,9 @@ __all__ = [
     "ScoredSeed",
     "build_prompt",
     "check_reply",
+    "dump_score",
+    "is_failed_score",
+    "load_score",
     "parse",
     "score_contexts",
 ]

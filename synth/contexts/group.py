@@ -15,6 +15,7 @@ the critic is still scoring the seeds; :func:`group_contexts` then only claims.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -355,6 +356,13 @@ def _query(
     return out
 
 
+def ready_prefetch(read: asyncio.Future[Prefetched] | None) -> Prefetched | None:
+    """What a store read ahead returned, if it has (grouping does the reads itself otherwise)."""
+    if read is None or not read.done() or read.cancelled() or read.exception() is not None:
+        return None
+    return read.result()
+
+
 __all__ = [
     "TOO_FEW",
     "GroupResult",
@@ -363,4 +371,5 @@ __all__ = [
     "first_fetch",
     "group_contexts",
     "prefetch_neighbours",
+    "ready_prefetch",
 ]

@@ -23,13 +23,20 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 from synth._ids import joined_hash
 from synth.contexts.config import ContextConstructionConfig
-from synth.contexts.critic import BELOW_THRESHOLD, ContextScore, ScoredSeed, score_contexts
+from synth.contexts.critic import (
+    BELOW_THRESHOLD,
+    ContextScore,
+    ScoredSeed,
+    dump_score,
+    is_failed_score,
+    load_score,
+    score_contexts,
+)
 from synth.contexts.feed import AUTH_FAILURE, Candidate, Corpus, refused_key, seed_drop_stage
-from synth.contexts.group import Prefetched, group_contexts, prefetch_neighbours
+from synth.contexts.group import Prefetched, group_contexts, prefetch_neighbours, ready_prefetch
 from synth.contexts.index import ChunkIndex, VectorStore
 from synth.contexts.select import SeedSelector
 from synth.data import Chunk
@@ -70,6 +77,9 @@ class DocsFeed:
     seeds that make no context are written to ``rejects`` with their stage and reason.
     ``avoid``: chunk ids taken as used, so no context has them before the reuse pass (a refill's).
     ``notify`` is called when a batch's verdicts arrive (the stream waits on it; a plan needs none).
+    ``expected_keep`` is the share of its contexts the run expects to keep: the first wave draws
+    ``wanted / expected_keep`` contexts' batches, so the usual drops need no second critic round;
+    requests for more contexts are sent at the seeds' observed acceptance (:meth:`acceptance`).
     """
 
     def __init__(
@@ -88,6 +98,7 @@ class DocsFeed:
         bad_replies: Journal | None = None,
         notify: Callable[[], None] | None = None,
         store_check: Callable[[], object] | None = None,
+        expected_keep: float = 1.0,
     ) -> None:
         self.config = config
         self.store = store
@@ -100,7 +111,7 @@ class DocsFeed:
         #: contexts the run expects to need (default: the selector's per-file quotas)
         self.wanted = self.selector.default_count if wanted is None else wanted
         per_call = config.contexts_per_critic_call
-        self.lookahead = lookahead_batches(self.wanted, per_call)
+        self.lookahead = lookahead_batches(math.ceil(self.wanted / expected_keep), per_call)
         #: each wanted context may be tried 1 + max_retries times (the top-up limit)
         self.budget = self.wanted * (1 + config.max_retries) + per_call
         self.journal = journal
@@ -145,6 +156,12 @@ class DocsFeed:
     def budget_reached(self) -> bool:
         return self.sent_seeds >= self.budget and any(not b.sent for b in self.batches)
 
+    def acceptance(self) -> float:
+        """The share of seeds that made a context so far, pulled towards 1 by a batch's worth."""
+        outcomes = self.seed_outcomes(None)
+        prior = self.config.contexts_per_critic_call
+        return (outcomes.get("ok", 0) + prior) / (sum(outcomes.values()) + prior)
+
     @property
     def scored_seeds(self) -> int:
         """Seeds whose verdicts have come (of the ``sent_seeds``)."""
@@ -153,7 +170,8 @@ class DocsFeed:
     def request(self, contexts: int) -> None:
         """Send critic batches until ``contexts`` more contexts may come from them (plus one spare
         batch, so a rejected seed's replacement is usually scored already)."""
-        want = contexts + self.config.contexts_per_critic_call
+        want = math.ceil(round(contexts / self.acceptance(), 6))
+        want += self.config.contexts_per_critic_call
         for batch in self.batches:
             if self.pending >= want or self.sent_seeds >= self.budget:
                 break
@@ -201,8 +219,8 @@ class DocsFeed:
         batch.sent = True
         self.sent_seeds += len(batch.seeds)
         recorded = self.journal.get(batch.key) if self.journal is not None else None
-        if recorded is not None and not any(_is_failure(s) for s in recorded["scores"]):
-            batch.scores = [_load_score(s) for s in recorded["scores"]]
+        if recorded is not None and not any(is_failed_score(s) for s in recorded["scores"]):
+            batch.scores = [load_score(s) for s in recorded["scores"]]
             return
         if self.critic is None:
             batch.scores = ["" for _ in batch.seeds]
@@ -253,12 +271,12 @@ class DocsFeed:
             if AUTH_FAILURE in scores:
                 raise AuthenticationError(refused_key(self.critic))
             # a failed request is not journaled: a rerun asks again (what did answer is cached)
-            if self.journal is not None and not any(_is_failure(s) for s in scores):
+            if self.journal is not None and not any(is_failed_score(s) for s in scores):
                 self.journal.append(
                     batch.key,
                     {
                         "seeds": [c.id for c in batch.seeds],
-                        "scores": [_dump_score(s) for s in scores],
+                        "scores": [dump_score(s) for s in scores],
                     },
                 )
             if batch.ahead is not None:  # grouped with the reads at hand, not by reading again
@@ -296,7 +314,7 @@ class DocsFeed:
             self.config,
             used=self.selector.used,
             allow_reuse=self.selector.exhausted,
-            prefetched=_ready(batch.ahead),
+            prefetched=ready_prefetch(batch.ahead),
         )
         for chunk_id, reason in result.dropped:
             batch.outcome[chunk_id] = reason
@@ -370,25 +388,6 @@ class DocsFeed:
                 (critic if seed_drop_stage(reason) == "critic" else group).drop(reason, n)
         critic.items_out = group.items_in = critic.items_in - critic.dropped_total
         return [critic, group] if self.critic is not None else [group]
-
-
-def _ready(read: asyncio.Future[Prefetched] | None) -> Prefetched | None:
-    """What a store read ahead returned, if it has (grouping does the reads itself otherwise)."""
-    if read is None or not read.done() or read.cancelled() or read.exception() is not None:
-        return None
-    return read.result()
-
-
-def _is_failure(score: object) -> bool:
-    return isinstance(score, str) and score.startswith("model_error")
-
-
-def _dump_score(score: ContextScore | str) -> Any:
-    return score.model_dump() if isinstance(score, ContextScore) else score
-
-
-def _load_score(value: Any) -> ContextScore | str:
-    return ContextScore.model_validate(value) if isinstance(value, dict) else str(value)
 
 
 def lookahead_batches(contexts_wanted: int, per_call: int) -> int:

@@ -147,8 +147,12 @@ class FunctionModel(LLM):
         schema: type[BaseModel] | None = None,
         label: str | None = None,
     ) -> Completion:
-        if inspect.iscoroutinefunction(self.fn):
-            text = await self.fn(prompt, system)
+        # an object whose ``__call__`` is async is awaited here too: run in a thread, the
+        # coroutine it returns would never be awaited if the request were cancelled meanwhile
+        text: object
+        if _is_async(self.fn):
+            reply = self.fn(prompt, system)
+            text = await reply if inspect.isawaitable(reply) else reply
         else:
             # not asyncio.to_thread: the loop's default pool has min(32, cores + 4) threads, which
             # would cap a callable model's concurrency far below the limiter's
@@ -158,6 +162,11 @@ class FunctionModel(LLM):
             if inspect.isawaitable(text):
                 text = await text
         return Completion(text=str(text), model=self.model)
+
+
+def _is_async(fn: object) -> bool:
+    """An ``async def`` function, or an object whose ``__call__`` is one."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
 
 
 _POOL_LOCK = threading.Lock()
@@ -172,6 +181,14 @@ def _function_pool() -> ThreadPoolExecutor:
         if _POOL is None:
             _POOL = ThreadPoolExecutor(max_workers=FUNCTION_THREADS, thread_name_prefix="synth-fn")
         return _POOL
+
+
+async def in_io_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` in a thread of the pool sync callable models use: for calls that
+    wait on the network (a remote embedder's), which the loop's default pool, of
+    ``min(32, cores + 4)`` threads, would queue far below the limiter's level."""
+    call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_function_pool(), call)
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

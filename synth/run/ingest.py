@@ -34,9 +34,9 @@ def ingest_for_run(
     under ``paths``; return the open store, the ingest under way (a
     :class:`~synth.store.ingest_run.PendingIngest`) and the chunks of the files read.
 
-    It returns once every file is chunked: the chunks may still be being embedded and stored
-    (not with a remote embedder, whose requests must stay within the run's ``max_concurrent``).
-    Call ``finish()`` on the ingest before reading the store (and before closing it).
+    It returns once every file is chunked: the chunks may still be being embedded and stored,
+    whatever the embedder (a remote one's requests hold slots of the run's limiter, beside the
+    critic's). Call ``finish()`` on the ingest before reading the store (and before closing it).
     When no file could be read, one ConfigError line says why for each file (the first few).
     ``ray`` (an address, or True for a Ray started for the run) reads, chunks and embeds the
     files as Ray tasks (:mod:`synth.store.ray_ingest`); this process stores them."""
@@ -56,14 +56,12 @@ def ingest_for_run(
     pending = None
     try:
         # every chunk is kept for the run anyway, so the writes may wait until all files are
-        # read and then run while the first critic requests are out; not a remote embedder's:
-        # its requests would run beside the critic's, outside max_concurrent, so they overlap
-        # with the reading instead and are done first
+        # read and then run while the first critic requests are out; a remote embedder's start
+        # as the files are read (its requests wait on the network, not on this process) and go
+        # on while the critic's are out, both within the run's limiter
         pending = start_ingest(
             paths, store, keep_chunks=True, hold_writes=not embedder.remote, reads=reads
         )
-        if embedder.remote:
-            pending.finish()
         if not pending.report.any_read:
             raise ConfigError(nothing_read(paths, pending.report.files))
         chunks = chunks_of_run(pending, store)

@@ -21,6 +21,7 @@ from typing import Any
 from synth.generate.stats import StageStats
 from synth.llm.pricing import estimate_cost
 from synth.llm.usage import EMBEDDINGS_LABEL, Usage
+from synth.run.slots import NOT_NEEDED
 
 #: usage labels (one per request kind) -> the stage row they are counted in
 LABEL_STAGE = {
@@ -145,9 +146,19 @@ def stage_row(
     }
 
 
-def stats_rows(records: Iterable[StageStats]) -> list[dict[str, Any]]:
-    """The manifest rows of per-stage records: stage, items in and out, drops by reason."""
-    return [stage_row(r.stage, r.items_in, r.items_out, r.dropped) for r in records]
+def stats_rows(records: Iterable[StageStats], used: int | None = None) -> list[dict[str, Any]]:
+    """The manifest rows of per-stage records: stage, items in and out, drops by reason.
+
+    ``used``: the contexts the run used, of those grouping made; the others (a uniform run's
+    contexts held for a file that had its quota, never needed) are dropped there as not needed.
+    """
+    rows = []
+    for r in records:
+        out, dropped = r.items_out, dict(r.dropped)
+        if r.stage == "group" and used is not None and out > used:
+            out, dropped[NOT_NEEDED] = used, dropped.get(NOT_NEEDED, 0) + out - used
+        rows.append(stage_row(r.stage, r.items_in, out, dropped))
+    return rows
 
 
 def with_usage(

@@ -17,9 +17,8 @@ never goldens: the commit alone decides.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from synth.contexts.feed import Candidate
@@ -61,20 +60,23 @@ class FileQuotas:
         """Whether the commit may still offer a draft of ``source``."""
         return self.lifted or kept.get(source, 0) < self.quotas.get(source, 0)
 
-    def missing(self, goldens: Iterable[Draft], running: Iterable[Slot]) -> Counter[str]:
-        """Per file, the goldens its quota still lacks beyond those kept and those expected
-        from its started, uncommitted ``running`` slots (files at or past their quota: none)."""
-        have = self.kept(goldens)
+    def full(self, candidate: Candidate, goldens: Iterable[Draft]) -> bool:
+        """Whether ``candidate``'s file has its quota of ``goldens`` (never, once lifted)."""
+        return not self.open(file_of(candidate), self.kept(goldens))
+
+    def missing(self, goldens: Iterable[Draft], running: Iterable[Slot]) -> dict[str, float]:
+        """Per file, the goldens its quota still lacks beyond those kept and those its started,
+        uncommitted ``running`` slots still hold alive (a file at its quota: none)."""
+        lack = {f: float(q) for f, q in self.quotas.items()}
+        for source, n in self.kept(goldens).items():
+            lack[source] = lack.get(source, 0.0) - n
         for slot in running:
             if slot.started:
-                have[file_of(slot.candidate)] += slot.expected
-        return Counter({f: q - have[f] for f, q in self.quotas.items() if q > have[f]})
+                source = file_of(slot.candidate)
+                lack[source] = lack.get(source, 0.0) - slot.expected
+        return {f: n for f, n in lack.items() if n > 1e-6}
 
-    def deficit(self, missing: Mapping[str, int]) -> int:
-        """Contexts to start so that every file could meet its quota."""
-        return sum(math.ceil(n / self.per_context) for n in missing.values())
-
-    def wants(self, candidate: Candidate, missing: Mapping[str, int]) -> bool:
+    def wants(self, candidate: Candidate, missing: Mapping[str, float]) -> bool:
         """Whether to start ``candidate`` now (its file is short of what it expects)."""
         return missing.get(file_of(candidate), 0) > 0
 
@@ -93,10 +95,31 @@ class FileQuotas:
         return total
 
     def release(self) -> list[Draft]:
-        """The drafts still held when the run ends: the caller drops them as not needed."""
+        """The drafts still held when the run ends: the caller drops them as not needed (a held
+        slot never started has none: its context is counted not needed at grouping)."""
         left = [d for slot, first in self.held for d, _ in slot.offers[first:]]
         self.held.clear()
         return left
 
 
-__all__ = ["HELD_DETAIL", "FileQuotas", "file_of"]
+def needed(
+    slots: Sequence[Slot], goldens: Sequence[Draft], num_goldens: int, quotas: FileQuotas | None
+) -> dict[int, bool]:
+    """Whether each of the uncommitted ``slots`` (in order) is needed, by candidate seq: the
+    goldens kept and the live drafts of the slots ahead of it fall short of ``num_goldens`` or,
+    while the ``quotas`` hold, of its own file's quota."""
+    if quotas is None:
+        ahead, out = len(goldens), {}
+        for slot in slots:
+            out[slot.candidate.seq] = ahead < num_goldens
+            ahead += slot.expected
+        return out
+    have, flags = quotas.kept(goldens), {}
+    for slot in slots:
+        source = file_of(slot.candidate)
+        flags[slot.candidate.seq] = have[source] < quotas.quotas.get(source, 0)
+        have[source] += slot.expected
+    return flags
+
+
+__all__ = ["HELD_DETAIL", "FileQuotas", "file_of", "needed"]

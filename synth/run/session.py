@@ -310,7 +310,7 @@ class RunSession:
         reached = result is not None and not result.shortfall
         # once the target is met, the seeds drawn after the last context used do not count
         cut = committed[-1].candidate.position if (reached and committed) else None
-        rows.extend(stats_rows(stream.feed.stage_stats(cut)))
+        rows.extend(stats_rows(stream.feed.stage_stats(cut), used=len(committed)))
         drafts = [d for slot in committed for d in (slot.drafts or [])]
         rows.extend(stats_rows(stream.runner.stage_stats(drafts, len(committed))))
         return rows

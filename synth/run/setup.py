@@ -37,6 +37,7 @@ from synth.run.progress import Progress
 from synth.run.session import RunSession
 from synth.run.stages import StageSettings
 from synth.run.stream import Target
+from synth.run.yields import PRIOR_KEEP
 
 if TYPE_CHECKING:
     from synth.store.embedder import Embedder
@@ -323,6 +324,7 @@ def docs_feed(
             prompts=None,
             wanted=wanted,
             avoid=configs.avoid_chunks,
+            expected_keep=PRIOR_KEEP,
         )
     return DocsFeed(
         chunks,
@@ -333,6 +335,7 @@ def docs_feed(
         prompts=run.prompts,
         wanted=wanted,
         avoid=configs.avoid_chunks,
+        expected_keep=PRIOR_KEEP,
         journal=run.journal("critic"),
         rejects=run.journal("rejects"),
         bad_replies=run.journal("bad_replies"),

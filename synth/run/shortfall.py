@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
+
+from synth.contexts.feed import Feed, seed_drop_stage
+from synth.generate.dedup import DUPLICATE
+from synth.generate.dedup import LABEL as DEDUP
+from synth.generate.draft import Draft
+from synth.run.slots import NOT_NEEDED
 
 #: why a run ended when each wanted context had been tried as often as allowed
 TOP_UP_LIMIT = (
@@ -63,4 +70,26 @@ def explain_shortfall(ending: str | None, drops: Counter[str]) -> list[str]:
     return reasons + details
 
 
-__all__ = ["NEAR_DUPLICATES", "TOP_UP_LIMIT", "explain_shortfall"]
+def shortfall_of(feed: Feed, drafts: Iterable[Draft], near_duplicates: int) -> list[str]:
+    """Why a run from ``feed`` ended short: how the feed ended, the seeds that made no context,
+    the committed ``drafts`` dropped (near-duplicates counted once, as ``near_duplicates``: a
+    loser may sit in an earlier slot; drafts not needed are no drop)."""
+    ending = None
+    if feed.budget_reached:
+        ending = TOP_UP_LIMIT
+    elif feed.exhausted:
+        ending = feed.exhausted_reason
+    drops: Counter[str] = Counter()
+    for reason, n in feed.seed_outcomes(None).items():  # seeds that made no context
+        if reason != "ok":
+            drops[f"{seed_drop_stage(reason)}: {reason}"] += n
+    for draft in drafts:
+        near_duplicate = draft.dropped_at == DEDUP and draft.drop_reason == DUPLICATE
+        if not draft.kept and draft.drop_reason != NOT_NEEDED and not near_duplicate:
+            drops[f"{draft.dropped_at}: {draft.drop_reason}"] += 1
+    if near_duplicates:
+        drops[NEAR_DUPLICATES] += near_duplicates
+    return explain_shortfall(ending, drops)
+
+
+__all__ = ["NEAR_DUPLICATES", "TOP_UP_LIMIT", "explain_shortfall", "shortfall_of"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from synth.contexts.feed import Candidate
@@ -44,6 +44,8 @@ class CandidateRunner:
 
     ``on_stage(candidate, stage, drafts)`` is called after every step (fresh or resumed), so the
     controller can track how many drafts are still alive; ``stages`` names the steps in order.
+    ``gate(candidate, index)`` is awaited before each step after the first (the controller holds
+    back a candidate it may not need).
     ``meter`` measures the finished drafts' difficulty (none: not measured), and is what the
     steps that search the run's chunks search.
     """
@@ -54,10 +56,12 @@ class CandidateRunner:
         run: RunDir,
         on_stage: Callable[[Candidate, str, list[Draft]], None],
         meter: DifficultyMeter | None = None,
+        gate: Callable[[Candidate, int], Awaitable[None]] | None = None,
     ) -> None:
         self.settings = settings
         self.run = run
         self.on_stage = on_stage
+        self.gate = gate
         self.meter = meter
         if meter is not None:  # the distracting and out-of-scope steps search the run's chunks
             settings = dataclasses.replace(settings, search=meter)
@@ -70,6 +74,8 @@ class CandidateRunner:
         drafts, start = self._resume(candidate)
         failed = False
         for index, step in enumerate(self.steps[start:], start):
+            if index > 0 and self.gate is not None:
+                await self.gate(candidate, index)
             source = await self._source(candidate) if index == 0 else Source(candidate.key)
             before = {d.id for d in drafts}
             alive = {d.id for d in drafts if d.kept}
@@ -182,7 +188,7 @@ class CandidateRunner:
         embedder = self.settings.embedder
         texts = [d.input for d in kept]
         # a remote embedder made for the run holds a slot of the run's limiter per request itself
-        array = await asyncio.to_thread(embedder.embed, texts, label="dedup")
+        array = await embedder.aembed(texts, label="dedup")
         vectors = [[float(x) for x in row] for row in array]
         journal.append(candidate.key, {"ids": [d.id for d in kept], "vectors": vectors})
         return vectors

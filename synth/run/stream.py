@@ -7,34 +7,37 @@ deduplication one by one, and the run ends when N have been kept. Because the or
 depends on which request came back first, the same seed and inputs (and a warm cache) always give
 the same goldens, however the requests interleave.
 
-Topping up: the controller keeps enough candidates active that, if nothing else were dropped, N
-goldens would come out; every drop (a context the critic rejected, an input the filter refused, a
-duplicate, an easy golden past ``max_easy``) lowers that expectation and so draws a new candidate
-at once.
+Topping up: the controller keeps enough candidates active that N goldens are expected to come out
+at the run's own drop rates (:class:`~synth.run.yields.Yields`: a prior of 10% dropped at first,
+then each stage's observed rate), so the first wave covers the usual drops; every drop (a context
+the critic rejected, an input the filter refused, a duplicate, an easy golden past ``max_easy``)
+lowers that expectation and so draws a new candidate at once. Once the candidates ahead of one hold
+N live drafts, it does not start its later steps (from :data:`GATE_FROM` on) until a drop ahead of
+it makes it needed: a spare costs its first steps only, unless it is needed.
 
-Per-file quotas (:mod:`synth.run.quotas`): when the target carries each file's coverage target, a
-candidate whose file has its quota when the commit reaches it is held, not offered, so a drop is
-replaced from its own file; the held drafts are offered, in order, only once nothing else can come.
+Per-file quotas (:mod:`synth.run.quotas`): a candidate whose file has its quota when the commit
+reaches it is held, so a drop is replaced from its own file; held drafts come last, in order.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
-from collections import Counter
 from collections.abc import Callable
 
-from synth.contexts.feed import AUTH_FAILURE, Candidate, Feed, refused_key, seed_drop_stage
+from synth.contexts.feed import AUTH_FAILURE, Candidate, Feed, refused_key
 from synth.errors import AuthenticationError
-from synth.generate.dedup import DUPLICATE, Deduplicator
-from synth.generate.dedup import LABEL as DEDUP
+from synth.generate.dedup import Deduplicator
 from synth.generate.draft import Draft
 from synth.run.difficulty import STAGE as DIFFICULTY
 from synth.run.difficulty import TOO_EASY, is_easy
-from synth.run.quotas import HELD_DETAIL, FileQuotas, file_of
-from synth.run.shortfall import NEAR_DUPLICATES, TOP_UP_LIMIT, explain_shortfall
+from synth.run.quotas import HELD_DETAIL, FileQuotas, file_of, needed
+from synth.run.shortfall import TOP_UP_LIMIT, explain_shortfall, shortfall_of
 from synth.run.slots import NOT_NEEDED, Slot, StreamResult, Target
 from synth.run.stages import CandidateRunner
+from synth.run.yields import COMMIT, Yields, contexts_for
+
+#: the first step a candidate waits before while the ones ahead of it hold N live drafts
+GATE_FROM = 2
 
 
 class Stream:
@@ -43,6 +46,7 @@ class Stream:
     ``wakeup`` is the signal the loop waits on between rounds: the stream sets it when a candidate
     moves on, and whoever made the feed gave the feed a way to set it (its ``notify``).
     ``max_easy`` caps the goldens measured ``easy`` (None: no cap); the others are dropped.
+    ``yields`` estimates what each candidate will give (default: the run's drop rates, learnt).
     """
 
     def __init__(
@@ -55,6 +59,7 @@ class Stream:
         on_change: Callable[[], None] = lambda: None,
         wakeup: asyncio.Event | None = None,
         max_easy: int | None = None,
+        yields: Yields | None = None,
     ) -> None:
         self.feed = feed
         self.runner = runner
@@ -74,6 +79,11 @@ class Stream:
         self.error: BaseException | None = None
         quotas = target.quotas if target.num_goldens is not None else None
         self.quotas = FileQuotas(quotas, target.per_context) if quotas else None
+        self.yields = yields or Yields(runner.stages, target.per_context)
+        #: candidates (by seq) waiting at a step until they are needed
+        self._waiting: dict[int, asyncio.Event] = {}
+        self.held_back = 0  # times a candidate waited before a step
+        runner.gate = self.gate  # the runner awaits it before each step after the first
         self._changed = wakeup if wakeup is not None else asyncio.Event()
 
     # ---- progress counters -----------------------------------------------------------------------
@@ -118,6 +128,7 @@ class Stream:
                     break
                 self._activate()
                 self._request_more()
+                self._release()
                 if self._idle():
                     break
                 await self._changed.wait()
@@ -133,25 +144,32 @@ class Stream:
             raise self.error
 
     # ---- demand ----------------------------------------------------------------------------------
-    def _expected_goldens(self) -> int:
-        uncommitted = sum(s.expected for s in self.slots[self.head :])
+    def _expected_goldens(self) -> float:
+        """Goldens kept so far plus those the running (and held) candidates are expected to give."""
+        uncommitted = sum(self._expects(s) for s in self.slots[self.head :])
         held = self.quotas.held_expected() if self.quotas is not None else 0
-        return self.goldens_so_far + uncommitted + held
+        return self.goldens_so_far + uncommitted + held * self.yields.ahead(0)
+
+    def _expects(self, slot: Slot) -> float:
+        """What ``slot`` is expected to give, at the drop rates of the stages still ahead of it."""
+        return slot.expected * self.yields.ahead(len(slot.stages_done))
 
     def _holding(self) -> FileQuotas | None:
         """The quotas, while they hold (not lifted)."""
         return self.quotas if self.quotas is not None and not self.quotas.lifted else None
 
-    def _missing(self, quotas: FileQuotas) -> Counter[str]:
+    def _missing(self, quotas: FileQuotas) -> dict[str, float]:
         return quotas.missing(self.goldens, self.slots[self.head :])
 
     def _deficit(self) -> int:
         """How many more contexts the run should activate now."""
         if (quotas := self._holding()) is not None:
-            return quotas.deficit(self._missing(quotas))
+            # each file's drops replaced as they are seen: a first wave per file would cost a
+            # spare context for every file
+            return contexts_for(sum(self._missing(quotas).values()), self.target.per_context)
         if self.target.num_goldens is not None:
             missing = self.target.num_goldens - self._expected_goldens()
-            return math.ceil(max(missing, 0) / self.target.per_context)
+            return contexts_for(missing, self.yields.per_new_context())
         assert self.target.contexts is not None
         return max(self.target.contexts - len(self.slots), 0)
 
@@ -206,13 +224,43 @@ class Stream:
             return False
         return ended
 
+    # ---- spares wait until they are needed -------------------------------------------------------
+    async def gate(self, candidate: Candidate, step: int) -> None:
+        """Return once ``candidate`` may run step ``step``: at once for its first steps, else once
+        the candidates ahead of it hold fewer than N live drafts (fewer than its file's quota)."""
+        slot = self._by_seq.get(candidate.seq)
+        if step < GATE_FROM or slot is None or self._needed().get(candidate.seq, True):
+            return
+        self.held_back += 1
+        event = self._waiting[candidate.seq] = asyncio.Event()
+        self.notify()  # the loop decides when it is needed
+        await event.wait()
+
+    def _needed(self) -> dict[int, bool]:
+        """Whether each uncommitted candidate is needed (:func:`~synth.run.quotas.needed`)."""
+        if self.target.num_goldens is None:
+            return {}
+        return needed(
+            self.slots[self.head :], self.goldens, self.target.num_goldens, self._holding()
+        )
+
+    def _release(self) -> None:
+        """Let the waiting candidates that are needed now go on."""
+        if not self._waiting:
+            return
+        needed = self._needed()
+        for seq in [seq for seq in self._waiting if needed.get(seq, True)]:
+            self._waiting.pop(seq).set()
+
     # ---- one candidate ---------------------------------------------------------------------------
     def on_stage(self, candidate: Candidate, stage: str, drafts: list[Draft]) -> None:
         slot = self._by_seq.get(candidate.seq)
         if slot is None:
             return
         slot.stages_done.append(stage)
-        slot.expected = sum(1 for d in drafts if d.kept)
+        alive = sum(1 for d in drafts if d.kept)
+        self.yields.observe(stage, slot.expected, alive)
+        slot.expected = alive
         if any(d.drop_reason == AUTH_FAILURE for d in drafts):
             self.error = AuthenticationError(refused_key(self.runner.settings.generator))
         self.notify()
@@ -241,7 +289,7 @@ class Stream:
         while not self.done and self.head < len(self.slots):
             slot = self.slots[self.head]
             quotas = self._holding()
-            if quotas is not None and not quotas.open(file_of(slot.candidate), self._kept()):
+            if quotas is not None and quotas.full(slot.candidate, self.goldens):
                 quotas.hold(slot)  # its file has its quota: kept for when nothing else comes
                 self.head += 1
                 continue
@@ -272,25 +320,22 @@ class Stream:
                 self.done = True
         return True
 
-    def _kept(self) -> Counter[str]:
-        assert self.quotas is not None
-        return self.quotas.kept(self.goldens)
-
     def _offer(self, slot: Slot, first: int = 0) -> None:
         """Offer ``slot``'s kept drafts from ``first`` on, in order, until N are kept (the rest
         are not needed) or, while the quotas hold, its file has its quota (the rest are held)."""
-        offers = slot.offers
+        offers, before, offered = slot.offers, self.goldens_so_far, 0
         for i in range(first, len(offers)):
             draft, vector = offers[i]
             if self._enough():
                 for rest, _ in offers[i:]:
                     rest.drop("top_up", NOT_NEEDED)
                     self.not_needed += 1
-                return
+                break
             quotas = self._holding()
-            if quotas is not None and not quotas.open(file_of(slot.candidate), self._kept()):
+            if quotas is not None and quotas.full(slot.candidate, self.goldens):
                 quotas.hold(slot, i)
-                return
+                break
+            offered += 1
             if self.quotas is not None:
                 self.quotas.offered(draft, slot.candidate)
             if self._past_easy_cap(draft):
@@ -304,6 +349,7 @@ class Stream:
                 decision = self.dedup.offer(draft, vector)
                 if decision.action != "kept":
                     self.dedup_dropped += 1
+        self.yields.observe(COMMIT, offered, self.goldens_so_far - before)
 
     def _past_easy_cap(self, draft: Draft) -> bool:
         if self.max_easy is None or not is_easy(draft):
@@ -338,28 +384,9 @@ class Stream:
             too_easy=self.too_easy,
         )
         if self.target.num_goldens is not None and len(goldens) < self.target.num_goldens:
-            result.shortfall = self._shortfall()
+            drafts = [d for slot in self.committed for d in slot.drafts or []]
+            result.shortfall = shortfall_of(self.feed, drafts, self.dedup_dropped)
         return result
-
-    def _shortfall(self) -> list[str]:
-        ending = None
-        if self.feed.budget_reached:
-            ending = TOP_UP_LIMIT
-        elif self.feed.exhausted:
-            ending = self.feed.exhausted_reason
-        drops: Counter[str] = Counter()
-        for reason, n in self.feed.seed_outcomes(None).items():  # seeds that made no context
-            if reason != "ok":
-                drops[f"{seed_drop_stage(reason)}: {reason}"] += n
-        for slot in self.committed:
-            for draft in slot.drafts or []:
-                # near-duplicates are counted once, below (a loser may sit in an earlier slot)
-                near_duplicate = draft.dropped_at == DEDUP and draft.drop_reason == DUPLICATE
-                if not draft.kept and draft.drop_reason != NOT_NEEDED and not near_duplicate:
-                    drops[f"{draft.dropped_at}: {draft.drop_reason}"] += 1
-        if self.dedup_dropped:
-            drops[NEAR_DUPLICATES] += self.dedup_dropped
-        return explain_shortfall(ending, drops)
 
 
 __all__ = [

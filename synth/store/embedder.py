@@ -96,7 +96,12 @@ class Embedder(ABC):
         return self.embed_array(texts, label=label).tolist()
 
     async def aembed(self, texts: Sequence[str], *, label: str | None = None) -> list[list[float]]:
-        """Async twin of :meth:`embed` (runs it in a worker thread)."""
+        """Async twin of :meth:`embed` (runs it in a worker thread: for a remote embedder, one
+        of the pool its requests wait in, so that many can be out at once)."""
+        if self.remote:
+            from synth.llm.base import in_io_thread
+
+            return await in_io_thread(self.embed, texts, label=label)
         return await asyncio.to_thread(self.embed, texts, label=label)
 
     def __repr__(self) -> str:
