@@ -294,3 +294,95 @@ def test_codes_and_numbers_are_no_language() -> None:
     assert detect_language(codes) is None  # trigram models call this Estonian
     sentence = "Die Pumpe P-4 läuft nachts von 22 bis 6 Uhr und wird jede Woche geprüft."
     assert detect_language(sentence) == "de"  # a few codes and numbers in real text still count
+
+
+# ---- what detection costs ------------------------------------------------------------------------
+
+RARE = {
+    "tr": "Batarya, güneş panellerinin gün içinde ürettiği enerjiyi depolar. Paneller gece hiçbir "
+    "şey üretmediğinde, batarya şarjı yüzde ona düşene kadar evi besler. Güneşli bir günde tam "
+    "şarj yaklaşık dört saat sürer. Bulutlu günlerde batarya daha yavaş şarj olur ve uygulama, "
+    "dolana kadar ne kadar süre kaldığını gösterir.",
+    "hu": "Az akkumulátor tárolja azt az energiát, amelyet a napelemek napközben termelnek. Amikor "
+    "a napelemek éjszaka nem termelnek semmit, az akkumulátor látja el a házat, amíg a töltöttsége "
+    "tíz százalékra nem csökken. A teljes feltöltés napos időben körülbelül négy órát vesz "
+    "igénybe. Felhős napokon az akkumulátor lassabban töltődik.",
+    "id": "Baterai menyimpan energi yang dihasilkan oleh panel surya pada siang hari. Ketika panel "
+    "tidak menghasilkan apa pun pada malam hari, baterai memasok listrik ke rumah sampai daya "
+    "baterai turun menjadi sepuluh persen. Pengisian penuh membutuhkan waktu sekitar empat jam "
+    "pada hari yang cerah, dan aplikasi menunjukkan berapa lama lagi sampai baterai penuh.",
+    "sw": "Betri huhifadhi nishati ambayo paneli za jua huzalisha wakati wa mchana. Paneli "
+    "zisipozalisha chochote usiku, betri hutoa umeme kwa nyumba hadi chaji yake ishuke hadi "
+    "asilimia kumi. Kuchaji kikamilifu huchukua takriban saa nne katika siku ya jua. Katika siku "
+    "zenye mawingu betri huchaji polepole zaidi, na programu inaonyesha muda uliobaki.",
+}
+
+
+def test_rare_languages_in_plain_letters_or_not_are_found() -> None:
+    for code, text in RARE.items():
+        assert detect_language(text) == code, code
+
+
+def test_plain_letters_without_function_words_are_settled_without_lingua(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import synth._language as language
+
+    def no_models(*args: object) -> None:
+        raise AssertionError("lingua was asked")
+
+    rng = random.Random(3)
+    vocabulary = sorted(set(words(TEXTS["en"])) - language.FUNCTION_WORDS["en"])
+    salad = " ".join(rng.choice(vocabulary) for _ in range(120)).capitalize() + "."
+    monkeypatch.setattr(language, "_check_detector", no_models)
+    monkeypatch.setattr(language, "_document_detector", no_models)
+    assert detect_language(salad) is None
+    with pytest.raises(AssertionError, match="lingua was asked"):
+        detect_language(TEXTS["en"])  # real English: its function words send it to the models
+
+
+def test_a_document_whose_first_and_last_samples_agree_is_settled_by_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import synth._language as language
+
+    asked: list[str] = []
+
+    def detect(text: str) -> str | None:
+        asked.append(text)
+        return "de" if "ß" in text else "en"
+
+    monkeypatch.setattr(language, "detect_language", detect)
+    english = "x" * 10_000
+    assert language.document_languages(english) == ["en"] and len(asked) == 2
+    asked.clear()
+    german_end = english[:-1000] + "ß" * 1000
+    assert language.document_languages(german_end) == ["en", "de"]
+    assert len(asked) == language.DOCUMENT_SAMPLES
+    assert "ß" in asked[1] and "ß" not in asked[2]  # the last sample is read second
+
+
+# ---- the command line ------------------------------------------------------------------------------
+
+
+def test_generate_language_flag_writes_every_golden_in_it_and_wins_over_the_file(
+    server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from synth.cli import main
+    from synth.dataset import Dataset
+
+    docs = write_corpus(tmp_path / "docs")
+    pipeline = tmp_path / "pipeline.toml"
+    pipeline.write_text(
+        '[generation]\nlanguage = "fr"\n\n[contexts]\nchunk_size = 80\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "goldens.jsonl"
+    flags = ["--model", "openai:fake-model", "--base-url", server.url, "--embedder", "hash"]
+    flags += ["--pipeline", str(pipeline), "--goldens", "4", "-o", str(out), "--quiet"]
+    assert main(["generate", str(docs), *flags, "--language", "DE"]) == 0
+    dataset = Dataset.load(out)
+    assert len(dataset) == 4 and {g.metadata["language"] for g in dataset} == {"de"}
+    assert all(check_language(g.input, "de").status == "match" for g in dataset)
+    assert main(["generate", str(docs), *flags, "--language", "xx"]) != 0
+    assert "--language" in capsys.readouterr().err
