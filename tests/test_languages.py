@@ -386,3 +386,65 @@ def test_generate_language_flag_writes_every_golden_in_it_and_wins_over_the_file
     assert all(check_language(g.input, "de").status == "match" for g in dataset)
     assert main(["generate", str(docs), *flags, "--language", "xx"]) != 0
     assert "--language" in capsys.readouterr().err
+
+
+# ---- per-language prompt sets ----------------------------------------------------------------------
+
+GERMAN_INPUTS = """Du schreibst Fragen zu Dokumenten, um ein KI-System zu prüfen.
+
+Kontext:
+$context
+$language
+Schreibe $count verschiedene Fragen, die sich allein aus dem Kontext beantworten lassen.
+Antworte mit genau einem JSON-Objekt: {"inputs": ["erste Frage", "zweite Frage"]}
+"""
+
+
+def _context_language(prompt: str) -> str | None:
+    import re
+
+    found = re.search(r"<context>(.*?)</context>", prompt, re.DOTALL)
+    return detect_language(re.sub(r"<[^>]+>", " ", found.group(1))) if found else None
+
+
+def test_a_language_prompt_set_writes_the_prompts_of_that_languages_goldens(
+    server, tmp_path: Path
+) -> None:
+    from synth.cli import main
+    from synth.dataset import Dataset
+
+    docs = write_corpus(tmp_path / "docs")
+    pipeline = tmp_path / "pipeline.toml"
+    pipeline.write_text(
+        f'[contexts]\nchunk_size = 80\n\n[prompts.de]\ninputs = """{GERMAN_INPUTS}"""\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "goldens.jsonl"
+    flags = ["--model", "openai:fake-model", "--base-url", server.url, "--embedder", "hash"]
+    flags += ["--pipeline", str(pipeline), "--goldens", str(GOLDENS), "-o", str(out), "--quiet"]
+    assert main(["generate", str(docs), *flags]) == 0
+    dataset = Dataset.load(out)
+    assert len(dataset) == GOLDENS and "de" in {g.metadata["language"] for g in dataset}
+    asked = [r.prompt for r in server.requests_to("chat")]
+    german = [p for p in asked if "Du schreibst Fragen" in p]
+    english = [p for p in asked if "You write questions" in p]
+    assert german and english
+    assert {_context_language(p) for p in german} == {"de"}
+    assert "de" not in {_context_language(p) for p in english}
+    assert all("Language: write every input in German." in p for p in german)
+
+
+def test_a_language_prompt_set_is_checked_and_counted_in_the_version() -> None:
+    from synth.errors import ConfigError
+    from synth.generate.templates import PromptSet
+    from synth.run.config import pipeline_from_dict
+
+    german = PromptSet({"DE": {"inputs": GERMAN_INPUTS}})
+    assert german.languages == {"de"} and german.version != PromptSet().version
+    assert german.for_language("de").text("inputs") == GERMAN_INPUTS
+    assert german.for_language("fr") is german and german.text("inputs") != GERMAN_INPUTS
+    assert german.for_language("de").version == german.version
+    with pytest.raises(ConfigError, match="prompt set 'xx'"):
+        pipeline_from_dict({"prompts": {"xx": {"inputs": GERMAN_INPUTS}}})
+    with pytest.raises(ConfigError, match=r"\[prompts\].*prompt set 'de'.*\$context"):
+        pipeline_from_dict({"prompts": {"de": {"inputs": "Schreibe $count Fragen."}}})
