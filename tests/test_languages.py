@@ -448,3 +448,73 @@ def test_a_language_prompt_set_is_checked_and_counted_in_the_version() -> None:
         pipeline_from_dict({"prompts": {"xx": {"inputs": GERMAN_INPUTS}}})
     with pytest.raises(ConfigError, match=r"\[prompts\].*prompt set 'de'.*\$context"):
         pipeline_from_dict({"prompts": {"de": {"inputs": "Schreibe $count Fragen."}}})
+
+
+# ---- conversations -----------------------------------------------------------------------------------
+
+GERMAN_TURN = "Wie lange dauert die Garantie für die Batterie, und was muss man dafür tun?"
+SAMPLE_DOCS = Path(__file__).resolve().parent.parent / "sample_docs"
+
+
+def _share(key: str) -> float:
+    import hashlib
+
+    return int(hashlib.sha256(key.encode("utf-8")).hexdigest()[:8], 16) / 2**32
+
+
+def _wrong_30_percent(request: dict) -> str:
+    """The fake's replies, with 30% of the conversations' user turns written in German (and 30%
+    of the re-asks of a turn in the wrong language too). An assistant turn in German would be
+    dropped as ungrounded first: its quotes, from the English context, do not support it."""
+    text = synth_replies.reply(request)
+    fmt = request.get("response_format") or {}
+    name = (fmt.get("json_schema") or {}).get("name")
+    if name == "ConversationReply":
+        data = json.loads(text)
+        for conversation in data["conversations"]:
+            for number, exchange in enumerate(conversation["exchanges"]):
+                if _share(f"{number}:{exchange['user']}") < 0.3:
+                    exchange["user"] = GERMAN_TURN
+        return json.dumps(data)
+    prompt = request["messages"][-1]["content"]
+    if name == "LanguageReply" and _share("again:" + prompt) < 0.3:
+        return json.dumps({"input": GERMAN_TURN})
+    return text
+
+
+def test_conversations_wrong_30_percent_of_the_time_still_give_n_in_the_right_language(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from synth.data import ConversationalGolden
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-languages")
+    with FakeOpenAI(reply=_wrong_30_percent) as fake:
+        synth = Synthesizer(
+            "openai:fake-model",
+            base_url=fake.url,
+            embedder="hash",
+            cache=None,
+            run_dir=tmp_path / "run",
+            store_path=tmp_path / "store",
+        )
+        with synth:
+            dataset = synth.generate_conversational_goldens_from_docs(SAMPLE_DOCS, num_goldens=12)
+        asked = [r.prompt for r in fake.requests_to("chat")]
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text(encoding="utf-8"))
+    assert len(dataset) == 12
+    rewritten = 0
+    for golden in dataset:
+        assert isinstance(golden, ConversationalGolden) and golden.metadata["language"] == "en"
+        for turn in golden.turns:
+            assert not check_language(turn.content, "en").mismatch, turn.content
+            rewritten += "language_rewritten" in turn.metadata
+    print([(r["reason"], r.get("detail", "")[:80]) for r in _rejects(tmp_path)])
+    assert rewritten, "a turn asked again and then right is kept, rewritten"
+    line = "Language: write every turn (the user's and the assistant's) in English."
+    assert any(line in p for p in asked)
+    assert any(WRONG_PROMPT in p and GERMAN_TURN in p for p in asked)
+    dropped = _dropped(manifest, "wrong_language")
+    assert dropped > 0
+    rejected = [r for r in _rejects(tmp_path) if r["reason"] == "wrong_language"]
+    assert len(rejected) == dropped
+    assert all("after it was asked again" in r["detail"] for r in rejected)

@@ -65,7 +65,9 @@ SLOTS: dict[str, _Slot] = {
         frozenset({"inputs"}),
         frozenset({"context", "count", "output_format", "feedback", "language"}),
     ),
-    "conversation": _Slot(frozenset({"context", "count"}), frozenset({"max_turns", "personas"})),
+    "conversation": _Slot(
+        frozenset({"context", "count"}), frozenset({"max_turns", "personas", "language"})
+    ),
     "follow_ups": _Slot(frozenset({"messages"}), frozenset({"count"})),
     "language": _Slot(frozenset({"input", "language"}), frozenset({"context", "reason"})),
 }
