@@ -6,7 +6,7 @@ Two detectors, each built once, on first use:
 - :func:`detect_language` names the language of a document or chunk: among :data:`COMMON`
   languages with lingua's full models, and only when none is sure among all 75 languages lingua
   knows (see its docstring). It reads the first :data:`SAMPLE_CHARS` characters (a chunk's, and
-  three samples of a document's): about half a millisecond a chunk.
+  up to five samples of a document's): about half a millisecond a chunk.
 - :func:`check_language` judges a short generated text (a question, an answer) against the language
   it must be in, in lingua's high-accuracy mode among :data:`COMMON` languages, the target and the
   corpus' own languages (fewer candidates: far fewer wrong guesses on a ten-word question).
@@ -132,12 +132,59 @@ FUNCTION_WORDS: dict[str, frozenset[str]] = {
 }
 
 
+def _uses(text: str, listed: frozenset[str]) -> bool:
+    """Whether ``text`` uses enough of the function words ``listed`` (one word in twenty, and
+    at least two)."""
+    tokens = [w.lower() for w in re.findall(r"\w+", text)]
+    return sum(1 for w in tokens if w in listed) >= max(2, len(tokens) // 20)
+
+
 def _has_function_words(text: str, code: str) -> bool:
     listed = FUNCTION_WORDS.get(code)
     if listed is None:
         return True  # a language with its own script: the script said enough
-    tokens = [w.lower() for w in re.findall(r"\w+", text)]
-    return sum(1 for w in tokens if w in listed) >= max(2, len(tokens) // 20)
+    return _uses(text, listed)
+
+
+#: frequent function words of rare languages often written in plain ASCII letters: a plain-ASCII
+#: text is weighed among all 75 languages only when it uses some of one of these lists
+ASCII_FUNCTION_WORDS: dict[str, frozenset[str]] = {
+    code: frozenset(words.split())
+    for code, words in {
+        "id": "yang dan di ini itu dengan untuk dari dalam tidak ada akan pada ke adalah oleh",
+        "ms": "yang dan di ini itu dengan untuk dari dalam tidak ada akan pada ialah oleh",
+        "sw": "na ya wa kwa za la katika ni kama hii cha vya kuwa hadi",
+        "tl": "ang ng sa mga na at ay si ni hindi ito para",
+        "la": "et in est non ad cum quod ut sed qui quae ab ex sunt inter atque",
+        "so": "iyo waa ka ku oo in u ay uu aan",
+        "eu": "eta da ez bat du dira ere baina zen",
+        "cy": "y yr a ac yn i o ar mae gan ei",
+        "af": "die en van is nie in te dat met vir op",
+        "ro": "si de la in cu pe care nu un o este sa din mai",
+    }.items()
+}
+
+
+def _plain(text: str) -> bool:
+    """Whether every letter of ``text`` is an ASCII one."""
+    return all(ch.isascii() for ch in text if ch.isalpha())
+
+
+def _may_be_rare(text: str) -> bool:
+    """Whether ``text`` may be in a language outside :data:`COMMON`: it has a letter outside
+    ASCII (as nearly every such language written in Latin letters does), or the function words
+    of one written in plain ASCII. English word salad has neither, and so is never weighed
+    among all 75 languages (whose models take longer to load than the rest of detection)."""
+    return not _plain(text) or any(_uses(text, w) for w in ASCII_FUNCTION_WORDS.values())
+
+
+def _may_be_named(text: str) -> bool:
+    """Whether detection could name a language for ``text`` at all: not when its letters are
+    plain ASCII (no Cyrillic or CJK language, then) and it uses the function words of no list:
+    each path below needs some. Such text (word salad) is settled without asking lingua."""
+    if not _plain(text):
+        return True
+    return any(_uses(text, w) for w in (*FUNCTION_WORDS.values(), *ASCII_FUNCTION_WORDS.values()))
 
 
 def _mostly_words(text: str) -> bool:
@@ -159,9 +206,12 @@ def detect_language(text: str) -> str | None:
     """The ISO 639-1 code of the language ``text`` (its first SAMPLE_CHARS characters) is in;
     None when it is too short to tell or no language is sure.
 
-    The :data:`COMMON` languages are weighed first, with lingua's full models (quick: their
+    A text in plain ASCII letters that uses the function words of no list gets none without a
+    model being asked (:func:`_may_be_named`). The :data:`COMMON` languages are weighed first, with lingua's full models (quick: their
     models are few); one at least :data:`SURE_CONFIDENCE` likely whose :data:`FUNCTION_WORDS`
-    the text uses is the answer. Otherwise all 75 languages are weighed with
+    the text uses is the answer. Otherwise (and only if the text has a letter outside ASCII, or
+    the function words of a rare language written without: :data:`ASCII_FUNCTION_WORDS`) all 75
+    languages are weighed with
     trigrams (lingua's low-accuracy mode), and a rare language they are sure of is the answer if
     the full models, weighing it with :data:`COMMON`, agree, and the text has 30 words or more,
     some of them repeated (as real text repeats its function words). Nothing else is: made-up words, or
@@ -171,10 +221,12 @@ def detect_language(text: str) -> str | None:
     sample = text[:SAMPLE_CHARS]
     if not long_enough(sample) or not _mostly_words(sample):
         return None
+    if not _may_be_named(sample):
+        return None
     common, likely = _top(_check_detector(frozenset(COMMON)), sample)
     if common is not None and likely >= SURE_CONFIDENCE and _has_function_words(sample, common):
         return common
-    if not _repeats_words(sample):
+    if not _repeats_words(sample) or not _may_be_rare(sample):
         return None
     rare, sure = _top(_document_detector(), sample)
     if rare is not None and rare not in COMMON and sure >= SURE_CONFIDENCE:
@@ -192,20 +244,35 @@ def _top(detector: LanguageDetector, text: str) -> tuple[str | None, float]:
     return _code_of(values[0].language), float(values[0].value)
 
 
-#: samples a document's languages are read from (spread evenly over its text)
+#: samples a document's languages are read from at most (spread evenly over its text)
 DOCUMENT_SAMPLES = 5
 
 
+def _sample_order(count: int) -> list[int]:
+    """The order samples are read in: the first, the last, then those between."""
+    return [0, count - 1, *range(1, count - 1)] if count > 1 else [0]
+
+
 def document_languages(text: str) -> list[str]:
-    """The languages of a document, main one first: of :data:`DOCUMENT_SAMPLES` samples spread
-    over its text (more than one: the document mixes languages, and its chunks are detected
-    one by one)."""
-    step = max(len(text) // DOCUMENT_SAMPLES, SAMPLE_CHARS)
-    found = Counter(
-        code
-        for start in range(0, len(text), step)
-        if (code := detect_language(text[start : start + SAMPLE_CHARS])) is not None
-    )
+    """The languages of a document, main one first (more than one: the document mixes languages,
+    and its chunks are detected one by one).
+
+    Up to :data:`DOCUMENT_SAMPLES` samples spread over its text are read, the first and the last
+    first: when those two agree (the same language, or both none) the document is settled, and
+    only on disagreement are the samples between read too.
+    """
+    count = max(1, min(DOCUMENT_SAMPLES, len(text) // SAMPLE_CHARS))
+    last = max(0, len(text) - SAMPLE_CHARS)  # the last sample ends with the text
+    starts = [last * i // max(1, count - 1) for i in range(count)]
+    found: Counter[str] = Counter()
+    seen: list[str | None] = []
+    for index in _sample_order(len(starts)):
+        code = detect_language(text[starts[index] : starts[index] + SAMPLE_CHARS])
+        seen.append(code)
+        if code is not None:
+            found[code] += 1
+        if len(seen) == 2 and seen[0] == seen[1]:
+            break
     return [code for code, _ in found.most_common()]
 
 
@@ -271,6 +338,7 @@ def check_language(text: str, target: str, also: Iterable[str] = ()) -> Language
 
 
 __all__ = [
+    "ASCII_FUNCTION_WORDS",
     "AUTO",
     "CJK_LANGUAGES",
     "COMMON",

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ from synth.dataset import Dataset
 from synth.errors import ConfigError
 from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig, StylingConfig
 from synth.generate.conversation import ConversationConfig
-from synth.generate.templates import PromptSet
+from synth.generate.templates import PromptOverrides, PromptSet
 from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.conversations import ConversationalModes
 from synth.run.dir import fingerprint_paths
@@ -68,7 +68,8 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     and ``use_filter`` switch those stages off; ``grounding_threshold`` and ``max_easy_share`` set
     the generation config's gates. ``run_dir`` (default ``.synth/runs/<run id>``) holds a run's
     stage outputs and manifest; ``cache`` is the response cache (a SQLite path, a mapping, None);
-    ``prompts`` overrides stage templates. ``max_concurrent`` pins the requests in flight
+    ``prompts`` overrides stage templates (a table under a language code: that language's own
+    templates). ``max_concurrent`` pins the requests in flight
     (default: found by the run, up to 256, cut on 429s and timeouts). ``rpm``/``tpm`` cap the
     requests and tokens all models spend per ``rate_window`` seconds (one budget, paced
     :data:`RATE_MARGIN` under the limit). ``batch`` (True or a :class:`~synth.BatchConfig`) sends
@@ -102,7 +103,7 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     seed: int = 0
     run_dir: str | os.PathLike[str] | None = None
     cache: str | os.PathLike[str] | MutableMapping[str, str] | None = DEFAULT_CACHE
-    prompts: Mapping[str, str] | PromptSet | None = None
+    prompts: PromptOverrides | PromptSet | None = None
     base_url: str | None = None
     store_path: str | os.PathLike[str] = Path(".synth") / "chroma"
     store_url: str | None = None

@@ -294,3 +294,227 @@ def test_codes_and_numbers_are_no_language() -> None:
     assert detect_language(codes) is None  # trigram models call this Estonian
     sentence = "Die Pumpe P-4 läuft nachts von 22 bis 6 Uhr und wird jede Woche geprüft."
     assert detect_language(sentence) == "de"  # a few codes and numbers in real text still count
+
+
+# ---- what detection costs ------------------------------------------------------------------------
+
+RARE = {
+    "tr": "Batarya, güneş panellerinin gün içinde ürettiği enerjiyi depolar. Paneller gece hiçbir "
+    "şey üretmediğinde, batarya şarjı yüzde ona düşene kadar evi besler. Güneşli bir günde tam "
+    "şarj yaklaşık dört saat sürer. Bulutlu günlerde batarya daha yavaş şarj olur ve uygulama, "
+    "dolana kadar ne kadar süre kaldığını gösterir.",
+    "hu": "Az akkumulátor tárolja azt az energiát, amelyet a napelemek napközben termelnek. Amikor "
+    "a napelemek éjszaka nem termelnek semmit, az akkumulátor látja el a házat, amíg a töltöttsége "
+    "tíz százalékra nem csökken. A teljes feltöltés napos időben körülbelül négy órát vesz "
+    "igénybe. Felhős napokon az akkumulátor lassabban töltődik.",
+    "id": "Baterai menyimpan energi yang dihasilkan oleh panel surya pada siang hari. Ketika panel "
+    "tidak menghasilkan apa pun pada malam hari, baterai memasok listrik ke rumah sampai daya "
+    "baterai turun menjadi sepuluh persen. Pengisian penuh membutuhkan waktu sekitar empat jam "
+    "pada hari yang cerah, dan aplikasi menunjukkan berapa lama lagi sampai baterai penuh.",
+    "sw": "Betri huhifadhi nishati ambayo paneli za jua huzalisha wakati wa mchana. Paneli "
+    "zisipozalisha chochote usiku, betri hutoa umeme kwa nyumba hadi chaji yake ishuke hadi "
+    "asilimia kumi. Kuchaji kikamilifu huchukua takriban saa nne katika siku ya jua. Katika siku "
+    "zenye mawingu betri huchaji polepole zaidi, na programu inaonyesha muda uliobaki.",
+}
+
+
+def test_rare_languages_in_plain_letters_or_not_are_found() -> None:
+    for code, text in RARE.items():
+        assert detect_language(text) == code, code
+
+
+def test_plain_letters_without_function_words_are_settled_without_lingua(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import synth._language as language
+
+    def no_models(*args: object) -> None:
+        raise AssertionError("lingua was asked")
+
+    rng = random.Random(3)
+    vocabulary = sorted(set(words(TEXTS["en"])) - language.FUNCTION_WORDS["en"])
+    salad = " ".join(rng.choice(vocabulary) for _ in range(120)).capitalize() + "."
+    monkeypatch.setattr(language, "_check_detector", no_models)
+    monkeypatch.setattr(language, "_document_detector", no_models)
+    assert detect_language(salad) is None
+    with pytest.raises(AssertionError, match="lingua was asked"):
+        detect_language(TEXTS["en"])  # real English: its function words send it to the models
+
+
+def test_a_document_whose_first_and_last_samples_agree_is_settled_by_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import synth._language as language
+
+    asked: list[str] = []
+
+    def detect(text: str) -> str | None:
+        asked.append(text)
+        return "de" if "ß" in text else "en"
+
+    monkeypatch.setattr(language, "detect_language", detect)
+    english = "x" * 10_000
+    assert language.document_languages(english) == ["en"] and len(asked) == 2
+    asked.clear()
+    german_end = english[:-1000] + "ß" * 1000
+    assert language.document_languages(german_end) == ["en", "de"]
+    assert len(asked) == language.DOCUMENT_SAMPLES
+    assert "ß" in asked[1] and "ß" not in asked[2]  # the last sample is read second
+
+
+# ---- the command line ------------------------------------------------------------------------------
+
+
+def test_generate_language_flag_writes_every_golden_in_it_and_wins_over_the_file(
+    server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from synth.cli import main
+    from synth.dataset import Dataset
+
+    docs = write_corpus(tmp_path / "docs")
+    pipeline = tmp_path / "pipeline.toml"
+    pipeline.write_text(
+        '[generation]\nlanguage = "fr"\n\n[contexts]\nchunk_size = 80\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "goldens.jsonl"
+    flags = ["--model", "openai:fake-model", "--base-url", server.url, "--embedder", "hash"]
+    flags += ["--pipeline", str(pipeline), "--goldens", "4", "-o", str(out), "--quiet"]
+    assert main(["generate", str(docs), *flags, "--language", "DE"]) == 0
+    dataset = Dataset.load(out)
+    assert len(dataset) == 4 and {g.metadata["language"] for g in dataset} == {"de"}
+    assert all(check_language(g.input, "de").status == "match" for g in dataset)
+    assert main(["generate", str(docs), *flags, "--language", "xx"]) != 0
+    assert "--language" in capsys.readouterr().err
+
+
+# ---- per-language prompt sets ----------------------------------------------------------------------
+
+GERMAN_INPUTS = """Du schreibst Fragen zu Dokumenten, um ein KI-System zu prüfen.
+
+Kontext:
+$context
+$language
+Schreibe $count verschiedene Fragen, die sich allein aus dem Kontext beantworten lassen.
+Antworte mit genau einem JSON-Objekt: {"inputs": ["erste Frage", "zweite Frage"]}
+"""
+
+
+def _context_language(prompt: str) -> str | None:
+    import re
+
+    found = re.search(r"<context>(.*?)</context>", prompt, re.DOTALL)
+    return detect_language(re.sub(r"<[^>]+>", " ", found.group(1))) if found else None
+
+
+def test_a_language_prompt_set_writes_the_prompts_of_that_languages_goldens(
+    server, tmp_path: Path
+) -> None:
+    from synth.cli import main
+    from synth.dataset import Dataset
+
+    docs = write_corpus(tmp_path / "docs")
+    pipeline = tmp_path / "pipeline.toml"
+    pipeline.write_text(
+        f'[contexts]\nchunk_size = 80\n\n[prompts.de]\ninputs = """{GERMAN_INPUTS}"""\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "goldens.jsonl"
+    flags = ["--model", "openai:fake-model", "--base-url", server.url, "--embedder", "hash"]
+    flags += ["--pipeline", str(pipeline), "--goldens", str(GOLDENS), "-o", str(out), "--quiet"]
+    assert main(["generate", str(docs), *flags]) == 0
+    dataset = Dataset.load(out)
+    assert len(dataset) == GOLDENS and "de" in {g.metadata["language"] for g in dataset}
+    asked = [r.prompt for r in server.requests_to("chat")]
+    german = [p for p in asked if "Du schreibst Fragen" in p]
+    english = [p for p in asked if "You write questions" in p]
+    assert german and english
+    assert {_context_language(p) for p in german} == {"de"}
+    assert "de" not in {_context_language(p) for p in english}
+    assert all("Language: write every input in German." in p for p in german)
+
+
+def test_a_language_prompt_set_is_checked_and_counted_in_the_version() -> None:
+    from synth.errors import ConfigError
+    from synth.generate.templates import PromptSet
+    from synth.run.config import pipeline_from_dict
+
+    german = PromptSet({"DE": {"inputs": GERMAN_INPUTS}})
+    assert german.languages == {"de"} and german.version != PromptSet().version
+    assert german.for_language("de").text("inputs") == GERMAN_INPUTS
+    assert german.for_language("fr") is german and german.text("inputs") != GERMAN_INPUTS
+    assert german.for_language("de").version == german.version
+    with pytest.raises(ConfigError, match="prompt set 'xx'"):
+        pipeline_from_dict({"prompts": {"xx": {"inputs": GERMAN_INPUTS}}})
+    with pytest.raises(ConfigError, match=r"\[prompts\].*prompt set 'de'.*\$context"):
+        pipeline_from_dict({"prompts": {"de": {"inputs": "Schreibe $count Fragen."}}})
+
+
+# ---- conversations -----------------------------------------------------------------------------------
+
+GERMAN_TURN = "Wie lange dauert die Garantie für die Batterie, und was muss man dafür tun?"
+SAMPLE_DOCS = Path(__file__).resolve().parent.parent / "sample_docs"
+
+
+def _share(key: str) -> float:
+    import hashlib
+
+    return int(hashlib.sha256(key.encode("utf-8")).hexdigest()[:8], 16) / 2**32
+
+
+def _wrong_30_percent(request: dict) -> str:
+    """The fake's replies, with 30% of the conversations' user turns written in German (and 30%
+    of the re-asks of a turn in the wrong language too). An assistant turn in German would be
+    dropped as ungrounded first: its quotes, from the English context, do not support it."""
+    text = synth_replies.reply(request)
+    fmt = request.get("response_format") or {}
+    name = (fmt.get("json_schema") or {}).get("name")
+    if name == "ConversationReply":
+        data = json.loads(text)
+        for conversation in data["conversations"]:
+            for number, exchange in enumerate(conversation["exchanges"]):
+                if _share(f"{number}:{exchange['user']}") < 0.3:
+                    exchange["user"] = GERMAN_TURN
+        return json.dumps(data)
+    prompt = request["messages"][-1]["content"]
+    if name == "LanguageReply" and _share("again:" + prompt) < 0.3:
+        return json.dumps({"input": GERMAN_TURN})
+    return text
+
+
+def test_conversations_wrong_30_percent_of_the_time_still_give_n_in_the_right_language(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from synth.data import ConversationalGolden
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-languages")
+    with FakeOpenAI(reply=_wrong_30_percent) as fake:
+        synth = Synthesizer(
+            "openai:fake-model",
+            base_url=fake.url,
+            embedder="hash",
+            cache=None,
+            run_dir=tmp_path / "run",
+            store_path=tmp_path / "store",
+        )
+        with synth:
+            dataset = synth.generate_conversational_goldens_from_docs(SAMPLE_DOCS, num_goldens=12)
+        asked = [r.prompt for r in fake.requests_to("chat")]
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text(encoding="utf-8"))
+    assert len(dataset) == 12
+    rewritten = 0
+    for golden in dataset:
+        assert isinstance(golden, ConversationalGolden) and golden.metadata["language"] == "en"
+        for turn in golden.turns:
+            assert not check_language(turn.content, "en").mismatch, turn.content
+            rewritten += "language_rewritten" in turn.metadata
+    print([(r["reason"], r.get("detail", "")[:80]) for r in _rejects(tmp_path)])
+    assert rewritten, "a turn asked again and then right is kept, rewritten"
+    line = "Language: write every turn (the user's and the assistant's) in English."
+    assert any(line in p for p in asked)
+    assert any(WRONG_PROMPT in p and GERMAN_TURN in p for p in asked)
+    dropped = _dropped(manifest, "wrong_language")
+    assert dropped > 0
+    rejected = [r for r in _rejects(tmp_path) if r["reason"] == "wrong_language"]
+    assert len(rejected) == dropped
+    assert all("after it was asked again" in r["detail"] for r in rejected)

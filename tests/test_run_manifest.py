@@ -57,6 +57,7 @@ def test_the_label_map_and_the_field_list_are_the_documented_ones() -> None:
         "filter_language": "filter",
         "evolve_language": "evolve",
         "style_language": "style",
+        "conversation_language": "conversation",  # a conversation's turns, asked again
     }
     assert USAGE_FIELDS == (
         "requests",

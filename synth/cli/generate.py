@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from synth.cli._conversational import add_conversation_flags, make_goldens
 from synth.cli._exits import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
 from synth.cli._gates import add_gates, check_gates
+from synth.cli._language_flag import add_language_flag, language_from_args
 from synth.cli._limits import add_limits
 from synth.cli.ingest import add_ray_flag
 from synth.errors import ConfigError
@@ -72,6 +73,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--base-url", metavar="URL", help="an OpenAI-compatible server for openai:<model>"
     )
     p.add_argument("--seed", type=int, metavar="N", help="the run's seed (0)")
+    add_language_flag(p)
     p.add_argument(
         "--run-dir",
         metavar="DIR",
@@ -125,6 +127,7 @@ def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
     check_gates(args)
     config = load_pipeline(args.pipeline) if args.pipeline else PipelineConfig()
     generation = config.generation.with_gates(args.grounding_threshold, args.max_easy_share)
+    generation = generation.with_language(language_from_args(args.language))
     return config.override(
         generation=generation if generation is not config.generation else None,
         model=args.model,

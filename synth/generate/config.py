@@ -104,6 +104,12 @@ class GenerationConfig(StageConfig):
             return self
         return GenerationConfig.model_validate({**self.model_dump(), **given})
 
+    def with_language(self, language: str | None) -> GenerationConfig:
+        """This config writing its goldens in ``language`` ("auto" or a code); itself for None."""
+        if language is None:
+            return self
+        return GenerationConfig.model_validate({**self.model_dump(), "language": language})
+
 
 class FiltrationConfig(StageConfig):
     """The input critic: a score below ``synthetic_input_quality_threshold`` triggers a rewrite with

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from synth._language import AUTO, LANGUAGE_KEY
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import batch_schema
@@ -37,7 +38,8 @@ from synth.generate.citations import SourceChunk
 from synth.generate.config import DEFAULT_GROUNDING_THRESHOLD, StylingConfig
 from synth.generate.draft import Draft, draft_id, drop_failed
 from synth.generate.expected import Answer, check_answer, source_chunks
-from synth.generate.templates import PromptSet, default_prompts
+from synth.generate.language import language_line, target_language
+from synth.generate.templates import PromptSet, prompts_for
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
 
@@ -81,18 +83,21 @@ def build_prompt(
     max_turns: int,
     personas: Sequence[str] = (),
     prompts: PromptSet | None = None,
+    language: str | None = None,
 ) -> str:
-    """The prompt asking for ``count`` conversations from ``context`` (one user per persona)."""
+    """The prompt asking for ``count`` conversations from ``context`` (one user per persona), in
+    ``language``."""
     shown = ""
     if personas:
         listed = tagged_list("personas", "persona", list(personas))
         shown = f"\nThe user of each conversation, in order (its user_description):\n{listed}\n"
-    return (prompts or default_prompts()).render(
+    return prompts_for(prompts, language).render(
         LABEL,
         context=context_text(context),
         count=count,
         max_turns=max_turns,
         personas=shown,
+        language=language_line(language, "every turn (the user's and the assistant's)"),
     )
 
 
@@ -201,6 +206,7 @@ class ConversationStep:
     prompts: PromptSet
     seed: int
     grounding_threshold: float = DEFAULT_GROUNDING_THRESHOLD
+    language: str = AUTO  # the generation config's: "auto" or the code every turn is written in
 
     def personas(self, key: str) -> list[str]:
         """The persona of each conversation of candidate ``key`` (none without personas)."""
@@ -215,7 +221,8 @@ class ConversationStep:
             raise ValueError("conversations are written from a context")
         n = self.per_context
         personas = self.personas(source.key)
-        prompt = build_prompt(context, n, self.config.max_turns, personas, self.prompts)
+        language = target_language(self.language, context)
+        prompt = build_prompt(context, n, self.config.max_turns, personas, self.prompts, language)
         schema = batch_schema(ConversationReply, n)
         try:
             entries = await ask_checked(
@@ -226,10 +233,13 @@ class ConversationStep:
             drop_failed(failed, LABEL, exc)
             return [failed]
         chunks = source_chunks(context)
+        made = {LANGUAGE_KEY: language} if language else {}
         return [
             to_draft(
                 entry,
-                Draft(id=draft_id(source.key, i), input="(none)", context=context),
+                Draft(
+                    id=draft_id(source.key, i), input="(none)", context=context, metadata=dict(made)
+                ),
                 chunks,
                 self.config.max_turns,
                 self.grounding_threshold,

@@ -24,7 +24,7 @@ from synth.generate.config import MULTI_CHUNK_EVOLUTIONS, Evolution, EvolutionCo
 from synth.generate.draft import Draft
 from synth.generate.language import draft_language, language_line
 from synth.generate.stats import StageStats
-from synth.generate.templates import PromptSet, default_prompts
+from synth.generate.templates import PromptSet, prompts_for
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
 
@@ -70,7 +70,7 @@ def build_prompt(
     language: str | None = None,
 ) -> str:
     """The prompt evolving ``text`` by ``evolution``, bounded by ``context``, in ``language``."""
-    prompts = prompts or default_prompts()
+    prompts = prompts_for(prompts, language)
     return prompts.render(
         "evolve",
         input=tagged("input", text),

@@ -44,7 +44,7 @@ from synth.generate.language import (
 )
 from synth.generate.question_types import expected_note
 from synth.generate.stats import StageStats
-from synth.generate.templates import PromptSet, default_prompts
+from synth.generate.templates import PromptSet, prompts_for
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
 
@@ -89,7 +89,7 @@ def build_prompt(
     ``language``); ``feedback`` (one per input) says what was wrong with the earlier answer to
     each."""
     fmt = f"\nWrite each answer in this format: {output_format}\n" if output_format else ""
-    return (prompts or default_prompts()).render(
+    return prompts_for(prompts, language).render(
         "expected",
         inputs=tagged_list("inputs", "input", list(inputs)),
         context=context_text(context),

@@ -26,7 +26,7 @@ from synth.generate.config import FiltrationConfig
 from synth.generate.draft import Draft, drop_failed
 from synth.generate.language import draft_language, language_line
 from synth.generate.stats import StageStats
-from synth.generate.templates import PromptSet, default_prompts
+from synth.generate.templates import PromptSet, prompts_for
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
 
@@ -78,7 +78,7 @@ def build_prompt(
 ) -> str:
     """The scoring prompt for the inputs of one context (rewrites asked below ``threshold``, in
     ``language``)."""
-    return (prompts or default_prompts()).render(
+    return prompts_for(prompts, language).render(
         "filter",
         inputs=tagged_list("inputs", "input", list(inputs)),
         context=context_text(context),
@@ -106,7 +106,7 @@ def build_rewrite_prompt(
     language: str | None = None,
 ) -> str:
     """The rewrite prompt for ``(input, feedback)`` pairs of one context."""
-    return (prompts or default_prompts()).render(
+    return prompts_for(prompts, language).render(
         "rewrite",
         items=feedback_items(items),
         context=context_text(context),

@@ -25,7 +25,7 @@ from synth.generate.draft import Draft, draft_id, drop_failed
 from synth.generate.language import language_line, target_language
 from synth.generate.question_types import OUT_OF_SCOPE, inputs_instruction
 from synth.generate.stats import StageStats, model_error_reason
-from synth.generate.templates import PromptSet, default_prompts
+from synth.generate.templates import PromptSet, prompts_for
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
 
@@ -68,7 +68,7 @@ def build_prompt(
         instruction = f"{instruction}\n{tagged('aside', aside)}"
     block = _styling(styling, instruction)
     name = "inputs_out_of_scope" if question_type == OUT_OF_SCOPE else "inputs"
-    return (prompts or default_prompts()).render(
+    return prompts_for(prompts, language).render(
         name,
         context=context_text(context),
         count=n,
@@ -82,7 +82,7 @@ def build_scratch_prompt(
 ) -> str:
     """The prompt asking for ``n`` inputs from scenario, task and input format alone."""
     styling.require_scratch()
-    return (prompts or default_prompts()).render(
+    return prompts_for(prompts, language).render(
         "inputs_from_scratch",
         scenario=styling.scenario,
         task=styling.task,
@@ -102,7 +102,7 @@ def build_examples_prompt(
     language: str | None = None,
 ) -> str:
     """The prompt asking for ``n`` new inputs in the style of ``examples``."""
-    return (prompts or default_prompts()).render(
+    return prompts_for(prompts, language).render(
         "inputs_from_goldens",
         examples=tagged_list("examples", "example", list(examples)),
         context=context_text(context),

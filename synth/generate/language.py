@@ -39,7 +39,7 @@ from synth.generate._rewrite import nonblank_input
 from synth.generate._text import context_text, tagged
 from synth.generate.base import Source, Step
 from synth.generate.draft import Draft
-from synth.generate.templates import PromptSet, default_prompts
+from synth.generate.templates import PromptSet, prompts_for
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
 
@@ -102,7 +102,7 @@ def build_prompt(
     text: str, verdict: LanguageVerdict, context: Context | None, prompts: PromptSet | None = None
 ) -> str:
     """The prompt asking again for ``text`` in the language ``verdict`` says it must be in."""
-    return (prompts or default_prompts()).render(
+    return prompts_for(prompts, verdict.target).render(
         LABEL,
         input=tagged("input", text),
         language=language_name(verdict.target),

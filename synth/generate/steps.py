@@ -33,6 +33,7 @@ from synth.generate.config import (
 from synth.generate.conversation import ConversationConfig, ConversationStep
 from synth.generate.language import LanguageChecked
 from synth.generate.templates import PromptSet
+from synth.generate.turn_language import TurnsChecked
 from synth.llm.base import LLM
 from synth.llm.limiter import RateLimiter
 from synth.store.embedder import Embedder
@@ -125,10 +126,12 @@ def conversation_steps(s: StageSettings, conversation: ConversationConfig) -> li
     """A conversational run's steps: write and check conversations, then their follow-ups."""
     per_context = s.generation.max_goldens_per_context
     threshold = s.generation.grounding_threshold
+    language = s.generation.language
     write = ConversationStep(
-        s.generator, conversation, per_context, s.styling, s.prompts, s.seed, threshold
+        s.generator, conversation, per_context, s.styling, s.prompts, s.seed, threshold, language
     )
-    return [write, follow_ups.FollowUpStep(s.critic, s.prompts)]
+    checked = TurnsChecked(write, s.generator, s.prompts)
+    return [checked, follow_ups.FollowUpStep(s.critic, s.prompts)]
 
 
 #: the steps that write inputs, each wrapped so the language of what it wrote is checked

@@ -24,7 +24,7 @@ from synth.generate.evolve import draft_rng
 from synth.generate.language import draft_language, language_line
 from synth.generate.query_style import draw, query_lines
 from synth.generate.stats import StageStats
-from synth.generate.templates import PromptSet, default_prompts
+from synth.generate.templates import PromptSet, prompts_for
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
 
@@ -75,7 +75,7 @@ def build_prompt(
     lines = query_lines(*query)
     if lines:
         block = f"{block.rstrip()}\n{lines}\n" if block else f"\n{lines}\n"
-    return (prompts or default_prompts()).render(
+    return prompts_for(prompts, language).render(
         "style",
         input=tagged("input", text),
         styling=block,

@@ -65,7 +65,9 @@ SLOTS: dict[str, _Slot] = {
         frozenset({"inputs"}),
         frozenset({"context", "count", "output_format", "feedback", "language"}),
     ),
-    "conversation": _Slot(frozenset({"context", "count"}), frozenset({"max_turns", "personas"})),
+    "conversation": _Slot(
+        frozenset({"context", "count"}), frozenset({"max_turns", "personas", "language"})
+    ),
     "follow_ups": _Slot(frozenset({"messages"}), frozenset({"count"})),
     "language": _Slot(frozenset({"input", "language"}), frozenset({"context", "reason"})),
 }
@@ -110,23 +112,79 @@ def check_template(name: str, text: str) -> Template:
     return template
 
 
+#: a stage's template text, or (under a language code) that language's own templates
+PromptOverrides = Mapping[str, "str | Mapping[str, str]"]
+
+
+def _split(overrides: PromptOverrides | None) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """``overrides`` as (every language's templates, {language code: its own templates})."""
+    from synth._language import normalize_code
+
+    shared: dict[str, str] = {}
+    languages: dict[str, dict[str, str]] = {}
+    for key, value in (overrides or {}).items():
+        if isinstance(value, Mapping):
+            try:
+                code = normalize_code(key)
+            except ValueError as exc:
+                raise ConfigError(f"prompt set {key!r}: {exc}") from None
+            for name, text in value.items():
+                try:
+                    check_template(name, text)
+                except ConfigError as exc:
+                    raise ConfigError(f"prompt set {key!r}: {exc}") from None
+            languages[code] = dict(value)
+        else:
+            check_template(key, value)
+            shared[key] = value
+    return shared, languages
+
+
 class PromptSet:
-    """The templates for one run: the packaged defaults with any per-stage overrides.
+    """The templates for one run: the packaged defaults with any per-stage overrides, and any
+    per-language prompt sets.
 
     ``PromptSet({"filter": "...$inputs..."})`` checks each override's variables at once;
-    ``render(name, **values)`` fills one in; ``version`` is a short hash over all texts.
+    ``render(name, **values)`` fills one in; ``version`` is a short hash over all texts (the
+    language sets' too). A value that is itself a table, under a language code
+    (``{"de": {"inputs": "..."}}``), holds that language's templates: ``for_language("de")`` is
+    the set a German golden's prompts are rendered from (the others stay as they are).
     """
 
-    def __init__(self, overrides: Mapping[str, str] | None = None) -> None:
-        texts = dict(_default_texts())
-        for name, text in (overrides or {}).items():
-            check_template(name, text)
-            texts[name] = text
+    def __init__(self, overrides: PromptOverrides | None = None) -> None:
+        shared, languages = _split(overrides)
+        texts = {**_default_texts(), **shared}
         self._texts = texts
         self._templates = {name: Template(text) for name, text in texts.items()}
-        self.overridden = frozenset(overrides or {})
-        parts = [SYSTEM, *(x for name in sorted(texts) for x in (name, texts[name])), ""]
-        self.version = joined_hash(parts, 12, sep="\0")
+        self._languages = languages
+        self._per_language: dict[str, PromptSet] = {}
+        self.overridden = frozenset(shared)
+        parts = [SYSTEM, *(x for name in sorted(texts) for x in (name, texts[name]))]
+        for code in sorted(languages):
+            parts += [
+                x
+                for name in sorted(languages[code])
+                for x in (f"{code}.{name}", languages[code][name])
+            ]
+        self.version = joined_hash([*parts, ""], 12, sep="\0")
+
+    @property
+    def languages(self) -> frozenset[str]:
+        """The language codes with a prompt set of their own."""
+        return frozenset(self._languages)
+
+    def for_language(self, language: str | None) -> PromptSet:
+        """The templates for goldens written in ``language``: its own set over these (itself
+        when it has none)."""
+        own = self._languages.get(language or "")
+        if own is None:
+            return self
+        found = self._per_language.get(language or "")
+        if found is None:
+            found = PromptSet({**{n: self._texts[n] for n in self.overridden}, **own})
+            found.version = self.version  # a golden records the run's prompts, every set in it
+            self._per_language[language or ""] = found
+        return found
 
     def text(self, name: str) -> str:
         """The raw template text for ``name``."""
@@ -160,4 +218,18 @@ def _default_set() -> PromptSet:
     return PromptSet()
 
 
-__all__ = ["SLOTS", "SYSTEM", "PromptSet", "check_template", "default_prompts"]
+def prompts_for(prompts: PromptSet | None, language: str | None) -> PromptSet:
+    """The templates a prompt for a golden in ``language`` is rendered from: ``prompts`` (the
+    packaged ones when None) in that language's own set when it has one."""
+    return (prompts or default_prompts()).for_language(language)
+
+
+__all__ = [
+    "SLOTS",
+    "SYSTEM",
+    "PromptOverrides",
+    "PromptSet",
+    "check_template",
+    "default_prompts",
+    "prompts_for",
+]

@@ -96,7 +96,7 @@ class PipelineConfig(BaseModel):
     filtration: FiltrationConfig = Field(default_factory=FiltrationConfig)
     evolution: EvolutionConfig = Field(default_factory=EvolutionConfig)
     styling: StylingConfig = Field(default_factory=StylingConfig)
-    prompts: dict[str, str] = Field(default_factory=dict)
+    prompts: dict[str, str | dict[str, str]] = Field(default_factory=dict)
     batch: BatchConfig | None = None
 
     def override(self, **values: Any) -> PipelineConfig:
@@ -142,7 +142,8 @@ def _build(values: dict[str, Any], where: str, *, file_keys: bool = False) -> Pi
         return PipelineConfig(**values)
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = [str(p) for p in first["loc"]]
+        # a [prompts] value may be text or a language's table: no union branch in the place
+        loc = [str(p) for p in first["loc"] if p != "str" and not str(p).startswith("dict[")]
         message = first["msg"].removeprefix("Value error, ")
         head, sep, rest = message.partition(": ")
         if loc and loc[0] in _STAGE_TABLES and sep and head.startswith("invalid "):

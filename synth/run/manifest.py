@@ -37,6 +37,7 @@ LABEL_STAGE = {
     "filter_language": "filter",
     "evolve_language": "evolve",
     "style_language": "style",
+    "conversation_language": "conversation",
 }
 USAGE_FIELDS = (
     "requests",

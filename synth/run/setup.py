@@ -11,7 +11,7 @@ import dataclasses
 import functools
 import os
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -29,7 +29,7 @@ from synth.generate.config import (
 )
 from synth.generate.conversation import ConversationConfig
 from synth.generate.question_types import DISTRACTING, OUT_OF_SCOPE
-from synth.generate.templates import PromptSet
+from synth.generate.templates import PromptOverrides, PromptSet
 from synth.llm.base import LLM
 from synth.llm.batch import JOURNAL as BATCH_JOURNAL
 from synth.run.models import Models, RunModels
@@ -56,7 +56,7 @@ class StageOptions(Protocol):
     use_context_critic: bool
     use_filter: bool
     seed: int
-    prompts: Mapping[str, str] | PromptSet | None
+    prompts: PromptOverrides | PromptSet | None
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ class RunConfigs:
     styling: StylingConfig
     seed: int
     context_critic: bool
-    prompt_overrides: Mapping[str, str] | PromptSet | None = None
+    prompt_overrides: PromptOverrides | PromptSet | None = None
     #: chunk ids no seed or neighbour is taken from while the corpus has others (a refill's)
     avoid_chunks: frozenset[str] = frozenset()
     #: this run's name among the runs of one call (a mixed run's type): a run directory the
