@@ -2,80 +2,24 @@
 sent, and errors nobody expected (each reaches the requests waiting, none hangs).
 
 The first test goes over HTTP to the fake server's Batch API (tests/fake_batches.py); the others
-use :class:`ScriptedAPI`, a Batch API in memory, to script what the provider does. Every wait is
+use :class:`~scripted_batches.ScriptedAPI`, a Batch API in memory, to script what the provider does. Every wait is
 bounded by ``asyncio.wait_for``: a batcher that hangs fails the test instead of blocking it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
 
 import pytest
 from fake_openai import FakeOpenAI
+from scripted_batches import FAST, ScriptedAPI, ask, bounded
 
 from synth.llm._batcher import Batcher
-from synth.llm.base import Completion, run_sync
-from synth.llm.batch import BatchConfig, BatchModel, JobResults, JobStatus
+from synth.llm.base import Completion
+from synth.llm.batch import BatchModel
 from synth.llm.factory import make_llm
 
-T = TypeVar("T")
 KEY = "sk-batcher-test-not-a-real-key-0123456789"
-FAST = BatchConfig(poll_interval=0.01, max_poll_interval=0.05, settle=0.02)
-#: seconds a test waits for its replies before it fails (a hang, not a slow machine)
-BOUND = 30.0
-
-
-def bounded(make: Callable[[], Awaitable[T]]) -> T:
-    """The result of ``make()``, run to completion in a new loop; TimeoutError when it takes
-    longer than BOUND."""
-
-    async def wait() -> T:
-        return await asyncio.wait_for(make(), BOUND)
-
-    return run_sync(wait())
-
-
-class ScriptedAPI:
-    """A Batch API in memory: a job answers each line with its prompt in capitals, once polled.
-
-    ``gate`` (an event) holds ``submit`` until it is set; ``submit_error`` is raised by the next
-    submit; ``on_status`` is called before each status is reported."""
-
-    def __init__(self) -> None:
-        self.jobs: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-        self.gate: asyncio.Event | None = None
-        self.submitting = 0
-        self.submit_error: BaseException | None = None
-        self.status_error: BaseException | None = None
-
-    def body(self, prompt: str, system: str | None, schema: Any) -> dict[str, Any]:
-        return {"prompt": prompt}
-
-    async def submit(self, lines: list[tuple[str, dict[str, Any]]]) -> str:
-        self.submitting += 1
-        if self.gate is not None:
-            await self.gate.wait()
-        if self.submit_error is not None:
-            error, self.submit_error = self.submit_error, None
-            raise error
-        job_id = f"job-{len(self.jobs) + 1}"
-        self.jobs[job_id] = list(lines)
-        return job_id
-
-    async def status(self, job_id: str) -> JobStatus:
-        if self.status_error is not None:
-            raise self.status_error
-        n = len(self.jobs[job_id])
-        return JobStatus("completed", total=n, completed=n, done=True)
-
-    async def results(self, job_id: str, status: JobStatus) -> JobResults:
-        lines = self.jobs[job_id]
-        return JobResults(answers={cid: Completion(body["prompt"].upper()) for cid, body in lines})
-
-    async def cancel(self, job_id: str) -> None:
-        pass
 
 
 def test_a_batch_model_made_outside_any_run_answers_its_requests_over_http(
@@ -97,14 +41,9 @@ def test_a_batch_model_made_outside_any_run_answers_its_requests_over_http(
     assert job["state"] == "completed" and job["requests"] == len(prompts)
 
 
-def ask(batcher: Batcher, *prompts: str) -> list[asyncio.Task[Completion]]:
-    """One task per prompt, each asking ``batcher`` (the custom id is the prompt)."""
-    return [asyncio.ensure_future(batcher.request(p, {"prompt": p}, "stage")) for p in prompts]
-
-
 def test_an_unexpected_error_while_a_job_is_sent_reaches_every_waiting_request() -> None:
     api = ScriptedAPI()
-    api.submit_error = RuntimeError("the SDK changed its mind")
+    api.submit_errors.append(RuntimeError("the SDK changed its mind"))
     batcher = Batcher(api, FAST, "openai:m")
 
     async def scenario() -> list[BaseException | Completion]:
@@ -118,7 +57,7 @@ def test_an_unexpected_error_while_a_job_is_sent_reaches_every_waiting_request()
 
 def test_an_unexpected_error_while_a_job_is_followed_reaches_its_requests() -> None:
     api = ScriptedAPI()
-    api.status_error = KeyError("state")
+    api.statuses.append(KeyError("state"))
     batcher = Batcher(api, FAST, "openai:m")
 
     async def scenario() -> list[BaseException | Completion]:

@@ -182,11 +182,12 @@ class Batcher:
         }
         if self._log is not None:
             self._log.append(job.id, record)
-        self.report["jobs"][job.id] = {
-            "state": job.state,
-            "requests": len(job.custom_ids),
-            "labels": dict(sorted(job.labels.items())),
-        }
+        # updated, not replaced: the counts its last poll showed stay
+        self.report["jobs"].setdefault(job.id, {}).update(
+            state=job.state,
+            requests=len(job.custom_ids),
+            labels=dict(sorted(job.labels.items())),
+        )
 
     def _stage(self, label: str) -> dict[str, int]:
         stages: dict[str, dict[str, int]] = self.report["stages"]
