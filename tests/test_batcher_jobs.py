@@ -102,12 +102,15 @@ def test_a_request_fails_once_it_was_sent_again_max_resubmits_times(resubmits: i
     api.outcomes.extend(["expired"] * (resubmits + 1))
     batcher = Batcher(api, FAST.model_copy(update={"max_resubmits": resubmits}), MODEL)
     report, _ = bound(batcher)
-    (error,) = outcomes(batcher, "a")
-    assert isinstance(error, ModelError)
-    assert str(error) == f"{MODEL}: batch request a failed: the job ended expired"
-    assert api.ids() == [["a"]] * (resubmits + 1)
+    errors = outcomes(batcher, "a", "b")
+    assert all(isinstance(error, ModelError) for error in errors)
+    assert [str(e) for e in errors] == [
+        f"{MODEL}: batch request {cid} failed: the job ended expired" for cid in "ab"
+    ]
+    assert api.ids() == [["a", "b"]] * (resubmits + 1)
     row = report[MODEL]["stages"]["stage"]
-    assert row["failed"] == 1 and row["retried"] == resubmits and row["jobs"] == resubmits + 1
+    assert row == {"jobs": resubmits + 1, "requests": 2 * (resubmits + 1), "retried": 2 * resubmits,
+                   "failed": 2}  # fmt: skip
 
 
 def test_the_error_lines_reason_is_in_the_error_of_a_request_that_gives_up() -> None:
@@ -137,20 +140,26 @@ def test_polls_that_fail_now_and_then_do_not_fail_the_job() -> None:
     report, notes = bound(batcher)
     assert answers(batcher, "a") == ["A"]
     assert api.polls["job-1"] == MAX_POLL_ERRORS + 2
-    # a failed first poll shows the job as submitted; the next one as the provider said
-    assert notes[:2] == [
+    # a failed first poll shows the job as submitted, the next one as the provider said; the
+    # failed polls after it change nothing, so nothing new is shown until the job ends
+    assert notes == [
         "batch job job-1: submitted, 0 of 1 done, 0 failed",
         "batch job job-1: in_progress, 0 of 1 done, 0 failed",
+        "batch job job-1: completed, 1 of 1 done, 0 failed",
     ]
 
 
 def test_max_poll_errors_in_a_row_fail_the_jobs_requests_with_the_last() -> None:
     api = ScriptedAPI()
+    api.statuses.append(JobStatus("in_progress", total=1))
     api.statuses.extend(ServerError(f"502 #{n}") for n in range(MAX_POLL_ERRORS))
     batcher = Batcher(api, FAST, MODEL)
+    report, _ = bound(batcher)
     (error,) = outcomes(batcher, "a")
     assert isinstance(error, ServerError) and str(error) == f"502 #{MAX_POLL_ERRORS - 1}"
-    assert api.polls["job-1"] == MAX_POLL_ERRORS
+    assert api.polls["job-1"] == MAX_POLL_ERRORS + 1
+    # the report keeps the last state the provider gave
+    assert report[MODEL]["jobs"]["job-1"]["state"] == "in_progress"
 
 
 @pytest.mark.parametrize("where", ["status", "results"])
@@ -207,17 +216,80 @@ def test_a_resumed_run_waits_on_its_journaled_job_and_submits_nothing_again() ->
     api.jobs["job-7"] = [("a", {"prompt": "a"}), ("b", {"prompt": "b"})]
     api._final["job-7"] = "completed"
     log = MemoryLog()
-    log.append("job-7", {"model": MODEL, "state": "in_progress", "custom_ids": ["a", "b"]})
-    log.append("job-8", {"model": "openai:other", "state": "submitted", "custom_ids": ["c"]})
+    log.append("job-6", {"model": "openai:other", "state": "submitted", "custom_ids": ["c"]})
+    log.append("job-7", {"model": MODEL, "state": "in_progress", "custom_ids": ["a", "b"],
+                         "labels": {"critic": 2}})  # fmt: skip
     batcher = Batcher(api, FAST, MODEL)
     report, _ = bound(batcher, log)
-    assert answers(batcher, "a") == ["A"]  # from the journaled job, polled again
-    assert list(api.jobs) == ["job-7"]
-    # b's answer came with a's: kept until b is asked, then given without a job
-    assert answers(batcher, "b") == ["B"] and list(api.jobs) == ["job-7"]
-    assert answers(batcher, "c") == ["C"]  # another model's job is not this one's
-    assert api.ids()[-1] == ["c"] and "job-8" not in api.polls
-    assert report[MODEL]["jobs"]["job-7"]["state"] == "completed"
+
+    async def resumed() -> list[str]:
+        replies = [(await batcher.request("a", {"prompt": "a"}, "critic")).text]
+        # b's answer came with a's: kept until b is asked, then given without a job
+        replies.append((await batcher.request("b", {"prompt": "b"}, "critic")).text)
+        # another model's job is not this one's
+        replies.append((await batcher.request("c", {"prompt": "c"}, "critic")).text)
+        return replies
+
+    assert bounded(resumed) == ["A", "B", "C"]
+    assert api.ids() == [["a", "b"], ["c"]] and api.polls == {"job-7": 1, "job-2": 1}
+    assert report[MODEL]["jobs"]["job-7"] == {
+        "requests": 2,
+        "state": "completed",
+        "completed": 2,
+        "failed": 0,
+        "labels": {"critic": 2},
+    }
+    assert log.records["job-7"]["labels"] == {"critic": 2}
+
+
+def test_a_run_opens_its_journal_once_at_its_first_request() -> None:
+    api = ScriptedAPI()
+    opened: list[MemoryLog] = []
+
+    def journal() -> MemoryLog:
+        opened.append(MemoryLog())
+        return opened[-1]
+
+    batcher = Batcher(api, FAST, MODEL)
+    batcher.bind(journal, lambda text: None, {})
+    assert opened == []  # not at bind: the run directory may not be open yet
+
+    async def two_waves() -> None:
+        await asyncio.gather(*ask(batcher, "a", "b"))
+        await asyncio.gather(*ask(batcher, "c"))
+
+    bounded(two_waves)
+    assert len(opened) == 1 and list(opened[0].records) == ["job-1", "job-2"]
+
+
+def test_a_resumed_job_shows_its_journaled_state_until_a_poll_says_otherwise() -> None:
+    api = ScriptedAPI()
+    api.jobs["job-7"] = [("a", {"prompt": "a"})]
+    api._final["job-7"] = "completed"
+    api.statuses.append(ServerError("502"))
+    log = MemoryLog()
+    log.append("job-7", {"model": MODEL, "state": "in_progress", "custom_ids": ["a"]})
+    batcher = Batcher(api, FAST, MODEL)
+    _, notes = bound(batcher, log)
+    assert answers(batcher, "a") == ["A"]
+    assert notes[0] == "batch job job-7: in_progress, 0 of 1 done, 0 failed"
+
+
+def test_what_a_resumed_job_did_not_finish_is_sent_again_whenever_it_is_asked() -> None:
+    api = ScriptedAPI()
+    api.jobs["job-7"] = [("b", {"prompt": "b"}), ("a", {"prompt": "a"})]
+    api._final["job-7"] = "expired"
+    log = MemoryLog()
+    log.append("job-7", {"model": MODEL, "custom_ids": ["b", "a"]})
+    batcher = Batcher(api, FAST, MODEL)
+    bound(batcher, log)
+
+    async def one_then_the_other() -> list[str]:
+        first = (await batcher.request("a", {"prompt": "a"}, "critic")).text
+        return [first, (await batcher.request("b", {"prompt": "b"}, "critic")).text]
+
+    assert bounded(one_then_the_other) == ["A", "B"]
+    assert api.ids() == [["b", "a"], ["a"], ["b"]]
 
 
 def test_a_request_its_journaled_job_did_not_finish_goes_out_in_a_new_job() -> None:
@@ -227,9 +299,11 @@ def test_a_request_its_journaled_job_did_not_finish_goes_out_in_a_new_job() -> N
     log = MemoryLog()
     log.append("job-7", {"model": MODEL, "custom_ids": ["a"], "labels": {"critic": 1}})
     batcher = Batcher(api, FAST, MODEL)
-    bound(batcher, log)
-    assert answers(batcher, "a") == ["A"]
+    report, _ = bound(batcher, log)
+    assert answers(batcher, "a", label="critic") == ["A"]
     assert api.ids() == [["a"], ["a"]]
+    assert report[MODEL]["jobs"]["job-7"]["labels"] == {"critic": 1}
+    assert report[MODEL]["jobs"]["job-7"]["state"] == "expired"
 
 
 def test_binding_a_new_run_forgets_the_old_runs_jobs() -> None:
