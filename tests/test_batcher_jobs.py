@@ -262,17 +262,21 @@ def test_a_run_opens_its_journal_once_at_its_first_request() -> None:
     assert len(opened) == 1 and list(opened[0].records) == ["job-1", "job-2"]
 
 
-def test_a_resumed_job_shows_its_journaled_state_until_a_poll_says_otherwise() -> None:
+@pytest.mark.parametrize("journaled", [{"state": "in_progress"}, {}])
+def test_a_resumed_job_shows_its_journaled_state_until_a_poll_says_otherwise(
+    journaled: dict[str, str],
+) -> None:
     api = ScriptedAPI()
     api.jobs["job-7"] = [("a", {"prompt": "a"})]
     api._final["job-7"] = "completed"
     api.statuses.append(ServerError("502"))
     log = MemoryLog()
-    log.append("job-7", {"model": MODEL, "state": "in_progress", "custom_ids": ["a"]})
+    log.append("job-7", {"model": MODEL, "custom_ids": ["a"], **journaled})
     batcher = Batcher(api, FAST, MODEL)
     _, notes = bound(batcher, log)
     assert answers(batcher, "a") == ["A"]
-    assert notes[0] == "batch job job-7: in_progress, 0 of 1 done, 0 failed"
+    state = journaled.get("state", "submitted")  # a record without one was never polled
+    assert notes[0] == f"batch job job-7: {state}, 0 of 1 done, 0 failed"
 
 
 def test_what_a_resumed_job_did_not_finish_is_sent_again_whenever_it_is_asked() -> None:
