@@ -14,7 +14,7 @@ import pytest
 from fake_openai import FakeOpenAI
 
 from synth.errors import ConfigError
-from synth.llm._aimd import BASELINE_REPLIES, START, ConcurrencyControl
+from synth.llm._aimd import BASELINE_REPLIES, SLOW_IN_A_ROW, START, ConcurrencyControl
 from synth.llm.factory import make_llm
 from synth.llm.limiter import RateLimiter, _Slots
 
@@ -61,12 +61,31 @@ def test_after_a_cut_the_level_grows_by_one_per_round_trip() -> None:
     control = ConcurrencyControl(ceiling=256, start=20)
     control.on_congestion("rate_limit", control.epoch)
     assert control.level == 10
-    for _ in range(10):  # a round trip at level 10
+    for _ in range(9):  # not yet a round trip at level 10 (replies before the cut do not count)
+        control.on_reply(None, 0.5)
+    assert control.level == 10
+    control.on_reply(None, 0.5)  # the tenth reply: a round trip
+    assert control.level == 11
+    for _ in range(10):  # the next round trip is 11 replies long, counted from the growth
         control.on_reply(None, 0.5)
     assert control.level == 11
-    for _ in range(11):
-        control.on_reply(None, 0.5)
+    control.on_reply(None, 0.5)
     assert control.level == 12
+
+
+def test_the_report_says_where_the_level_started_is_and_peaked() -> None:
+    control = ConcurrencyControl(ceiling=256, start=4)
+    for _ in range(4):
+        control.on_reply("critic", 0.5)
+    control.on_congestion("timeout", control.epoch)
+    assert control.report() == {
+        "start": 4,
+        "level": 4,
+        "peak_level": 8,
+        "cuts": 1,
+        "signals": {"timeout": 1},
+    }
+    assert ConcurrencyControl(ceiling=1).report()["start"] == 1  # the ceiling bounds the start
 
 
 def test_the_level_never_drops_below_one() -> None:
@@ -86,6 +105,34 @@ def test_a_rising_latency_holds_the_level() -> None:
     for _ in range(50):
         control.on_reply("inputs", 2.0)
     assert control.level == held and not control.slow_start
+
+
+def test_the_baseline_is_the_mean_of_a_labels_first_replies() -> None:
+    control = ConcurrencyControl(ceiling=256)
+    half = BASELINE_REPLIES // 2
+    for seconds in [0.1] * half + [1.0] * half:  # a mean of 0.55: 1.1 s is the slack
+        control.on_reply("critic", seconds)
+    level = control.level
+    for _ in range(20):  # 1.0 s is under the slack: flat, the level keeps growing
+        control.on_reply("critic", 1.0)
+    assert control.level == level + 20 and control.slow_start
+
+
+def test_slow_start_ends_after_slow_replies_in_a_row_before_the_average_rises() -> None:
+    control = ConcurrencyControl(ceiling=256)
+    for _ in range(BASELINE_REPLIES):
+        control.on_reply("critic", 0.5)
+    # exactly the slack (2 x 0.5 s) is not slow
+    for _ in range(SLOW_IN_A_ROW + 1):
+        control.on_reply("critic", 1.0)
+    assert control.slow_start
+    # slow replies (over 1.0 s) broken by a quick one do not end it; the average stays flat,
+    # under the slack, all along
+    for seconds in [1.01] * (SLOW_IN_A_ROW - 1) + [0.5] + [1.01] * (SLOW_IN_A_ROW - 1):
+        control.on_reply("critic", seconds)
+    assert control.slow_start
+    control.on_reply("critic", 1.01)  # the third slow reply in a row
+    assert not control.slow_start
 
 
 def test_latency_is_compared_per_label() -> None:

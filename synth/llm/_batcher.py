@@ -61,7 +61,8 @@ class Batcher:
         self.model = model
         self._log_source: Callable[[], JobLog] | None = None
         self._note: Callable[[str], None] = lambda text: None
-        self.report: dict[str, Any] = {}
+        # counted here until a run binds its manifest's entry (a model made outside any run)
+        self.report: dict[str, Any] = _empty_report()
         self._reset(None)
 
     def _reset(self, loop: asyncio.AbstractEventLoop | None) -> None:
@@ -79,7 +80,7 @@ class Batcher:
         """Journal jobs in ``log()`` (called at the first request, once the run directory is
         open), tell the user of job states with ``note``, count jobs into ``report``."""
         self._log_source, self._note = log, note
-        self.report = report.setdefault(self.model, {"jobs": {}, "stages": {}})
+        self.report = report.setdefault(self.model, _empty_report())
         self._reset(None)
 
     # ---- asking ------------------------------------------------------------------------------
@@ -124,17 +125,31 @@ class Batcher:
             self._flusher = self._loop.create_task(self._flush_when_settled())
 
     async def _flush_when_settled(self) -> None:
+        """Send the queue as jobs each time it settles, until it stays empty; should anything
+        raise, the requests not yet handed to a job's follower fail with it (none hangs)."""
+        unsent: list[_Request] = []
+        try:
+            while self._queue:  # what came while a job was being sent goes out next
+                await self._settled()
+                unsent = [item for item in self._queue.values() if not item.future.done()]
+                self._queue.clear()
+                size = self.config.max_requests
+                while unsent:
+                    await self._submit(unsent[:size])
+                    del unsent[:size]
+        except Exception as exc:  # a bug or an SDK surprise: the requests fail with it
+            for item in [*unsent, *self._queue.values()]:
+                _fail(item, exc)
+            self._queue.clear()
+
+    async def _settled(self) -> None:
+        """Return once ``settle`` seconds have passed with no new request."""
         assert self._loop is not None
         while True:
             wait = self._last_queued + self.config.settle - self._loop.time()
             if wait <= 0:
-                break
+                return
             await asyncio.sleep(wait)
-        items = [item for item in self._queue.values() if not item.future.done()]
-        self._queue.clear()
-        size = self.config.max_requests
-        for start in range(0, len(items), size):
-            await self._submit(items[start : start + size])
 
     # ---- sending -----------------------------------------------------------------------------
     async def _submit(self, items: list[_Request]) -> None:
@@ -167,11 +182,12 @@ class Batcher:
         }
         if self._log is not None:
             self._log.append(job.id, record)
-        self.report["jobs"][job.id] = {
-            "state": job.state,
-            "requests": len(job.custom_ids),
-            "labels": dict(sorted(job.labels.items())),
-        }
+        # updated, not replaced: the counts its last poll showed stay
+        self.report["jobs"].setdefault(job.id, {}).update(
+            state=job.state,
+            requests=len(job.custom_ids),
+            labels=dict(sorted(job.labels.items())),
+        )
 
     def _stage(self, label: str) -> dict[str, int]:
         stages: dict[str, dict[str, int]] = self.report["stages"]
@@ -235,8 +251,8 @@ class Batcher:
             if self._owner.get(custom_id) == job.id:
                 del self._owner[custom_id]
             answer = results.answers.get(custom_id)
-            item = job.waiting.pop(custom_id, None)
-            if answer is not None:
+            item = job.waiting.get(custom_id)  # left waiting until handled: should this raise,
+            if answer is not None:  # the follower's guard fails it
                 if item is None:  # a resumed job: its request may still come
                     self._answers[custom_id] = answer
                 elif not item.future.done():
@@ -244,6 +260,7 @@ class Batcher:
             elif item is not None and not item.future.done():
                 why = results.errors.get(custom_id) or f"the job ended {status.state}"
                 self._again(item, why)
+            job.waiting.pop(custom_id, None)
 
     def _again(self, item: _Request, why: str) -> None:
         """Queue ``item`` for the next job, or fail it when it was sent too often."""
@@ -260,6 +277,11 @@ class Batcher:
         for item in job.waiting.values():
             _fail(item, error)
         job.waiting.clear()
+
+
+def _empty_report() -> dict[str, Any]:
+    """A model's entry in the manifest's batch report: its jobs and its counts by stage."""
+    return {"jobs": {}, "stages": {}}
 
 
 def _fail(item: _Request, error: BaseException) -> None:
