@@ -107,6 +107,11 @@ def test_the_chunks_shown_are_the_contexts_then_the_others_found() -> None:
     assert near_chunks(draft, found) == [("a#0", "A."), ("a#1", "B."), ("b#0", "C."), ("d#2", "D.")]
     [bare] = drafts("Who?", context=None)
     assert near_chunks(bare, found) == found
+    # a context given as texts alone (no chunk ids) shows what search found, without failing
+    [texts_only] = drafts(
+        "Who?", context=Context(id="t", chunk_ids=[], texts=["A."], source_files=[])
+    )
+    assert near_chunks(texts_only, found) == found
 
 
 def test_the_critic_is_asked_ten_questions_at_a_time_under_its_label() -> None:
@@ -132,6 +137,13 @@ def test_the_critic_is_asked_ten_questions_at_a_time_under_its_label() -> None:
     assert last.metadata == {NEAR_MISS_KEY: ["a#0", "b#1"]}
     assert last.drop_detail == "the critic found it answered in a#0, b#1: reason Question 10?"
     assert (last.dropped_at, last.drop_reason) == ("scope", ANSWERABLE)
+
+
+def test_the_check_asks_with_the_runs_own_prompt() -> None:
+    critic = Critic(answering(set()))
+    own = PromptSet({"scope": "MINE $count\n$items"})
+    asyncio.run(ScopeStep(critic, None, own, None).run(drafts("Who?"), Source("k")))
+    assert critic.prompts[0].startswith("MINE 1\n<items>")
 
 
 def test_without_an_embedder_the_search_is_by_words_alone() -> None:
