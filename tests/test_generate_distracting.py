@@ -82,6 +82,11 @@ def test_distraction_words_are_the_inputs_words_from_the_aside_once_each_in_orde
     words = distraction_words("Do north-facing solar pumps need solar checks?", aside, CTX)
     assert words == ["north", "solar"]  # "pump" is the context's own word, "solar" once
     assert distraction_words("Does the filter need checks?", aside, CTX) == []
+    # the words at the ends of the context's chunks are its words too
+    joined = Context(
+        id="j", chunk_ids=["x", "y"], texts=["pump checks", "filter life"], source_files=[]
+    )
+    assert distraction_words("Do filter checks matter?", "A filter checks list.", joined) == []
 
 
 def test_each_input_takes_a_detail_of_the_aside_or_is_dropped_and_all_record_it() -> None:
@@ -137,3 +142,7 @@ def test_without_a_context_the_inputs_come_from_the_styling_as_in_any_run() -> N
     assert search.calls == [] and "<aside>" not in prompts[0]
     assert "Scenario: homeowners asking support" in prompts[0]
     assert distracting.DistractingInputsStep.name == inputs.LABEL
+    own = PromptSet({"inputs_from_scratch": "MINE $count $scenario $task $input_format"})
+    mine = step(writer(["Where?"], prompts), search, prompts=own)
+    asyncio.run(mine.run([], Source("s")))
+    assert prompts[-1].startswith("MINE 3 homeowners asking support")
