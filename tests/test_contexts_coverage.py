@@ -104,6 +104,7 @@ def test_shares_are_counted_in_contexts_the_last_cut_to_n() -> None:
     two = by_file(file_targets(chosen, num_goldens=15, per_context=2))
     # eight contexts of two goldens, the last giving one: within per_context of the even 1.5
     assert sorted(t for _, t, _ in two.values()) == [0, 0, 1, 2, 2, 2, 2, 2, 2, 2]
+    assert sum(share for share, _, _ in two.values()) == 15  # the shares too are cut to N
     one = by_file(file_targets(chosen, num_goldens=15, per_context=1))
     assert sorted(t for _, t, _ in one.values()) == [1] * 5 + [2] * 5
     assert all(short == 0 for _, _, short in one.values())
