@@ -88,7 +88,7 @@ def test_the_reask_prompt_shows_the_input_the_reason_and_the_language() -> None:
 
 def test_a_reply_is_its_input_and_a_blank_one_is_refused() -> None:
     assert parse(json.dumps({"input": GERMAN})) == GERMAN
-    with pytest.raises(OutputParseError) as caught:
+    with pytest.raises(OutputParseError, match="^the rewritten input is blank$") as caught:
         parse(json.dumps({"input": "  "}))
     assert caught.value.raw == json.dumps({"input": "  "})
 
