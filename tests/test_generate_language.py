@@ -114,6 +114,7 @@ class Rewriter(FunctionModel):
     def __init__(self, text: str | None) -> None:
         self.prompts: list[str] = []
         self.labels: list[str | None] = []
+        self.schemas: list[object] = []
 
         def reply(prompt: str, system: str | None = None) -> str:
             self.prompts.append(prompt)
@@ -123,6 +124,7 @@ class Rewriter(FunctionModel):
 
     async def arequest(self, prompt, *, system=None, schema=None, label=None):
         self.labels.append(label)
+        self.schemas.append(schema)
         return await super().arequest(prompt, system=system, schema=schema, label=label)
 
 
@@ -144,6 +146,8 @@ def test_an_input_written_in_another_language_is_asked_again_and_revised() -> No
     # d1 was not changed by the step and d2 was dropped before it: neither is checked
     assert len(model.prompts) == 1 and model.labels == ["evolve_language"]
     assert f"<input>\n{ENGLISH}\n</input>" in model.prompts[0]  # stripped
+    assert "Wärmepumpe" in model.prompts[0]  # the context it must stay answerable from
+    assert model.schemas == [language.LanguageReply]  # a structured reply asked for
     first = drafts[0]
     assert first.kept and first.input == GERMAN
     [entry] = first.history
@@ -159,6 +163,10 @@ def test_an_input_in_its_language_or_without_a_target_is_left_alone() -> None:
     asyncio.run(step.run(drafts, Source("k")))
     assert model.prompts == [] and [d.input for d in drafts] == [GERMAN, ENGLISH]
     assert all(d.kept and d.history == [] for d in drafts)
+    own = PromptSet({"language": "MINE $input $language"})
+    mine = LanguageChecked(Writer({"d0": ENGLISH}), model, own)
+    asyncio.run(mine.run([german_draft(0, GERMAN)], Source("k")))
+    assert model.prompts[0].startswith("MINE <input>")
 
 
 def test_an_input_still_in_another_language_after_the_reask_is_dropped_saying_so() -> None:
