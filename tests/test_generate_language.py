@@ -153,6 +153,7 @@ def test_an_input_written_in_another_language_is_asked_again_and_revised() -> No
     [entry] = first.history
     assert entry["stage"] == "evolve" and entry["input"] == ENGLISH + " "
     assert entry["language"] == "en" and "must be written in German" in entry["reason"]
+    assert entry["reason"].startswith("the input is written in English (confidence ")
     assert drafts[1].input == ENGLISH and drafts[1].history == []
 
 
