@@ -72,6 +72,13 @@ def test_a_draft_is_checked_against_its_target_with_its_contexts_language_a_cand
     french = check_draft(draft, FRENCH)
     assert french is not None and french.found == "fr"
     assert check_draft(Draft(id="d", input=ENGLISH), ENGLISH) is None  # no target: not checked
+    # the corpus' own language is a candidate beside the common ones: Danish is told from Swedish
+    danish = (
+        "Hvor ofte skal en fagmand efterse varmepumpen hvert år, og hvad bliver der kontrolleret?"
+    )
+    draft = Draft(id="d", input=danish, context=ctx("x", "da"), metadata={"language": "de"})
+    found = check_draft(draft, danish)
+    assert found is not None and found.found == "da"
 
 
 def test_the_reask_prompt_shows_the_input_the_reason_and_the_language() -> None:
@@ -100,8 +107,10 @@ class Writer:
 
     def __init__(self, outputs: dict[str, str]) -> None:
         self.outputs = outputs
+        self.sources: list[Source] = []
 
     async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
+        self.sources.append(source)
         for draft in drafts:
             if draft.kept and draft.id in self.outputs:
                 draft.input = self.outputs[draft.id]
@@ -137,12 +146,11 @@ def test_an_input_written_in_another_language_is_asked_again_and_revised() -> No
     model = Rewriter(GERMAN)
     drafts = [german_draft(0), german_draft(1), german_draft(2)]
     drafts[2].drop("filter", "earlier")
-    step = LanguageChecked(
-        Writer({"d0": ENGLISH + " ", "d2": ENGLISH + "!"}), model, default_prompts()
-    )
+    writer = Writer({"d0": ENGLISH + " ", "d2": ENGLISH + "!"})
+    step = LanguageChecked(writer, model, default_prompts())
     assert step.name == "evolve"
     out = asyncio.run(step.run(drafts, Source("k")))
-    assert out is drafts
+    assert out is drafts and writer.sources == [Source("k")]  # the step gets the source
     # d1 was not changed by the step and d2 was dropped before it: neither is checked
     assert len(model.prompts) == 1 and model.labels == ["evolve_language"]
     assert f"<input>\n{ENGLISH}\n</input>" in model.prompts[0]  # stripped
