@@ -104,6 +104,7 @@ def test_shares_are_counted_in_contexts_the_last_cut_to_n() -> None:
     two = by_file(file_targets(chosen, num_goldens=15, per_context=2))
     # eight contexts of two goldens, the last giving one: within per_context of the even 1.5
     assert sorted(t for _, t, _ in two.values()) == [0, 0, 1, 2, 2, 2, 2, 2, 2, 2]
+    assert sum(share for share, _, _ in two.values()) == 15  # the shares too are cut to N
     one = by_file(file_targets(chosen, num_goldens=15, per_context=1))
     assert sorted(t for _, t, _ in one.values()) == [1] * 5 + [2] * 5
     assert all(short == 0 for _, _, short in one.values())
@@ -138,3 +139,18 @@ def test_measured_coverage_counts_files_chunks_and_each_files_delivered_goldens(
     assert [(r.delivered, r.shortfall) for r in running.files] == [
         (None, r.shortfall) for r in planned
     ]
+
+
+def test_a_file_with_one_golden_is_covered_and_a_met_share_is_not_short() -> None:
+    chosen = selector({"a.txt": 4, "b.txt": 4})
+    planned = file_targets(chosen, num_goldens=2, per_context=1)
+    assert by_file(planned) == {"a.txt": (1, 1, 0), "b.txt": (1, 1, 0)}
+    # a context with no source file counts for no file, without failing
+    bare = Context(id="x", chunk_ids=["x#0"], texts=["x"], source_files=[])
+    goldens = [context("a#0", "a.txt"), context("b#0", "b.txt"), bare]
+    cov = measure_coverage(
+        "uniform", planned, goldens, files_ingested=2, chunks_stored=8, delivered=True
+    )
+    assert cov.files_covered == 3 and cov.seed_chunks == 3  # the two files, and the unnamed one
+    rows = {r.source: (r.share, r.delivered, r.shortfall) for r in cov.files}
+    assert rows == {"a.txt": (1, 1, 0), "b.txt": (1, 1, 0)} and cov.short == []

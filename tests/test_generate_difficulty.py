@@ -314,3 +314,25 @@ def test_a_difficulty_is_frozen_and_stored_as_json() -> None:
     }
     with pytest.raises(ValidationError):
         found.overlap = 0.1  # type: ignore[misc]
+
+
+# ---- nearest: what the distracting and out-of-scope steps search -------------------------------
+def test_nearest_gives_k_by_bm25_then_k_by_cosine_without_repeats_or_exclusions() -> None:
+    ids = ["a", "b", "c", "d", "e"]
+    texts = ["pump filter", "pump filter valve", "pump", "solar panel", "battery cell"]
+    vectors = np.eye(5)
+    index = DifficultyIndex(ids, texts, vectors)
+    # BM25 ranks by score, ties to the chunk indexed first; a chunk sharing no word is never
+    # found by BM25, however large k is
+    assert index.nearest(["pump filter"], 5) == [["a", "b", "c"]]
+    assert index.nearest(["pump filter"], 2) == [["a", "b"]]
+    assert index.nearest(["pump filter", "solar"], 1, exclude=[["a"], []]) == [["b"], ["d"]]
+    # the cosine's k best follow, even at cosine 0 or below; one found by both is listed once
+    # and counts toward the cosine's k all the same
+    query = np.array([[0.0, 0.0, 0.0, 0.0, 1.0]])
+    assert index.nearest(["solar"], 1, vectors=query) == [["d", "e"]]
+    assert index.nearest(["battery"], 2, vectors=query) == [["e", "a"]]
+    away = np.array([[0.0, 0.0, 0.0, 0.0, -1.0]])
+    assert index.nearest(["nothing here"], 1, vectors=away) == [["a"]]
+    assert index.nearest(["battery"], 1, exclude=[["e"]], vectors=query) == [["a"]]
+    assert index.nearest([], 3) == []
