@@ -16,6 +16,7 @@ import pytest
 import synth_replies
 
 from synth import ConversationalGolden, Dataset, Synthesizer
+from synth._language import check_language
 from synth.data import Context
 from synth.errors import AuthenticationError, ConfigError, ShortfallWarning
 from synth.evaluate.answers import evaluate_answers
@@ -104,6 +105,9 @@ def test_an_interrupted_run_resumes_without_asking_again(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-conversations-not-a-real-key")
+    # the language check's models load once per process, seconds on the first check: loaded
+    # first, so the journaling of the conversations answered does not race the refused key
+    check_language("The battery of the device holds ten kilowatt hours of energy.", "en")
     # the key is refused after a few requests: the run stops with part of its work journaled
     with fake_openai.FakeOpenAI(
         reply=synth_replies.reply, sequence=[None] * 4 + ["auth"] * 200
