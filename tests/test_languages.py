@@ -225,7 +225,7 @@ def test_a_model_wrong_30_percent_of_the_time_still_gives_n_right_goldens(
     dropped = _dropped(manifest, "wrong_language")
     assert dropped > 0
     rejected = [r for r in _rejects(tmp_path) if r["reason"] == "wrong_language"]
-    assert len(rejected) == dropped
+    assert len(rejected) >= dropped  # and the drops of spares started but not used (not counted)
     assert all("after it was asked again" in r["detail"] for r in rejected)
 
 
@@ -516,5 +516,5 @@ def test_conversations_wrong_30_percent_of_the_time_still_give_n_in_the_right_la
     dropped = _dropped(manifest, "wrong_language")
     assert dropped > 0
     rejected = [r for r in _rejects(tmp_path) if r["reason"] == "wrong_language"]
-    assert len(rejected) == dropped
+    assert len(rejected) >= dropped  # and the drops of spares started but not used (not counted)
     assert all("after it was asked again" in r["detail"] for r in rejected)
