@@ -162,16 +162,24 @@ def evaluate(items: Path, work: Path, options: ServerOptions, n_jobs: int | None
     }
 
 
-def deepeval_generate(corpus: Path, work: Path, options: ServerOptions, python: str) -> dict:
-    """DeepEval's ``generate_goldens_from_docs`` at its defaults on ``corpus``, its own process."""
-    folder = work / "deepeval-generate"
+def _deepeval(
+    command: str, given: Path, work: Path, options: ServerOptions, python: str
+) -> tuple[dict, dict]:
+    """Run the DeepEval driver's ``command`` on ``given`` in a fresh folder of ``work``, with
+    DeepEval's own ``python``: the process's measurements and the driver's output."""
+    folder = work / f"deepeval-{command}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
+    argv = [command, str(given), str(folder / "out.json")]
     program = [python, str(DEEPEVAL_DRIVER)]
-    argv = ["generate", str(corpus), str(folder / "out.json")]
     result = run_command(argv, folder, folder / "requests.jsonl", options, program)
     result.pop("stdout")
-    out = json.loads((folder / "out.json").read_text(encoding="utf-8"))
+    return result, json.loads((folder / "out.json").read_text(encoding="utf-8"))
+
+
+def deepeval_generate(corpus: Path, work: Path, options: ServerOptions, python: str) -> dict:
+    """DeepEval's ``generate_goldens_from_docs`` at its defaults on ``corpus``, its own process."""
+    result, out = _deepeval("generate", corpus, work, options, python)
     # DeepEval's chain: embeddings, critic, inputs, filter, evolve, expected (as synth's)
     chain = {"embeddings": 1, "chat": 5}
     floor = chain["embeddings"] * (options.embedding_latency or options.latency)
@@ -186,14 +194,7 @@ def deepeval_generate(corpus: Path, work: Path, options: ServerOptions, python: 
 
 def deepeval_evaluate(items: Path, work: Path, options: ServerOptions, python: str) -> dict:
     """DeepEval's ``evaluate`` with ``FaithfulnessMetric()`` and ``AnswerRelevancyMetric()``."""
-    folder = work / "deepeval-evaluate"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    program = [python, str(DEEPEVAL_DRIVER)]
-    argv = ["evaluate", str(items), str(folder / "out.json")]
-    result = run_command(argv, folder, folder / "requests.jsonl", options, program)
-    result.pop("stdout")
-    out = json.loads((folder / "out.json").read_text(encoding="utf-8"))
+    result, out = _deepeval("evaluate", items, work, options, python)
     return {
         "command": "deepeval evaluate, faithfulness + answer relevancy (defaults)",
         "scores": out["scores"],

@@ -64,7 +64,7 @@ def test_when_a_file_cannot_give_its_quota_the_held_drafts_fill_the_run_in_order
 
 
 def test_the_quotas_count_kept_goldens_and_what_started_slots_expect() -> None:
-    quotas = FileQuotas({"a": 3, "b": 2}, per_context=2)
+    quotas = FileQuotas({"a": 3, "b": 2})
     [a0, b0] = of_files("a0", "b0")
     assert file_of(a0) == "a" and quotas.open("a", {"a": 2}) and not quotas.open("b", {"b": 2})
     assert quotas.missing([], []) == {"a": 3, "b": 2}

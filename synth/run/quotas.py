@@ -40,7 +40,6 @@ class FileQuotas:
     """The goldens each file may give while the quotas hold, and the slots held past them."""
 
     quotas: dict[str, int]
-    per_context: int
     lifted: bool = False
     #: slots (with the index of their first offer not made) held in candidate order
     held: list[tuple[Slot, int]] = field(default_factory=list)
@@ -108,16 +107,12 @@ def needed(
     """Whether each of the uncommitted ``slots`` (in order) is needed, by candidate seq: the
     goldens kept and the live drafts of the slots ahead of it fall short of ``num_goldens`` or,
     while the ``quotas`` hold, of its own file's quota."""
-    if quotas is None:
-        ahead, out = len(goldens), {}
-        for slot in slots:
-            out[slot.candidate.seq] = ahead < num_goldens
-            ahead += slot.expected
-        return out
-    have, flags = quotas.kept(goldens), {}
+    have = quotas.kept(goldens) if quotas is not None else Counter({"": len(goldens)})
+    flags = {}
     for slot in slots:
-        source = file_of(slot.candidate)
-        flags[slot.candidate.seq] = have[source] < quotas.quotas.get(source, 0)
+        source = file_of(slot.candidate) if quotas is not None else ""
+        goal = quotas.quotas.get(source, 0) if quotas is not None else num_goldens
+        flags[slot.candidate.seq] = have[source] < goal
         have[source] += slot.expected
     return flags
 

@@ -78,7 +78,7 @@ class Stream:
         self.done = False
         self.error: BaseException | None = None
         quotas = target.quotas if target.num_goldens is not None else None
-        self.quotas = FileQuotas(quotas, target.per_context) if quotas else None
+        self.quotas = FileQuotas(quotas) if quotas else None
         self.yields = yields or Yields(runner.stages, target.per_context)
         #: candidates (by seq) waiting at a step until they are needed
         self._waiting: dict[int, asyncio.Event] = {}
