@@ -16,7 +16,6 @@ import pytest
 import synth_replies
 
 from synth import ConversationalGolden, Dataset, Synthesizer
-from synth._language import check_language
 from synth.data import Context
 from synth.errors import AuthenticationError, ConfigError, ShortfallWarning
 from synth.evaluate.answers import evaluate_answers
@@ -28,6 +27,8 @@ from synth.generate.templates import default_prompts
 from synth.llm.base import FunctionModel, run_sync
 
 SAMPLE = str(Path(__file__).resolve().parent.parent / "sample_docs")
+#: a 401 as the API sends it when it refuses a key
+REFUSED = {"error": {"message": "incorrect API key", "type": "invalid_api_key", "code": None}}
 
 
 @pytest.fixture
@@ -105,13 +106,16 @@ def test_an_interrupted_run_resumes_without_asking_again(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-conversations-not-a-real-key")
-    # the language check's models load once per process, seconds on the first check: loaded
-    # first, so the journaling of the conversations answered does not race the refused key
-    check_language("The battery of the device holds ten kilowatt hours of energy.", "en")
-    # the key is refused after a few requests: the run stops with part of its work journaled
-    with fake_openai.FakeOpenAI(
-        reply=synth_replies.reply, sequence=[None] * 4 + ["auth"] * 200
-    ) as fake:
+    journal = tmp_path / "run"
+
+    def refused_once_journaled(request: dict[str, Any]) -> str | fake_openai.Reply:
+        # the key is refused from the moment a first conversation is journaled: the run stops
+        # with part of its work kept, whatever order its requests went out in
+        if any(p.stat().st_size for p in journal.rglob("conversation.jsonl")):
+            return fake_openai.Reply(status=401, body=REFUSED)
+        return synth_replies.reply(request)
+
+    with fake_openai.FakeOpenAI(reply=refused_once_journaled) as fake:
         port = fake.port  # the rerun's server takes the same address: the run key holds it
         with synthesizer(fake.url, tmp_path) as synth:
             with pytest.raises(AuthenticationError):
@@ -120,7 +124,7 @@ def test_an_interrupted_run_resumes_without_asking_again(
         answered = {
             r.prompt
             for r in fake.requests_to("chat")
-            if "You write conversations" in r.prompt and r.outcome == "ok"
+            if "You write conversations" in r.prompt and r.status == 200
         }
     assert run_dir is not None
     journaled = (run_dir / "conversation.jsonl").read_text().splitlines()
