@@ -20,7 +20,7 @@ import synth_replies
 from fake_openai import FakeOpenAI
 from language_corpus import TEXTS, write_corpus
 
-from synth import Synthesizer
+from synth import Synthesizer, _language
 from synth._language import check_language, detect_language, language_name
 from synth._words import content_words, overlap, words
 from synth.contexts.config import ContextConstructionConfig
@@ -57,6 +57,34 @@ def test_a_short_or_doubtful_text_is_unsure_never_a_mismatch() -> None:
     assert check_language("保証期間はどのくらいですか？", "en").mismatch
     assert check_language("What is the warranty period of the battery?", "ja").mismatch
     assert check_language("保証期間はどのくらいですか？", "ja").status == "match"
+
+
+def test_a_text_in_its_language_is_settled_by_trigrams_and_only_doubt_loads_the_full_models(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the full models for short texts take seconds to load, holding the interpreter (and a run's
+    # event loop): a run whose model writes in the right language must never need them
+    built: list[bool] = []
+    real = _language._check_detector
+
+    def spy(codes: frozenset[str], quick: bool = False) -> object:
+        built.append(quick)
+        return real(codes, quick)
+
+    monkeypatch.setattr(_language, "_check_detector", spy)
+    right = {
+        "en": "How long does the warranty of the home battery last?",
+        "de": "Wie lange dauert die Garantie für die Batterie im Keller?",
+        "fr": "Combien de temps dure la garantie de la batterie domestique ?",
+        "es": "¿Cuánto tiempo dura la garantía de la batería de casa?",
+    }
+    for code, text in right.items():
+        assert check_language(text, code).status == "match", text
+    assert built and all(built)  # trigrams alone
+    built.clear()
+    verdict = check_language(right["de"], "en")
+    assert verdict.mismatch and verdict.found == "de"
+    assert built == [True, False]  # doubted, then judged with the full models
 
 
 def test_made_up_words_and_bare_lists_of_nouns_get_no_language() -> None:
