@@ -88,17 +88,32 @@ def run_command(
             env = {**env, "OPENAI_BASE_URL": server.url, "DEEPEVAL_TELEMETRY_OPT_OUT": "1"}
             env.pop("PYTHONPATH")
         command = [*program, *[a.replace("{URL}", server.url) for a in argv]]
-        start = time.perf_counter()
+        start = time.monotonic()  # the server's log times are the same clock's
         done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
-        wall = time.perf_counter() - start
+        end = time.monotonic()
     if done.returncode not in (0, 3):
         raise RuntimeError(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     rows = read_log(log)
     return {
-        "wall_s": round(wall, 2),
+        "wall_s": round(end - start, 2),
+        **time_split(rows, start, end),
         "exit": done.returncode,
         "stdout": done.stdout,
         **request_counts(rows),
+    }
+
+
+def time_split(rows: list[dict[str, Any]], start: float, end: float) -> dict[str, float]:
+    """Seconds from spawn to the first request, from it to the last answer, and from that to
+    exit (the server logs ``time.monotonic()``, one clock for every process of the machine)."""
+    if not rows:
+        return {}
+    first = min(r["started"] for r in rows)
+    last = max(r.get("finished") or r["started"] for r in rows)
+    return {
+        "to_first_s": round(first - start, 2),
+        "requests_s": round(last - first, 2),
+        "after_last_s": round(end - last, 2),
     }
 
 
@@ -279,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     columns = [
         "command",
         "wall_s",
+        "to_first_s",
+        "requests_s",
+        "after_last_s",
         "delivered",
         "requests",
         "chat",
