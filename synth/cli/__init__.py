@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import sys
 import warnings
@@ -138,6 +139,10 @@ def _main(argv: Sequence[str] | None) -> int:
             if as_program:
                 ctrl_c.exit_now()
             return EXIT_INTERRUPTED
+    if as_program:
+        # the process ends now: the collections of the interpreter's teardown need not walk the
+        # heap the command built (chromadb, the SDK, the corpus; 0.9 s after a default generate)
+        gc.freeze()
     return code
 
 
