@@ -9,6 +9,7 @@ cancelled job did not finish; a killed run polls the jobs it journaled and submi
 from __future__ import annotations
 
 import json
+import math
 import signal
 import subprocess
 import sys
@@ -22,6 +23,8 @@ from synth_runs import PATIENCE, SAMPLE, child_env, end_process, wait_for
 
 from synth import Dataset, Synthesizer
 from synth.llm.batch import BatchConfig
+from synth.run.stream import GATE_FROM
+from synth.run.yields import PRIOR_KEEP, contexts_for
 
 N = 20
 SEED = 3
@@ -90,8 +93,12 @@ def test_a_batch_run_delivers_the_goldens_of_a_plain_run_in_one_job_per_stage(
     assert len(server.batches.submitted) == len(CHAIN)
     assert set(server.batches.custom_id_counts().values()) == {1}
     sent = sum(row["requests"] for row in by_stage.values())
-    assert sent == plain_manifest["totals"]["requests"] == chat_requests
+    assert plain_manifest["totals"]["requests"] == chat_requests
     assert manifest["totals"]["requests"] == sent
+    # the same requests but for the first wave's spare contexts: how far a spare gets before it
+    # waits at its gate (GATE_FROM steps: inputs and filter) depends on when the others answer
+    spares = contexts_for(N, 2 * PRIOR_KEEP) - math.ceil(N / 2)
+    assert abs(sent - chat_requests) <= GATE_FROM * spares, (sent, chat_requests)
     journal = (tmp_path / "batch" / "batches.jsonl").read_text()
     assert len({json.loads(line)["key"] for line in journal.splitlines()}) == len(CHAIN)
     assert KEY not in journal
@@ -280,7 +287,10 @@ def test_anthropic_message_batches_deliver_the_goldens_over_http(
     # usage counts each request once; the lines sent again are in the batch counts
     sent = sum(row["requests"] - row["retried"] for row in by_stage.values())
     assert manifest["totals"]["requests"] == sent
-    assert set(server.batches.custom_id_counts().values()) <= {1, 2, 3}
+    # each errored line goes out again, at most max_resubmits times (which lines err depends on
+    # the jobs' ids, and so on how the stages' requests fell into jobs)
+    counts = set(server.batches.custom_id_counts().values())
+    assert max(counts) > 1 and max(counts) <= patient.max_resubmits + 1, counts
 
 
 def test_batch_settings_come_from_a_pipeline_file_and_a_model_without_a_batch_api_is_refused(
