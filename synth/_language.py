@@ -324,13 +324,6 @@ def _confidences(detector: LanguageDetector, text: str) -> dict[str, float]:
 def check_language(text: str, target: str, also: Iterable[str] = ()) -> LanguageVerdict:
     """Whether ``text`` is written in ``target`` (an ISO 639-1 code); ``also`` are more candidate
     languages (the corpus' own), weighed with :data:`COMMON`."""
-    settled = settle_language(text, target, also)
-    return settled if settled is not None else full_check(text, target, also)
-
-
-def settle_language(text: str, target: str, also: Iterable[str] = ()) -> LanguageVerdict | None:
-    """The verdict of :func:`check_language` when no full model is needed (the text's length,
-    its scripts, or the trigrams settle it); None when only :func:`full_check` can tell."""
     other, cjk = _weight(text)
     if other + CJK_WEIGHT * cjk < MIN_LETTERS:
         return LanguageVerdict("unsure", target)
@@ -341,19 +334,11 @@ def settle_language(text: str, target: str, also: Iterable[str] = ()) -> Languag
     if target not in CJK_LANGUAGES and share > 0.5:
         found = detect_language(text)
         return LanguageVerdict("mismatch", target, found, round(share, 2))
-    quick = _confidences(_check_detector(_codes(target, also), quick=True), text)
+    codes = frozenset({*COMMON, target, *also})
+    quick = _confidences(_check_detector(codes, quick=True), text)
     if quick and max(quick, key=lambda c: quick[c]) == target and quick[target] >= QUICK_CONFIDENCE:
         return LanguageVerdict("match", target, target, round(quick[target], 2))
-    return None
-
-
-def _codes(target: str, also: Iterable[str]) -> frozenset[str]:
-    return frozenset({*COMMON, target, *also})
-
-
-def full_check(text: str, target: str, also: Iterable[str] = ()) -> LanguageVerdict:
-    """``text`` judged against ``target`` with lingua's high-accuracy models (see the module)."""
-    confidences = _confidences(_check_detector(_codes(target, also)), text)
+    confidences = _confidences(_check_detector(codes), text)
     if not confidences:
         return LanguageVerdict("unsure", target)
     top = max(confidences, key=lambda c: confidences[c])
@@ -382,10 +367,8 @@ __all__ = [
     "check_language",
     "detect_language",
     "document_languages",
-    "full_check",
     "language_name",
     "long_enough",
     "main_language",
     "normalize_code",
-    "settle_language",
 ]

@@ -19,8 +19,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from synth._language import LanguageVerdict, check_language
-from synth._language_worker import check_language_async
+from synth._language import check_language
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import BatchRequest, ask_batch, values_of
@@ -167,18 +166,18 @@ def check_answer(
     threshold: float,
     language: str | None = None,
     context_language: str | None = None,
-    verdict: LanguageVerdict | None = None,
 ) -> Checked:
     """Locate ``answer``'s quotes in ``chunks`` and score its grounding against ``threshold``;
-    check that it is written in ``language`` (when given; ``verdict``: its check made already).
-    An answer in another language than its context (a cross-lingual set) cannot share words with
-    its quotes: its grounding score is the share of its quotes found in the context."""
+    check that it is written in ``language`` (when given). An answer in another language than its
+    context (a cross-lingual set) cannot share words with its quotes: its grounding score is the
+    share of its quotes found in the context."""
     found = locate_all(answer.quotes, chunks)
     score = grounding(answer.text, answer.quotes, found, chunks)
     cross = bool(language and context_language and language != context_language)
     if cross and score.quotes:
         score = score.model_copy(update={"score": round(score.found / score.quotes, 4)})
-    if language and verdict is None:
+    verdict = None
+    if language:
         verdict = check_language(answer.text, language, [c for c in (context_language,) if c])
     problem = ""
     if verdict is not None and verdict.mismatch:
@@ -224,22 +223,6 @@ async def _ask(
     return await ask_batch(llm, request, len(drafts), stats)
 
 
-async def _checked(
-    answer: Answer,
-    chunks: Sequence[SourceChunk],
-    threshold: float,
-    languages: tuple[str | None, str | None],
-) -> Checked:
-    """:func:`check_answer`, its language check awaited first (the full models, when the text
-    needs them, in the worker process: :mod:`synth._language_worker`)."""
-    language, context_language = languages
-    verdict = None
-    if language:
-        also = [c for c in (context_language,) if c]
-        verdict = await check_language_async(answer.text, language, also)
-    return check_answer(answer, chunks, threshold, language, context_language, verdict)
-
-
 async def _answer_group(
     drafts: list[Draft],
     llm: LLM,
@@ -258,11 +241,11 @@ async def _answer_group(
             drop_failed(draft, LABEL, answer)
         elif not chunks:
             draft.expected_output = answer.text  # nothing to cite
-            checked = await _checked(answer, chunks, 0.0, languages)
+            checked = check_answer(answer, chunks, 0.0, *languages)
             if checked.wrong_language:
                 short[i] = checked
         else:
-            checked = await _checked(answer, chunks, threshold, languages)
+            checked = check_answer(answer, chunks, threshold, *languages)
             _record(draft, checked)
             if checked.grounding.score < threshold or checked.wrong_language:
                 short[i] = checked
@@ -279,7 +262,7 @@ async def _answer_group(
     for (i, first), reply in zip(short.items(), replies, strict=True):
         best = first
         if not isinstance(reply, ModelError):
-            second = await _checked(reply, chunks, threshold if chunks else 0.0, languages)
+            second = check_answer(reply, chunks, threshold if chunks else 0.0, *languages)
             if second.rank() > first.rank():
                 best = second
                 if chunks:

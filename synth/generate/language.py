@@ -32,7 +32,6 @@ from synth._language import (
     language_name,
     main_language,
 )
-from synth._language_worker import check_language_async
 from synth.data import Context
 from synth.errors import ModelError
 from synth.generate._call import ask_checked
@@ -99,15 +98,6 @@ def check_draft(draft: Draft, text: str) -> LanguageVerdict | None:
     return check_language(text, target, also)
 
 
-async def check_draft_async(draft: Draft, text: str) -> LanguageVerdict | None:
-    """:func:`check_draft`, the full models (when needed) in the worker process, not the loop's."""
-    target = draft_language(draft)
-    if target is None:
-        return None
-    also = [c for c in (context_language(draft.context),) if c]
-    return await check_language_async(text, target, also)
-
-
 def build_prompt(
     text: str, verdict: LanguageVerdict, context: Context | None, prompts: PromptSet | None = None
 ) -> str:
@@ -147,7 +137,7 @@ class LanguageChecked:
         return drafts
 
     async def _check(self, draft: Draft) -> None:
-        verdict = await check_draft_async(draft, draft.input)
+        verdict = check_draft(draft, draft.input)
         if verdict is None or not verdict.mismatch:
             return
         prompt = build_prompt(draft.input, verdict, draft.context, self.prompts)
@@ -157,7 +147,7 @@ class LanguageChecked:
         except ModelError as exc:
             draft.drop(self.name, WRONG_LANGUAGE, f"{verdict.reason('input')}; asked again: {exc}")
             return
-        again = await check_draft_async(draft, text)
+        again = check_draft(draft, text)
         if again is not None and again.mismatch:
             detail = f"{again.reason('input')}, after it was asked again"
             draft.drop(self.name, WRONG_LANGUAGE, detail)
@@ -171,7 +161,6 @@ __all__ = [
     "LanguageReply",
     "build_prompt",
     "check_draft",
-    "check_draft_async",
     "context_language",
     "draft_language",
     "language_line",

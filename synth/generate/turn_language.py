@@ -26,7 +26,7 @@ from synth.generate.language import (
     WRONG_LANGUAGE,
     LanguageReply,
     build_prompt,
-    check_draft_async,
+    check_draft,
     parse,
 )
 from synth.generate.templates import PromptSet
@@ -65,7 +65,7 @@ class TurnsChecked:
     async def _turn(self, draft: Draft, turn: dict[str, Any]) -> str:
         """'' when ``turn`` is (now) in the draft's language, else what is still wrong; a turn
         asked again and then right has its new text, the old one kept in its metadata."""
-        verdict = await check_draft_async(draft, turn["content"])
+        verdict = check_draft(draft, turn["content"])
         if verdict is None or not verdict.mismatch:
             return ""
         prompt = build_prompt(turn["content"], verdict, draft.context, self.prompts)
@@ -74,7 +74,7 @@ class TurnsChecked:
             text = await ask_checked(self.llm, prompt, LanguageReply, parse, label, None)
         except ModelError as exc:
             return f"{verdict.reason('turn')}; asked again: {exc}"
-        again = await check_draft_async(draft, text)
+        again = check_draft(draft, text)
         if again is not None and again.mismatch:
             return f"{again.reason('turn')}, after it was asked again"
         turn.setdefault("metadata", {})["language_rewritten"] = {
