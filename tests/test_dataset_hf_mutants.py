@@ -19,7 +19,7 @@ from synth.dataset._hf import (
     require,
     to_hf,
 )
-from synth.dataset._hf_folder import write_hf_folder
+from synth.dataset._hf_folder import read_hf_folder, write_hf_folder
 from synth.dataset._io import FORMAT_NAME, FORMAT_VERSION
 from synth.errors import ConfigError, DatasetError
 
@@ -104,3 +104,61 @@ def test_errors_in_rows_name_the_table_and_the_rows_index() -> None:
     with pytest.raises(DatasetError) as caught:
         from_hf(datasets.Dataset.from_list([{"input": "q"}, {"input": None}]))
     assert str(caught.value).startswith("dataset: index 1: ")
+
+
+# ---- the hf folder (synth/dataset/_hf_folder.py): what its first mutation run found unchecked
+
+
+def folder_of(tmp_path: Path, goldens: list[Golden], metadata: dict | None = None) -> Path:
+    return write_hf_folder(tmp_path / "hf", goldens, metadata or {}, "card")
+
+
+def test_an_unreadable_shard_is_named(tmp_path: Path) -> None:
+    folder = folder_of(tmp_path, [Golden(input="q")])
+    [shard] = sorted((folder / "data").glob("*.parquet"))
+    shard.write_bytes(b"not parquet")
+    with pytest.raises(DatasetError) as caught:
+        read_hf_folder(folder)
+    assert str(caught.value).startswith(f"{shard}: not a readable parquet file: ")
+
+
+def test_the_metadata_is_the_first_header_a_shard_carries(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = folder_of(tmp_path, [Golden(input="q")], {"seed": 3})
+    data = folder / "data"
+    first = data / "train-00000-of-00001.parquet"
+    table = pq.read_table(first)
+    # a shard without synth's header sorted before the one with it
+    plain = table.replace_schema_metadata({})
+    pq.write_table(plain, data / "train-00000-of-00000.parquet")
+    goldens, metadata = read_hf_folder(folder)
+    assert metadata == {"seed": 3} and [g.input for g in goldens] == ["q", "q"]
+    assert isinstance(table, pa.Table)
+
+
+def test_a_bad_row_in_the_shards_or_on_disk_names_the_folder(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "shards"
+    (folder / "data").mkdir(parents=True)
+    pq.write_table(pa.table({"input": ["q", None]}), folder / "data" / "train-0.parquet")
+    with pytest.raises(DatasetError) as caught:
+        read_hf_folder(folder)
+    assert str(caught.value).startswith(f"{folder}: index 1: ")
+    disk = tmp_path / "disk"
+    datasets.Dataset.from_dict({"input": ["q", None]}).save_to_disk(str(disk))
+    with pytest.raises(DatasetError) as caught:
+        read_hf_folder(disk)
+    assert str(caught.value).startswith(f"{disk}: index 1: ")
+
+
+def test_a_save_to_disk_folder_datasets_cannot_read_is_named(tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "state.json").write_text("{", encoding="utf-8")
+    with pytest.raises(DatasetError) as caught:
+        read_hf_folder(broken)
+    assert str(caught.value).startswith(f"{broken}: not a readable save_to_disk folder: ")
