@@ -160,3 +160,94 @@ def test_deepeval_reads_the_export_as_conversational_goldens(tmp_path: Path) -> 
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(out.read_text()) == [to_deepeval_any(g, "") for g in items]
+
+
+# the record functions of synth/dataset/_conversations.py called directly (the export formats wrap
+# them when synth.dataset._export is imported, before mutmut switches a mutant on)
+
+
+def test_a_deepeval_conversation_record_holds_every_field_and_synths_own_under_its_key() -> None:
+    from synth.dataset._conversations import to_deepeval_any
+
+    first = conversations()[0]
+    assert isinstance(first, ConversationalGolden)
+    record = to_deepeval_any(first, "golden 1")
+    assert record == {
+        "scenario": "A technician checks the night schedule of the pumps.",
+        "expected_outcome": "The technician knows P-4 runs at night, 22:00\u201306:00.",
+        "user_description": 'a night-shift technician, "new" to the plant',
+        "context": ["Pump P-4 runs nightly, 22:00\u201306:00 | see table 3."],
+        "turns": [t.model_dump() for t in first.turns],
+        "additional_metadata": {
+            "persona": "technician",
+            "seed": 7,
+            "_synth": {"context_ids": ["m:3"], "source_files": ["manuals/manual.pdf"]},
+        },
+    }
+    assert record["turns"][1]["metadata"]["citations"][0]["quote"] == "P-4 runs nightly"
+    assert first.metadata == {"persona": "technician", "seed": 7}  # the golden's own is unchanged
+
+
+def test_a_single_turn_golden_is_a_deepeval_golden_in_the_same_export() -> None:
+    from synth.dataset._conversations import to_deepeval_any
+    from synth.dataset._records import to_deepeval
+
+    single = conversations()[1]
+    assert to_deepeval_any(single, "golden 2") == to_deepeval(single, "golden 2")
+    assert "turns" not in to_deepeval_any(single, "golden 2")
+
+
+def test_a_deepeval_conversation_without_scenario_or_with_synths_key_is_refused_by_name() -> None:
+    from synth.dataset._conversations import to_deepeval_any
+
+    with pytest.raises(DatasetError) as caught:
+        to_deepeval_any(conversations()[2], "golden 3")
+    assert str(caught.value) == (
+        "golden 3: a conversation needs a scenario for deepeval (it reads one without as a "
+        "single-turn golden)"
+    )
+    first = conversations()[0]
+    first.metadata["_synth"] = {"mine": 1}
+    with pytest.raises(DatasetError) as caught:
+        to_deepeval_any(first, "golden 1")
+    assert str(caught.value) == (
+        "golden 1: metadata key '_synth' is reserved for synth's own fields in exports"
+    )
+
+
+def test_a_single_turn_chat_is_its_input_and_an_answer_only_when_it_has_one() -> None:
+    from synth.dataset._conversations import to_messages
+
+    assert to_messages(Golden(input="Q?"), "golden 1") == {
+        "messages": [{"role": "user", "content": "Q?"}]
+    }
+    assert to_messages(Golden(input="Q?", expected_output=""), "golden 1") == {
+        "messages": [{"role": "user", "content": "Q?"}, {"role": "assistant", "content": ""}]
+    }
+    last = conversations()[2]
+    assert to_messages(last, "golden 3")["messages"][-1] == {
+        "role": "user",
+        "content": "Et à quel étage au-dessus ?",
+    }
+
+
+def test_a_single_turn_format_passes_goldens_on_and_refuses_a_conversation_by_name() -> None:
+    from synth.dataset._conversations import single_turn_only
+
+    seen: list[tuple[Golden, str]] = []
+
+    def record(golden: Golden, where: str) -> dict:
+        seen.append((golden, where))
+        return {"q": golden.input}
+
+    convert = single_turn_only(record, "ragas")
+    single = conversations()[1]
+    assert convert(single, "golden 2") == {"q": "Bare question?"}
+    assert seen == [(single, "golden 2")]
+    with pytest.raises(ConfigError) as caught:
+        convert(conversations()[0], "golden 1")
+    assert str(caught.value) == (
+        "golden 1: a ragas export holds single-turn goldens; export conversations as deepeval "
+        "or messages"
+    )
+    assert len(seen) == 1

@@ -33,7 +33,7 @@ from typing import Any
 
 from synth.data import Golden
 from synth.dataset._io import dumps, dumps_records, write_text
-from synth.dataset._records import SYNTH_KEY, kind, to_deepeval
+from synth.dataset._records import SYNTH_KEY, kind
 from synth.errors import DatasetError
 
 #: joins the items of ``context`` and ``retrieval_context`` in one cell
@@ -187,16 +187,10 @@ def _metadata_cell(cell: str, where: str) -> dict[str, Any]:
     return value
 
 
-def to_deepeval_csv_record(golden: Golden, where: str) -> dict[str, Any]:
-    """The deepeval ``Golden`` record a CSV row is made from (same as deepeval's JSON)."""
-    return to_deepeval(golden, where)
-
-
 __all__ = [
     "DEEPEVAL_SEPARATOR",
     "MARKER_COLUMNS",
     "SEPARATOR",
     "read_deepeval_rows",
-    "to_deepeval_csv_record",
     "write_deepeval_csv",
 ]

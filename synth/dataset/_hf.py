@@ -123,12 +123,16 @@ def hf_records(goldens: Sequence[Golden], where: str) -> list[dict[str, Any]]:
     return records
 
 
-def to_hf(goldens: Sequence[Golden], metadata: Mapping[str, Any]) -> datasets.Dataset:
-    """The goldens as a ``datasets.Dataset`` with typed features; metadata in its description."""
+def to_hf(
+    goldens: Sequence[Golden], metadata: Mapping[str, Any], where: str = "a Hugging Face dataset"
+) -> datasets.Dataset:
+    """The goldens as a ``datasets.Dataset`` with typed features; metadata in its description.
+    ``where`` names what is made in the error on a value JSON cannot hold (the folder, when one
+    is written)."""
     ds = require("datasets")
     features = hf_features(goldens)
     info = ds.DatasetInfo(description=header_text(metadata), features=features)
-    records = hf_records(goldens, "cannot convert to a Hugging Face dataset")
+    records = hf_records(goldens, where)
     columns = {name: [record.get(name) for record in records] for name in features}
     with quiet():  # by columns, so that no goldens is still a table with every column
         return ds.Dataset.from_dict(columns, features=features, info=info)

@@ -75,7 +75,7 @@ def write_hf_folder(
     to the Hub): when it raises, nothing is written.
     """
     _check_target(path)
-    table = to_hf(goldens, metadata)
+    table = to_hf(goldens, metadata, str(path))
     with _folder_swap(path) as tmp:
         with quiet():  # datasets writes no arrow file for an empty table unless told one
             table.save_to_disk(str(tmp), num_shards=1 if table.num_rows == 0 else None)
