@@ -11,17 +11,20 @@ import pytest
 
 from synth.errors import ConfigError
 from synth.llm.base import FunctionModel
+from synth.llm.batch import BatchConfig, BatchModel
 from synth.llm.limiter import RateLimiter
 from synth.llm.sqlite_cache import SQLiteCache
 from synth.llm.usage import Usage, UsageModel
 from synth.run import models as run_models
 from synth.run.models import (
+    ADAPTIVE_CEILING,
     DEFAULT_MODEL,
     NO_MODEL,
     RATE_MARGIN,
     Models,
     ModelSettings,
     RunModels,
+    batch_config,
     default_model_spec,
     make_limiter,
     model_name,
@@ -336,3 +339,49 @@ def test_models_is_a_named_tuple_of_the_run() -> None:
     gen = FunctionModel(lambda p, s=None: "", name="g")
     models = Models(gen, gen, [usage, other], make_limiter(1, None, None))
     assert models.usage is usage
+
+
+def test_a_base_url_means_the_openai_default_whatever_other_key_is_set(
+    no_keys: pytest.MonkeyPatch,
+) -> None:
+    no_keys.setenv("ANTHROPIC_API_KEY", "a")
+    served = settings(model=None, base_url="http://127.0.0.1:9/v1")
+    assert model_names(served) == (DEFAULT_MODEL, DEFAULT_MODEL)
+
+
+def test_batch_stands_for_a_batch_config_and_names_the_batch_prices() -> None:
+    assert batch_config(None) is None and batch_config(False) is None
+    assert batch_config(True) == BatchConfig()
+    given = BatchConfig(poll_interval=2.0)
+    assert batch_config(given) is given
+    assert model_names(settings(model="openai:a", batch=True)) == ("openai:a@batch",) * 2
+    assert model_names(settings(model="openai:a", batch=given)) == ("openai:a@batch",) * 2
+    assert model_names(settings(model="openai:a", batch=False)) == ("openai:a",) * 2
+
+
+def test_without_max_concurrent_the_limiter_is_adaptive_up_to_its_ceiling() -> None:
+    adaptive = make_limiter(None, None, None)
+    assert adaptive.adaptive and adaptive.max_concurrent == ADAPTIVE_CEILING
+    assert not make_limiter(4, None, None).adaptive
+
+
+def test_the_models_are_made_for_the_batch_api_when_asked(made: Recorder) -> None:
+    RunModels(settings(batch=True, critic_model="openai:c")).models()
+    assert [call["batch"] for call in made.calls] == [BatchConfig(), BatchConfig()]
+    RunModels(settings(batch=None)).models()
+    assert made.calls[-1]["batch"] is None
+
+
+def test_the_batch_layers_are_those_of_the_models_made_so_far(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-models-not-a-real-key")
+    owner = RunModels(settings(batch=True))
+    assert owner.batch_models() == []  # nothing made yet
+    models = owner.models()
+    try:
+        layers = owner.batch_models()
+        assert len(layers) == 1 and isinstance(layers[0], BatchModel)  # the critic is the generator
+        assert models.generator.layer(BatchModel) is layers[0]
+    finally:
+        owner.close()

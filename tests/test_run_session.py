@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import warnings
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -337,3 +339,88 @@ def test_a_session_before_it_is_entered(tmp_path: Path) -> None:
     session._wakeup = SimpleNamespace(set=lambda: setattr(woken, "done", True))  # type: ignore[assignment]
     session.notify()
     assert woken.done is True
+
+
+@pytest.mark.parametrize("drop", ["failures", "totals"])
+def test_a_replay_of_a_manifest_that_counts_no_failures_names_none(
+    tmp_path: Path, drop: str
+) -> None:
+    synth, _ = synthesizer(tmp_path / "run")
+    synth.generate_goldens_from_contexts(CONTEXTS, num_goldens=2, max_goldens_per_context=1)
+    path = tmp_path / "run" / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    if drop == "totals":
+        manifest.pop("totals")
+    else:
+        manifest["totals"].pop("failures", None)
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    display = Display()
+    again, _ = synthesizer(tmp_path / "run", progress=display)
+    again.generate_goldens_from_contexts(CONTEXTS, num_goldens=2, max_goldens_per_context=1)
+    assert display.notes == [replay_note(str(tmp_path / "run"), 0)]
+
+
+class FirstSeen(Display):
+    """A display that also reads a snapshot as soon as the run starts it."""
+
+    first: Snapshot | None = None
+
+    def start(self, snapshot: Callable[[], Snapshot]) -> None:
+        super().start(snapshot)
+        self.first = snapshot()
+
+
+def test_the_display_counts_from_zero_and_shows_what_the_cache_answered(tmp_path: Path) -> None:
+    cache: dict[str, str] = {}
+    synth, model = synthesizer(tmp_path / "one", cache=cache)
+    synth.generate_goldens_from_contexts(CONTEXTS, num_goldens=2, max_goldens_per_context=1)
+    display = FirstSeen()
+    again, _ = synthesizer(tmp_path / "two", cache=cache, progress=display)
+    again.generate_goldens_from_contexts(CONTEXTS, num_goldens=2, max_goldens_per_context=1)
+    first, last = display.first, display.last
+    assert first is not None and last is not None
+    assert (first.requests, first.cached, first.goldens) == (0, 0, 0)
+    manifest = again.manifest
+    assert manifest is not None
+    totals = manifest["totals"]
+    assert last.cached == totals["cached"] > 0  # the second run's replies came from the cache
+    assert (last.requests, last.retries) == (totals["requests"], totals["retries"])
+    assert last.cost_usd == totals["cost_usd"]
+
+
+def write_docs(folder: Path) -> Path:
+    folder.mkdir()
+    paragraphs = [
+        "Solar panels lose a tenth of their output in winter, the report says.",
+        "An inverter changes direct current from the panels into alternating current.",
+    ]
+    (folder / "a.md").write_text("\n\n".join(paragraphs), encoding="utf-8")
+    return folder
+
+
+def test_a_docs_runs_manifest_counts_the_chunks_its_contexts_reused_and_its_coverage(
+    tmp_path: Path,
+) -> None:
+    from synth.contexts.config import ContextConstructionConfig
+
+    contexts = ContextConstructionConfig(chunk_size=16, max_contexts_per_document=8)
+    synth, _ = synthesizer(tmp_path / "run", context_construction_config=contexts)
+
+    async def run() -> Dataset:
+        # in the test's own thread, where mutmut sees the session's calls
+        return await synth.a_generate_goldens_from_docs(
+            str(write_docs(tmp_path / "docs")), num_goldens=4, max_goldens_per_context=1
+        )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ShortfallWarning)  # a small corpus may fall short
+        dataset = asyncio.run(run())
+    manifest = synth.manifest
+    assert manifest is not None
+    uses = Counter(c for golden in dataset for c in set(golden.context_ids))
+    reused = sum(n - 1 for n in uses.values() if n > 1)
+    assert reused > 0  # two chunks for four contexts
+    assert manifest["contexts"]["reused_chunks"] == reused
+    assert manifest["contexts"]["corpus_too_small"] is (reused > 0)
+    rows = manifest["coverage"]["files"]
+    assert sum(row["delivered"] for row in rows) == len(dataset)
