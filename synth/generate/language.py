@@ -118,8 +118,9 @@ def parse(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class LanguageChecked:
-    """``step``, with every input it wrote or changed checked for its language (see the module)."""
+class CheckedStep:
+    """A step wrapped to check the language of what it writes, asking ``llm`` again with
+    ``prompts``; it keeps the step's name (so its drops and re-asks count in the step's row)."""
 
     step: Step
     llm: LLM
@@ -128,6 +129,11 @@ class LanguageChecked:
     @property
     def name(self) -> str:
         return self.step.name
+
+
+@dataclass(frozen=True)
+class LanguageChecked(CheckedStep):
+    """``step``, with every input it wrote or changed checked for its language (see the module)."""
 
     async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
         before = {d.id: d.input for d in drafts if d.kept}
@@ -157,6 +163,7 @@ class LanguageChecked:
 
 __all__ = [
     "WRONG_LANGUAGE",
+    "CheckedStep",
     "LanguageChecked",
     "LanguageReply",
     "build_prompt",

@@ -18,32 +18,23 @@ from typing import Any
 
 from synth.errors import ModelError
 from synth.generate._call import ask_checked
-from synth.generate.base import Source, Step
+from synth.generate.base import Source
 from synth.generate.conversation import as_text
 from synth.generate.draft import Draft
 from synth.generate.language import (
     LABEL,
     WRONG_LANGUAGE,
+    CheckedStep,
     LanguageReply,
     build_prompt,
     check_draft,
     parse,
 )
-from synth.generate.templates import PromptSet
-from synth.llm.base import LLM
 
 
 @dataclass(frozen=True)
-class TurnsChecked:
+class TurnsChecked(CheckedStep):
     """``step`` (the conversation step), with every turn it wrote checked for its language."""
-
-    step: Step
-    llm: LLM
-    prompts: PromptSet
-
-    @property
-    def name(self) -> str:
-        return self.step.name
 
     async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
         drafts = await self.step.run(drafts, source)
