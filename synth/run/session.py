@@ -96,8 +96,7 @@ class RunSession:
         self.seed = settings.seed
         self.run_dir = run_dir
         self.progress = progress or NullProgress()
-        #: the manifest as last written
-        self.manifest: dict[str, Any] | None = None
+        self.manifest: dict[str, Any] | None = None  # as last written
         self._baseline = [usage_by_stage([u]) for u in usages]
         self._last_flush = 0.0
         self.versions = package_versions()
@@ -208,7 +207,8 @@ class RunSession:
             self.result = await stream.run()
         finally:
             self.progress.stop()
-            await meter.aclose()
+        # not in the finally: an interrupted run writes its manifest without waiting for the index
+        await meter.aclose()
         self.dataset = self._dataset(self.result)
         self.dataset.save(self._saved)
         threshold = self.settings.generation.grounding_threshold
