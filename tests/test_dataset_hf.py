@@ -94,6 +94,16 @@ def test_save_to_disk_and_back_keeps_everything() -> None:
     assert Dataset.load("disk") == original  # a save_to_disk folder is a dataset to synth
 
 
+def test_a_dataset_dicts_save_to_disk_folder_is_a_dataset_when_it_has_one_split() -> None:
+    original = dataset()
+    datasets.DatasetDict({"train": original.to_hf()}).save_to_disk("one")
+    assert Dataset.load("one") == original
+    both = datasets.DatasetDict({"train": original.to_hf(), "test": original.to_hf()})
+    both.save_to_disk("two")
+    with pytest.raises(DatasetError, match="holds the splits train, test; load one with"):
+        Dataset.load("two")
+
+
 def test_hf_folder_holds_disk_output_shards_and_card(tmp_path: Path) -> None:
     original = dataset()
     folder = write_hf_folder(Path("out"), original.goldens, original.metadata, CARD)

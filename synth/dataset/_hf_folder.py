@@ -45,8 +45,9 @@ from synth.errors import ConfigError, DatasetError
 DATA_FOLDER = "data"
 SHARD_PATTERN = f"{DATA_FOLDER}/train-*.parquet"
 CARD = "README.md"
-#: what ``save_to_disk`` writes at the top of the folder
+#: what ``save_to_disk`` writes at the top of the folder: a Dataset's, a DatasetDict's
 DISK_STATE = "state.json"
+DISK_SPLITS = "dataset_dict.json"
 #: rows per parquet shard (the Hub's viewer and ``load_dataset`` stream shards of this size well)
 SHARD_ROWS = 100_000
 _SCHEMA_KEY = b"synth"
@@ -54,7 +55,11 @@ _SCHEMA_KEY = b"synth"
 
 def is_hf_folder(path: Path) -> bool:
     """Whether ``path`` is a folder holding parquet shards or ``save_to_disk`` output."""
-    return path.is_dir() and (bool(_shards(path)) or (path / DISK_STATE).is_file())
+    return path.is_dir() and (bool(_shards(path)) or _saved_to_disk(path))
+
+
+def _saved_to_disk(folder: Path) -> bool:
+    return any((folder / marker).is_file() for marker in (DISK_STATE, DISK_SPLITS))
 
 
 def _shards(folder: Path) -> list[Path]:
@@ -134,11 +139,11 @@ def read_hf_folder(path: Path) -> tuple[list[Golden], dict[str, Any]]:
     shards = _shards(path)
     if shards:
         return _read_shards(path, shards)
-    if (path / DISK_STATE).is_file():
+    if _saved_to_disk(path):
         return _read_disk(path)
     raise DatasetError(
         f"{path}: is a folder, but no dataset: no {SHARD_PATTERN} shards and no save_to_disk "
-        f"output ({DISK_STATE})"
+        f"output ({DISK_STATE} or {DISK_SPLITS})"
     )
 
 
