@@ -42,6 +42,7 @@ from synth.run.manifest import (
     with_usage,
 )
 from synth.run.progress import NullProgress, Progress, Snapshot
+from synth.run.slots import spare_counts
 from synth.run.stages import CandidateRunner, StageSettings
 from synth.run.stream import Stream, StreamResult, Target
 from synth.store.embedder import Embedder
@@ -371,12 +372,11 @@ class RunSession:
         }
         seeds = self.feed.seed_counts() if self.feed is not None else None
         if seeds is not None:
-            shared = self._shared_chunks()
-            manifest["contexts"] = {
-                **seeds,
-                "reused_chunks": shared,
-                "corpus_too_small": shared > 0,
-            }
+            shared, stream = self._shared_chunks(), self.stream
+            contexts: dict[str, Any] = {**seeds, "reused_chunks": shared}
+            contexts["corpus_too_small"] = shared > 0
+            contexts["spares"] = spare_counts(stream.slots, stream.committed) if stream else None
+            manifest["contexts"] = contexts
         if self.coverage is not None:
             manifest["coverage"] = self._coverage(self.coverage).model_dump(mode="json")
         self.manifest = manifest

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from synth.contexts.feed import Candidate
 from synth.generate.draft import Draft
@@ -53,4 +56,14 @@ class StreamResult:
     shortfall: list[str] = field(default_factory=list)  # why fewer than asked, when so
 
 
-__all__ = ["NOT_NEEDED", "Slot", "StreamResult", "Target"]
+def spare_counts(slots: Sequence[Slot], committed: Sequence[Slot]) -> dict[str, Any]:
+    """The candidates started but not committed (spares the run ended without, or still under
+    way): how many, and how many stopped after each step (``"none"``: before the first ended).
+    Their requests are in the stages' counts; their drafts are not in the stages' items."""
+    used = {id(slot) for slot in committed}
+    spares = [s for s in slots if s.started and id(s) not in used]
+    after = Counter(s.stages_done[-1] if s.stages_done else "none" for s in spares)
+    return {"started": len(spares), "stopped_after": dict(sorted(after.items()))}
+
+
+__all__ = ["NOT_NEEDED", "Slot", "StreamResult", "Target", "spare_counts"]
