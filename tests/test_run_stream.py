@@ -16,6 +16,7 @@ from synth.errors import AuthenticationError
 from synth.generate.dedup import DUPLICATE, Deduplicator
 from synth.generate.draft import Draft
 from synth.llm.base import FunctionModel
+from synth.run.shortfall import shortfall_of
 from synth.run.stream import (
     NOT_NEEDED,
     TOP_UP_LIMIT,
@@ -653,3 +654,22 @@ def test_yields_start_at_the_prior_and_follow_what_the_stages_kept() -> None:
     fixed = Yields(["inputs"], per_context=2, prior_keep=1.0, learn=False)
     fixed.observe("inputs", 10, 0)
     assert fixed.per_new_context() == 2.0
+
+
+def test_a_shortfall_from_a_feed_that_neither_ran_out_nor_hit_its_budget_gives_no_empty_ending() -> (
+    None
+):
+    # a feed still open (the run was stopped): no ending line, only the drops and the fallback
+    feed = SimpleNamespace(
+        budget_reached=False,
+        exhausted=False,
+        exhausted_reason="never read",
+        seed_outcomes=lambda up_to: Counter({"ok": 3, "below_quality_threshold": 2}),
+    )
+    dropped = Draft(id="d0", input="q")
+    dropped.drop("filter", "vague")
+    assert shortfall_of(feed, [dropped], near_duplicates=0) == [
+        "nothing more could be drawn",
+        "2 dropped at critic: below_quality_threshold",
+        "1 dropped at filter: vague",
+    ]
