@@ -12,8 +12,9 @@ Two detectors, each built once, on first use:
   candidates: far fewer wrong guesses on a ten-word question). Trigrams first (lingua's
   low-accuracy mode, a third of a second to load): a text they find in its target at least
   :data:`QUICK_CONFIDENCE` likely is a match. Any other text is judged again in lingua's
-  high-accuracy mode, whose models for short texts take seconds to load (once a process, holding
-  the interpreter meanwhile), so a run whose model writes in the right language never loads them.
+  high-accuracy mode, whose models for short texts take seconds to load: in a worker process
+  started by the first check (:mod:`synth._full_models`), so that the load holds neither the
+  interpreter nor the run's event loop, and in this process only when no worker can answer.
 
 A check is ``"unsure"``, never a mismatch, when the text is too short to judge (under
 :data:`MIN_LETTERS` letters, a CJK character counting as :data:`CJK_WEIGHT`), or when no other
@@ -25,12 +26,16 @@ target text mostly not.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Literal
+
+from synth._full_models import FULL_MODELS
+from synth._function_words import ASCII_FUNCTION_WORDS, FUNCTION_WORDS
 
 if TYPE_CHECKING:
     from lingua import LanguageDetector
@@ -121,24 +126,6 @@ def long_enough(text: str) -> bool:
     return other + CJK_WEIGHT * cjk >= MIN_LETTERS
 
 
-#: frequent function words of the Latin-script COMMON languages: real text of a language always
-#: holds some of them, made-up words and bare lists of nouns do not
-FUNCTION_WORDS: dict[str, frozenset[str]] = {
-    code: frozenset(words.split())
-    for code, words in {
-        "en": "the of and to a in is it that for on with as are be this by or not which was from at an has",
-        "de": "der die das und ist nicht zu den von mit sich des auf für ein eine im dem oder als auch wird was wie",
-        "fr": "le la les de des et est un une du en que qui dans pour pas au sur il ne ou par",
-        "es": "el la los las de y que en un una es por con para del al se no lo",
-        "it": "il la di che e un una per non in del della è sono con si le al",
-        "pt": "o a os as de que e do da em um uma para com não é no na se",
-        "nl": "de het een en van is dat niet op te in voor met zijn er aan ook",
-        "pl": "i w nie na się z do że to jest jak o po co od za przez",
-        "sv": "och i att det som en på är av för med till den inte har om ett",
-    }.items()
-}
-
-
 def _uses(text: str, listed: frozenset[str]) -> bool:
     """Whether ``text`` uses enough of the function words ``listed`` (one word in twenty, and
     at least two)."""
@@ -151,25 +138,6 @@ def _has_function_words(text: str, code: str) -> bool:
     if listed is None:
         return True  # a language with its own script: the script said enough
     return _uses(text, listed)
-
-
-#: frequent function words of rare languages often written in plain ASCII letters: a plain-ASCII
-#: text is weighed among all 75 languages only when it uses some of one of these lists
-ASCII_FUNCTION_WORDS: dict[str, frozenset[str]] = {
-    code: frozenset(words.split())
-    for code, words in {
-        "id": "yang dan di ini itu dengan untuk dari dalam tidak ada akan pada ke adalah oleh",
-        "ms": "yang dan di ini itu dengan untuk dari dalam tidak ada akan pada ialah oleh",
-        "sw": "na ya wa kwa za la katika ni kama hii cha vya kuwa hadi",
-        "tl": "ang ng sa mga na at ay si ni hindi ito para",
-        "la": "et in est non ad cum quod ut sed qui quae ab ex sunt inter atque",
-        "so": "iyo waa ka ku oo in u ay uu aan",
-        "eu": "eta da ez bat du dira ere baina zen",
-        "cy": "y yr a ac yn i o ar mae gan ei",
-        "af": "die en van is nie in te dat met vir op",
-        "ro": "si de la in cu pe care nu un o este sa din mai",
-    }.items()
-}
 
 
 def _plain(text: str) -> bool:
@@ -321,9 +289,9 @@ def _confidences(detector: LanguageDetector, text: str) -> dict[str, float]:
     return {_code_of(v.language): float(v.value) for v in values}
 
 
-def check_language(text: str, target: str, also: Iterable[str] = ()) -> LanguageVerdict:
-    """Whether ``text`` is written in ``target`` (an ISO 639-1 code); ``also`` are more candidate
-    languages (the corpus' own), weighed with :data:`COMMON`."""
+def _settled(text: str, target: str, also: Iterable[str]) -> LanguageVerdict | frozenset[str]:
+    """The verdict on ``text`` when it needs no full model (too short, a script that settles it,
+    the trigrams sure of a match); else the languages the full models must weigh."""
     other, cjk = _weight(text)
     if other + CJK_WEIGHT * cjk < MIN_LETTERS:
         return LanguageVerdict("unsure", target)
@@ -335,10 +303,28 @@ def check_language(text: str, target: str, also: Iterable[str] = ()) -> Language
         found = detect_language(text)
         return LanguageVerdict("mismatch", target, found, round(share, 2))
     codes = frozenset({*COMMON, target, *also})
+    FULL_MODELS.start()  # the first check of a process starts the full models' worker
     quick = _confidences(_check_detector(codes, quick=True), text)
     if quick and max(quick, key=lambda c: quick[c]) == target and quick[target] >= QUICK_CONFIDENCE:
         return LanguageVerdict("match", target, target, round(quick[target], 2))
-    confidences = _confidences(_check_detector(codes), text)
+    return codes
+
+
+@lru_cache(maxsize=1024)
+def _full_confidences(codes: frozenset[str], text: str) -> dict[str, float]:
+    """The full models' confidences for ``text`` among ``codes``: from the worker, or loaded here
+    when no worker can answer. Kept for the check that follows :func:`prepare_checks`."""
+    found = FULL_MODELS.confidences(codes, text)
+    return found if found is not None else _confidences(_check_detector(codes), text)
+
+
+def check_language(text: str, target: str, also: Iterable[str] = ()) -> LanguageVerdict:
+    """Whether ``text`` is written in ``target`` (an ISO 639-1 code); ``also`` are more candidate
+    languages (the corpus' own), weighed with :data:`COMMON`."""
+    settled = _settled(text, target, also)
+    if isinstance(settled, LanguageVerdict):
+        return settled
+    confidences = _full_confidences(settled, text)
     if not confidences:
         return LanguageVerdict("unsure", target)
     top = max(confidences, key=lambda c: confidences[c])
@@ -349,6 +335,21 @@ def check_language(text: str, target: str, also: Iterable[str] = ()) -> Language
     if best >= MIN_CONFIDENCE and ahead >= MIN_MARGIN:
         return LanguageVerdict("mismatch", target, top, round(best, 2))
     return LanguageVerdict("unsure", target)
+
+
+async def prepare_checks(
+    texts: Iterable[str], target: str | None, also: Iterable[str] = ()
+) -> None:
+    """Judge off the event loop the ``texts`` the trigrams leave in doubt (their full models'
+    confidences, on a thread that waits for the worker), so that the :func:`check_language` of
+    each that follows, on the loop, finds them ready. Nothing to do without a ``target``."""
+    if not target:
+        return
+    also = [c for c in also if c]
+    for text in texts:
+        settled = _settled(text, target, also)
+        if not isinstance(settled, LanguageVerdict):
+            await asyncio.to_thread(_full_confidences, settled, text)
 
 
 __all__ = [
@@ -371,4 +372,5 @@ __all__ = [
     "long_enough",
     "main_language",
     "normalize_code",
+    "prepare_checks",
 ]

@@ -21,6 +21,7 @@ from fake_openai import FakeOpenAI
 from language_corpus import TEXTS, write_corpus
 
 from synth import Synthesizer, _language
+from synth._full_models import FullModels
 from synth._language import check_language, detect_language, language_name
 from synth._words import content_words, overlap, words
 from synth.contexts.config import ContextConstructionConfig
@@ -72,6 +73,10 @@ def test_a_text_in_its_language_is_settled_by_trigrams_and_only_doubt_loads_the_
         return real(codes, quick)
 
     monkeypatch.setattr(_language, "_check_detector", spy)
+    closed = FullModels()
+    closed.close()  # no worker: the full models would load in this process (as they did)
+    monkeypatch.setattr(_language, "FULL_MODELS", closed)
+    _language._full_confidences.cache_clear()
     right = {
         "en": "How long does the warranty of the home battery last?",
         "de": "Wie lange dauert die Garantie für die Batterie im Keller?",

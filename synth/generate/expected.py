@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from synth._language import check_language
+from synth._language import check_language, prepare_checks
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import BatchRequest, ask_batch, values_of
@@ -223,6 +223,15 @@ async def _ask(
     return await ask_batch(llm, request, len(drafts), stats)
 
 
+async def _prepare(
+    answers: Sequence[Answer | ModelError], languages: tuple[str | None, str | None]
+) -> None:
+    """The language checks of ``answers`` that need the full models, judged off the event loop
+    before :func:`check_answer` (:func:`synth._language.prepare_checks`)."""
+    texts = [a.text for a in answers if not isinstance(a, ModelError)]
+    await prepare_checks(texts, languages[0], [languages[1] or ""])
+
+
 async def _answer_group(
     drafts: list[Draft],
     llm: LLM,
@@ -234,9 +243,9 @@ async def _answer_group(
     chunks = source_chunks(drafts[0].context)
     languages = (draft_language(drafts[0]), context_language(drafts[0].context))
     short: dict[int, Checked] = {}
-    for i, (draft, answer) in enumerate(
-        zip(drafts, await _ask(drafts, llm, output_format, prompts, stats), strict=True)
-    ):
+    answers = await _ask(drafts, llm, output_format, prompts, stats)
+    await _prepare(answers, languages)
+    for i, (draft, answer) in enumerate(zip(drafts, answers, strict=True)):
         if isinstance(answer, ModelError):
             drop_failed(draft, LABEL, answer)
         elif not chunks:
@@ -259,6 +268,7 @@ async def _answer_group(
     again = [drafts[i] for i in short]
     feedback = [c.problem for c in short.values()]
     replies = await _ask(again, llm, output_format, prompts, stats, feedback)
+    await _prepare(replies, languages)
     for (i, first), reply in zip(short.items(), replies, strict=True):
         best = first
         if not isinstance(reply, ModelError):

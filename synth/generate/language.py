@@ -31,6 +31,7 @@ from synth._language import (
     check_language,
     language_name,
     main_language,
+    prepare_checks,
 )
 from synth.data import Context
 from synth.errors import ModelError
@@ -98,6 +99,12 @@ def check_draft(draft: Draft, text: str) -> LanguageVerdict | None:
     return check_language(text, target, also)
 
 
+async def prepare_draft(draft: Draft, *texts: str) -> None:
+    """Judge off the event loop those of ``texts`` whose check against ``draft``'s target needs
+    the full models (:func:`synth._language.prepare_checks`), before :func:`check_draft`."""
+    await prepare_checks(texts, draft_language(draft), [context_language(draft.context) or ""])
+
+
 def build_prompt(
     text: str, verdict: LanguageVerdict, context: Context | None, prompts: PromptSet | None = None
 ) -> str:
@@ -143,6 +150,7 @@ class LanguageChecked(CheckedStep):
         return drafts
 
     async def _check(self, draft: Draft) -> None:
+        await prepare_draft(draft, draft.input)
         verdict = check_draft(draft, draft.input)
         if verdict is None or not verdict.mismatch:
             return
@@ -153,6 +161,7 @@ class LanguageChecked(CheckedStep):
         except ModelError as exc:
             draft.drop(self.name, WRONG_LANGUAGE, f"{verdict.reason('input')}; asked again: {exc}")
             return
+        await prepare_draft(draft, text)
         again = check_draft(draft, text)
         if again is not None and again.mismatch:
             detail = f"{again.reason('input')}, after it was asked again"
@@ -172,5 +181,6 @@ __all__ = [
     "draft_language",
     "language_line",
     "parse",
+    "prepare_draft",
     "target_language",
 ]

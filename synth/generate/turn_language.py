@@ -29,6 +29,7 @@ from synth.generate.language import (
     build_prompt,
     check_draft,
     parse,
+    prepare_draft,
 )
 
 
@@ -56,6 +57,7 @@ class TurnsChecked(CheckedStep):
     async def _turn(self, draft: Draft, turn: dict[str, Any]) -> str:
         """'' when ``turn`` is (now) in the draft's language, else what is still wrong; a turn
         asked again and then right has its new text, the old one kept in its metadata."""
+        await prepare_draft(draft, turn["content"])
         verdict = check_draft(draft, turn["content"])
         if verdict is None or not verdict.mismatch:
             return ""
@@ -65,6 +67,7 @@ class TurnsChecked(CheckedStep):
             text = await ask_checked(self.llm, prompt, LanguageReply, parse, label, None)
         except ModelError as exc:
             return f"{verdict.reason('turn')}; asked again: {exc}"
+        await prepare_draft(draft, text)
         again = check_draft(draft, text)
         if again is not None and again.mismatch:
             return f"{again.reason('turn')}, after it was asked again"

@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from synth._full_models import FULL_MODELS
 from synth.contexts.feed import Candidate
 from synth.errors import AuthenticationError, ModelError
 from synth.generate.base import Source, Step
@@ -67,6 +68,9 @@ class CandidateRunner:
             settings = dataclasses.replace(settings, search=meter)
         self.steps: list[Step] = build_steps(settings)
         self.stages = [step.name for step in self.steps]
+        # the language checks' full models start loading beside the run now, before a doubtful
+        # text needs them (synth._full_models)
+        FULL_MODELS.start()
         self._scratch_inputs: dict[int, asyncio.Future[list[str]]] = {}
 
     async def process(self, candidate: Candidate) -> tuple[list[Draft], list[list[float]]]:

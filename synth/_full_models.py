@@ -1,0 +1,176 @@
+"""lingua's high-accuracy models in a worker process, loaded beside the run before a text needs them.
+
+The language check (:func:`synth._language.check_language`) settles most texts with lingua's
+trigrams; a text they leave in doubt is judged again with the high-accuracy models, whose models
+for short texts take seconds to load. Loaded in the run's own process, that load holds the
+interpreter: the event loop sends and reads nothing until it is done. :class:`FullModels` runs them
+in a worker process instead (this file, run as a script: it imports nothing of synth), started at
+the first check of a process, which loads the models of the Latin-script :data:`WARM_CODES` at
+once, on another core, while the run goes on. A doubtful text then costs a pipe round trip, and
+the run's own process never holds the models.
+
+Nothing is lost when the worker cannot help: it is started at most once a process, and when it
+cannot be started, or fails, or is not answering after :data:`REPLY_TIMEOUT` seconds, it is
+stopped and the caller judges the text in its own process, as before (:meth:`FullModels.confidences`
+returns None). ``SYNTH_LANGUAGE_WORKER=0`` turns it off. The worker reads one JSON request a line
+(``{"codes": [...], "text": ...}``) and answers one a line (``{"values": [[code, confidence],
+...]}``, or ``{"error": ...}``); it ends when its input closes (its parent ended).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import subprocess
+import sys
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+#: the languages whose models the worker loads as soon as it starts (those of COMMON written in
+#: Latin letters: a text in another script is settled by its script first, and rarely in doubt)
+WARM_CODES = ("de", "en", "es", "fr", "it", "nl", "pl", "pt", "sv")
+#: the text the worker judges at start, to make lingua load the models of every length
+WARM_TEXT = "warm models"
+#: seconds a reply may take (the first one waits for the models' load) before the worker is dropped
+REPLY_TIMEOUT = 60.0
+#: the environment variable that turns the worker off ("0")
+ENV = "SYNTH_LANGUAGE_WORKER"
+
+
+class FullModels:
+    """The client of one worker process (see the module): :meth:`start` it early, then ask it
+    :meth:`confidences`; None from it means "judge in this process"."""
+
+    def __init__(self, command: list[str] | None = None) -> None:
+        self.command = command or [sys.executable, "-P", os.path.abspath(__file__)]
+        self._process: subprocess.Popen[str] | None = None
+        self._failed = False
+        self._lock = threading.Lock()
+
+    @property
+    def available(self) -> bool:
+        """Whether a worker is running (started and not failed)."""
+        return self._process is not None and not self._failed
+
+    def start(self) -> None:
+        """Start the worker unless it ran already, failed, or is turned off; does not wait."""
+        if self._process is not None or self._failed:
+            return
+        if os.environ.get(ENV, "1") == "0" or os.name != "posix":
+            self._failed = True  # a pipe with a timeout needs select() on pipes
+            return
+        with self._lock:
+            if self._process is not None or self._failed:
+                return
+            try:
+                self._process = subprocess.Popen(
+                    self.command,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    text=True,
+                    encoding="utf-8",
+                    bufsize=1,
+                )
+            except OSError:
+                self._failed = True
+
+    def confidences(self, codes: Iterable[str], text: str) -> dict[str, float] | None:
+        """lingua's high-accuracy confidences for ``text`` among ``codes``, by code; None when no
+        worker can answer (the caller judges in its own process)."""
+        request = json.dumps({"codes": sorted(codes), "text": text}, ensure_ascii=False)
+        with self._lock:
+            process = self._process
+            if process is None or self._failed or process.stdin is None or process.stdout is None:
+                return None
+            try:
+                process.stdin.write(request + "\n")
+                process.stdin.flush()
+                ready, _, _ = select.select([process.stdout], [], [], REPLY_TIMEOUT)
+                line = process.stdout.readline() if ready else ""
+                reply = json.loads(line) if line else None
+            except (OSError, ValueError):
+                reply = None
+            if not isinstance(reply, dict) or not isinstance(reply.get("values"), list):
+                if not isinstance(reply, dict) or "error" not in reply:
+                    self._stop()  # dead, silent or garbled: never asked again
+                return None
+            return {str(code): float(value) for code, value in reply["values"]}
+
+    def _stop(self) -> None:
+        self._failed = True
+        process, self._process = self._process, None
+        if process is not None:
+            _end(process)
+
+    def close(self) -> None:
+        """Stop the worker (it is not started again)."""
+        with self._lock:
+            self._stop()
+
+    def forget(self) -> None:
+        """In a forked child: the parent's worker is the parent's (its pipes are shared); the
+        child starts its own when it needs one."""
+        self._process = None
+        self._failed = False
+        self._lock = threading.Lock()
+
+
+def _end(process: subprocess.Popen[str]) -> None:
+    """Stop the worker at once: it holds nothing to save, and a run's exit must not wait for
+    its load to finish."""
+    for stream in (process.stdin, process.stdout):
+        if stream is not None:
+            try:
+                stream.close()
+            except OSError:
+                pass
+    process.kill()
+    process.wait()
+
+
+#: the process's worker, started by the first language check
+FULL_MODELS = FullModels()
+atexit.register(FULL_MODELS.close)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=FULL_MODELS.forget)
+
+
+def _serve() -> None:  # pragma: no cover - runs in the worker process (its tests drive it there)
+    """The worker: load the warm models, then answer requests until the input closes."""
+    import signal
+
+    from lingua import IsoCode639_1, LanguageDetectorBuilder
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's Ctrl-C is the parent's to handle
+    detectors = {}
+
+    def detector(codes: tuple[str, ...]) -> Any:
+        if codes not in detectors:
+            isos = [IsoCode639_1.from_str(c) for c in codes]  # type: ignore[attr-defined]
+            detectors[codes] = LanguageDetectorBuilder.from_iso_codes_639_1(*isos).build()
+        return detectors[codes]
+
+    detector(WARM_CODES).compute_language_confidence_values(WARM_TEXT)
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+            found = detector(tuple(request["codes"])).compute_language_confidence_values(
+                request["text"]
+            )
+            values = [[v.language.iso_code_639_1.name.lower(), v.value] for v in found]
+            reply: dict[str, object] = {"values": values}
+        except Exception as exc:  # noqa: BLE001 - one bad request is answered, not fatal
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _serve()
+
+
+__all__ = ["ENV", "FULL_MODELS", "REPLY_TIMEOUT", "WARM_CODES", "FullModels"]
