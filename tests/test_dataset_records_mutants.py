@@ -409,4 +409,7 @@ def test_a_full_ragas_row_and_synth_record() -> None:
 def test_bad_deepeval_metadata_is_named_additional_metadata() -> None:
     # a dict given in Python (Dataset([...])) may have keys that are not strings
     message = _refusal({"input": "q", "additional_metadata": {1: "a"}})
-    assert message.startswith("f.jsonl: line 3: field 'additional_metadata': expected an object")
+    assert message == (
+        "f.jsonl: line 3: field 'additional_metadata': expected an object, "
+        "got an object whose key 1 is not a string"
+    )

@@ -167,6 +167,9 @@ def kind(value: object) -> str:
     if isinstance(value, float):
         return "a number"
     if isinstance(value, Mapping):
+        for key in value:  # a dict given in Python may have keys JSON has no word for
+            if not isinstance(key, str):
+                return f"an object whose key {key!r} is not a string"
         return "an object"
     if isinstance(value, list | tuple):
         for position, item in enumerate(value):
