@@ -113,12 +113,21 @@ def _strict(node: Any, bounds: bool) -> Any:
         return None
 
 
+#: keywords whose value maps names (fields, definitions) to schemas: the names are not keywords
+_NAMED_SCHEMAS = frozenset({"properties", "$defs", "definitions", "patternProperties"})
+
+
 def _close(node: Any, bounds: bool) -> Any:
     if isinstance(node, list):
         return [_close(item, bounds) for item in node]
     if not isinstance(node, dict):
         return node
-    out = {key: _close(value, bounds) for key, value in node.items() if key != "default"}
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _NAMED_SCHEMAS and isinstance(value, dict):  # a field may be named "default"
+            out[key] = {name: _close(schema, bounds) for name, schema in value.items()}
+        elif key != "default":
+            out[key] = _close(value, bounds)
     if not bounds:
         for key in BOUND_KEYWORDS & out.keys():
             if not isinstance(out[key], dict):  # a keyword, not a property of that name
