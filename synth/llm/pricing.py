@@ -159,7 +159,9 @@ def estimate_tokens(
     """About how many input tokens a request with this prompt (and system prompt) will use."""
     from synth._tokens import count_tokens
 
-    overhead = 4 if system is None else 8  # per-message framing of chat formats
+    # per-message framing of chat formats; an empty system prompt is not sent (every adapter
+    # skips it), so the request is one message
+    overhead = 8 if system else 4
     return (
         count_tokens(prompt, encoding)
         + (count_tokens(system, encoding) if system else 0)
