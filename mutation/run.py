@@ -3,6 +3,7 @@
     python mutation/run.py                            every module in targets.toml, in order
     python mutation/run.py synth/evaluate/stats.py    one module (or several)
     python mutation/run.py --list                     the modules and their test files
+    python mutation/run.py --targets my.toml MODULE   a module listed in another file
 
 mutmut reads its settings from the ``pyproject.toml`` of the folder it runs in, so each module gets
 a work folder of its own, ``mutation/work/<module>/``, holding links to ``synth`` and ``tests`` and a
@@ -36,9 +37,9 @@ WORK = HERE / "work"
 TARGETS = HERE / "targets.toml"
 
 
-def load_targets() -> dict[str, list[str]]:
-    """Return module path -> test files, in the order of targets.toml."""
-    data = tomllib.loads(TARGETS.read_text(encoding="utf-8"))
+def load_targets(path: Path = TARGETS) -> dict[str, list[str]]:
+    """Return module path -> test files, in the order of targets.toml (or the file given)."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
     return {module: list(entry["tests"]) for module, entry in data["modules"].items()}
 
 
@@ -162,8 +163,15 @@ def main(argv: list[str] | None = None) -> int:
         "raise it when the run is niced beside busy processes, whose turns a niced mutant "
         "waits for, so that a slow survivor is not called a timeout",
     )
+    parser.add_argument(
+        "--targets",
+        type=Path,
+        default=TARGETS,
+        help="the modules and their tests (default mutation/targets.toml): a file of one's own "
+        "tries a module's list before it is added there",
+    )
     args = parser.parse_args(argv)
-    targets = load_targets()
+    targets = load_targets(args.targets)
     if args.list:
         for module, tests in targets.items():
             print(f"{module}: {' '.join(tests)}")
