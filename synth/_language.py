@@ -26,7 +26,6 @@ target text mostly not.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -345,6 +344,8 @@ async def prepare_checks(
     each that follows, on the loop, finds them ready. Nothing to do without a ``target``."""
     if not target:
         return
+    import asyncio  # here: `synth --help` reaches this module and must not load asyncio
+
     also = [c for c in also if c]
     for text in texts:
         settled = _settled(text, target, also)
