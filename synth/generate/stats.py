@@ -58,11 +58,14 @@ class StageStats(BaseModel):
         return sum(self.dropped.values())
 
     def merge(self, other: StageStats) -> None:
-        """Add another instance's counts into this one."""
+        """Add another instance's counts (items, drops, requests, tokens, cost) into this one."""
         self.items_in += other.items_in
         self.items_out += other.items_out
         self.dropped.update(other.dropped)
         self.requests += other.requests
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cost_usd += other.cost_usd
         self.notes.update(other.notes)
 
     def add_usage(self, usage: Mapping[str, float]) -> None:
