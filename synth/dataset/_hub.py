@@ -21,7 +21,12 @@ TOKEN_HINT = "set HF_TOKEN or run `hf auth login`"
 
 
 def _hub() -> ModuleType:
-    return require("huggingface_hub")
+    hub = require("huggingface_hub")
+    # loaded lazily by huggingface_hub: `hub.utils` is not there until someone imports it
+    import huggingface_hub.errors
+    import huggingface_hub.utils  # noqa: F401
+
+    return hub
 
 
 def check_repo_id(repo: str) -> None:
