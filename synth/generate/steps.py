@@ -134,6 +134,14 @@ def conversation_steps(s: StageSettings, conversation: ConversationConfig) -> li
     return [checked, follow_ups.FollowUpStep(s.critic, s.prompts)]
 
 
+#: steps that may run ahead of the step before them (``(earlier, later)`` names), with the fields
+#: the earlier step may change in a draft without making the later one's run made ahead stale:
+#: an input the filter kept as it is gets the evolution asked for beside its scoring
+#: (:mod:`synth.run.ahead`); the later step must treat each draft on its own
+RUNS_AHEAD: dict[tuple[str, str], frozenset[str]] = {
+    (input_filter.LABEL, evolve.LABEL): frozenset({"input_quality", "feedback"}),
+}
+
 #: the steps that write inputs, each wrapped so the language of what it wrote is checked
 WRITES_INPUTS = frozenset({inputs.LABEL, input_filter.LABEL, evolve.LABEL, style.LABEL})
 
@@ -153,4 +161,11 @@ def build_steps(settings: StageSettings) -> list[Step]:
     ]
 
 
-__all__ = ["STEPS", "WRITES_INPUTS", "StageSettings", "build_steps", "conversation_steps"]
+__all__ = [
+    "RUNS_AHEAD",
+    "STEPS",
+    "WRITES_INPUTS",
+    "StageSettings",
+    "build_steps",
+    "conversation_steps",
+]

@@ -158,7 +158,10 @@ def stats_rows(records: Iterable[StageStats], used: int | None = None) -> list[d
         out, dropped = r.items_out, dict(r.dropped)
         if r.stage == "group" and used is not None and out > used:
             out, dropped[NOT_NEEDED] = used, dropped.get(NOT_NEEDED, 0) + out - used
-        rows.append(stage_row(r.stage, r.items_in, out, dropped))
+        row = stage_row(r.stage, r.items_in, out, dropped)
+        if r.notes:  # events that are not drops (a step's runs made ahead: synth.run.ahead)
+            row["notes"] = dict(sorted(r.notes.items()))
+        rows.append(row)
     return rows
 
 

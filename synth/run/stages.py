@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,7 +23,8 @@ from synth.generate.base import Source, Step
 from synth.generate.dedup import LABEL as DEDUP
 from synth.generate.draft import Draft, drop_failed
 from synth.generate.stats import StageStats, count_stages
-from synth.generate.steps import StageSettings, build_steps
+from synth.generate.steps import RUNS_AHEAD, StageSettings, build_steps
+from synth.run.ahead import Ahead, run_ahead
 from synth.run.difficulty import DifficultyMeter
 from synth.run.dir import RunDir
 from synth.run.rejects import BAD_REPLIES, reject_row
@@ -72,38 +74,83 @@ class CandidateRunner:
         # text needs them (synth._full_models)
         FULL_MODELS.start()
         self._scratch_inputs: dict[int, asyncio.Future[list[str]]] = {}
+        #: by step: how its runs made ahead of the step before it ended (synth.run.ahead)
+        self.ahead_counts: defaultdict[str, Counter[str]] = defaultdict(Counter)
 
     async def process(self, candidate: Candidate) -> tuple[list[Draft], list[list[float]]]:
         """All drafts of one candidate (dropped ones marked) and the vectors of the kept ones."""
         drafts, start = self._resume(candidate)
         failed = False
-        for index, step in enumerate(self.steps[start:], start):
-            if index > 0 and self.gate is not None:
-                await self.gate(candidate, index)
-            source = await self._source(candidate) if index == 0 else Source(candidate.key)
-            before = {d.id for d in drafts}
-            alive = {d.id for d in drafts if d.kept}
-            drafts = await step.run(drafts, source)
-            # what this step judged: the drafts it made, and those alive when it began
-            judged = [d for d in drafts if d.id in alive or d.id not in before]
-            failed = failed or any((d.drop_reason or "").startswith("model_error") for d in judged)
-            if not failed:
-                # once a request failed, nothing more of this candidate is journaled: a rerun
-                # asks again from there (what did answer comes from the response cache)
-                self.run.journal(step.name).append(candidate.key, {"drafts": dump_drafts(drafts)})
-            self.record_rejects(candidate, step.name, judged)
-            if index == 0 and candidate.scratch:
-                self._scratch_future(candidate.seq).set_result([d.input for d in drafts if d.kept])
-            self.on_stage(candidate, step.name, drafts)
+        ahead: Ahead | None = None  # the next step, started before this one ends
+        try:
+            for index, step in enumerate(self.steps[start:], start):
+                before = {d.id for d in drafts}
+                alive = {d.id for d in drafts if d.kept}
+                if ahead is not None:
+                    drafts = await ahead.settle(drafts, Source(candidate.key))
+                    self.ahead_counts[step.name].update(ahead.counts)
+                    ahead = None
+                else:
+                    if index > 0 and self.gate is not None:
+                        await self.gate(candidate, index)
+                    source = await self._source(candidate) if index == 0 else Source(candidate.key)
+                    ahead = self._run_ahead(candidate, index, drafts)
+                    drafts = await step.run(drafts, source)
+                failed = self._after_step(candidate, index, step, drafts, before, alive, failed)
+        finally:
+            if ahead is not None:
+                ahead.discard()
         vectors = await self._dedup_vectors(candidate, drafts)
         if self.meter is not None:  # measured afresh on resume: it is cheap and deterministic
             await self.meter.measure(drafts, vectors)
         return drafts, vectors
 
+    def _run_ahead(self, candidate: Candidate, index: int, drafts: list[Draft]) -> Ahead | None:
+        """The step after ``index`` started now, when it may run ahead of it (RUNS_AHEAD)."""
+        if index == 0 or index + 1 >= len(self.steps):
+            return None  # the first step makes the drafts: nothing to start the next one on
+        step, later = self.steps[index], self.steps[index + 1]
+        may_change = RUNS_AHEAD.get((step.name, later.name))
+        if may_change is None or not any(d.kept for d in drafts):
+            return None
+
+        async def gate() -> None:
+            if self.gate is not None:
+                await self.gate(candidate, index + 1)
+
+        return run_ahead(later, drafts, Source(candidate.key), may_change, gate)
+
+    def _after_step(
+        self,
+        candidate: Candidate,
+        index: int,
+        step: Step,
+        drafts: list[Draft],
+        before: set[str],
+        alive: set[str],
+        failed: bool,
+    ) -> bool:
+        """Journal and record what ``step`` did; whether a request of the candidate has failed."""
+        # what this step judged: the drafts it made, and those alive when it began
+        judged = [d for d in drafts if d.id in alive or d.id not in before]
+        failed = failed or any((d.drop_reason or "").startswith("model_error") for d in judged)
+        if not failed:
+            # once a request failed, nothing more of this candidate is journaled: a rerun
+            # asks again from there (what did answer comes from the response cache)
+            self.run.journal(step.name).append(candidate.key, {"drafts": dump_drafts(drafts)})
+        self.record_rejects(candidate, step.name, judged)
+        if index == 0 and candidate.scratch:
+            self._scratch_future(candidate.seq).set_result([d.input for d in drafts if d.kept])
+        self.on_stage(candidate, step.name, drafts)
+        return failed
+
     def stage_stats(self, drafts: list[Draft], contexts: int) -> list[StageStats]:
         """One record per step, and for deduplication, from the drafts of the candidates a run
         used (``contexts`` of them): in, out and dropped by reason (usage added by the caller)."""
-        return count_stages(self.stages, drafts, contexts, final_stage=DEDUP)
+        stats = count_stages(self.stages, drafts, contexts, final_stage=DEDUP)
+        for row in stats:  # every candidate's, spares' too, as the requests are
+            row.notes.update(self.ahead_counts.get(row.stage, Counter()))
+        return stats
 
     def _resume(self, candidate: Candidate) -> tuple[list[Draft], int]:
         """The drafts after the candidate's last journaled step, and the index of the next step."""
