@@ -52,7 +52,9 @@ def ingest_for_run(
 
         reads = RayReads(ray, embedder)
         store_embedder = reads.embedder
-    store = ChunkStore(store_embedder, path=store_path, url=store_url, chunking=chunking)
+    store = ChunkStore(
+        store_embedder, path=store_path, url=store_url, chunking=chunking, open_later=True
+    )
     pending = None
     try:
         # every chunk is kept for the run anyway, so the writes may wait until all files are

@@ -50,6 +50,7 @@ class ChunkStore:
     ``embedder`` is an :class:`Embedder` or a spec string (``None`` picks the default);
     ``chunking`` is the :class:`~synth.ingest.ChunkingConfig` the chunks were cut with (or its
     parameters as a dict). Both name the collection unless ``collection`` is given.
+    ``open_later``: a store whose folder does not exist yet is opened by its first use.
     """
 
     def __init__(
@@ -60,6 +61,7 @@ class ChunkStore:
         url: str | None = None,
         chunking: ChunkingConfig | Mapping[str, Any] | None = None,
         collection: str | None = None,
+        open_later: bool = False,
     ) -> None:
         self.embedder = make_embedder(embedder)
         self._owns_embedder = self.embedder is not embedder  # made here: closed by close()
@@ -72,15 +74,53 @@ class ChunkStore:
             else collection_name(self.embedder, self.chunking)
         )
         self._lock = threading.RLock()  # one Chroma call at a time, whichever thread makes it
-        with opening(self.path):
-            self._client = connect(self.path, self.url)
-            try:
-                self._collection, self._max_batch = open_collection(
-                    self._client, self.collection_name, self.embedder.name, self.chunking
-                )
-            except StoreError:
-                self.close()
-                raise
+        self._opened: tuple[Any, Any, int] | None = None  # client, collection, largest batch
+        self._closed = False
+        #: ``open_later`` and an embedded store whose folder does not exist yet: nothing is
+        #: stored, so Chroma (whose import alone takes half a second) is opened by the first call
+        #: that needs it, in whichever thread makes it: a run's first requests leave before it
+        #: (its ingest stores the chunks once they are embedded, in its writer's thread)
+        self.new = open_later and self.path is not None and not self.path.exists()
+        if self.new:
+            # chromadb imports httpx; the openai SDK, sending requests meanwhile, checks whether
+            # httpx is loaded and would find it half imported by the other thread
+            import httpx  # noqa: F401
+        else:
+            self._open()
+
+    def _open(self) -> tuple[Any, Any, int]:
+        with self._lock:
+            if self._opened is not None:
+                return self._opened
+            if self._closed:
+                raise StoreError(f"the store at {self.path} is closed")
+            with opening(self.path):
+                client = connect(self.path, self.url)
+                try:
+                    collection, max_batch = open_collection(
+                        client, self.collection_name, self.embedder.name, self.chunking
+                    )
+                except StoreError:
+                    self._closed = True
+                    close_client(client)
+                    if self._owns_embedder:
+                        self.embedder.close()
+                    raise
+            self._opened = (client, collection, max_batch)
+            return self._opened
+
+    @property
+    def _collection(self) -> Any:
+        return self._open()[1]
+
+    @property
+    def _max_batch(self) -> int:
+        return self._open()[2]
+
+    @_max_batch.setter
+    def _max_batch(self, value: int) -> None:  # tests make Chroma's batch limit small
+        client, collection, _ = self._open()
+        self._opened = (client, collection, value)
 
     # ---- writing ---------------------------------------------------------------------------------
     def add(
@@ -163,6 +203,8 @@ class ChunkStore:
     # ---- reading ---------------------------------------------------------------------------------
     def count(self) -> int:
         """How many chunks are stored."""
+        if self.new and self._opened is None and not self._closed:
+            return 0  # nothing was stored: a store is opened by its first write
         with self._calling("count chunks"):
             return int(self._collection.count())
 
@@ -315,7 +357,10 @@ class ChunkStore:
     def close(self) -> None:
         """Release the Chroma client (its files, or its HTTP connections) and an embedder made
         from a spec; safe to call twice."""
-        close_client(self._client)
+        with self._lock:
+            opened, self._opened, self._closed = self._opened, None, True
+        if opened is not None:
+            close_client(opened[0])
         if self._owns_embedder:
             self.embedder.close()
 
