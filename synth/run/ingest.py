@@ -61,9 +61,11 @@ def ingest_for_run(
         # read and then run while the first critic requests are out; a remote embedder's start
         # as the files are read (its requests wait on the network, not on this process) and go
         # on while the critic's are out, both within the run's limiter
-        pending = start_ingest(
-            paths, store, keep_chunks=True, hold_writes=not embedder.remote, reads=reads
-        )
+        # into a new store, a remote embedder's writes are held as well: its vectors are then
+        # handed to the run as soon as they come back, before Chroma (opened by that first
+        # write) is imported and stores them
+        hold = not embedder.remote or store.new
+        pending = start_ingest(paths, store, keep_chunks=True, hold_writes=hold, reads=reads)
         if not pending.report.any_read:
             raise ConfigError(nothing_read(paths, pending.report.files))
         chunks = chunks_of_run(pending, store)
