@@ -14,18 +14,18 @@ import pytest
 from fake_openai import FakeOpenAI
 
 from synth.errors import ConfigError
-from synth.llm._aimd import BASELINE_REPLIES, SLOW_IN_A_ROW, START, ConcurrencyControl
+from synth.llm._aimd import BASELINE_REPLIES, GROWTH, SLOW_IN_A_ROW, START, ConcurrencyControl
 from synth.llm.factory import make_llm
 from synth.llm.limiter import RateLimiter, _Slots
 
 
 # ---- the arithmetic ------------------------------------------------------------------------------
-def test_slow_start_doubles_the_level_each_round_trip_up_to_the_ceiling() -> None:
+def test_slow_start_quadruples_the_level_each_round_trip_up_to_the_ceiling() -> None:
     control = ConcurrencyControl(ceiling=40)
-    assert control.level == START == 8
+    assert control.level == START == 8 and GROWTH == 3
     for _ in range(8):  # one round trip at level 8
         control.on_reply("critic", 0.5)
-    assert control.level == 16
+    assert control.level == 32
     for _ in range(100):
         control.on_reply("critic", 0.5)
     assert control.level == control.peak == 40  # never past the ceiling
@@ -37,7 +37,7 @@ def test_the_level_grows_only_while_every_slot_is_taken() -> None:
         control.on_reply("critic", 0.5, full=False)  # a quiet phase: fewer requests than slots
     assert control.level == START
     control.on_reply("critic", 0.5)
-    assert control.level == START + 1
+    assert control.level == START + GROWTH
 
 
 def test_the_start_is_never_above_the_ceiling() -> None:
@@ -80,8 +80,8 @@ def test_the_report_says_where_the_level_started_is_and_peaked() -> None:
     control.on_congestion("timeout", control.epoch)
     assert control.report() == {
         "start": 4,
-        "level": 4,
-        "peak_level": 8,
+        "level": 8,  # 16 after a round trip of slow start, halved
+        "peak_level": 16,
         "cuts": 1,
         "signals": {"timeout": 1},
     }
@@ -115,7 +115,7 @@ def test_the_baseline_is_the_mean_of_a_labels_first_replies() -> None:
     level = control.level
     for _ in range(20):  # 1.0 s is under the slack: flat, the level keeps growing
         control.on_reply("critic", 1.0)
-    assert control.level == level + 20 and control.slow_start
+    assert control.level == level + 20 * GROWTH and control.slow_start
 
 
 def test_slow_start_ends_after_slow_replies_in_a_row_before_the_average_rises() -> None:
@@ -143,7 +143,7 @@ def test_latency_is_compared_per_label() -> None:
     before = control.level
     for _ in range(20):
         control.on_reply("evolve", 2.0)  # ten times the critic's, but its own usual time
-    assert control.level == before + 20
+    assert control.level == before + 20 * GROWTH
 
 
 # ---- the slots -----------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 Additive increase, multiplicative decrease (AIMD), as TCP finds its window:
 
 - the level starts at :data:`START` (at most the ceiling) and, while no reply has said "too much",
-  grows by one per reply (slow start: it doubles every round trip);
+  grows by :data:`GROWTH` per reply (slow start: it quadruples every round trip);
 - once a 429 or a timeout has come back, or the latency has risen, it grows by one per round trip
   (one per ``level`` replies);
 - a 429 or a timeout cuts it by :data:`DECREASE`, once per round trip: the other replies of
@@ -26,6 +26,11 @@ from typing import Any
 
 #: the level a run starts at: safe for a small local server, reached by any account
 START = 8
+#: how much each reply grows the level in slow start (while every slot is taken): by three, so
+#: the level quadruples every round trip, and a run's waves of requests (each stage several
+#: times the one before: critic, inputs, then filter and evolve together) find room in one or
+#: two round trips where doubling left each wave's tail a round trip behind
+GROWTH = 3
 #: the factor a 429 or a timeout multiplies the level by
 DECREASE = 0.5
 #: recent latency above this many times a label's first latency: the server queues, hold
@@ -91,7 +96,7 @@ class ConcurrencyControl:
         self._replies_at_level += 1
         if self.slow_start or self._replies_at_level >= self.level:
             self._replies_at_level = 0
-            self.level += 1
+            self.level = min(self.level + (GROWTH if self.slow_start else 1), self.ceiling)
             self.peak = max(self.peak, self.level)
         return self.level
 
@@ -116,4 +121,4 @@ class ConcurrencyControl:
         }
 
 
-__all__ = ["DECREASE", "LATENCY_SLACK", "START", "ConcurrencyControl"]
+__all__ = ["DECREASE", "GROWTH", "LATENCY_SLACK", "START", "ConcurrencyControl"]
