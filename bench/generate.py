@@ -155,6 +155,13 @@ def chain_of(run: dict[str, Any], embeddings: int) -> dict[str, int]:
     if requests.get("evolve"):
         evolution = (run.get("config") or {}).get("evolution") or {}
         chain["evolve"] = int(evolution.get("num_evolutions", 1))
+        evolve_row = next((row for row in run["stages"] if row["stage"] == "evolve"), {})
+        if chain.get("filter") and (evolve_row.get("notes") or {}).get("ahead_kept"):
+            # evolve ran ahead of the filter (synth.run.ahead): the first evolution was asked
+            # for beside the filter's first round, not after it
+            chain["evolve"] -= 1
+            if not chain["evolve"]:
+                del chain["evolve"]
     for stage in ("style", "expected"):
         if requests.get(stage):
             chain[stage] = 1

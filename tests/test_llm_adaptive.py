@@ -207,6 +207,34 @@ def _run(server: FakeOpenAI, limiter: RateLimiter, requests: int) -> None:
         asyncio.run(main())
 
 
+def test_a_reply_grows_the_level_when_a_request_waited_during_its_round_trip() -> None:
+    """Replies that come in a burst free their slots before the next wave is asked: each still
+    counts as the level holding requests back when a request had to wait while it was out."""
+
+    async def main(start: int, requests: int) -> int:
+        limiter = RateLimiter(256, adaptive=True, start=start)
+        release = asyncio.Event()
+        started: list[int] = []
+
+        async def request(i: int) -> None:
+            async with limiter.slot("critic"):
+                started.append(i)
+                await release.wait()
+
+        tasks = [asyncio.ensure_future(request(i)) for i in range(requests)]
+        await _turns()
+        assert len(started) == min(start, requests)
+        release.set()
+        await asyncio.gather(*tasks)
+        return limiter.level
+
+    # level 2, a third request waiting: the first reply finds both slots taken, the second
+    # its own only, yet the third waited while it was out: both grow the level (slow start)
+    assert asyncio.run(main(2, 3)) == 2 + 2 * GROWTH
+    # a free slot throughout and nobody waiting: the level never held requests back
+    assert asyncio.run(main(3, 2)) == 3
+
+
 def test_without_a_limit_the_level_rises_past_32() -> None:
     with FakeOpenAI(latency=0.2) as server:
         limiter = RateLimiter(128, adaptive=True)

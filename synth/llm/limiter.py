@@ -38,6 +38,8 @@ class _Slots:
         self._lock = threading.Lock()
         self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
         self.in_use_peak = 0
+        #: requests that found every slot taken and waited, so far
+        self.held_back = 0
 
     @property
     def in_use(self) -> int:
@@ -52,6 +54,7 @@ class _Slots:
             future: asyncio.Future[None] = loop.create_future()
             waiter = (loop, future)
             self._waiters.append(waiter)
+            self.held_back += 1
         try:
             await future
         except asyncio.CancelledError:
@@ -222,7 +225,7 @@ class RateLimiter:
         if control is None:
             yield
             return
-        sent_in, started = control.epoch, time.monotonic()
+        sent_in, started, held_back = control.epoch, time.monotonic(), self._slots.held_back
         try:
             yield
         except (RateLimitError, ModelTimeoutError) as exc:
@@ -230,7 +233,11 @@ class RateLimiter:
                 self._slots.resize(control.on_congestion(exc.kind, sent_in))
             raise
         with self._control_lock:
-            full = self._slots.in_use >= self._slots.size  # this request's slot still held
+            # the level held requests back while this one was out (every slot taken now, its
+            # own still held, or a request had to wait meanwhile): a reply that comes in a
+            # burst, its slot and the others' freed before the next wave is asked, still counts
+            slots = self._slots
+            full = slots.in_use >= slots.size or slots.held_back > held_back
             level = control.on_reply(label, time.monotonic() - started, full=full)
             if level != self._slots.size:
                 self._slots.resize(level)
