@@ -129,6 +129,14 @@ class CtrlC:
             self._give_up("pressed again")
         self._raised = True
         self._arm()
+        loop = _loop_in_a_task()
+        if loop is not None:
+            # raised inside a task's step, it would be kept by that task and raised again in
+            # each task awaiting it, past the loop's own cleanup (which then never cancels the
+            # run, so its manifest is not rewritten); raised by a callback of the loop, it
+            # leaves the loop between two steps, as it does from the loop's wait for I/O
+            loop.call_soon_threadsafe(_raise_interrupt)
+            return
         raise KeyboardInterrupt
 
     def _watch(self, read: int) -> None:
@@ -169,6 +177,31 @@ class CtrlC:
             else ""
         )
         _end_now(f"synth: interrupted ({why}: ended without waiting for work under way){kept}\n")
+
+
+def _loop_in_a_task() -> Any:
+    """The event loop running in this thread, when a task of it other than the one the loop
+    runs to completion (``asyncio.run``'s) is running now; else None. (asyncio is looked up, not
+    imported: a process that never loaded it runs no loop.) In the loop's own task, the run's
+    coroutine, the interrupt unwinds the run as it should, whatever it is doing (reading files)."""
+    aio = sys.modules.get("asyncio")
+    if aio is None:
+        return None
+    loop = aio.events._get_running_loop()
+    task = aio.current_task(loop) if loop is not None else None
+    if task is None:
+        return None
+    ends_the_loop = aio.base_events._run_until_complete_cb
+    callbacks = getattr(task, "_callbacks", None) or []
+    if any(
+        getattr(entry, "__getitem__", None) and entry[0] is ends_the_loop for entry in callbacks
+    ):
+        return None
+    return loop
+
+
+def _raise_interrupt() -> NoReturn:
+    raise KeyboardInterrupt
 
 
 __all__ = ["EXIT_INTERRUPTED", "GRACE", "CtrlC", "quiet_startup", "run_as_program"]

@@ -14,7 +14,14 @@ import pytest
 from fake_openai import FakeOpenAI
 
 from synth.errors import ConfigError
-from synth.llm._aimd import BASELINE_REPLIES, GROWTH, SLOW_IN_A_ROW, START, ConcurrencyControl
+from synth.llm._aimd import (
+    BASELINE_REPLIES,
+    GROWTH,
+    QUICK_SLACK,
+    SLOW_IN_A_ROW,
+    START,
+    ConcurrencyControl,
+)
 from synth.llm.factory import make_llm
 from synth.llm.limiter import RateLimiter, _Slots
 
@@ -115,7 +122,19 @@ def test_the_baseline_is_the_mean_of_a_labels_first_replies() -> None:
     level = control.level
     for _ in range(20):  # 1.0 s is under the slack: flat, the level keeps growing
         control.on_reply("critic", 1.0)
-    assert control.level == level + 20 * GROWTH and control.slow_start
+    # but not quick (over QUICK_SLACK times the baseline): by one a reply, not by GROWTH
+    assert control.level == level + 20 and control.slow_start
+
+
+def test_slow_start_grows_by_growth_only_while_replies_are_as_quick_as_the_first() -> None:
+    control = ConcurrencyControl(ceiling=256)
+    for _ in range(BASELINE_REPLIES):
+        control.on_reply("critic", 0.5)
+    level = control.level
+    control.on_reply("critic", 0.5 * QUICK_SLACK)  # just quick enough
+    assert control.level == level + GROWTH
+    control.on_reply("critic", 0.5 * QUICK_SLACK + 0.01)  # a first sign of queueing
+    assert control.level == level + GROWTH + 1 and control.slow_start
 
 
 def test_slow_start_ends_after_slow_replies_in_a_row_before_the_average_rises() -> None:

@@ -3,7 +3,8 @@
 Additive increase, multiplicative decrease (AIMD), as TCP finds its window:
 
 - the level starts at :data:`START` (at most the ceiling) and, while no reply has said "too much",
-  grows by :data:`GROWTH` per reply (slow start: it quadruples every round trip);
+  grows by :data:`GROWTH` per reply while replies come back as fast as the first ones did (slow
+  start: it quadruples every round trip), by one per reply once they slow at all (it doubles);
 - once a 429 or a timeout has come back, or the latency has risen, it grows by one per round trip
   (one per ``level`` replies);
 - a 429 or a timeout cuts it by :data:`DECREASE`, once per round trip: the other replies of
@@ -31,6 +32,9 @@ START = 8
 #: times the one before: critic, inputs, then filter and evolve together) find room in one or
 #: two round trips where doubling left each wave's tail a round trip behind
 GROWTH = 3
+#: a reply within this many times its label's baseline grows the level by :data:`GROWTH`; a
+#: slower one (the server starts to queue, long before it is twice as slow) by one only
+QUICK_SLACK = 1.25
 #: the factor a 429 or a timeout multiplies the level by
 DECREASE = 0.5
 #: recent latency above this many times a label's first latency: the server queues, hold
@@ -96,7 +100,10 @@ class ConcurrencyControl:
         self._replies_at_level += 1
         if self.slow_start or self._replies_at_level >= self.level:
             self._replies_at_level = 0
-            self.level = min(self.level + (GROWTH if self.slow_start else 1), self.ceiling)
+            quick = seconds <= QUICK_SLACK * latency.baseline
+            self.level = min(
+                self.level + (GROWTH if self.slow_start and quick else 1), self.ceiling
+            )
             self.peak = max(self.peak, self.level)
         return self.level
 
@@ -121,4 +128,4 @@ class ConcurrencyControl:
         }
 
 
-__all__ = ["DECREASE", "GROWTH", "LATENCY_SLACK", "START", "ConcurrencyControl"]
+__all__ = ["DECREASE", "GROWTH", "LATENCY_SLACK", "QUICK_SLACK", "START", "ConcurrencyControl"]

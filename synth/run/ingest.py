@@ -53,7 +53,7 @@ def ingest_for_run(
         reads = RayReads(ray, embedder)
         store_embedder = reads.embedder
     store = ChunkStore(
-        store_embedder, path=store_path, url=store_url, chunking=chunking, open_later=True
+        store_embedder, path=store_path, url=store_url, chunking=chunking, open_later=False
     )
     pending = None
     try:
@@ -166,9 +166,8 @@ def ingest_in_run(
         report = pending.finish()
         run.count_embeddings("ingest", embedder, sent_before, pending.embedder_batches)
         run.note(ingested_note(report, chunks))
-    finally:
-        pending.close()
-        store.close()
+    finally:  # on an error, the write under way ends (and the store closes) in its thread
+        pending.close(then=store.close)
 
 
 def ingested_note(report: IngestReport, chunks: list[Chunk]) -> str:

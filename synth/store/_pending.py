@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -44,13 +44,17 @@ class PendingIngest:
         #: set once the vectors of the chunks embedded now are known (or known not to come)
         self._embedded = threading.Event()
         self._vectors: dict[str, np.ndarray] | None = None
-        #: the embedder's ``batches_embedded`` once every write is done (see :meth:`finish`)
+        #: the embedder's ``batches_embedded`` once every chunk is embedded (at :meth:`publish`
+        #: of held writes' vectors, else once every write is done: :meth:`finish`)
         self.embedder_batches: int | None = None
 
     def publish(self, prepared: Iterable[PreparedChunks] | None) -> None:
         """Hand over the vectors of every chunk embedded now, before they are stored (None: they
         will not all be known before the store has them); called once, by the writer."""
         if prepared is not None:
+            # every chunk is embedded (held writes embed them all first): what the embedder sent
+            # from now on is not the ingest's (a run's deduplication shares it)
+            self.embedder_batches = self._embedder.batches_embedded
             self._vectors = {
                 chunk.id: row
                 for batch in prepared
@@ -85,20 +89,29 @@ class PendingIngest:
                 finally:
                     self._embedded.set()  # every write is over: nothing more is published
                 self._done = True
-                self.embedder_batches = self._embedder.batches_embedded
+                if self.embedder_batches is None:
+                    self.embedder_batches = self._embedder.batches_embedded
                 self.report.embedded = self._added.embedded
                 self.report.reused += self._added.reused
                 log_report(self.report)
         return self.report
 
-    def close(self) -> None:
+    def close(self, then: Callable[[], None] | None = None) -> None:
         """Stop after the write under way (the others are dropped); raises nothing. For a caller
-        that failed before :meth:`finish`."""
+        that failed before :meth:`finish`. With ``then`` (closing the store), return at once:
+        the write under way ends in the writer's thread, which calls ``then()`` after it (a run
+        stopped by Ctrl-C does not wait for it to record that it stopped)."""
         with self._lock:
             if not self._done:
                 self._done = True
-                self._writer.cancel()
+                if then is not None:
+                    self._writer.cancel_then(then)
+                    then = None
+                else:
+                    self._writer.cancel()
         self._embedded.set()  # nothing more is published: a waiter reads the store
+        if then is not None:
+            then()
 
 
 def log_report(report: IngestReport) -> None:

@@ -8,6 +8,7 @@ bounded.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections.abc import Callable
@@ -42,6 +43,7 @@ class BackgroundWriter(Generic[Job]):
         self._error: BaseException | None = None
         self._cancelled = False
         self._finished = False
+        self._then: Callable[[], None] | None = None  # called by the thread as it ends
         self._go = threading.Event()
         if not paused:
             self._go.set()
@@ -67,6 +69,19 @@ class BackgroundWriter(Generic[Job]):
         self._cancelled = True
         self._stop()
 
+    def cancel_then(self, then: Callable[[], None]) -> None:
+        """Drop the jobs still waiting and return at once: the job under way ends in the writer's
+        thread, which then calls ``then()`` (at once here when no thread runs any more)."""
+        if self._finished or not self._thread.is_alive():
+            self._cancelled = self._finished = True
+            then()
+            return
+        self._then = then
+        self._cancelled = self._finished = True
+        self._go.set()
+        with contextlib.suppress(queue.Full):
+            self._queue.put_nowait(_STOP)
+
     def __enter__(self) -> BackgroundWriter[Job]:
         return self
 
@@ -89,17 +104,21 @@ class BackgroundWriter(Generic[Job]):
             raise self._error
 
     def _run(self) -> None:
-        self._go.wait()
-        while True:
-            job = self._queue.get()
-            if job is _STOP:
-                return
-            if self._error is not None or self._cancelled:
-                continue
-            try:
-                self._work(job)  # type: ignore[arg-type]
-            except BaseException as exc:  # handed over to the caller's thread
-                self._error = exc
+        try:
+            self._go.wait()
+            while not (self._cancelled and self._then is not None):
+                job = self._queue.get()
+                if job is _STOP:
+                    return
+                if self._error is not None or self._cancelled:
+                    continue
+                try:
+                    self._work(job)  # type: ignore[arg-type]
+                except BaseException as exc:  # handed over to the caller's thread
+                    self._error = exc
+        finally:
+            if self._then is not None:
+                self._then()
 
 
 __all__ = ["BackgroundWriter"]

@@ -22,14 +22,8 @@ from synth.data import Chunk
 from synth.errors import StoreError
 from synth.ingest import ChunkingConfig, as_chunking_config
 from synth.llm._redact import redact_url
-from synth.store._chroma_client import (
-    chroma_errors,
-    close_client,
-    connect,
-    open_collection,
-    opening,
-    with_scheme,
-)
+from synth.store._chroma_client import chroma_errors, with_scheme
+from synth.store._handle import ChromaHandle
 from synth.store._naming import check_collection_name, collection_name
 from synth.store._queries import column, query_matrix, source_filter
 from synth.store._records import from_record, to_metadata
@@ -74,53 +68,11 @@ class ChunkStore:
             else collection_name(self.embedder, self.chunking)
         )
         self._lock = threading.RLock()  # one Chroma call at a time, whichever thread makes it
-        self._opened: tuple[Any, Any, int] | None = None  # client, collection, largest batch
-        self._closed = False
-        #: ``open_later`` and an embedded store whose folder does not exist yet: nothing is
-        #: stored, so Chroma (whose import alone takes half a second) is opened by the first call
-        #: that needs it, in whichever thread makes it: a run's first requests leave before it
-        #: (its ingest stores the chunks once they are embedded, in its writer's thread)
-        self.new = open_later and self.path is not None and not self.path.exists()
-        if self.new:
-            # chromadb imports httpx; the openai SDK, sending requests meanwhile, checks whether
-            # httpx is loaded and would find it half imported by the other thread
-            import httpx  # noqa: F401
-        else:
-            self._open()
+        self._handle = ChromaHandle(self, later=open_later)  # opened now or by its first use
+        self.new = self._handle.new  # the folder did not exist: nothing stored, nothing opened
 
-    def _open(self) -> tuple[Any, Any, int]:
-        with self._lock:
-            if self._opened is not None:
-                return self._opened
-            if self._closed:
-                raise StoreError(f"the store at {self.path} is closed")
-            with opening(self.path):
-                client = connect(self.path, self.url)
-                try:
-                    collection, max_batch = open_collection(
-                        client, self.collection_name, self.embedder.name, self.chunking
-                    )
-                except StoreError:
-                    self._closed = True
-                    close_client(client)
-                    if self._owns_embedder:
-                        self.embedder.close()
-                    raise
-            self._opened = (client, collection, max_batch)
-            return self._opened
-
-    @property
-    def _collection(self) -> Any:
-        return self._open()[1]
-
-    @property
-    def _max_batch(self) -> int:
-        return self._open()[2]
-
-    @_max_batch.setter
-    def _max_batch(self, value: int) -> None:  # tests make Chroma's batch limit small
-        client, collection, _ = self._open()
-        self._opened = (client, collection, value)
+    _collection = property(lambda self: self._handle.open()[1])  # opened by the first use
+    _max_batch = property(lambda self: self._handle.open()[2])
 
     # ---- writing ---------------------------------------------------------------------------------
     def add(
@@ -203,7 +155,7 @@ class ChunkStore:
     # ---- reading ---------------------------------------------------------------------------------
     def count(self) -> int:
         """How many chunks are stored."""
-        if self.new and self._opened is None and not self._closed:
+        if self._handle.unopened_new:
             return 0  # nothing was stored: a store is opened by its first write
         with self._calling("count chunks"):
             return int(self._collection.count())
@@ -357,10 +309,10 @@ class ChunkStore:
     def close(self) -> None:
         """Release the Chroma client (its files, or its HTTP connections) and an embedder made
         from a spec; safe to call twice."""
-        with self._lock:
-            opened, self._opened, self._closed = self._opened, None, True
-        if opened is not None:
-            close_client(opened[0])
+        self._handle.close()
+        self._close_embedder()
+
+    def _close_embedder(self) -> None:
         if self._owns_embedder:
             self.embedder.close()
 

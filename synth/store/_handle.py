@@ -1,0 +1,91 @@
+"""A ChunkStore's Chroma collection, opened now or by its first use (``ChromaHandle``).
+
+An embedded store whose folder does not exist yet holds nothing, so a run's store (``open_later``)
+opens Chroma, and imports chromadb (half a second alone), only at the first call that needs it,
+in whichever thread makes it: a run's first requests leave before it, and its ingest stores the
+chunks once they are embedded, in its writer's thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from synth.errors import StoreError
+from synth.ingest import ChunkingConfig
+from synth.store._chroma_client import close_client, connect, open_collection, opening
+
+
+class ChromaHandle:
+    """A store's client, collection and the client's largest batch, opened once, under the
+    store's lock (held by every Chroma call); when opening fails the store's own embedder is
+    closed, as the store would have done."""
+
+    def __init__(self, store: Any, *, later: bool) -> None:
+        self.path: Path | None = store.path
+        self.url: str | None = store.url
+        self.name: str = store.collection_name
+        self.embedder: str = store.embedder.name
+        self.chunking: ChunkingConfig = store.chunking
+        self._lock: threading.RLock = store._lock
+        self._on_failed_open: Callable[[], None] = store._close_embedder
+        self._opened: tuple[Any, Any, int] | None = None
+        self._state = threading.Lock()  # guards _opened and closed, never held while opening
+        self.closed = False
+        #: nothing stored yet and nothing opened: see the module
+        self.new = later and self.path is not None and not self.path.exists()
+        if self.new:
+            # chromadb imports httpx; the openai SDK, sending requests meanwhile, checks whether
+            # httpx is loaded and would find it half imported by the other thread
+            import httpx  # noqa: F401
+        else:
+            self.open()
+
+    @property
+    def unopened_new(self) -> bool:
+        """A new store not opened yet: it holds nothing."""
+        return self.new and self._opened is None and not self.closed
+
+    def open(self) -> tuple[Any, Any, int]:
+        """The client, collection and largest batch, opening them on the first call."""
+        with self._lock:
+            if self._opened is not None:
+                return self._opened
+            if self.closed:
+                raise StoreError(f"the store at {self.path} is closed")
+            with opening(self.path):
+                client = connect(self.path, self.url)
+                try:
+                    collection, max_batch = open_collection(
+                        client, self.name, self.embedder, self.chunking
+                    )
+                except StoreError:
+                    self.closed = True
+                    close_client(client)
+                    self._on_failed_open()
+                    raise
+            with self._state:
+                if not self.closed:
+                    self._opened = (client, collection, max_batch)
+                    return self._opened
+            close_client(client)  # closed while it opened: nothing is written any more
+            raise StoreError(f"the store at {self.path} was closed while it opened")
+
+    def set_max_batch(self, value: int) -> None:
+        client, collection, _ = self.open()
+        with self._state:
+            self._opened = (client, collection, value)
+
+    def close(self) -> None:
+        """Close the client, when it was opened; later calls find the store closed. It does not
+        wait for an open under way (a run's Ctrl-C must not wait for chromadb's import): that
+        open closes its own client."""
+        with self._state:
+            opened, self._opened, self.closed = self._opened, None, True
+        if opened is not None:
+            close_client(opened[0])
+
+
+__all__ = ["ChromaHandle"]
