@@ -258,3 +258,52 @@ def test_evolutions_are_asked_while_filter_replies_are_still_out(tmp_path: Path)
     dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=6)
     assert len(dataset) == 6
     assert overlapped and all(overlapped), overlapped
+
+
+class Dropper(Evolver):
+    """A later step whose request fails for each draft: dropped, with the raw reply kept."""
+
+    async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
+        for draft in drafts:
+            if draft.kept:
+                self.calls.append(draft.input)
+                draft.drop("evolve", "model_error:invalid_output", "no JSON", raw="not json")
+        return drafts
+
+
+def test_a_drop_made_ahead_keeps_its_raw_reply() -> None:
+    async def main() -> None:
+        batch = drafts()
+        ahead = run_ahead(Dropper(), batch, SOURCE, MAY_CHANGE, open_gate)
+        settled = await ahead.settle(batch, SOURCE)
+        assert [d.drop_raw for d in settled] == ["not json"] * 3
+        assert all(d.dropped_at == "evolve" for d in settled)
+
+    asyncio.run(main())
+
+
+def test_a_field_both_steps_wrote_is_redone_even_when_the_earlier_may_change_it() -> None:
+    async def main() -> None:
+        step = Evolver()
+        batch = drafts()
+        may_change = frozenset({"history", "input_quality"})
+        ahead = run_ahead(step, batch, SOURCE, may_change, open_gate)
+        await asyncio.sleep(0)
+        batch[0].history.append({"stage": "filter", "note": "scored"})  # evolve appends too
+        settled = await ahead.settle(batch, SOURCE)
+        assert [h["stage"] for h in settled[0].history] == ["filter", "evolve"]
+        assert ahead.counts == {KEPT: 2, REDONE: 1}
+
+    asyncio.run(main())
+
+
+def test_drafts_dropped_before_the_earlier_step_are_not_counted_as_wasted() -> None:
+    async def main() -> None:
+        batch = drafts()
+        batch[2].drop("inputs", "model_error:timeout")
+        ahead = run_ahead(Evolver(), batch, SOURCE, MAY_CHANGE, open_gate)
+        batch[1].drop("filter", "below_input_quality_threshold")
+        await ahead.settle(batch, SOURCE)
+        assert ahead.counts == {KEPT: 1, WASTED: 1}
+
+    asyncio.run(main())
