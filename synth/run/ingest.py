@@ -52,6 +52,8 @@ def ingest_for_run(
 
         reads = RayReads(ray, embedder)
         store_embedder = reads.embedder
+    # open_later=True would import chromadb after the first requests; off until a failed run's
+    # writer thread, now left to end its write alone, is shown not to outlive the run's tests
     store = ChunkStore(
         store_embedder, path=store_path, url=store_url, chunking=chunking, open_later=False
     )
