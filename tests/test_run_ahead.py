@@ -20,7 +20,7 @@ from synth import FunctionModel, Synthesizer
 from synth.generate.base import Source
 from synth.generate.config import FiltrationConfig
 from synth.generate.draft import Draft
-from synth.run.ahead import KEPT, REDONE, WASTED, run_ahead
+from synth.run.ahead import KEPT, REDONE, WASTED, Ahead, run_ahead
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_docs"
 SOURCE = Source("candidate-0")
@@ -117,15 +117,20 @@ def test_a_change_the_earlier_step_may_not_make_is_redone() -> None:
     asyncio.run(main())
 
 
+def held_at_its_gate() -> tuple[Evolver, list[Draft], Ahead, asyncio.Event]:
+    """A run ahead (on the running loop) whose gate opens only when the event is set."""
+    step, gate = Evolver(), asyncio.Event()
+
+    async def wait() -> None:
+        await gate.wait()
+
+    batch = drafts()
+    return step, batch, run_ahead(step, batch, SOURCE, MAY_CHANGE, wait), gate
+
+
 def test_the_run_ahead_waits_for_the_later_steps_gate() -> None:
     async def main() -> None:
-        step, gate = Evolver(), asyncio.Event()
-
-        async def wait() -> None:
-            await gate.wait()
-
-        batch = drafts()
-        ahead = run_ahead(step, batch, SOURCE, MAY_CHANGE, wait)
+        step, batch, ahead, gate = held_at_its_gate()
         for _ in range(5):
             await asyncio.sleep(0)
         assert step.calls == []  # a spare held at its gate evolves nothing
@@ -138,13 +143,7 @@ def test_the_run_ahead_waits_for_the_later_steps_gate() -> None:
 
 def test_every_draft_dropped_cancels_the_run_ahead() -> None:
     async def main() -> None:
-        step, gate = Evolver(), asyncio.Event()
-
-        async def wait() -> None:
-            await gate.wait()
-
-        batch = drafts()
-        ahead = run_ahead(step, batch, SOURCE, MAY_CHANGE, wait)
+        step, batch, ahead, _ = held_at_its_gate()
         for draft in batch:
             draft.drop("filter", "below_input_quality_threshold")
         settled = await ahead.settle(batch, SOURCE)
