@@ -36,6 +36,8 @@ WARM_CODES = ("de", "en", "es", "fr", "it", "nl", "pl", "pt", "sv")
 WARM_TEXT = "warm models"
 #: seconds a reply may take (the first one waits for the models' load) before the worker is dropped
 REPLY_TIMEOUT = 60.0
+#: the worker's niceness: its load takes seconds of a core, which the run needs more at its start
+NICE = 10
 #: the environment variable that turns the worker off ("0")
 ENV = "SYNTH_LANGUAGE_WORKER"
 
@@ -146,6 +148,8 @@ def _serve() -> None:  # pragma: no cover - runs in the worker process (its test
     from lingua import IsoCode639_1, LanguageDetectorBuilder
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's Ctrl-C is the parent's to handle
+    if hasattr(os, "nice"):
+        os.nice(NICE)  # a warm-up: the run's own process (and its server) come first for a core
     detectors = {}
 
     def detector(codes: tuple[str, ...]) -> Any:

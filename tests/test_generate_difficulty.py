@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from synth._words import content_words
 from synth.errors import ConfigError
+from synth.generate._bm25 import BM25
 from synth.generate.difficulty import (
     EASY_OVERLAP,
     HARD_OVERLAP,
@@ -84,7 +85,7 @@ def test_a_paraphrase_is_missed_by_bm25_and_found_by_the_local_embedder() -> Non
 
 
 # ---- against brute-force references --------------------------------------------------------------
-K1, B = 1.5, 0.75  # bm25s's defaults
+K1, B = 1.5, 0.75  # the Lucene defaults (bm25s's too)
 
 
 def reference_bm25(chunks: list[str], query: str) -> list[float]:
@@ -124,9 +125,30 @@ def test_bm25_rank_is_the_rank_of_the_reference_score(
     if best == 0:
         assert rank == len(texts)
         return
-    # float32 inside bm25s: a score within tol of the best may fall either side of it
+    # float32 inside the index: a score within tol of the best may fall either side of it
     tol = 1e-5 * best
     assert 1 + sum(s > best + tol for s in scores) <= rank <= sum(s >= best - tol for s in scores)
+
+
+# words drawn from a small vocabulary, so terms repeat within and across chunks
+token_docs_st = st.lists(
+    st.lists(st.sampled_from([f"w{i}" for i in range(12)]), max_size=25), min_size=1, max_size=30
+).filter(any)
+query_terms_st = st.lists(st.sampled_from([f"w{i}" for i in range(14)]), max_size=6, unique=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(docs=token_docs_st, query=query_terms_st)
+def test_bm25_scores_are_bm25s_scores_bit_for_bit(docs: list[list[str]], query: list[str]) -> None:
+    """synth's BM25 replaced bm25s (whose scipy import cost half a second of a run): the same
+    float32 scores, so every rank and tie is the same as before."""
+    bm25s = pytest.importorskip("bm25s")
+    reference = bm25s.BM25()
+    reference.index(docs, show_progress=False)
+    expected = reference.get_scores_from_ids(reference.get_tokens_ids(query))
+    got = BM25(docs).scores(query)
+    assert got.dtype == np.float32
+    assert np.array_equal(got, expected)
 
 
 vector_st = st.lists(st.integers(-3, 3), min_size=3, max_size=3)

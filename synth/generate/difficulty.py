@@ -8,8 +8,9 @@ input is then scored against every chunk, and its :class:`Difficulty` records:
     The 1-based rank, under BM25, of the best-ranked of the golden's source chunks: 1 plus the
     number of chunks that score strictly higher than it, so a chunk tied with the source never
     pushes it down. A source chunk that shares no content word with the input (BM25 score 0) ranks
-    last, at ``chunks``. BM25 is bm25s's default (Lucene) variant, k1 1.5 and b 0.75, over
-    :func:`synth._words.content_words` of the chunks and of the input; each distinct input word
+    last, at ``chunks``. BM25 is the Lucene variant (bm25s's default), k1 1.5 and b 0.75
+    (:mod:`synth.generate._bm25`), over :func:`synth._words.content_words` of the chunks and of
+    the input; each distinct input word
     counts once, however often it is repeated. So an input with no content word ranks every source
     last, and so does an empty chunk.
 ``dense_rank``
@@ -49,16 +50,14 @@ when it defeats both.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from synth._words import content_words, overlap
 from synth.errors import ConfigError
-
-if TYPE_CHECKING:
-    import bm25s
+from synth.generate._bm25 import BM25
 
 #: a source chunk ranked this high under BM25 (and enough overlap) makes a golden easy
 EASY_RANK = 1
@@ -241,12 +240,9 @@ class DifficultyIndex:
         scores = np.zeros((len(inputs), len(self)), dtype=np.float64)
         if self._bm25 is None or not inputs:
             return scores
-        # distinct words only: a word the question repeats is still one word asked about. One
-        # score vector per input: bm25s's retrieve() loops over the queries the same way, then
-        # partitions and sorts every row, which a rank does not need
+        # distinct words only: a word the question repeats is still one word asked about
         for i, text in enumerate(inputs):
-            ids = self._bm25.get_tokens_ids(list(dict.fromkeys(content_words(text))))
-            scores[i] = self._bm25.get_scores_from_ids(ids)
+            scores[i] = self._bm25.scores(list(dict.fromkeys(content_words(text))))
         return scores
 
     def _cosines(self, vectors: np.ndarray | None, count: int) -> np.ndarray | None:
@@ -263,15 +259,11 @@ class DifficultyIndex:
         return cosines
 
 
-def _bm25_index(tokens: list[list[str]]) -> bm25s.BM25 | None:
+def _bm25_index(tokens: list[list[str]]) -> BM25 | None:
     """A BM25 index of these tokenized chunks, or None when they hold no word at all."""
     if not any(tokens):
-        return None  # bm25s divides by the average length, 0 here
-    import bm25s  # half a second to import: paid only by a run that measures difficulty
-
-    index = bm25s.BM25()
-    index.index(tokens, show_progress=False)
-    return index
+        return None  # nothing to rank by: every source ranks last
+    return BM25(tokens)
 
 
 def _unit_rows(array: np.ndarray) -> np.ndarray:

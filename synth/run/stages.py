@@ -23,7 +23,7 @@ from synth.generate.base import Source, Step
 from synth.generate.dedup import LABEL as DEDUP
 from synth.generate.draft import Draft, drop_failed
 from synth.generate.stats import StageStats, count_stages
-from synth.generate.steps import RUNS_AHEAD, StageSettings, build_steps
+from synth.generate.steps import RUNS_AHEAD, WRITES_INPUTS, StageSettings, build_steps
 from synth.run.ahead import Ahead, run_ahead
 from synth.run.difficulty import DifficultyMeter
 from synth.run.dir import RunDir
@@ -40,6 +40,31 @@ def dump_drafts(drafts: list[Draft]) -> list[dict[str, Any]]:
 
 def load_drafts(rows: list[dict[str, Any]], candidate: Candidate) -> list[Draft]:
     return [Draft.model_validate({**row, "context": candidate.context}) for row in rows]
+
+
+@dataclasses.dataclass
+class Early:
+    """The kept drafts' inputs (``(id, input)``, in order) being embedded before the last steps."""
+
+    embedded: list[tuple[str, str]]
+    task: asyncio.Future[Any]
+
+    async def rows_for(self, kept: list[Draft]) -> list[Any] | None:
+        """The vectors of ``kept`` (a failed embedding raises); None when one of them was not
+        embedded as it is now (a step after the start rewrote or added it: embed afresh)."""
+        rows = await self.task
+        at = {pair: i for i, pair in enumerate(self.embedded)}
+        picks = [at.get((d.id, d.input)) for d in kept]
+        if any(i is None for i in picks):
+            return None
+        return [rows[i] for i in picks if i is not None]
+
+    def discard(self) -> None:
+        """Not needed after all: cancelled, or its failure retrieved (so none is logged)."""
+        if not self.task.done():
+            self.task.cancel()
+        elif not self.task.cancelled():
+            self.task.exception()
 
 
 class CandidateRunner:
@@ -82,6 +107,7 @@ class CandidateRunner:
         drafts, start = self._resume(candidate)
         failed = False
         ahead: Ahead | None = None  # the next step, started before this one ends
+        early: Early | None = None  # the inputs' vectors, asked once no later step rewrites them
         try:
             for index, step in enumerate(self.steps[start:], start):
                 before = {d.id for d in drafts}
@@ -94,16 +120,36 @@ class CandidateRunner:
                     if index > 0 and self.gate is not None:
                         await self.gate(candidate, index)
                     source = await self._source(candidate) if index == 0 else Source(candidate.key)
+                    if early is None and self._inputs_final(index):  # past its gate: needed
+                        early = self._embed_early(candidate, drafts)
                     ahead = self._run_ahead(candidate, index, drafts)
                     drafts = await step.run(drafts, source)
                 failed = self._after_step(candidate, index, step, drafts, before, alive, failed)
+        except BaseException:
+            if early is not None:
+                early.discard()
+            raise
         finally:
             if ahead is not None:
                 ahead.discard()
-        vectors = await self._dedup_vectors(candidate, drafts)
+        vectors = await self._dedup_vectors(candidate, drafts, early)
         if self.meter is not None:  # measured afresh on resume: it is cheap and deterministic
             await self.meter.measure(drafts, vectors)
         return drafts, vectors
+
+    def _inputs_final(self, index: int) -> bool:
+        """Whether no step from ``index`` on writes inputs (so the inputs may be embedded now)."""
+        return index > 0 and not any(s.name in WRITES_INPUTS for s in self.steps[index:])
+
+    def _embed_early(self, candidate: Candidate, drafts: list[Draft]) -> Early | None:
+        """The kept drafts' inputs embedded beside the steps left (none: nothing to embed, no
+        embedder, or vectors journaled already)."""
+        kept = [(d.id, d.input) for d in drafts if d.kept]
+        embedder = self.settings.embedder
+        if embedder is None or not kept or self.run.journal("vectors").get(candidate.key):
+            return None
+        task = asyncio.ensure_future(embedder.aembed([text for _, text in kept], label="dedup"))
+        return Early(kept, task)
 
     def _run_ahead(self, candidate: Candidate, index: int, drafts: list[Draft]) -> Ahead | None:
         """The step after ``index`` started now, when it may run ahead of it (RUNS_AHEAD)."""
@@ -181,10 +227,13 @@ class CandidateRunner:
         examples = candidate.examples[:MAX_EXAMPLES] if candidate.examples is not None else None
         return Source(candidate.key, candidate.context, examples)
 
-    async def _dedup_vectors(self, candidate: Candidate, drafts: list[Draft]) -> list[list[float]]:
-        """The vectors of the kept drafts; when the embedder fails, those drafts dropped."""
+    async def _dedup_vectors(
+        self, candidate: Candidate, drafts: list[Draft], early: Early | None = None
+    ) -> list[list[float]]:
+        """The vectors of the kept drafts (from ``early`` when it embedded them); when the
+        embedder fails, those drafts dropped."""
         try:
-            return await self._vectors(candidate, drafts)
+            return await self._vectors(candidate, drafts, early)
         except AuthenticationError:
             raise  # a refused key ends the run, as it does for the models
         except ModelError as exc:
@@ -227,20 +276,28 @@ class CandidateRunner:
             )
 
     # ---- vectors for deduplication ---------------------------------------------------------------
-    async def _vectors(self, candidate: Candidate, drafts: list[Draft]) -> list[list[float]]:
+    async def _vectors(
+        self, candidate: Candidate, drafts: list[Draft], early: Early | None = None
+    ) -> list[list[float]]:
         kept = [d for d in drafts if d.kept]
         if self.settings.embedder is None or not kept:
+            if early is not None:
+                early.discard()
             return []
         journal = self.run.journal("vectors")
         record = journal.get(candidate.key)
         if record is not None and record["ids"] == [d.id for d in kept]:
+            if early is not None:
+                early.discard()
             journaled: list[list[float]] = record["vectors"]
             return journaled
         embedder = self.settings.embedder
         texts = [d.input for d in kept]
         # a remote embedder made for the run holds a slot of the run's limiter per request itself
-        array = await embedder.aembed(texts, label="dedup")
-        vectors = [[float(x) for x in row] for row in array]
+        rows = await early.rows_for(kept) if early is not None else None
+        if rows is None:
+            rows = list(await embedder.aembed(texts, label="dedup"))
+        vectors = [[float(x) for x in row] for row in rows]
         journal.append(candidate.key, {"ids": [d.id for d in kept], "vectors": vectors})
         return vectors
 
