@@ -301,11 +301,13 @@ def test_a_server_that_queues_is_not_flooded() -> None:
 
 # ---- a run's limiter -----------------------------------------------------------------------------
 def test_a_run_without_max_concurrent_finds_its_level_and_a_number_pins_it() -> None:
-    from synth.run.models import ADAPTIVE_CEILING, make_limiter
+    from synth.run.models import ADAPTIVE_CEILING, RUN_START, make_limiter
 
     found = make_limiter(None, None, None)
     assert found.adaptive and found.max_concurrent == ADAPTIVE_CEILING == 256
-    assert found.level == START
+    # a run's first wave (critic batches and the inputs asked beside them) leaves at once; the
+    # judges start lower
+    assert found.level == RUN_START == 32 > START
     pinned = make_limiter(7, 30.0, None)
     assert not pinned.adaptive and pinned.level == pinned.max_concurrent == 7
 

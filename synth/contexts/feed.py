@@ -14,7 +14,7 @@ background is given, when it is made, the ``notify`` to call when it has somethi
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -126,6 +126,10 @@ class Feed(Protocol):
     def corpus(self) -> Corpus | None:
         """The chunks the candidates come from; None when they come from no chunks (scratch)."""
 
+    def warm_with(self, warm: Callable[[Context], Awaitable[None]] | None) -> None:
+        """Hand ``warm`` the contexts the feed expects to give before it gives them (a feed that
+        knows its candidates at once has nothing to guess: it ignores it)."""
+
     async def aclose(self) -> None:
         """Stop the background work."""
 
@@ -179,6 +183,9 @@ class ListFeed:
                 ):
                     texts.setdefault(cid, text)
         return Corpus(list(texts), list(texts.values())) if texts else None
+
+    def warm_with(self, warm: Callable[[Context], Awaitable[None]] | None) -> None:
+        return None  # every candidate is known at once: its requests leave as it starts
 
     async def aclose(self) -> None:
         return None

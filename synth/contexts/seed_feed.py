@@ -20,7 +20,7 @@ import math
 import random
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -39,7 +39,7 @@ from synth.contexts.feed import AUTH_FAILURE, Candidate, Corpus, refused_key, se
 from synth.contexts.group import Prefetched, group_contexts, prefetch_neighbours, ready_prefetch
 from synth.contexts.index import ChunkIndex, VectorStore
 from synth.contexts.select import SeedSelector
-from synth.data import Chunk
+from synth.data import Chunk, Context
 from synth.errors import AuthenticationError, ModelError, raw_reply
 from synth.generate.stats import StageStats, model_error_reason
 from synth.generate.templates import PromptSet
@@ -65,6 +65,10 @@ class SeedBatch:
     @property
     def key(self) -> str:
         return f"batch{self.index}:" + joined_hash((c.id for c in self.seeds), 12)
+
+
+#: asks, ahead, the request the run's first step will send for a context the critic may accept
+Warm = Callable[[Context], Awaitable[None]]
 
 
 class DocsFeed:
@@ -112,6 +116,8 @@ class DocsFeed:
         self.wanted = self.selector.default_count if wanted is None else wanted
         per_call = config.contexts_per_critic_call
         self.lookahead = lookahead_batches(math.ceil(self.wanted / expected_keep), per_call)
+        #: the contexts whose inputs may be asked ahead: those the first wave is expected to start
+        self.warm_limit = math.ceil(round(self.wanted / expected_keep, 6))
         #: each wanted context may be tried 1 + max_retries times (the top-up limit)
         self.budget = self.wanted * (1 + config.max_retries) + per_call
         self.journal = journal
@@ -134,6 +140,14 @@ class DocsFeed:
         #: why no more candidates can come, once none can
         self.exhausted_reason = "the corpus has no more chunks to start a context from"
         self.error: BaseException | None = None
+        #: what asks the first step's request ahead (:meth:`warm_with`); the contexts guessed and,
+        #: of those, how many the critic's verdicts made as guessed
+        self._warm: Warm | None = None
+        self._warming: set[asyncio.Task[None]] = set()
+        self._guessed: set[str] = set()  # chunks the guessed contexts claimed (reader thread)
+        self._guessed_ids: set[str] = set()
+        self.warm_counts: Counter[str] = Counter()
+        self._closed = False
         for _ in range(self.lookahead):
             self._create_batch()
 
@@ -190,12 +204,21 @@ class DocsFeed:
             self._create_batch()
         return new
 
+    def warm_with(self, warm: Warm | None) -> None:
+        """While the critic scores a batch, guess the contexts its seeds make if every one is
+        accepted (grouped as :meth:`advance` would, in batch order, beside the store reads ahead)
+        and hand each to ``warm``, which asks the run's first request for it ahead: a guess the
+        verdicts bear out saves the candidate a round trip; one they do not costs a request. Only
+        where grouping reads ahead (``max_context_length`` above 1); None: no guesses."""
+        self._warm = warm
+
     async def aclose(self) -> None:
         """Cancel the critic requests under way and wait for the store reads to end."""
-        for task in self._tasks:
+        self._closed = True
+        for task in self._tasks | self._warming:
             task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._tasks or self._warming:
+            await asyncio.gather(*self._tasks, *self._warming, return_exceptions=True)
         if self._reads:  # store reads in threads cannot be cancelled: let them end first
             await asyncio.gather(*self._reads, return_exceptions=True)
         if self._reader is not None:
@@ -232,13 +255,70 @@ class DocsFeed:
         if self.config.max_context_length > 1:
             if self._reader is None:
                 self._reader = ThreadPoolExecutor(1, thread_name_prefix="synth-read-ahead")
-            read = loop.run_in_executor(self._reader, self._read_ahead, batch.seeds)
+            guess = None
+            if self._warm is not None:  # claims as grouping would make them, all seeds accepted
+                guess = (set(self.selector.used), self.selector.exhausted, loop)
+            read = loop.run_in_executor(self._reader, self._read_ahead, batch.seeds, guess)
             batch.ahead = read
             self._reads.add(read)
             read.add_done_callback(self._read_done)
 
-    def _read_ahead(self, seeds: list[Chunk]) -> Prefetched:
-        return prefetch_neighbours(seeds, self.neighbours(), self.config)
+    def _read_ahead(
+        self,
+        seeds: list[Chunk],
+        guess: tuple[set[str], bool, asyncio.AbstractEventLoop] | None = None,
+    ) -> Prefetched:
+        ahead = prefetch_neighbours(seeds, self.neighbours(), self.config)
+        if guess is not None:
+            self._guess(seeds, ahead, *guess)
+        return ahead
+
+    def _guess(
+        self,
+        seeds: list[Chunk],
+        ahead: Prefetched,
+        used: set[str],
+        reuse: bool,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        """In the reader thread, after the batches sent before: the contexts of ``seeds`` if the
+        critic accepts them all, claimed on top of the earlier guesses; each handed to the warm."""
+        used |= self._guessed
+        before = set(used)
+        try:
+            result = group_contexts(
+                seeds,
+                self.neighbours(),
+                self.config,
+                used=used,
+                allow_reuse=reuse,
+                prefetched=ahead,
+            )
+        except Exception:  # noqa: BLE001 - a guess only: grouping itself reports what failed
+            return
+        self._guessed |= used - before
+        loop.call_soon_threadsafe(self._start_warm, result.contexts)
+
+    def _start_warm(self, contexts: list[Context]) -> None:
+        if self._closed or self._warm is None:
+            return
+        for context in contexts:
+            if self.warm_counts["inputs_asked_ahead"] >= self.warm_limit:
+                return  # the spares' contexts: asked for when the run starts them, if it does
+            self._guessed_ids.add(context.id)
+            self.warm_counts["inputs_asked_ahead"] += 1
+            task = asyncio.get_running_loop().create_task(self._warm_one(self._warm, context))
+            self._warming.add(task)
+            task.add_done_callback(self._warming.discard)
+
+    @staticmethod
+    async def _warm_one(warm: Warm, context: Context) -> None:
+        try:
+            await warm(context)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001, S110 - the candidate's own request reports a failure
+            pass
 
     def neighbours(self) -> ChunkIndex:
         """The run's chunks to find neighbours among (made once, from any thread, with the vectors
@@ -322,6 +402,8 @@ class DocsFeed:
         positions = {c.id: batch.start + i for i, c in enumerate(batch.seeds)}
         new: list[Candidate] = []
         for context in result.contexts:
+            if context.id in self._guessed_ids:
+                self.warm_counts["asked_ahead_used"] += 1
             seed_id = context.chunk_ids[0]
             batch.outcome[seed_id] = "ok"
             seq = len(self.candidates)
@@ -387,6 +469,7 @@ class DocsFeed:
             if reason != "ok":
                 (critic if seed_drop_stage(reason) == "critic" else group).drop(reason, n)
         critic.items_out = group.items_in = critic.items_in - critic.dropped_total
+        group.notes.update(self.warm_counts)  # every context's, as the requests are
         return [critic, group] if self.critic is not None else [group]
 
 

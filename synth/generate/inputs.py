@@ -25,7 +25,7 @@ from synth.generate.draft import Draft, draft_id, drop_failed
 from synth.generate.language import language_line, target_language
 from synth.generate.question_types import OUT_OF_SCOPE, inputs_instruction
 from synth.generate.stats import StageStats, model_error_reason
-from synth.generate.templates import PromptSet, prompts_for
+from synth.generate.templates import SYSTEM, PromptSet, prompts_for
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
 
@@ -183,16 +183,27 @@ async def run(
     """
     n = config.max_goldens_per_context
     language = target_language(config.language, context)
-    prompt = build_prompt(
+    prompt = context_prompt(context, config, styling, prompts, aside)
+    return await _generate(prompt, n, llm, key or context.id, context, stats, language)
+
+
+def context_prompt(
+    context: Context,
+    config: GenerationConfig,
+    styling: StylingConfig | None,
+    prompts: PromptSet | None,
+    aside: str | None = None,
+) -> str:
+    """The prompt :func:`run` sends for ``context`` (what :meth:`InputsStep.warm` asks ahead)."""
+    return build_prompt(
         context,
-        n,
+        config.max_goldens_per_context,
         styling=styling,
         prompts=prompts,
         question_type=config.question_type,
         aside=aside,
-        language=language,
+        language=target_language(config.language, context),
     )
-    return await _generate(prompt, n, llm, key or context.id, context, stats, language)
 
 
 async def run_from_scratch(
@@ -275,6 +286,14 @@ class InputsStep:
             prompts=self.prompts,
         )
 
+    async def warm(self, context: Context) -> None:
+        """Ask, now, the request :meth:`run` will send for a candidate of ``context`` (a context
+        the critic has yet to accept): through the response cache, that request, when made, joins
+        this one or finds its reply (the reply is not checked here; :meth:`run` checks it)."""
+        prompt = context_prompt(context, self.config, self.styling, self.prompts)
+        schema = batch_schema(InputsReply, self.config.max_goldens_per_context)
+        await self.llm.arequest(prompt, system=SYSTEM, schema=schema, label=LABEL)
+
 
 __all__ = [
     "InputsReply",
@@ -283,6 +302,7 @@ __all__ = [
     "build_prompt",
     "build_scratch_prompt",
     "check_reply",
+    "context_prompt",
     "parse",
     "run",
     "run_from_examples",

@@ -39,6 +39,11 @@ DEFAULT_CACHE = Path(".synth") / "cache.sqlite"
 RATE_MARGIN = 0.05
 #: the most requests in flight a run's adaptive limiter goes up to (no max_concurrent given)
 ADAPTIVE_CEILING = 256
+#: where a run's adaptive level starts: its first wave is the critic's batches and the inputs
+#: asked beside them for the contexts they are likely to make (about 40 requests for 60 goldens),
+#: which the judges' start (8, synth.llm._aimd.START) would send over two round trips instead of
+#: one; a server that refuses that many at once cuts the level at its first replies
+RUN_START = 32
 
 NO_MODEL = (
     "no model named and no API key found: pass model= (a 'provider:model' spec, an LLM or a "
@@ -97,8 +102,8 @@ def model_name(model: object) -> str:
 def make_limiter(
     max_concurrent: int | None, rpm: float | None, tpm: float | None, window: float = 60.0
 ) -> RateLimiter:
-    """The run's shared limiter: ``max_concurrent`` requests in flight (None: adaptive, up to
-    :data:`ADAPTIVE_CEILING`), ``rpm`` requests and ``tpm`` tokens per ``window`` seconds, paced
+    """The run's shared limiter: ``max_concurrent`` requests in flight (None: adaptive, from
+    :data:`RUN_START` up to :data:`ADAPTIVE_CEILING`), ``rpm`` requests and ``tpm`` tokens per ``window`` seconds, paced
     over a window :data:`RATE_MARGIN` longer, so a server allowing exactly ``rpm`` per window is
     not tripped by the gap between when synth starts a request and when the server counts it."""
     return RateLimiter(
@@ -107,6 +112,7 @@ def make_limiter(
         tpm=tpm,
         window=window * (1 + RATE_MARGIN),
         adaptive=max_concurrent is None,
+        start=RUN_START,
     )
 
 
@@ -316,6 +322,7 @@ __all__ = [
     "RunModels",
     "default_model_spec",
     "make_limiter",
+    "RUN_START",
     "model_name",
     "model_names",
 ]

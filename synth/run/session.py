@@ -198,6 +198,7 @@ class RunSession:
         runner = CandidateRunner(
             self.settings, self.dir, lambda c, s, d: stream.on_stage(c, s, d), meter
         )
+        feed.warm_with(runner.warmer())  # inputs asked beside the critic, for the likely contexts
         easy = max_easy(self.settings.generation.max_easy_share, target.num_goldens)
         stream = Stream(
             feed, runner, target, dedup, on_change=self._flush, wakeup=self._wakeup, max_easy=easy

@@ -18,12 +18,16 @@ from typing import Any
 
 from synth._full_models import FULL_MODELS
 from synth.contexts.feed import Candidate
+from synth.data import Context
 from synth.errors import AuthenticationError, ModelError
 from synth.generate.base import Source, Step
 from synth.generate.dedup import LABEL as DEDUP
 from synth.generate.draft import Draft, drop_failed
+from synth.generate.inputs import InputsStep
 from synth.generate.stats import StageStats, count_stages
 from synth.generate.steps import RUNS_AHEAD, WRITES_INPUTS, StageSettings, build_steps
+from synth.llm.cache import CacheModel
+from synth.llm.wrapper import WrapperModel
 from synth.run.ahead import Ahead, run_ahead
 from synth.run.difficulty import DifficultyMeter
 from synth.run.dir import RunDir
@@ -136,6 +140,19 @@ class CandidateRunner:
         if self.meter is not None:  # measured afresh on resume: it is cheap and deterministic
             await self.meter.measure(drafts, vectors)
         return drafts, vectors
+
+    def warmer(self) -> Callable[[Context], Awaitable[None]] | None:
+        """What asks the first step's request for a context ahead (:meth:`DocsFeed.warm_with
+        <synth.contexts.seed_feed.DocsFeed.warm_with>`), when the candidate's own request can
+        join it: the first step asks from a context alone and the generator answers through a
+        response cache (which sends identical requests once). None otherwise."""
+        first = self.steps[0] if self.steps else None
+        inner = getattr(first, "step", first)  # the language check wraps the step
+        llm = self.settings.generator
+        cached = isinstance(llm, WrapperModel) and llm.layer(CacheModel) is not None
+        if not isinstance(inner, InputsStep) or not cached:
+            return None
+        return inner.warm
 
     def _inputs_final(self, index: int) -> bool:
         """Whether no step from ``index`` on writes inputs (so the inputs may be embedded now)."""
