@@ -2,7 +2,8 @@
 
 Each scenario starts the fake server (``tests/fake_openai.py``, a subprocess) and sends
 ``--requests`` chat requests at once through ``make_llm`` and the real openai SDK, sharing one
-:class:`~synth.RateLimiter`: adaptive (ceiling 256, as a run without ``--max-concurrent``) and
+:class:`~synth.RateLimiter` made as a run makes it: adaptive (from ``RUN_START``, ceiling 256, as
+a run without ``--max-concurrent``) and
 fixed at 32 (the old default), side by side. The scenarios:
 
 - ``open``: no limit (latency 0.5 s): the level should rise far past 32;
@@ -43,9 +44,11 @@ REFUSED = ("rpm_limit", "concurrency_limit", "rate_limit")
 
 def run_one(url: str, adaptive: bool, requests: int) -> dict[str, Any]:
     """Send ``requests`` requests at once; the limiter's report and the wall time."""
-    from synth import RateLimiter, make_llm
+    from synth import make_llm
+    from synth.run.models import make_limiter
 
-    limiter = RateLimiter(256, adaptive=True) if adaptive else RateLimiter(32)
+    # a run's own limiter: without --max-concurrent adaptive (from RUN_START, ceiling 256)
+    limiter = make_limiter(None if adaptive else 32, None, None)
     llm = make_llm("openai:m", base_url=url, api_key="sk-bench", limiter=limiter, max_retries=20)
     start = time.perf_counter()
     with llm:
