@@ -224,7 +224,9 @@ def awkward_text(megabytes: float, seed: int = 5) -> str:
 
 def whole_and_streamed(text: str, size: int, overlap: int) -> tuple[list[str], list[str]]:
     lengths = chunking._TokenLengths("cl100k_base")
-    splitter = chunking._Splitter(
+    from synth.ingest._splitter import Splitter
+
+    splitter = Splitter(
         chunk_size=size,
         chunk_overlap=overlap,
         length_function=lengths,

@@ -188,8 +188,12 @@ def run(args: argparse.Namespace) -> int:
     from synth.run.output import claim_output
 
     if not args.plan:
-        # lingua's full models load on the other core while this process imports the rest, not
-        # beside the run's requests (every run starts it; here it starts seconds sooner)
+        # on the other core while this process imports the rest: lingua's full models load (every
+        # run starts them; here seconds sooner), and a worker readies the readers and the
+        # tokenizer, then reads the run's files (synth.store._worker_reads)
+        from synth.store._worker_reads import READ_WORKER
+
+        READ_WORKER.start()
         FULL_MODELS.start()
     config = pipeline_from_args(args)
     output = Path(config.output or DEFAULT_OUTPUT)

@@ -17,10 +17,9 @@ import bisect
 import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tiktoken
-from langchain_text_splitters import RecursiveCharacterTextSplitter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from synth._ids import chunk_id
@@ -28,6 +27,9 @@ from synth._language import LANGUAGE_KEY, detect_language
 from synth._tokens import DEFAULT_ENCODING, encode, get_encoding
 from synth.data import Chunk, Document
 from synth.errors import ConfigError
+
+if TYPE_CHECKING:
+    from synth.ingest._splitter import Splitter
 
 logger = logging.getLogger("synth.ingest")
 
@@ -119,7 +121,9 @@ def iter_chunks(
     cfg = make_chunking_config(config, **overrides)
     get_encoding(cfg.encoding)  # fail (or notice the offline fallback) before the first document
     lengths = _TokenLengths(cfg.encoding)
-    splitter = _Splitter(
+    from synth.ingest._splitter import Splitter  # langchain, imported by the first chunking
+
+    splitter = Splitter(
         chunk_size=cfg.chunk_size,
         chunk_overlap=cfg.chunk_overlap,
         length_function=lengths,
@@ -166,23 +170,11 @@ class _TokenLengths:
         self._counts.clear()
 
 
-class _Splitter(RecursiveCharacterTextSplitter):
-    """langchain's recursive splitter, remembering the splits it joined last (see :func:`_split`)."""
-
-    last_joined: list[str]
-    last_kept: bool
-
-    def _join_docs(self, docs: list[str], separator: str) -> str | None:
-        joined = super()._join_docs(docs, separator)
-        self.last_joined, self.last_kept = list(docs), joined is not None
-        return joined
-
-
 #: characters of top-level splits merged at a time by :func:`_split`
 WINDOW_CHARS = 256 * 1024
 
 
-def _split(splitter: _Splitter, text: str, lengths: _TokenLengths) -> Iterator[str]:
+def _split(splitter: Splitter, text: str, lengths: _TokenLengths) -> Iterator[str]:
     """The chunks ``splitter.split_text(text)`` returns, in order, made a window at a time.
 
     The whole-text splitter holds every split of the text, the same splits joined to their
@@ -245,7 +237,7 @@ def _top_splits(text: str, separator: str) -> Iterator[str]:
 
 
 def _chunk_document(
-    document: Document, cfg: ChunkingConfig, splitter: _Splitter, lengths: _TokenLengths
+    document: Document, cfg: ChunkingConfig, splitter: Splitter, lengths: _TokenLengths
 ) -> Iterator[Chunk]:
     params = cfg.key()
     page_starts = [page.start for page in document.pages]

@@ -14,11 +14,25 @@ from pathlib import Path
 
 from synth.data import Document
 from synth.errors import ConfigError
-from synth.ingest.docx import read_docx
-from synth.ingest.pdf import read_pdf
 from synth.ingest.text import read_text
 
 Loader = Callable[[Path], "Document | str"]
+
+
+def read_pdf(path: Path, password: str | None = None) -> Document:
+    """:func:`synth.ingest.pdf.read_pdf`, imported by the first PDF read (pypdf takes a tenth of
+    a second or more to import, paid only by a process that reads one)."""
+    from synth.ingest.pdf import read_pdf as read
+
+    return read(path, password=password)
+
+
+def read_docx(path: Path) -> Document:
+    """:func:`synth.ingest.docx.read_docx`, imported by the first .docx read (python-docx, lxml)."""
+    from synth.ingest.docx import read_docx as read
+
+    return read(path)
+
 
 _BUILTIN: dict[str, Loader] = {
     ".txt": read_text,

@@ -42,10 +42,12 @@ def ingest_for_run(
     files as Ray tasks (:mod:`synth.store.ray_ingest`); this process stores them."""
     from synth.store import ChunkStore
     from synth.store._reads import Reads, read_here
+    from synth.store._worker_reads import READ_WORKER
     from synth.store.ingest_run import start_ingest
 
     chunking = chunking_of(config)
-    reads: Reads = read_here
+    # read in the worker `synth generate` started, when it did (on another core); here otherwise
+    reads: Reads = READ_WORKER.reads if READ_WORKER.available else read_here
     store_embedder = embedder
     if ray:
         from synth.store.ray_ingest import RayReads
@@ -135,12 +137,20 @@ def files_read(report: IngestReport) -> int:
 
 
 def record_ingest(
-    run: RunSession, report: IngestReport, paths: list[str], chunks: list[Chunk]
+    run: RunSession,
+    report: IngestReport,
+    paths: list[str],
+    chunks: list[Chunk],
+    notes: dict[str, int] | None = None,
 ) -> None:
-    """Put stage 1 in the run's manifest: the ingest's notice, its row and what the run read."""
+    """Put stage 1 in the run's manifest: the ingest's notice, its row (``notes``: where the files
+    were read, when some were read in the worker) and what the run read."""
     if report.notice:
         run.note(report.notice)
-    run.rows.append(ingest_row(report))
+    row = ingest_row(report)
+    if notes:
+        row["notes"] = notes
+    run.rows.append(row)
     run.info["inputs"] = {
         "paths": paths,
         "files": len(report.files),
@@ -160,10 +170,15 @@ def ingest_in_run(
     are handed over (the last chunks may still be being stored while the first critic requests
     are out); when the block ends, the ingest is finished and recorded (files, chunks, embedding
     requests). On an error the writes still waiting are dropped; the store is closed either way."""
+    from synth.store._worker_reads import READ_WORKER
+
     sent_before = embedder.batches_embedded
-    store, pending, chunks = ingest()
+    read_before = dict(READ_WORKER.counts)
+    store, pending, chunks = ingest()  # every file is read when it returns
     try:
-        record_ingest(run, pending.report, paths, chunks)
+        read = {k: READ_WORKER.counts[k] - read_before[k] for k in read_before}
+        notes = {f"files_read_{k}": n for k, n in read.items() if read["worker"] and n}
+        record_ingest(run, pending.report, paths, chunks, notes)
         yield pending, chunks
         report = pending.finish()
         run.count_embeddings("ingest", embedder, sent_before, pending.embedder_batches)

@@ -1,0 +1,71 @@
+"""A run's files read and chunked in a process of its own, started with ``synth generate``.
+
+Reading is CPU work that holds the interpreter: the readers' imports (pypdf, python-docx,
+langchain-text-splitters), the tokenizer's ranks, language detection and chunking took about a
+second of a run's start, in the process that also imports the model SDK and sends the requests.
+:class:`~synth.store._worker_reads.ReadWorker` starts this worker as the command starts, so those
+imports run on another core while the command imports the rest, and the files are read there.
+
+Run as ``python -m synth.ingest._worker FD``: FD is this end of a socket pair, spoken over with
+:class:`multiprocessing.connection.Connection` (pickles). Each request is ``(FileToLoad,
+ChunkingConfig)``; each answer ``("ok", FileStatus, document_id, chunks)`` or ``("error",
+exception)``. The worker ends when its parent closes the connection.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+
+def _warm() -> None:
+    """What the first file will need, loaded before it comes."""
+    from synth._tokens import get_encoding
+    from synth.ingest import _splitter, docx, pdf  # noqa: F401 - imported for the first file
+    from synth.ingest.chunking import ChunkingConfig
+
+    get_encoding(ChunkingConfig().encoding)
+
+
+def _answer(message: Any) -> tuple[Any, ...]:
+    from synth.ingest import iter_chunks, load_file
+
+    item, chunking = message
+    loaded = load_file(item)
+    document = loaded.document
+    if document is None:
+        return ("ok", loaded.status, None, [])
+    return ("ok", loaded.status, document.id, list(iter_chunks([document], chunking)))
+
+
+def serve(fd: int) -> None:  # pragma: no cover - runs in the worker process (its tests drive it)
+    import signal
+    from multiprocessing.connection import Connection
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's Ctrl-C is the parent's to handle
+    connection = Connection(fd)
+    try:
+        _warm()
+    except Exception:  # noqa: BLE001 - the first file reports what is missing
+        pass
+    while True:
+        try:
+            message = connection.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            reply = _answer(message)
+        except Exception as exc:  # noqa: BLE001 - raised in the parent, as reading there would
+            reply = ("error", exc)
+        try:
+            connection.send(reply)
+        except (BrokenPipeError, OSError):
+            return
+        except Exception as exc:  # noqa: BLE001 - an answer that does not pickle
+            connection.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    serve(int(sys.argv[1]))
+    os._exit(0)  # nothing to flush: the answers went through the connection

@@ -1,0 +1,186 @@
+"""Reads a run's files in the worker process :mod:`synth.ingest._worker` (a :class:`Reads`).
+
+``synth generate`` starts :data:`READ_WORKER` as it begins, so the worker imports the readers and
+loads the tokenizer on another core while the command imports the rest; a run's ingest then walks
+the files here (the same walk and ``skip`` hook as :func:`~synth.store._reads.read_here`, so the
+report and the fingerprints are the same) and the worker reads and chunks them, up to
+:data:`WINDOW` files ahead of the one being stored.
+
+Nothing is lost when the worker cannot help: a file whose loader does not pickle (one registered
+in this process only), or any file after the worker failed or ended, is read here instead, and a
+file that failed to read there fails as it would here. ``SYNTH_READ_WORKER=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import socket
+import subprocess
+import sys
+import threading
+from collections import deque
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from synth.ingest import FileToLoad, LoadedFile, SkipHook, iter_chunks, iter_files, load_file
+from synth.store._reads import FileRead
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
+    from synth.ingest import ChunkingConfig
+    from synth.store.chroma import ChunkStore
+
+#: the environment variable that turns the worker off ("0")
+ENV = "SYNTH_READ_WORKER"
+#: files sent to the worker ahead of the one being stored (small requests: the pipe never fills)
+WINDOW = 8
+
+
+class ReadWorker:
+    """The client of one worker process (see the module): :meth:`start` it early, then read a
+    run's files with :meth:`reads` while it is :attr:`available`."""
+
+    def __init__(self, command: list[str] | None = None) -> None:
+        self.command = command or [sys.executable, "-m", "synth.ingest._worker"]
+        self._process: subprocess.Popen[bytes] | None = None
+        self._connection: Connection | None = None
+        self._failed = False
+        self._lock = threading.Lock()
+        #: files the worker read, and files read here instead (for tests and the bench)
+        self.counts = {"worker": 0, "here": 0}
+
+    @property
+    def available(self) -> bool:
+        """Whether a worker is running (started and not failed)."""
+        return self._connection is not None and not self._failed
+
+    def start(self) -> None:
+        """Start the worker unless it ran already, failed, or is turned off; does not wait."""
+        with self._lock:
+            if self._process is not None or self._failed:
+                return
+            if os.environ.get(ENV, "1") == "0" or os.name != "posix":
+                self._failed = True
+                return
+            from multiprocessing.connection import Connection
+
+            ours, theirs = socket.socketpair()
+            try:
+                self._process = subprocess.Popen(
+                    [*self.command, str(theirs.fileno())],
+                    pass_fds=(theirs.fileno(),),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                )
+            except OSError:
+                self._failed = True
+                ours.close()
+                return
+            finally:
+                theirs.close()
+            self._connection = Connection(ours.detach())
+
+    def reads(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        store: ChunkStore,
+        *,
+        password: str | None,
+        skip: SkipHook,
+    ) -> Iterator[FileRead]:
+        """One :class:`FileRead` per file met, in walk order, read by the worker (see the module)."""
+        chunking = store.chunking
+        waiting: deque[tuple[str, Any]] = deque()  # ("known", LoadedFile) / ("sent" | "here", item)
+        sent = 0
+        with self._lock:
+            try:
+                for item in iter_files(paths, password=password, skip=skip):
+                    if isinstance(item, LoadedFile):
+                        waiting.append(("known", item))
+                        continue
+                    kind = "sent" if self._send(item, chunking) else "here"
+                    sent += kind == "sent"
+                    waiting.append((kind, item))
+                    while sent > WINDOW:
+                        kind, head = waiting.popleft()
+                        sent -= kind == "sent"
+                        yield self._take(kind, head, chunking)
+                while waiting:
+                    kind, head = waiting.popleft()
+                    yield self._take(kind, head, chunking)
+            finally:
+                if any(kind == "sent" for kind, _ in waiting):
+                    # given up part way (a failed ingest): the answers still owed would reach
+                    # the next reader, so this worker is stopped and the next reads here
+                    self._stop()
+
+    def _send(self, item: FileToLoad, chunking: ChunkingConfig) -> bool:
+        if not self.available or self._connection is None:
+            return False
+        try:
+            payload = pickle.dumps((item, chunking))
+        except (pickle.PicklingError, AttributeError, TypeError):
+            return False  # a loader registered in this process only: read here
+        try:
+            self._connection.send_bytes(payload)
+        except OSError:
+            self._stop()
+            return False
+        return True
+
+    def _take(self, kind: str, item: Any, chunking: ChunkingConfig) -> FileRead:
+        if kind == "known":
+            return FileRead(item.status)
+        if kind == "sent" and self.available and self._connection is not None:
+            try:
+                reply = self._connection.recv()
+            except (EOFError, OSError, pickle.UnpicklingError):
+                self._stop()  # dead or garbled: this file and every later one are read here
+            else:
+                if reply[0] == "error":
+                    raise reply[1]
+                _, status, document_id, chunks = reply
+                self.counts["worker"] += 1
+                return FileRead(status, document_id, chunks)
+        self.counts["here"] += 1
+        loaded = load_file(item)
+        if loaded.document is None:
+            return FileRead(loaded.status)
+        return FileRead(loaded.status, loaded.document.id, iter_chunks([loaded.document], chunking))
+
+    def _stop(self) -> None:
+        self._failed = True
+        connection, self._connection = self._connection, None
+        process, self._process = self._process, None
+        if connection is not None:
+            connection.close()  # the worker ends at its connection's end
+        if process is not None:
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def close(self) -> None:
+        """Stop the worker (it is not started again)."""
+        self._stop()
+
+    def forget(self) -> None:
+        """In a forked child: the parent's worker is the parent's."""
+        self._process = None
+        self._connection = None
+        self._failed = False
+        self._lock = threading.Lock()
+
+
+#: the process's worker, started by ``synth generate``
+READ_WORKER = ReadWorker()
+atexit.register(READ_WORKER.close)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=READ_WORKER.forget)
+
+
+__all__ = ["ENV", "READ_WORKER", "WINDOW", "ReadWorker"]
