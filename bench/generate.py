@@ -150,6 +150,11 @@ def chain_of(run: dict[str, Any], embeddings: int) -> dict[str, int]:
         chain["critic"] = 1
     if requests.get("inputs"):
         chain["inputs"] = 1
+        group_row = next((row for row in run["stages"] if row["stage"] == "group"), {})
+        if chain.get("critic") and (group_row.get("notes") or {}).get("asked_ahead_used"):
+            # the inputs were asked beside the critic (DocsFeed.warm_with): one round for both,
+            # after the chunks' embeddings the guessed contexts need
+            del chain["critic"]
     if requests.get("filter"):
         chain["filter"] = max(1, round(requests["filter"] / max(1, requests.get("inputs", 1))))
     if requests.get("evolve"):

@@ -8,7 +8,9 @@ While the critic scores a batch, a worker thread finds the seeds' neighbours, an
 the verdicts come, only claims them. The first critic requests can go out while the ingest is still
 storing the last chunks: the vectors are read from ``store``, which may be the ingest under way
 (it gives them as soon as they are embedded), and ``store_check()``, called at every grouping,
-ends the run once a store write has failed.
+ends the run once a store write has failed. Given a warm (:meth:`DocsFeed.warm_with`), that thread
+also guesses the contexts each batch makes if the critic accepts every seed, and the run asks
+their inputs ahead, beside the critic's request.
 New batches are drawn only at fixed points of that order (the batch ``lookahead`` places after the
 one just grouped), which is what keeps the draws, and so the contexts, independent of timing.
 """

@@ -145,12 +145,16 @@ class CandidateRunner:
         """What asks the first step's request for a context ahead (:meth:`DocsFeed.warm_with
         <synth.contexts.seed_feed.DocsFeed.warm_with>`), when the candidate's own request can
         join it: the first step asks from a context alone and the generator answers through a
-        response cache (which sends identical requests once). None otherwise."""
+        response cache (which sends identical requests once). None otherwise, and through a
+        Batch API, where a request asked ahead would go in a job of its own (a round of hours)."""
+        from synth.llm.batch import BatchModel
+
         first = self.steps[0] if self.steps else None
         inner = getattr(first, "step", first)  # the language check wraps the step
         llm = self.settings.generator
-        cached = isinstance(llm, WrapperModel) and llm.layer(CacheModel) is not None
-        if not isinstance(inner, InputsStep) or not cached:
+        if not isinstance(inner, InputsStep) or not isinstance(llm, WrapperModel):
+            return None
+        if llm.layer(CacheModel) is None or llm.layer(BatchModel) is not None:
             return None
         return inner.warm
 
