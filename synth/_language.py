@@ -303,10 +303,17 @@ def _settled(text: str, target: str, also: Iterable[str]) -> LanguageVerdict | f
         return LanguageVerdict("mismatch", target, found, round(share, 2))
     codes = frozenset({*COMMON, target, *also})
     FULL_MODELS.start()  # the first check of a process starts the full models' worker
-    quick = _confidences(_check_detector(codes, quick=True), text)
+    quick = _quick_confidences(codes, text)
     if quick and max(quick, key=lambda c: quick[c]) == target and quick[target] >= QUICK_CONFIDENCE:
         return LanguageVerdict("match", target, target, round(quick[target], 2))
     return codes
+
+
+@lru_cache(maxsize=1024)
+def _quick_confidences(codes: frozenset[str], text: str) -> dict[str, float]:
+    """The trigrams' confidences for ``text`` among ``codes``, kept: :func:`prepare_checks` and
+    the :func:`check_language` that follows it ask for the same text (read them, never change)."""
+    return _confidences(_check_detector(codes, quick=True), text)
 
 
 @lru_cache(maxsize=1024)

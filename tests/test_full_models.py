@@ -38,6 +38,7 @@ def script(body: str) -> list[str]:
 def worker_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV, "1")  # mutation/run.py turns it off for mutmut's children
     _language._full_confidences.cache_clear()  # each test's texts judged afresh
+    _language._quick_confidences.cache_clear()
 
 
 @pytest.fixture(scope="module")

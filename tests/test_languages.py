@@ -77,6 +77,7 @@ def test_a_text_in_its_language_is_settled_by_trigrams_and_only_doubt_loads_the_
     closed.close()  # no worker: the full models would load in this process (as they did)
     monkeypatch.setattr(_language, "FULL_MODELS", closed)
     _language._full_confidences.cache_clear()
+    _language._quick_confidences.cache_clear()
     right = {
         "en": "How long does the warranty of the home battery last?",
         "de": "Wie lange dauert die Garantie für die Batterie im Keller?",
@@ -87,9 +88,32 @@ def test_a_text_in_its_language_is_settled_by_trigrams_and_only_doubt_loads_the_
         assert check_language(text, code).status == "match", text
     assert built and all(built)  # trigrams alone
     built.clear()
+    _language._quick_confidences.cache_clear()  # the same text's trigram scores are kept
     verdict = check_language(right["de"], "en")
     assert verdict.mismatch and verdict.found == "de"
     assert built == [True, False]  # doubted, then judged with the full models
+
+
+def test_a_text_prepared_then_checked_is_scored_by_the_trigrams_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a run prepares each written input (off the loop) and then checks it: the trigrams' scores,
+    # a third of a run's language CPU, are kept from the one for the other
+    import asyncio
+
+    asked: list[str] = []
+    real = _language._confidences
+
+    def spy(detector: object, text: str) -> dict[str, float]:
+        asked.append(text)
+        return real(detector, text)
+
+    monkeypatch.setattr(_language, "_confidences", spy)
+    _language._quick_confidences.cache_clear()
+    text = "How long does the warranty of the heat pump last in a cold winter?"
+    asyncio.run(_language.prepare_checks([text], "en"))
+    assert check_language(text, "en").status == "match"
+    assert asked == [text]
 
 
 def test_made_up_words_and_bare_lists_of_nouns_get_no_language() -> None:

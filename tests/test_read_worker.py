@@ -140,3 +140,17 @@ def test_synth_generate_reads_its_files_in_the_worker(tmp_path: Path) -> None:
     manifest = json.loads(done.stdout.strip().splitlines()[-1])
     ingest = next(r for r in manifest["stages"] if r["stage"] == "ingest")
     assert ingest["notes"]["files_read_worker"] == ingest["items_out"] > 10
+
+
+def test_relative_paths_are_read_from_the_callers_folder_not_the_workers(
+    worker: ReadWorker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A program (or a test) that changes its folder after the worker started: the worker reads
+    the file the program's relative path names."""
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "pump.txt").write_text("The pump hums at night. " * 30, "utf-8")
+    monkeypatch.chdir(tmp_path)
+    there = list(worker.reads(["notes"], STORE, password=None, skip=no_skip))
+    here = list(read_here(["notes"], STORE, password=None, skip=no_skip))
+    assert rows(there) == rows(here) and there[0].status.status == "ok"
+    assert worker.counts["worker"] == 1

@@ -16,7 +16,8 @@ import pytest
 from synth_replies import Replies, stage_of
 
 from synth import FunctionModel, Synthesizer
-from synth.contexts.seed_feed import DocsFeed
+from synth.contexts.guess import ASKED, USED, Guesses
+from synth.data import Context
 from synth.run.stages import CandidateRunner
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_docs"
@@ -104,28 +105,27 @@ def manifest_inputs_requests(manifest: dict) -> int:
 
 def test_the_warm_requests_left_are_cancelled_when_the_feed_closes() -> None:
     async def main() -> None:
-        feed = DocsFeed.__new__(DocsFeed)  # only the warm bookkeeping is exercised
-        feed._tasks, feed._warming, feed._reads, feed._reader = set(), set(), set(), None
-        feed._closed, feed._guessed_ids, feed.warm_limit = False, set(), 5
-        from collections import Counter
-
-        feed.warm_counts = Counter()
         started = asyncio.Event()
 
-        async def warm(context: object) -> None:
+        async def warm(context: Context) -> None:
             started.set()
             await asyncio.sleep(3600)
 
-        feed._warm = warm
-        from synth.data import Context
-
-        context = Context(id="c", chunk_ids=["a"], texts=["t"], source_files=["f"])
-        feed._start_warm([context])
+        guesses = Guesses(warm, limit=2)
+        contexts = [
+            Context(id=f"c{i}", chunk_ids=[f"k{i}"], texts=["t"], source_files=["f"])
+            for i in range(3)
+        ]
+        guesses._start(contexts)  # what the reader thread hands the loop
         await started.wait()
-        (task,) = feed._warming
-        await feed.aclose()
-        assert task.cancelled()
-        feed._start_warm([context])  # a guess landing after the close starts nothing
-        assert not feed._warming and feed.warm_counts["inputs_asked_ahead"] == 1
+        assert guesses.counts[ASKED] == 2  # the limit: the first wave's contexts only
+        tasks = set(guesses._tasks)
+        await guesses.aclose()
+        assert tasks and all(task.cancelled() for task in tasks)
+        guesses._start(contexts)  # a guess landing after the close starts nothing
+        assert not guesses._tasks and guesses.counts[ASKED] == 2
+        guesses.grouped(contexts[0])
+        guesses.grouped(contexts[2])  # made by the verdicts but never asked ahead
+        assert guesses.counts[USED] == 1
 
     asyncio.run(main())

@@ -22,11 +22,9 @@ import math
 import random
 import threading
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 
-from synth._ids import joined_hash
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import (
     BELOW_THRESHOLD,
@@ -39,38 +37,17 @@ from synth.contexts.critic import (
 )
 from synth.contexts.feed import AUTH_FAILURE, Candidate, Corpus, refused_key, seed_drop_stage
 from synth.contexts.group import Prefetched, group_contexts, prefetch_neighbours, ready_prefetch
+from synth.contexts.guess import Guesses, Warm
 from synth.contexts.index import ChunkIndex, VectorStore
+from synth.contexts.seed_batch import SeedBatch, lookahead_batches
 from synth.contexts.select import SeedSelector
-from synth.data import Chunk, Context
+from synth.data import Chunk
 from synth.errors import AuthenticationError, ModelError, raw_reply
 from synth.generate.stats import StageStats, model_error_reason
 from synth.generate.templates import PromptSet
 from synth.llm.base import LLM
 from synth.run.dir import Journal
 from synth.run.rejects import reject_row
-
-
-@dataclass
-class SeedBatch:
-    """Seeds scored by the critic in one request, and what became of each."""
-
-    index: int
-    seeds: list[Chunk]
-    start: int  # draw position of the first seed
-    sent: bool = False
-    scores: list[ContextScore | str] | None = None  # a score, or a drop reason
-    grouped: bool = False
-    outcome: dict[str, str] = field(default_factory=dict)  # seed id -> "ok" or drop reason
-    failed: dict[str, ModelError] = field(default_factory=dict)  # seed id -> its failed request
-    ahead: asyncio.Future[Prefetched] | None = None  # the store's answers, read while scored
-
-    @property
-    def key(self) -> str:
-        return f"batch{self.index}:" + joined_hash((c.id for c in self.seeds), 12)
-
-
-#: asks, ahead, the request the run's first step will send for a context the critic may accept
-Warm = Callable[[Context], Awaitable[None]]
 
 
 class DocsFeed:
@@ -118,8 +95,7 @@ class DocsFeed:
         self.wanted = self.selector.default_count if wanted is None else wanted
         per_call = config.contexts_per_critic_call
         self.lookahead = lookahead_batches(math.ceil(self.wanted / expected_keep), per_call)
-        #: the contexts whose inputs may be asked ahead: those the first wave is expected to start
-        self.warm_limit = math.ceil(round(self.wanted / expected_keep, 6))
+        self._first_wave = math.ceil(round(self.wanted / expected_keep, 6))
         #: each wanted context may be tried 1 + max_retries times (the top-up limit)
         self.budget = self.wanted * (1 + config.max_retries) + per_call
         self.journal = journal
@@ -142,14 +118,7 @@ class DocsFeed:
         #: why no more candidates can come, once none can
         self.exhausted_reason = "the corpus has no more chunks to start a context from"
         self.error: BaseException | None = None
-        #: what asks the first step's request ahead (:meth:`warm_with`); the contexts guessed and,
-        #: of those, how many the critic's verdicts made as guessed
-        self._warm: Warm | None = None
-        self._warming: set[asyncio.Task[None]] = set()
-        self._guessed: set[str] = set()  # chunks the guessed contexts claimed (reader thread)
-        self._guessed_ids: set[str] = set()
-        self.warm_counts: Counter[str] = Counter()
-        self._closed = False
+        self.guesses: Guesses | None = None  # contexts guessed before the verdicts (warm_with)
         for _ in range(self.lookahead):
             self._create_batch()
 
@@ -207,20 +176,19 @@ class DocsFeed:
         return new
 
     def warm_with(self, warm: Warm | None) -> None:
-        """While the critic scores a batch, guess the contexts its seeds make if every one is
-        accepted (grouped as :meth:`advance` would, in batch order, beside the store reads ahead)
-        and hand each to ``warm``, which asks the run's first request for it ahead: a guess the
-        verdicts bear out saves the candidate a round trip; one they do not costs a request. Only
-        where grouping reads ahead (``max_context_length`` above 1); None: no guesses."""
-        self._warm = warm
+        """Guess, beside the store reads ahead, the contexts each batch makes if the critic accepts
+        every seed, and hand those of the first wave to ``warm`` (:mod:`synth.contexts.guess`);
+        only where grouping reads ahead (``max_context_length`` above 1). None: no guesses."""
+        self.guesses = Guesses(warm, self._first_wave) if warm is not None else None
 
     async def aclose(self) -> None:
         """Cancel the critic requests under way and wait for the store reads to end."""
-        self._closed = True
-        for task in self._tasks | self._warming:
+        if self.guesses is not None:
+            await self.guesses.aclose()
+        for task in self._tasks:
             task.cancel()
-        if self._tasks or self._warming:
-            await asyncio.gather(*self._tasks, *self._warming, return_exceptions=True)
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._reads:  # store reads in threads cannot be cancelled: let them end first
             await asyncio.gather(*self._reads, return_exceptions=True)
         if self._reader is not None:
@@ -258,7 +226,7 @@ class DocsFeed:
             if self._reader is None:
                 self._reader = ThreadPoolExecutor(1, thread_name_prefix="synth-read-ahead")
             guess = None
-            if self._warm is not None:  # claims as grouping would make them, all seeds accepted
+            if self.guesses is not None:  # claims as grouping would make them, all seeds accepted
                 guess = (set(self.selector.used), self.selector.exhausted, loop)
             read = loop.run_in_executor(self._reader, self._read_ahead, batch.seeds, guess)
             batch.ahead = read
@@ -271,56 +239,9 @@ class DocsFeed:
         guess: tuple[set[str], bool, asyncio.AbstractEventLoop] | None = None,
     ) -> Prefetched:
         ahead = prefetch_neighbours(seeds, self.neighbours(), self.config)
-        if guess is not None:
-            self._guess(seeds, ahead, *guess)
+        if guess is not None and self.guesses is not None:
+            self.guesses.guess(seeds, self.neighbours(), self.config, ahead, *guess)
         return ahead
-
-    def _guess(
-        self,
-        seeds: list[Chunk],
-        ahead: Prefetched,
-        used: set[str],
-        reuse: bool,
-        loop: asyncio.AbstractEventLoop,
-    ) -> None:
-        """In the reader thread, after the batches sent before: the contexts of ``seeds`` if the
-        critic accepts them all, claimed on top of the earlier guesses; each handed to the warm."""
-        used |= self._guessed
-        before = set(used)
-        try:
-            result = group_contexts(
-                seeds,
-                self.neighbours(),
-                self.config,
-                used=used,
-                allow_reuse=reuse,
-                prefetched=ahead,
-            )
-        except Exception:  # noqa: BLE001 - a guess only: grouping itself reports what failed
-            return
-        self._guessed |= used - before
-        loop.call_soon_threadsafe(self._start_warm, result.contexts)
-
-    def _start_warm(self, contexts: list[Context]) -> None:
-        if self._closed or self._warm is None:
-            return
-        for context in contexts:
-            if self.warm_counts["inputs_asked_ahead"] >= self.warm_limit:
-                return  # the spares' contexts: asked for when the run starts them, if it does
-            self._guessed_ids.add(context.id)
-            self.warm_counts["inputs_asked_ahead"] += 1
-            task = asyncio.get_running_loop().create_task(self._warm_one(self._warm, context))
-            self._warming.add(task)
-            task.add_done_callback(self._warming.discard)
-
-    @staticmethod
-    async def _warm_one(warm: Warm, context: Context) -> None:
-        try:
-            await warm(context)
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # noqa: BLE001, S110 - the candidate's own request reports a failure
-            pass
 
     def neighbours(self) -> ChunkIndex:
         """The run's chunks to find neighbours among (made once, from any thread, with the vectors
@@ -404,8 +325,8 @@ class DocsFeed:
         positions = {c.id: batch.start + i for i, c in enumerate(batch.seeds)}
         new: list[Candidate] = []
         for context in result.contexts:
-            if context.id in self._guessed_ids:
-                self.warm_counts["asked_ahead_used"] += 1
+            if self.guesses is not None:
+                self.guesses.grouped(context)
             seed_id = context.chunk_ids[0]
             batch.outcome[seed_id] = "ok"
             seq = len(self.candidates)
@@ -471,14 +392,9 @@ class DocsFeed:
             if reason != "ok":
                 (critic if seed_drop_stage(reason) == "critic" else group).drop(reason, n)
         critic.items_out = group.items_in = critic.items_in - critic.dropped_total
-        group.notes.update(self.warm_counts)  # every context's, as the requests are
+        if self.guesses is not None:  # every context's, as the requests are
+            group.notes.update(self.guesses.counts)
         return [critic, group] if self.critic is not None else [group]
-
-
-def lookahead_batches(contexts_wanted: int, per_call: int) -> int:
-    """How many critic batches are drawn before the first is grouped: enough for the contexts a
-    run is expected to need, plus one, so the first wave of requests goes out at once."""
-    return math.ceil(max(contexts_wanted, 1) / per_call) + 1
 
 
 __all__ = ["DocsFeed", "SeedBatch", "lookahead_batches"]

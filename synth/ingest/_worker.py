@@ -14,18 +14,42 @@ exception)``. The worker ends when its parent closes the connection.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from typing import Any
 
 
-def _warm() -> None:
-    """What the first file will need, loaded before it comes."""
-    from synth._tokens import get_encoding
-    from synth.ingest import _splitter, docx, pdf  # noqa: F401 - imported for the first file
-    from synth.ingest.chunking import ChunkingConfig
+class _Held(logging.Handler):
+    """Keeps the records it is given."""
 
-    get_encoding(ChunkingConfig().encoding)
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def _warm() -> list[logging.LogRecord]:
+    """What the first file will need, loaded before it comes; what it logged meanwhile (the
+    tokenizer's offline-copy notice), kept for the first file: a run refused before reading any
+    says nothing of a tokenizer it never used."""
+    handler = _Held()
+    held = handler.records
+    root = logging.getLogger("synth")
+    root.addHandler(handler)
+    propagate, root.propagate = root.propagate, False
+    try:
+        from synth._tokens import get_encoding
+        from synth.ingest import _splitter, docx, pdf  # noqa: F401 - imported for the first file
+        from synth.ingest.chunking import ChunkingConfig
+
+        get_encoding(ChunkingConfig().encoding)
+    finally:
+        root.removeHandler(handler)
+        root.propagate = propagate
+    return held
 
 
 def _answer(message: Any) -> tuple[Any, ...]:
@@ -45,8 +69,9 @@ def serve(fd: int) -> None:  # pragma: no cover - runs in the worker process (it
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's Ctrl-C is the parent's to handle
     connection = Connection(fd)
+    held: list[logging.LogRecord] = []
     try:
-        _warm()
+        held = _warm()
     except Exception:  # noqa: BLE001 - the first file reports what is missing
         pass
     while True:
@@ -54,6 +79,9 @@ def serve(fd: int) -> None:  # pragma: no cover - runs in the worker process (it
             message = connection.recv()
         except (EOFError, OSError):
             return
+        for record in held:  # said now that a file is read
+            logging.getLogger(record.name).handle(record)
+        held = []
         try:
             reply = _answer(message)
         except Exception as exc:  # noqa: BLE001 - raised in the parent, as reading there would

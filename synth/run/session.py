@@ -154,8 +154,7 @@ class RunSession:
         """The goldens of a run that had already finished, as it saved them; no request is made.
 
         Items that failed for good in that run are not asked again (a retry could change the
-        dataset); a new run directory starts the run afresh, retrying them.
-        """
+        dataset); a new run directory starts the run afresh, retrying them."""
         assert self.finished, "only a finished run is replayed"
         self.dataset = Dataset.load(self._saved)
         self.replayed = True

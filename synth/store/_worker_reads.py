@@ -120,6 +120,8 @@ class ReadWorker:
     def _send(self, item: FileToLoad, chunking: ChunkingConfig) -> bool:
         if not self.available or self._connection is None:
             return False
+        # the worker may have been started in another folder (a program that changed its own)
+        item = item._replace(file=item.file.absolute())
         try:
             payload = pickle.dumps((item, chunking))
         except (pickle.PicklingError, AttributeError, TypeError):
