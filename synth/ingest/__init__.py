@@ -14,6 +14,7 @@ from synth.ingest.load import (
     iter_load,
     load_documents,
     load_file,
+    read_chunked,
 )
 from synth.ingest.registry import (
     Loader,
@@ -39,6 +40,7 @@ __all__ = [
     "load_documents",
     "load_file",
     "make_chunking_config",
+    "read_chunked",
     "register_loader",
     "registered_loaders",
     "unregister_loader",

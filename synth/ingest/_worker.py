@@ -53,14 +53,9 @@ def _warm() -> list[logging.LogRecord]:
 
 
 def _answer(message: Any) -> tuple[Any, ...]:
-    from synth.ingest import iter_chunks, load_file
+    from synth.ingest import read_chunked
 
-    item, chunking = message
-    loaded = load_file(item)
-    document = loaded.document
-    if document is None:
-        return ("ok", loaded.status, None, [])
-    return ("ok", loaded.status, document.id, list(iter_chunks([document], chunking)))
+    return ("ok", *read_chunked(*message))
 
 
 def serve(fd: int) -> None:  # pragma: no cover - runs in the worker process (its tests drive it)

@@ -17,10 +17,11 @@ from typing import NamedTuple
 
 from synth._ids import document_id
 from synth._language import LANGUAGE_KEY, document_languages
-from synth.data import Document
+from synth.data import Chunk, Document
 from synth.errors import ConfigError, IngestError
 from synth.ingest._util import one_line
 from synth.ingest._walk import Candidate, walk
+from synth.ingest.chunking import ChunkingConfig, iter_chunks
 from synth.ingest.registry import Loader, resolve_loaders
 from synth.ingest.report import FileStatus, LoadedFile, LoadReport
 
@@ -155,6 +156,19 @@ def load_file(item: FileToLoad) -> LoadedFile:
     return LoadedFile(status, document)
 
 
+def read_chunked(
+    item: FileToLoad, chunking: ChunkingConfig
+) -> tuple[FileStatus, str | None, list[Chunk]]:
+    """One file read (:func:`load_file`) and all its chunks at once: its status, its document id
+    and chunks (none when it could not be read). What a file costs where it is read elsewhere (a
+    Ray task, the read worker) and handed back whole."""
+    loaded = load_file(item)
+    document = loaded.document
+    if document is None:
+        return loaded.status, None, []
+    return loaded.status, document.id, list(iter_chunks([document], chunking))
+
+
 def _as_document(output: object, suffix: str) -> Document:
     if isinstance(output, Document):
         return output
@@ -227,4 +241,12 @@ def _as_path_list(paths: PathsArg) -> list[str | os.PathLike[str]]:
     return list(paths)
 
 
-__all__ = ["FileToLoad", "SkipHook", "iter_files", "iter_load", "load_documents", "load_file"]
+__all__ = [
+    "FileToLoad",
+    "SkipHook",
+    "iter_files",
+    "iter_load",
+    "load_documents",
+    "load_file",
+    "read_chunked",
+]

@@ -103,9 +103,10 @@ def make_limiter(
     max_concurrent: int | None, rpm: float | None, tpm: float | None, window: float = 60.0
 ) -> RateLimiter:
     """The run's shared limiter: ``max_concurrent`` requests in flight (None: adaptive, from
-    :data:`RUN_START` up to :data:`ADAPTIVE_CEILING`), ``rpm`` requests and ``tpm`` tokens per ``window`` seconds, paced
-    over a window :data:`RATE_MARGIN` longer, so a server allowing exactly ``rpm`` per window is
-    not tripped by the gap between when synth starts a request and when the server counts it."""
+    :data:`RUN_START` up to :data:`ADAPTIVE_CEILING`), ``rpm`` requests and ``tpm`` tokens per
+    ``window`` seconds, paced over a window :data:`RATE_MARGIN` longer, so a server allowing
+    exactly ``rpm`` per window is not tripped by the gap between when synth starts a request and
+    when the server counts it."""
     return RateLimiter(
         max_concurrent or ADAPTIVE_CEILING,
         rpm=rpm,

@@ -13,7 +13,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from synth.data import Chunk
-from synth.ingest import FileStatus, SkipHook, iter_chunks, iter_load
+from synth.ingest import (
+    ChunkingConfig,
+    FileStatus,
+    FileToLoad,
+    LoadedFile,
+    SkipHook,
+    iter_chunks,
+    iter_files,
+    load_file,
+)
 
 if TYPE_CHECKING:
     from synth.store.chroma import ChunkStore
@@ -49,14 +58,20 @@ def read_here(
 ) -> Iterator[FileRead]:
     """Read and chunk each file in this process, one at a time: a document is chunked as it is
     consumed and let go before the next file is read."""
-    for loaded in iter_load(paths, password=password, skip=skip):
-        status, document = loaded.status, loaded.document
-        del loaded
-        if document is None:
-            yield FileRead(status)
-            continue
-        yield FileRead(status, document.id, iter_chunks([document], store.chunking))
-        del document
+    for item in iter_files(paths, password=password, skip=skip):
+        yield (
+            FileRead(item.status)
+            if isinstance(item, LoadedFile)
+            else read_one(item, store.chunking)
+        )
 
 
-__all__ = ["FileRead", "Reads", "read_here"]
+def read_one(item: FileToLoad, chunking: ChunkingConfig) -> FileRead:
+    """One file read here, its chunks cut as they are consumed (the document is let go with them)."""
+    loaded = load_file(item)
+    if loaded.document is None:
+        return FileRead(loaded.status)
+    return FileRead(loaded.status, loaded.document.id, iter_chunks([loaded.document], chunking))
+
+
+__all__ = ["FileRead", "Reads", "read_here", "read_one"]

@@ -24,8 +24,8 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from synth.ingest import FileToLoad, LoadedFile, SkipHook, iter_chunks, iter_files, load_file
-from synth.store._reads import FileRead
+from synth.ingest import FileToLoad, LoadedFile, SkipHook, iter_files
+from synth.store._reads import FileRead, read_one
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -148,10 +148,7 @@ class ReadWorker:
                 self.counts["worker"] += 1
                 return FileRead(status, document_id, chunks)
         self.counts["here"] += 1
-        loaded = load_file(item)
-        if loaded.document is None:
-            return FileRead(loaded.status)
-        return FileRead(loaded.status, loaded.document.id, iter_chunks([loaded.document], chunking))
+        return read_one(item, chunking)
 
     def _stop(self) -> None:
         self._failed = True

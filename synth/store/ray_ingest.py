@@ -33,9 +33,8 @@ from synth.ingest import (
     FileToLoad,
     LoadedFile,
     SkipHook,
-    iter_chunks,
     iter_files,
-    load_file,
+    read_chunked,
 )
 from synth.store._reads import FileRead
 from synth.store._served import ServedEmbedder
@@ -130,15 +129,11 @@ def read_file(
     item: FileToLoad, chunking: ChunkingConfig, spec: EmbedderSpec
 ) -> tuple[FileStatus, str | None, list[Chunk], np.ndarray | None]:
     """One file read, chunked and (unless ``spec`` is None) embedded: the task each worker runs."""
-    loaded = load_file(item)
-    document = loaded.document
-    if document is None:
-        return loaded.status, None, [], None
-    chunks = list(iter_chunks([document], chunking))
+    status, document_id, chunks = read_chunked(item, chunking)
     vectors = None
     if spec is not None and chunks:
         vectors = _worker_embedder(spec).embed_array([c.text for c in chunks], label="ingest")
-    return loaded.status, document.id, chunks, vectors
+    return status, document_id, chunks, vectors
 
 
 def task_resources(cluster: Mapping[str, float], spec: EmbedderSpec) -> dict[str, float]:
