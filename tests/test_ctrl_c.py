@@ -92,3 +92,32 @@ def test_only_the_synth_command_is_run_as_the_program(
     monkeypatch.setattr(sys, "argv", argv)
     monkeypatch.setattr(sys, "orig_argv", orig)
     assert run_as_program() is expected
+
+
+# Ctrl-C that a library turns into its own error on the way out (numpy, pressed while its C parts
+# load, raises ImportError "PyCapsule_Import could not import module datetime")
+TURNED = textwrap.dedent(
+    """
+    import argparse, os, signal, time
+    from synth._interrupt import CtrlC
+    from synth.cli import _run_command
+
+    def command(args):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+        except KeyboardInterrupt:
+            raise ImportError("could not import module datetime") from None
+
+    with CtrlC(grace=60) as ctrl_c:
+        print(_run_command(argparse.Namespace(func=command, debug=False, ctrl_c=ctrl_c)))
+    """
+)
+
+
+def test_ctrl_c_turned_into_another_error_is_still_an_interrupt() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", TURNED], capture_output=True, text=True, env=child_env(), timeout=60
+    )
+    assert proc.stdout.strip() == "130", proc.stderr
+    assert proc.stderr.strip() == "synth: interrupted"

@@ -8,6 +8,7 @@ the limiter reached), never by a clock: bench/adaptive.py measures the times.
 from __future__ import annotations
 
 import asyncio
+import heapq
 from pathlib import Path
 
 import pytest
@@ -215,6 +216,37 @@ def test_a_fixed_limiter_reports_its_level_and_an_adaptive_one_its_path() -> Non
         RateLimiter(8, adaptive=True, start=0)
 
 
+def _queue(control: ConcurrencyControl, workers: int, service: float, requests: int) -> None:
+    """A server of ``workers`` that queues the rest (first come, first served), on a simulated
+    clock: the client keeps ``control.level`` requests out while any are left to send."""
+    free = [0.0] * workers  # when each worker is next free
+    out: list[tuple[float, float]] = []  # (reply time, send time), a heap
+    now, left = 0.0, requests
+    while left or out:
+        while left and len(out) < control.level:
+            start = max(now, heapq.heappop(free))
+            heapq.heappush(free, start + service)
+            heapq.heappush(out, (start + service, now))
+            left -= 1
+        now, sent = heapq.heappop(out)
+        control.on_reply("critic", now - sent, full=bool(left) or len(out) + 1 >= control.level)
+
+
+def test_a_queue_ends_slow_start_by_latency_alone() -> None:
+    """Four workers, 0.05 s each, 300 requests: no 429 ever comes, the rising latency alone stops
+    the level far below the ceiling (30 here; 159 when the latency is not looked at)."""
+    control = ConcurrencyControl(ceiling=256)
+    _queue(control, workers=4, service=0.05, requests=300)
+    assert not control.slow_start and control.epoch == 0
+    assert control.peak <= 64, control.report()
+
+
+def test_an_open_server_lets_slow_start_reach_the_ceiling() -> None:
+    control = ConcurrencyControl(ceiling=256)
+    _queue(control, workers=256, service=0.05, requests=600)
+    assert control.peak == 256 and control.slow_start
+
+
 # ---- against the fake server ---------------------------------------------------------------------
 def _run(server: FakeOpenAI, limiter: RateLimiter, requests: int) -> None:
     llm = make_llm("openai:m", base_url=server.url, limiter=limiter, max_retries=10)
@@ -289,13 +321,15 @@ def test_a_pinned_limiter_keeps_its_level_whatever_the_server_says() -> None:
 
 
 def test_a_server_that_queues_is_not_flooded() -> None:
-    """Four workers, the rest queued: the latency rises and the level stops rising."""
+    """Four workers, the rest queued, through the real SDK: the level stops short of the ceiling.
+    How far short depends on the client's own load (its measure of the first replies, which a
+    busy machine stretches: 47 to 109 seen here beside busy loops, 230 once in CI): the level
+    itself is checked against a simulated queue (test_a_queue_ends_slow_start_by_latency_alone)."""
     with FakeOpenAI(latency=0.05, workers=4) as server:
         limiter = RateLimiter(256, adaptive=True)
         _run(server, limiter, 300)
-        # of 256; with no queue it passes 100. The latency is the client's own measure, which a
-        # loaded machine stretches: 65 was seen once beside two mutation runs and a bench
-        assert limiter.concurrency()["peak_level"] <= 96
+        report = limiter.concurrency()
+        assert report["peak_level"] < 256 and not report["cuts"]
         assert server.outcomes() == {"ok": 300}
 
 

@@ -155,14 +155,21 @@ def _run_command(args: argparse.Namespace) -> int:
             return int(args.func(args) or 0)
     except BrokenPipeError:
         raise  # stdout was closed: see main()
-    except (SynthError, OSError) as exc:  # OSError: a path the user gave cannot be read or written
-        if args.debug:
-            raise
-        print(f"synth: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
     except KeyboardInterrupt:
         print("synth: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as exc:
+        ctrl_c = getattr(args, "ctrl_c", None)
+        if ctrl_c is not None and ctrl_c.interrupted:
+            # Ctrl-C turned into another error on its way out: pressed while numpy's C parts
+            # load, it comes out as numpy's ImportError
+            print("synth: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        if not isinstance(exc, (SynthError, OSError)) or args.debug:
+            raise
+        # OSError: a path the user gave cannot be read or written
+        print(f"synth: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 def _closed_pipe() -> int:
