@@ -189,11 +189,14 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.plan:
         # on the other core while this process imports the rest: lingua's full models load (every
-        # run starts them; here seconds sooner), and a worker readies the readers and the
-        # tokenizer, then reads the run's files (synth.store._worker_reads)
+        # run starts them; here seconds sooner), a worker readies the readers and the tokenizer,
+        # then reads the run's files (synth.store._worker_reads), and another imports chromadb,
+        # then stores a new store's chunks (synth.store._worker_writes)
         from synth.store._worker_reads import READ_WORKER
+        from synth.store._worker_writes import WRITE_WORKER
 
         READ_WORKER.start()
+        WRITE_WORKER.start()
         FULL_MODELS.start()
     config = pipeline_from_args(args)
     output = Path(config.output or DEFAULT_OUTPUT)

@@ -43,6 +43,7 @@ def ingest_for_run(
     from synth.store import ChunkStore
     from synth.store._reads import Reads, read_here
     from synth.store._worker_reads import READ_WORKER
+    from synth.store._worker_writes import WRITE_WORKER
     from synth.store.ingest_run import start_ingest
 
     chunking = chunking_of(config)
@@ -54,10 +55,12 @@ def ingest_for_run(
 
         reads = RayReads(ray, embedder)
         store_embedder = reads.embedder
-    # open_later=True would import chromadb after the first requests; off until a failed run's
-    # writer thread, now left to end its write alone, is shown not to outlive the run's tests
+    # a new store's chunks go to the write worker `synth generate` started, when it did (this
+    # process then never imports chromadb); without it the store opens now: opened later here, a
+    # failed run's writer thread, left to end its write alone, might outlive the run
+    later = WRITE_WORKER.available and not ray
     store = ChunkStore(
-        store_embedder, path=store_path, url=store_url, chunking=chunking, open_later=False
+        store_embedder, path=store_path, url=store_url, chunking=chunking, open_later=later
     )
     pending = None
     try:

@@ -6,10 +6,11 @@ that imports chromadb, which it does inside the functions that need it.
 from __future__ import annotations
 
 import contextlib
+import sys
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 from synth.errors import ConfigError, StoreError
@@ -98,20 +99,31 @@ def parse_url(url: str) -> tuple[str, int, bool]:
 
 @contextlib.contextmanager
 def chroma_errors(action: str) -> Iterator[None]:
-    """Turn what chromadb (and its HTTP client) raises into StoreError."""
+    """Turn what chromadb (and its HTTP client) raises into StoreError. (chromadb's errors are
+    looked up, not imported: a process that never loaded chromadb, whose store's adds go to the
+    write worker, gets none of them.)"""
     import httpx
-    from chromadb.errors import ChromaError
 
     try:
         yield
-    except (ChromaError, ValueError, httpx.HTTPError, OSError) as exc:
-        if isinstance(exc, ConfigError):
+    except (ValueError, httpx.HTTPError, OSError, StoreError) as exc:
+        if isinstance(exc, ConfigError | StoreError):
             raise
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        clean = redact_text(f"cannot {action}: {message}")
-        if clean != f"cannot {action}: {message}":  # chromadb's exception may hold it too
-            raise StoreError(clean) from None
-        raise StoreError(clean) from exc
+        _translate(exc, action)
+    except Exception as exc:
+        errors = sys.modules.get("chromadb.errors")
+        if errors is None or not isinstance(exc, errors.ChromaError):
+            raise
+        _translate(exc, action)
+
+
+def _translate(exc: BaseException, action: str) -> NoReturn:
+    """Raise ``exc`` again as one StoreError line, with any key redacted."""
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    clean = redact_text(f"cannot {action}: {message}")
+    if clean != f"cannot {action}: {message}":  # chromadb's exception may hold it too
+        raise StoreError(clean) from None
+    raise StoreError(clean) from exc
 
 
 def open_collection(

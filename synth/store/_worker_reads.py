@@ -16,20 +16,15 @@ from __future__ import annotations
 import atexit
 import os
 import pickle
-import socket
-import subprocess
-import sys
-import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from synth._worker_process import WorkerProcess
 from synth.ingest import FileToLoad, LoadedFile, SkipHook, iter_files
 from synth.store._reads import FileRead, read_one
 
 if TYPE_CHECKING:
-    from multiprocessing.connection import Connection
-
     from synth.ingest import ChunkingConfig
     from synth.store.chroma import ChunkStore
 
@@ -39,49 +34,14 @@ ENV = "SYNTH_READ_WORKER"
 WINDOW = 8
 
 
-class ReadWorker:
+class ReadWorker(WorkerProcess):
     """The client of one worker process (see the module): :meth:`start` it early, then read a
     run's files with :meth:`reads` while it is :attr:`available`."""
 
     def __init__(self, command: list[str] | None = None) -> None:
-        self.command = command or [sys.executable, "-m", "synth.ingest._worker"]
-        self._process: subprocess.Popen[bytes] | None = None
-        self._connection: Connection | None = None
-        self._failed = False
-        self._lock = threading.Lock()
+        super().__init__("synth.ingest._worker", ENV, command)
         #: files the worker read, and files read here instead (for tests and the bench)
         self.counts = {"worker": 0, "here": 0}
-
-    @property
-    def available(self) -> bool:
-        """Whether a worker is running (started and not failed)."""
-        return self._connection is not None and not self._failed
-
-    def start(self) -> None:
-        """Start the worker unless it ran already, failed, or is turned off; does not wait."""
-        with self._lock:
-            if self._process is not None or self._failed:
-                return
-            if os.environ.get(ENV, "1") == "0" or os.name != "posix":
-                self._failed = True
-                return
-            from multiprocessing.connection import Connection
-
-            ours, theirs = socket.socketpair()
-            try:
-                self._process = subprocess.Popen(
-                    [*self.command, str(theirs.fileno())],
-                    pass_fds=(theirs.fileno(),),
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                )
-            except OSError:
-                self._failed = True
-                ours.close()
-                return
-            finally:
-                theirs.close()
-            self._connection = Connection(ours.detach())
 
     def reads(
         self,
@@ -149,30 +109,6 @@ class ReadWorker:
                 return FileRead(status, document_id, chunks)
         self.counts["here"] += 1
         return read_one(item, chunking)
-
-    def _stop(self) -> None:
-        self._failed = True
-        connection, self._connection = self._connection, None
-        process, self._process = self._process, None
-        if connection is not None:
-            connection.close()  # the worker ends at its connection's end
-        if process is not None:
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-    def close(self) -> None:
-        """Stop the worker (it is not started again)."""
-        self._stop()
-
-    def forget(self) -> None:
-        """In a forked child: the parent's worker is the parent's."""
-        self._process = None
-        self._connection = None
-        self._failed = False
-        self._lock = threading.Lock()
 
 
 #: the process's worker, started by ``synth generate``

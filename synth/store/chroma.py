@@ -115,12 +115,13 @@ class ChunkStore:
         """The second half of :meth:`add`: store what :meth:`prepare` made, with ``marks``."""
         marks = marks or {}
         order = sorted(range(len(prepared.new)), key=lambda i: prepared.new[i].id in marks)
-        step = min(self._max_batch, max(self.embedder.batch_size, 1) * 8)
+        collection, max_batch = self._handle.for_adds()  # the write worker's, for a new store
+        step = min(max_batch, max(self.embedder.batch_size, 1) * 8)
         for start in range(0, len(order), step):
             rows = order[start : start + step]
             batch = [prepared.new[i] for i in rows]
             with self._calling("add chunks"):
-                self._collection.add(
+                collection.add(
                     ids=[chunk.id for chunk in batch],
                     embeddings=prepared.vectors[rows],
                     documents=[chunk.text for chunk in batch],
@@ -135,17 +136,13 @@ class ChunkStore:
 
     def update_metadata(self, updates: Mapping[str, Mapping[str, MetadataValue]]) -> None:
         """Merge ``updates`` (chunk id -> metadata keys) into stored chunks' metadata."""
-        ids = list(updates)
-        for start in range(0, len(ids), self._max_batch):
-            batch = ids[start : start + self._max_batch]
+        for batch in self._batches(list(updates)):
             with self._calling("update chunk metadata"):
                 self._collection.update(ids=batch, metadatas=[dict(updates[i]) for i in batch])
 
     def delete_documents(self, document_ids: Iterable[str]) -> None:
         """Remove every stored chunk of these documents (by ``Chunk.document_id``)."""
-        ids = sorted(set(document_ids))
-        for start in range(0, len(ids), self._max_batch):
-            batch = ids[start : start + self._max_batch]
+        for batch in self._batches(sorted(set(document_ids))):
             where = (
                 {"document_id": batch[0]} if len(batch) == 1 else {"document_id": {"$in": batch}}
             )
@@ -333,11 +330,18 @@ class ChunkStore:
         with self._lock, chroma_errors(action):
             yield
 
+    def _batches(self, ids: list[str]) -> Iterator[list[str]]:
+        """``ids`` in batches of the client's largest (none, and Chroma not opened, when empty)."""
+        for start in range(0, len(ids), step := self._max_batch if ids else 1):
+            yield ids[start : start + step]
+
     def _existing_ids(self, ids: list[str]) -> set[str]:
         found: set[str] = set()
-        for start in range(0, len(ids), self._max_batch):
+        if self._handle.unopened_new:
+            return found  # a new store holds nothing yet: not opened to say so
+        for batch in self._batches(ids):
             with self._calling("look up stored chunks"):
-                answer = self._collection.get(ids=ids[start : start + self._max_batch], include=[])
+                answer = self._collection.get(ids=batch, include=[])
             found.update(answer["ids"])
         return found
 
