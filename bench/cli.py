@@ -49,7 +49,8 @@ DEEPEVAL_DRIVER = Path(__file__).resolve().parent / "_deepeval_cli.py"
 REPLIES = "bench.compare_replies:reply"
 #: what each command imports before its first request, timed apart
 IMPORTS = {
-    "generate": "import synth.cli.generate, synth.pipeline, chromadb, openai",
+    # chromadb is the write worker's (synth.store._worker_writes): the command never imports it
+    "generate": "import synth.cli.generate, synth.pipeline, openai",
     "evaluate": "import synth.cli.evaluate, synth.evaluate.answers, openai",
 }
 
