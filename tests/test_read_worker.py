@@ -61,7 +61,7 @@ def test_a_loader_that_does_not_pickle_is_read_here(worker: ReadWorker, tmp_path
     finally:
         unregister_loader(".note")
     assert rows(there) == rows(here)
-    assert worker.counts == {"worker": 1, "here": 1}
+    assert worker.counts == {"worker": 1, "here": 1, "ahead": 0}
 
 
 def test_files_after_the_worker_died_are_read_here(worker: ReadWorker) -> None:

@@ -199,6 +199,8 @@ def run(args: argparse.Namespace) -> int:
         WRITE_WORKER.start()
         FULL_MODELS.start()
     config = pipeline_from_args(args)
+    if not args.plan:
+        _read_ahead(args, config)
     output = Path(config.output or DEFAULT_OUTPUT)
     if args.plan:
         return _run(args, config, output)
@@ -206,6 +208,17 @@ def run(args: argparse.Namespace) -> int:
     check_output(output)
     with claim_output(output):
         return _run(args, config, output)
+
+
+def _read_ahead(args: argparse.Namespace, config: PipelineConfig) -> None:
+    """Into a new store every file is read (none is skipped as stored and unchanged): the read
+    worker may start on them now, while this process imports the rest."""
+    from synth.run.ingest import chunking_of
+    from synth.store._worker_reads import READ_WORKER
+    from synth.store.chroma import DEFAULT_STORE_PATH
+
+    if not config.ray and not Path(DEFAULT_STORE_PATH).exists():
+        READ_WORKER.read_ahead(args.paths, chunking_of(config.contexts))
 
 
 def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:

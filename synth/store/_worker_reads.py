@@ -40,8 +40,22 @@ class ReadWorker(WorkerProcess):
 
     def __init__(self, command: list[str] | None = None) -> None:
         super().__init__("synth.ingest._worker", ENV, command)
-        #: files the worker read, and files read here instead (for tests and the bench)
-        self.counts = {"worker": 0, "here": 0}
+        #: files the worker read (of which read ahead), and files read here instead
+        self.counts = {"worker": 0, "here": 0, "ahead": 0}
+
+    def read_ahead(self, paths: Sequence[str | os.PathLike[str]], chunking: ChunkingConfig) -> None:
+        """Have the worker read the first files under ``paths`` now, before they are asked for
+        (see :mod:`synth.ingest._worker`): for a run whose files are all read (a new store), as
+        soon as it knows its chunking. Does not wait; nothing when no worker runs."""
+        with self._lock:
+            if not self.available or self._connection is None:
+                return
+            try:
+                self._connection.send(
+                    ("ahead", os.getcwd(), [os.fspath(p) for p in paths], chunking)
+                )
+            except OSError:
+                self._stop()
 
     def reads(
         self,
@@ -104,8 +118,9 @@ class ReadWorker(WorkerProcess):
             else:
                 if reply[0] == "error":
                     raise reply[1]
-                _, status, document_id, chunks = reply
+                kind, status, document_id, chunks = reply
                 self.counts["worker"] += 1
+                self.counts["ahead"] += kind == "ahead"
                 return FileRead(status, document_id, chunks)
         self.counts["here"] += 1
         return read_one(item, chunking)
