@@ -179,3 +179,15 @@ def test_synth_generate_never_imports_chromadb_into_a_new_store(tmp_path: Path) 
     manifest = json.loads(done.stdout.strip().splitlines()[-1])
     chunks_of_run = manifest["inputs"]["chunks"]
     assert len(stored(tmp_path / ".synth" / "chroma")) == chunks_of_run > 10
+
+
+def test_a_relative_store_path_is_the_callers_not_the_workers(
+    worker: WriteWorker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A program (or a test) that changes its folder after the worker started: the store is
+    written where the program's relative path names it."""
+    monkeypatch.chdir(tmp_path)
+    with ChunkStore("hash", path=Path("rel") / "store", open_later=True) as store:
+        store.add(chunks(2))
+        assert worker.adds == 1 and store.count() == 2
+    assert len(stored(tmp_path / "rel" / "store")) == 2

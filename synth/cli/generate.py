@@ -184,23 +184,14 @@ def small_corpus_note(reused: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Generate the goldens the arguments ask for; EXIT_PARTIAL when fewer than asked."""
-    from synth._full_models import FULL_MODELS
     from synth.run.output import claim_output
+    from synth.run.workers import read_ahead, start_workers
 
     if not args.plan:
-        # on the other core while this process imports the rest: lingua's full models load (every
-        # run starts them; here seconds sooner), a worker readies the readers and the tokenizer,
-        # then reads the run's files (synth.store._worker_reads), and another imports chromadb,
-        # then stores a new store's chunks (synth.store._worker_writes)
-        from synth.store._worker_reads import READ_WORKER
-        from synth.store._worker_writes import WRITE_WORKER
-
-        READ_WORKER.start()
-        WRITE_WORKER.start()
-        FULL_MODELS.start()
+        start_workers()  # on the other core while this process imports the rest
     config = pipeline_from_args(args)
     if not args.plan:
-        _read_ahead(args, config)
+        read_ahead(args.paths, config.contexts, ray=config.ray)
     output = Path(config.output or DEFAULT_OUTPUT)
     if args.plan:
         return _run(args, config, output)
@@ -208,17 +199,6 @@ def run(args: argparse.Namespace) -> int:
     check_output(output)
     with claim_output(output):
         return _run(args, config, output)
-
-
-def _read_ahead(args: argparse.Namespace, config: PipelineConfig) -> None:
-    """Into a new store every file is read (none is skipped as stored and unchanged): the read
-    worker may start on them now, while this process imports the rest."""
-    from synth.run.ingest import chunking_of
-    from synth.store._worker_reads import READ_WORKER
-    from synth.store.chroma import DEFAULT_STORE_PATH
-
-    if not config.ray and not Path(DEFAULT_STORE_PATH).exists():
-        READ_WORKER.read_ahead(args.paths, chunking_of(config.contexts))
 
 
 def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:

@@ -55,9 +55,8 @@ def ingest_for_run(
 
         reads = RayReads(ray, embedder)
         store_embedder = reads.embedder
-    # a new store's chunks go to the write worker `synth generate` started, when it did (this
-    # process then never imports chromadb); without it the store opens now: opened later here, a
-    # failed run's writer thread, left to end its write alone, might outlive the run
+    # a new store's chunks go to the write worker `synth generate` started, if it did; without
+    # it the store opens now (opened later, a failed run's writer thread might outlive the run)
     later = WRITE_WORKER.available and not ray
     store = ChunkStore(
         store_embedder, path=store_path, url=store_url, chunking=chunking, open_later=later

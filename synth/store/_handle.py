@@ -61,8 +61,8 @@ class ChromaHandle:
             if self.new and self._opened is None and not self.closed and not self._worker_asked:
                 self._worker_asked = True
                 assert self.path is not None  # a new store is an embedded one
-                self._worker = WRITE_WORKER.collection(
-                    self.path, self.name, self.embedder, self.chunking
+                self._worker = WRITE_WORKER.collection(  # its folder may not be this one
+                    self.path.absolute(), self.name, self.embedder, self.chunking
                 )
             if self._worker is not None:
                 return self, self._worker.max_batch

@@ -1,0 +1,48 @@
+"""The helper processes ``synth generate`` starts first thing, on the other core while it imports
+the rest: lingua's full models load (every run starts them; here seconds sooner, synth._full_models),
+a worker readies the readers and the tokenizer, then reads the run's files
+(:mod:`synth.store._worker_reads`), and another imports chromadb, then stores a new store's chunks
+(:mod:`synth.store._worker_writes`). Each is started once per process and is off without harm.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from synth.contexts.config import ContextConstructionConfig
+
+
+def start_workers() -> None:
+    """Start the helpers (none waits for its start)."""
+    from synth._full_models import FULL_MODELS
+    from synth.store._worker_reads import READ_WORKER
+    from synth.store._worker_writes import WRITE_WORKER
+
+    READ_WORKER.start()
+    WRITE_WORKER.start()
+    FULL_MODELS.start()
+
+
+def read_ahead(
+    paths: Sequence[str | os.PathLike[str]],
+    contexts: ContextConstructionConfig,
+    *,
+    ray: str | bool | None,
+    store_path: str | os.PathLike[str] | None = None,
+) -> None:
+    """Into a new store every file is read (none is skipped as stored and unchanged): the read
+    worker may start on them now, long before the run's ingest asks for them. ``store_path``:
+    the command's store (``.synth/chroma``)."""
+    from synth.run.ingest import chunking_of
+    from synth.store._worker_reads import READ_WORKER
+    from synth.store.chroma import DEFAULT_STORE_PATH
+
+    if not ray and not Path(store_path or DEFAULT_STORE_PATH).exists():
+        READ_WORKER.read_ahead(paths, chunking_of(contexts))
+
+
+__all__ = ["read_ahead", "start_workers"]
