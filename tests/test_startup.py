@@ -99,9 +99,10 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         raise AssertionError("synth.NoSuchThing did not raise")
 
 
-def _type_checking_imports() -> dict[str, tuple[str, ...]]:
-    """What synth/__init__.py imports under ``if _typing.TYPE_CHECKING:``, module by module."""
-    tree = ast.parse((ROOT / "synth" / "__init__.py").read_text(encoding="utf-8"))
+def _type_checking_imports(package: str = "synth") -> dict[str, tuple[str, ...]]:
+    """What ``package``'s __init__.py imports under ``if _typing.TYPE_CHECKING:``, by module."""
+    init = ROOT.joinpath(*package.split("."), "__init__.py")
+    tree = ast.parse(init.read_text(encoding="utf-8"))
     block = next(
         node
         for node in tree.body
@@ -120,6 +121,32 @@ def test_the_lazy_map_names_what_type_checkers_read() -> None:
     assert (
         sorted(name for names in synth._EXPORTS.values() for name in names.split()) == synth.__all__
     )
+
+
+def test_a_run_imports_no_evaluator_nor_report_page() -> None:
+    """A run reads manifests through synth.report (refills): the package imports a report's
+    page, and with it the evaluators and their YAML, only when one is read."""
+    code = (
+        "import sys, synth.cli.generate, synth.pipeline; "
+        "print([m for m in ('synth.evaluate', 'synth.report.dataset', 'yaml') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_every_report_function_is_read_from_its_module() -> None:
+    import synth.report as report
+
+    found = _type_checking_imports("synth.report")
+    assert found == {module: (name,) for name, module in report._HOME.items()}
+    for name, module in report._HOME.items():
+        assert getattr(report, name).__module__ == module and name in report.__all__
+    try:
+        report.no_such_report  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_report" in str(exc)
+    else:  # pragma: no cover
+        raise AssertionError("synth.report.no_such_report did not raise")
 
 
 def test_names_copied_into_the_cli_agree_with_the_library() -> None:

@@ -14,11 +14,40 @@ that gathers its data. Reports are functions returning the page, not ``Dataset.t
 :mod:`synth.report` draws on :mod:`synth.dataset`, so a method there would close an import cycle.
 """
 
+import importlib as _importlib
+import typing as _typing
+
 from synth.report._manifest import find_manifest, load_manifest
-from synth.report.benchmark import benchmark_report
-from synth.report.comparison import comparison_report
-from synth.report.dataset import dataset_report
-from synth.report.evaluation import evaluation_report
+
+if _typing.TYPE_CHECKING:
+    from synth.report.benchmark import benchmark_report
+    from synth.report.comparison import comparison_report
+    from synth.report.dataset import dataset_report
+    from synth.report.evaluation import evaluation_report
+
+#: each report function's module, imported when the function is first read: a run reads its
+#: manifest through this package (synth.run.refill) and must not import the evaluators with it
+_HOME = {
+    "benchmark_report": "synth.report.benchmark",
+    "comparison_report": "synth.report.comparison",
+    "dataset_report": "synth.report.dataset",
+    "evaluation_report": "synth.report.evaluation",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """The report function ``name``, imported from its module the first time it is read."""
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'synth.report' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "benchmark_report",
