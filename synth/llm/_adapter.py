@@ -25,8 +25,15 @@ def import_sdk(module: str, package: str, provider: str) -> Any:
     """Import an optional SDK, or say which package to install."""
     import importlib
 
+    from synth.llm._left_out import take_back
+
     try:
-        return importlib.import_module(module)
+        try:
+            return importlib.import_module(module)
+        except ImportError:
+            if not take_back():  # a module left out of the process, needed after all: with it
+                raise
+            return importlib.import_module(module)
     except ImportError as exc:
         raise ConfigError(
             f"the {provider} provider needs the {package!r} package: pip install {package}"

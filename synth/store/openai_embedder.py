@@ -134,7 +134,7 @@ class OpenAIEmbedder(Embedder):
             client.close()
 
     def _make_client(self) -> Any:
-        import openai
+        openai = _openai()
 
         return openai.OpenAI(
             api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",
@@ -176,7 +176,7 @@ class OpenAIEmbedder(Embedder):
 
     def _send(self, inputs: list[str], label: str) -> np.ndarray:
         """One request; the vectors it returned, checked."""
-        import openai
+        openai = _openai()
 
         with self._client_lock:
             if self._client is None:
@@ -238,7 +238,7 @@ class OpenAIEmbedder(Embedder):
     def _raise(self, exc: Exception) -> NoReturn:
         """Raise ``exc`` (from the SDK) as a synth error, translated as the chat adapter does,
         its message redacted and the SDK's exception (which may quote a key) not chained."""
-        import openai
+        openai = _openai()
 
         detail = getattr(exc, "message", None) or str(exc)
         error: ModelError
@@ -264,6 +264,13 @@ class OpenAIEmbedder(Embedder):
         if stop is not None:
             raise stop from None
         raise error from None
+
+
+def _openai() -> Any:
+    """The openai SDK (imported as a chat model's is: see synth.llm._left_out)."""
+    from synth.llm._adapter import import_sdk
+
+    return import_sdk("openai", "openai", "openai")
 
 
 __all__ = ["DEFAULT_OPENAI_MODEL", "OpenAIEmbedder", "embeddings_label"]

@@ -1,0 +1,40 @@
+"""Modules an SDK imports when it can, for features synth never uses, left out of a process that
+the command line owns.
+
+The openai SDK imports aiohttp whenever it is installed (chromadb's dependencies install it), for
+an optional HTTP client that synth never makes: about a quarter of a second of a command's start
+here (the package, and the two TLS contexts it reads the system's certificates for as it is
+imported). ``synth`` run as a program (:func:`synth.cli.main`) marks that module absent before
+anything imports the SDK (``sys.modules[name] = None``: Python's own way of making an import of
+it fail), and the SDK goes on as it does where aiohttp is not installed. A library user's process
+is never touched. Should a later SDK need the module after all, :func:`take_back` removes the mark
+and the import is tried again (:func:`synth.llm._adapter.import_sdk`).
+"""
+
+from __future__ import annotations
+
+import sys
+
+#: module (under a package) -> the package that imports it; left out while that package is not
+#: imported yet
+LEFT_OUT = {"openai._vendor.httpx_aiohttp": "openai"}
+
+
+def leave_out() -> None:
+    """Mark every module of :data:`LEFT_OUT` absent whose package is not imported yet."""
+    for name, package in LEFT_OUT.items():
+        if package not in sys.modules:
+            sys.modules.setdefault(name, None)  # type: ignore[arg-type]
+
+
+def take_back() -> bool:
+    """Remove the marks; whether there was one."""
+    taken = False
+    for name in LEFT_OUT:
+        if name in sys.modules and sys.modules[name] is None:
+            del sys.modules[name]
+            taken = True
+    return taken
+
+
+__all__ = ["LEFT_OUT", "leave_out", "take_back"]

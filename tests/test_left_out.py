@@ -1,0 +1,99 @@
+"""Modules an SDK imports unused, left out of the command's own process (synth/llm/_left_out.py).
+
+The program (``python -m synth``) never imports aiohttp, which the openai SDK imports whenever it
+is installed, and its requests still go through; a library user's process keeps it; an SDK that
+turns out to need a left-out module gets it back. Checked by what the interpreter imported
+(``-X importtime`` and ``sys.modules``), never by a clock: bench/cli.py measures the time.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from synth.errors import ConfigError
+from synth.llm import _left_out
+from synth.llm._adapter import import_sdk
+
+ROOT = Path(__file__).resolve().parent.parent
+needs_aiohttp = pytest.mark.skipif(
+    importlib.util.find_spec("aiohttp") is None, reason="aiohttp is not installed here"
+)
+
+
+def _imported(stderr: str) -> set[str]:
+    """The modules a ``-X importtime`` run imported (its stderr)."""
+    return {
+        line.rsplit("|", 1)[1].strip() for line in stderr.splitlines() if "import time:" in line
+    }
+
+
+@needs_aiohttp
+def test_the_program_leaves_aiohttp_out_and_its_requests_go_through(
+    fake_openai_smart, tmp_path: Path
+) -> None:
+    items = [
+        {"id": str(i), "question": f"question {i}?", "reference": "yes", "answer": "yes"}
+        for i in range(3)
+    ]
+    (tmp_path / "items.json").write_text(json.dumps(items), encoding="utf-8")
+    argv = ["evaluate", "items.json", "--judge", "openai:m", "--base-url", fake_openai_smart.url]
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "synth", *argv, "-o", "report.json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-test-left-out"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = _imported(done.stderr)
+    assert "openai._client" in imported and "aiohttp" not in imported
+    assert len(fake_openai_smart.requests_to("chat")) > 0
+    assert (tmp_path / "report.json").exists()
+
+
+@needs_aiohttp
+def test_a_library_process_keeps_what_the_sdk_imports() -> None:
+    code = (
+        "import sys; from synth.llm._adapter import import_sdk; "
+        "import_sdk('openai', 'openai', 'openai'); print('aiohttp' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
+
+
+def test_an_sdk_that_needs_a_left_out_module_gets_it_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "sdk_needing_it"
+    package.mkdir()
+    (package / "__init__.py").write_text("from . import _needed\nVALUE = _needed.VALUE\n")
+    (package / "_needed.py").write_text("VALUE = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(_left_out, "LEFT_OUT", {"sdk_needing_it._needed": "sdk_needing_it"})
+    monkeypatch.delitem(sys.modules, "sdk_needing_it._needed", raising=False)
+    _left_out.leave_out()
+    assert sys.modules["sdk_needing_it._needed"] is None
+    try:
+        assert import_sdk("sdk_needing_it", "sdk-needing-it", "test").VALUE == 42
+        assert sys.modules["sdk_needing_it._needed"] is not None
+    finally:
+        for name in ("sdk_needing_it", "sdk_needing_it._needed"):
+            sys.modules.pop(name, None)
+
+
+def test_nothing_is_left_out_once_its_package_is_imported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_left_out, "LEFT_OUT", {"json._never_there": "json"})
+    _left_out.leave_out()
+    assert "json._never_there" not in sys.modules
+    assert _left_out.take_back() is False
+
+
+def test_a_missing_sdk_still_says_what_to_install() -> None:
+    with pytest.raises(ConfigError, match="pip install no-such-sdk"):
+        import_sdk("no_such_sdk_module", "no-such-sdk", "test")
