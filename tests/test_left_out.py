@@ -94,6 +94,26 @@ def test_nothing_is_left_out_once_its_package_is_imported(monkeypatch: pytest.Mo
     assert _left_out.take_back() is False
 
 
+def test_loading_the_users_code_takes_the_marks_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--system module:function: the user's code may use the aiohttp client, so the SDK that
+    the run's models import after it must come whole."""
+    from synth.evaluate._specs import load_callable
+
+    (tmp_path / "users_system.py").write_text("def answer(question):\n    return 'yes'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(_left_out, "LEFT_OUT", {"users_sdk._optional": "users_sdk"})
+    _left_out.leave_out()
+    assert sys.modules["users_sdk._optional"] is None
+    try:
+        assert load_callable("users_system:answer")("q") == "yes"
+        assert "users_sdk._optional" not in sys.modules
+    finally:
+        sys.modules.pop("users_sdk._optional", None)
+        sys.modules.pop("users_system", None)
+
+
 def test_a_missing_sdk_still_says_what_to_install() -> None:
     with pytest.raises(ConfigError, match="pip install no-such-sdk"):
         import_sdk("no_such_sdk_module", "no-such-sdk", "test")

@@ -8,7 +8,9 @@ imported). ``synth`` run as a program (:func:`synth.cli.main`) marks that module
 anything imports the SDK (``sys.modules[name] = None``: Python's own way of making an import of
 it fail), and the SDK goes on as it does where aiohttp is not installed. A library user's process
 is never touched. Should a later SDK need the module after all, :func:`take_back` removes the mark
-and the import is tried again (:func:`synth.llm._adapter.import_sdk`).
+and the import is tried again (:func:`synth.llm._adapter.import_sdk`); and a command that loads the
+user's own code (``--system module:function``, :func:`synth.evaluate._specs.load_callable`) takes
+the mark back first, before its models import the SDK, since that code may use the aiohttp client.
 """
 
 from __future__ import annotations
