@@ -55,6 +55,10 @@ class WorkerProcess:
                     pass_fds=(theirs.fileno(),),
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
+                    # not the command's stderr: a helper outlives a killed command by as long as
+                    # its imports take, and holding that pipe it would hold the command's reader
+                    # (a failed helper's work is done here instead)
+                    stderr=subprocess.DEVNULL,
                 )
             except OSError:
                 self._failed = True
