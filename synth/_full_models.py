@@ -6,8 +6,8 @@ for short texts take seconds to load. Loaded in the run's own process, that load
 interpreter: the event loop sends and reads nothing until it is done. :class:`FullModels` runs them
 in a worker process instead (this file, run as a script: it imports nothing of synth), started at
 the first check of a process, which loads the models of :data:`WARM_CODES` at once, on the
-cores' spare time, while the run goes on (any other model when a text first needs it). A doubtful text then costs a pipe round trip, and
-the run's own process never holds the models.
+cores' spare time, while the run goes on (any other model when a text first needs it). A doubtful
+text then costs a pipe round trip, and the run's own process never holds the models.
 
 Nothing is lost when the worker cannot help: it is started at most once a process, and when it
 cannot be started, or fails, or is not answering after :data:`REPLY_TIMEOUT` seconds, it is
@@ -34,8 +34,8 @@ from typing import Any
 #: but lingua settles a text by its letters before any model: one in Latin letters needs the
 #: models of these nine only, one in Cyrillic, Chinese, Japanese or Korean letters none at all
 #: (Russian is COMMON's only Cyrillic language). The rest load when a check needs them; loading
-#: every COMMON model up front cost a third more of a core (3.3 s against 2.6 s of CPU here) and,
-#: on a busy machine, held the run's last doubtful text.
+#: every COMMON model up front cost more of a core (3.0 to 3.7 s against 2.6 to 2.7 s of CPU
+#: here, docs/benchmarks.md) and, on a busy machine, held the run's last doubtful text.
 WARM_CODES = ("de", "en", "es", "fr", "it", "nl", "pl", "pt", "sv")
 #: the text the worker judges at start, to make lingua load the models of every length
 WARM_TEXT = "warm models"

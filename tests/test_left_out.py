@@ -20,7 +20,6 @@ from synth.errors import ConfigError
 from synth.llm import _left_out
 from synth.llm._adapter import import_sdk
 
-ROOT = Path(__file__).resolve().parent.parent
 needs_aiohttp = pytest.mark.skipif(
     importlib.util.find_spec("aiohttp") is None, reason="aiohttp is not installed here"
 )

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import synth
 from synth.cli._status import STATUS_FILTERS
 from synth.cli.export import TOOL_FORMATS
@@ -91,12 +93,8 @@ def test_from_synth_import_works_for_every_name() -> None:
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
-    try:
+    with pytest.raises(AttributeError, match="NoSuchThing"):
         synth.NoSuchThing  # noqa: B018
-    except AttributeError as exc:
-        assert "NoSuchThing" in str(exc)
-    else:  # pragma: no cover
-        raise AssertionError("synth.NoSuchThing did not raise")
 
 
 def _type_checking_imports(package: str = "synth") -> dict[str, tuple[str, ...]]:
@@ -141,12 +139,8 @@ def test_every_report_function_is_read_from_its_module() -> None:
     assert found == {module: (name,) for name, module in report._HOME.items()}
     for name, module in report._HOME.items():
         assert getattr(report, name).__module__ == module and name in report.__all__
-    try:
+    with pytest.raises(AttributeError, match="no_such_report"):
         report.no_such_report  # noqa: B018
-    except AttributeError as exc:
-        assert "no_such_report" in str(exc)
-    else:  # pragma: no cover
-        raise AssertionError("synth.report.no_such_report did not raise")
 
 
 def test_names_copied_into_the_cli_agree_with_the_library() -> None:
