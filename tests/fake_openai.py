@@ -553,6 +553,9 @@ class FakeOpenAI:
         self._queued: deque[threading.Event] = deque()  # waiting for a worker, first come first
         self.retry_after = retry_after
         self.embedding_dim = embedding_dim
+        #: answer embeddings as lists of numbers even when base64 is asked for (as some
+        #: OpenAI-compatible servers do)
+        self.lists_only = False
         self.echo_key = echo_key
         self.log_path = log_path
         self._check_faults()
@@ -1038,10 +1041,17 @@ class _Handler(BaseHTTPRequestHandler):
         data = payload["data"]
         if fault == "wrong_count" and data:
             data.pop()
-        elif fault == "wrong_dimension" and data and isinstance(data[0]["embedding"], list):
-            data[0]["embedding"] = data[0]["embedding"][:-1]
-        elif fault == "invalid_json" and data and isinstance(data[0]["embedding"], list):
-            data[0]["embedding"][0] = "NaN-ish"
+        elif fault == "wrong_dimension" and data:
+            first = data[0]["embedding"]
+            if isinstance(first, list):
+                data[0]["embedding"] = first[:-1]
+            else:  # base64: one float32 fewer
+                data[0]["embedding"] = base64.b64encode(base64.b64decode(first)[:-4]).decode()
+        elif fault == "invalid_json" and data:
+            if isinstance(data[0]["embedding"], list):
+                data[0]["embedding"][0] = "NaN-ish"
+            else:
+                data[0]["embedding"] = "NaN-ish"
         elif fault == "cutoff":
             raw = json.dumps(payload).encode()
             return raw[: len(raw) // 2]
@@ -1056,7 +1066,7 @@ class _Handler(BaseHTTPRequestHandler):
         for i, item in enumerate(inputs):
             text = item if isinstance(item, str) else json.dumps(item)
             vector: Any = _embedding(text, dim)
-            if body.get("encoding_format") == "base64":
+            if body.get("encoding_format") == "base64" and not self.fake.lists_only:
                 vector = base64.b64encode(struct.pack(f"<{dim}f", *vector)).decode()
             data.append({"object": "embedding", "index": i, "embedding": vector})
         tokens = sum(_word_count(t) if isinstance(t, str) else len(t) for t in inputs)

@@ -176,6 +176,86 @@ def test_a_runs_stages_start_the_worker(monkeypatch: pytest.MonkeyPatch) -> None
     assert started == [True]
 
 
+def test_the_commands_first_helpers_leave_the_full_models_to_the_stages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``synth generate`` starts its file reader and Chroma writer first thing; the full models'
+    load (seconds of a core) would slow the command's own start: the stages start it."""
+    from synth.run import workers
+    from synth.store import _worker_reads, _worker_writes
+
+    started: list[str] = []
+
+    def recorder(name: str) -> object:
+        return type("Recorder", (), {"start": lambda self: started.append(name)})()
+
+    monkeypatch.setattr(_worker_reads, "READ_WORKER", recorder("read"))
+    monkeypatch.setattr(_worker_writes, "WRITE_WORKER", recorder("write"))
+    monkeypatch.setattr(_full_models, "FULL_MODELS", recorder("full"))
+    workers.start_workers()
+    assert started == ["read", "write"]
+
+
+# ---- the trigram models load while the first wave of requests is out (warm_checks_soon) --------
+def test_the_trigram_models_load_once_the_loop_has_sent_its_wave(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loaded: list[frozenset[str]] = []
+    monkeypatch.setattr(_language, "_warm", loaded.append)
+    monkeypatch.setattr(_language, "_warmed", set())
+    monkeypatch.setattr(_language, "WARM_DELAY", 0)
+
+    async def main() -> None:
+        _language.warm_checks_soon("en", ["", "cs"])
+        _language.warm_checks_soon("en", ["cs"])  # the same languages: loaded once
+        _language.warm_checks_soon(None, ["de"])  # no target: nothing is checked
+        assert loaded == []  # not while the caller runs: after it, on the loop
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert loaded == [frozenset({*COMMON, "cs"})]
+        _language.warm_checks_soon("ja", [])  # other languages: their own load
+        for _ in range(3):
+            await asyncio.sleep(0)
+
+    asyncio.run(main())
+    assert loaded == [frozenset({*COMMON, "cs"}), frozenset(COMMON)]
+
+
+def test_the_warm_up_loads_what_a_check_of_an_english_text_needs() -> None:
+    codes = frozenset(COMMON)
+    _language._check_detector.cache_clear()
+    _language._quick_confidences.cache_clear()
+    _language._warm(codes)
+    before = _language._check_detector.cache_info()
+    check_language(SETTLED, "en")  # its detector is the one the warm-up built
+    after = _language._check_detector.cache_info()
+    assert after.misses == before.misses and after.hits > before.hits
+
+
+def test_an_input_asked_ahead_warms_the_checks_of_its_language(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from synth.data import Context
+    from synth.generate import inputs
+    from synth.generate.config import GenerationConfig, StylingConfig
+    from synth.generate.templates import default_prompts
+    from synth.llm.base import FunctionModel
+
+    warmed: list[tuple[str | None, list[str]]] = []
+    monkeypatch.setattr(inputs, "warm_checks_soon", lambda t, also: warmed.append((t, also)))
+    context = Context(
+        id="c", chunk_ids=["k"], texts=["Ein Text."], source_files=["a.txt"],
+        metadata={"language": "de"},
+    )  # fmt: skip
+    model = FunctionModel(lambda prompt, system=None: "{}")
+    for language in ("auto", "fr"):
+        step = inputs.InputsStep(
+            model, GenerationConfig(language=language), StylingConfig(), default_prompts()
+        )
+        asyncio.run(step.warm(context))
+    assert warmed == [("de", ["de"]), ("fr", ["de"])]
+
+
 # ---- judged off the event loop: the steps prepare their checks (prepare_checks) -----------------
 
 DOUBT = TEXTS[0][0]  # the trigrams leave it to the full models

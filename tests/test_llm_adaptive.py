@@ -282,8 +282,11 @@ def test_a_reply_grows_the_level_when_a_request_waited_during_its_round_trip() -
     # level 2, a third request waiting: the first reply finds both slots taken, the second
     # its own only, yet the third waited while it was out: both grow the level (slow start)
     assert asyncio.run(main(2, 3)) == 2 + 2 * GROWTH
-    # a free slot throughout and nobody waiting: the level never held requests back
-    assert asyncio.run(main(3, 2)) == 3
+    # at least half the level in use, nobody waiting (a run's first wave at RUN_START): the
+    # level was put to the test, and the next wave finds room
+    assert asyncio.run(main(64, 40)) > 64
+    # less than half in use and nobody waiting: the level never held requests back
+    assert asyncio.run(main(8, 3)) == 8
 
 
 def test_without_a_limit_the_level_rises_past_32() -> None:
@@ -341,7 +344,7 @@ def test_a_run_without_max_concurrent_finds_its_level_and_a_number_pins_it() -> 
     assert found.adaptive and found.max_concurrent == ADAPTIVE_CEILING == 256
     # a run's first wave (critic batches and the inputs asked beside them) leaves at once; the
     # judges start lower
-    assert found.level == RUN_START == 32 > START
+    assert found.level == RUN_START == 64 > START
     pinned = make_limiter(7, 30.0, None)
     assert not pinned.adaptive and pinned.level == pinned.max_concurrent == 7
 

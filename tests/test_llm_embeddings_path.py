@@ -7,6 +7,7 @@ Everything runs against the fake OpenAI-compatible server over HTTP with the rea
 
 from __future__ import annotations
 
+import base64
 import gc
 import json
 import socket
@@ -16,6 +17,7 @@ import warnings
 from pathlib import Path
 
 import fake_openai
+import numpy as np
 import pytest
 import synth_replies
 
@@ -86,6 +88,42 @@ def test_an_embedding_fault_is_retried_and_counted_by_kind(fake_openai, fault, k
     counts = embedder.usage.counts(label=embeddings_label("ingest"))
     assert counts.retries == {kind: 1}
     assert counts.requests == 2 and counts.responses == 1 and not counts.failures
+
+
+def test_vectors_are_asked_as_base64_and_read_the_same_from_a_server_that_sends_lists(
+    fake_openai,
+) -> None:
+    """base64 is asked for (a list of numbers costs the SDK a Python object per value); a
+    server that ignores ``encoding_format`` and sends lists gives the same vectors."""
+    texts = ["alpha", "beta", "gamma"]
+    asked = embedder_for(fake_openai).embed_array(texts)
+    assert [r.body["encoding_format"] for r in fake_openai.requests_to("embeddings")] == ["base64"]
+    fake_openai.lists_only = True
+    listed = embedder_for(fake_openai).embed_array(texts)
+    assert asked.shape == listed.shape == (3, fake_openai.embedding_dim)
+    assert np.array_equal(asked, listed)
+
+
+@pytest.mark.parametrize(
+    "spoilt",
+    ["!!not base64!!", base64.b64encode(b"\x00\x00\x80").decode(), "", [], [[1.0, 2.0]]],
+)
+def test_a_vector_that_is_not_float32_values_is_asked_again(fake_openai, spoilt) -> None:
+    """A base64 vector that does not decode, or not to whole float32 values, an empty one, a list
+    of lists: an invalid reply, asked again (then the good one is read)."""
+    embedder = embedder_for(fake_openai)
+    embedder.embed(["first"])  # fixes the dimension
+
+    real = embedder._vectors
+
+    def spoil_once(response, count):
+        embedder._vectors = real
+        response.data[0].embedding = spoilt
+        return real(response, count)
+
+    embedder._vectors = spoil_once
+    assert len(embedder.embed(["x", "y"])[0]) == fake_openai.embedding_dim
+    assert embedder.usage.total.retries == {"invalid_output": 1}
 
 
 def test_a_wrong_dimension_after_the_first_reply_is_asked_again(fake_openai) -> None:

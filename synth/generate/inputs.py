@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel
 
-from synth._language import LANGUAGE_KEY
+from synth._language import LANGUAGE_KEY, warm_checks_soon
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import batch_schema
@@ -22,7 +22,7 @@ from synth.generate._text import context_text, styling_block, tagged, tagged_lis
 from synth.generate.base import Source
 from synth.generate.config import GenerationConfig, StylingConfig
 from synth.generate.draft import Draft, draft_id, drop_failed
-from synth.generate.language import language_line, target_language
+from synth.generate.language import context_language, language_line, target_language
 from synth.generate.question_types import OUT_OF_SCOPE, inputs_instruction
 from synth.generate.stats import StageStats, model_error_reason
 from synth.generate.templates import SYSTEM, PromptSet, prompts_for
@@ -289,7 +289,10 @@ class InputsStep:
     async def warm(self, context: Context) -> None:
         """Ask, now, the request :meth:`run` will send for a candidate of ``context`` (a context
         the critic has yet to accept): through the response cache, that request, when made, joins
-        this one or finds its reply (the reply is not checked here; :meth:`run` checks it)."""
+        this one or finds its reply (the reply is not checked here; :meth:`run` checks it).
+        The language checks of the replies load their models meanwhile."""
+        language = target_language(self.config.language, context)
+        warm_checks_soon(language, [context_language(context) or ""])
         prompt = context_prompt(context, self.config, self.styling, self.prompts)
         schema = batch_schema(InputsReply, self.config.max_goldens_per_context)
         await self.llm.arequest(prompt, system=SYSTEM, schema=schema, label=LABEL)

@@ -8,7 +8,6 @@ import functools
 import inspect
 from abc import abstractmethod
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NoReturn
 
 from pydantic import BaseModel
@@ -16,6 +15,7 @@ from pydantic import BaseModel
 from synth.errors import BadRequestError, ConfigError, ModelConnectionError, ModelError
 from synth.llm._http import EndpointGuard
 from synth.llm._redact import redact_options, redact_text, redact_url, secret_values
+from synth.llm._threads import IOThreads
 from synth.llm.base import LLM, Completion
 
 STRUCTURED_MODES = ("auto", "json_schema", "json_object", "prompt")
@@ -120,7 +120,7 @@ class SDKModel(LLM):
         self.base_url = base_url
         self.timeout = timeout
         self._max_workers = max_workers
-        self._executor: ThreadPoolExecutor | None = None
+        self._executor: IOThreads | None = None
         self._owned_client: Any = None
         self._secrets: tuple[str, ...] = ()
         self.load_sdk()
@@ -216,15 +216,16 @@ class SDKModel(LLM):
         """Call an SDK method: awaited when async, else on this model's threads (never the loop's)."""
         if inspect.iscoroutinefunction(inspect.unwrap(fn)):
             return await fn(**kwargs)
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(
-                max_workers=self._max_workers, thread_name_prefix=f"synth-{self.provider}"
-            )
         loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(self._executor, functools.partial(fn, **kwargs))
+        result = await loop.run_in_executor(self._threads(), functools.partial(fn, **kwargs))
         if inspect.isawaitable(result):  # an async method hidden behind a plain wrapper
             result = await result
         return result
+
+    def _threads(self) -> IOThreads:
+        if self._executor is None:
+            self._executor = IOThreads(self._max_workers, f"synth-{self.provider}")
+        return self._executor
 
     def identity(self) -> dict[str, Any]:
         return {

@@ -14,9 +14,11 @@ Additive increase, multiplicative decrease (AIMD), as TCP finds its window:
   the server is queueing, and the level holds. In slow start, where the level doubles before the
   average can follow, :data:`SLOW_IN_A_ROW` slow replies in a row end it (as TCP's HyStart does).
 
-It grows only while it is what holds the requests back (every slot taken when a reply comes),
-so a quiet phase of the run does not raise it untested. The level never leaves ``[1, ceiling]``. :class:`ConcurrencyControl` only does the arithmetic; the
-limiter (:class:`~synth.llm.limiter.RateLimiter`) holds the lock and resizes its slots.
+It grows only while it is put to the test (every slot taken when a reply comes, a request
+waiting, or at least half the slots in use, as RFC 7661 lets TCP's window grow), so a quiet
+phase of the run does not raise it untested. The level never leaves ``[1, ceiling]``.
+:class:`ConcurrencyControl` only does the arithmetic; the limiter
+(:class:`~synth.llm.limiter.RateLimiter`) holds the lock and resizes its slots.
 """
 
 from __future__ import annotations
@@ -90,7 +92,8 @@ class ConcurrencyControl:
         self.level = self.peak = max(1, min(self.start, self.ceiling))
 
     def on_reply(self, label: str | None, seconds: float, *, full: bool = True) -> int:
-        """The level after a reply that took ``seconds``; ``full``: every slot was taken."""
+        """The level after a reply that took ``seconds``; ``full``: the level was put to the
+        test while it was out (see the module)."""
         latency = self._latency.setdefault(label or "", _Latency())
         latency.add(seconds)
         if latency.slow_in_a_row >= SLOW_IN_A_ROW or not latency.flat:

@@ -40,10 +40,12 @@ RATE_MARGIN = 0.05
 #: the most requests in flight a run's adaptive limiter goes up to (no max_concurrent given)
 ADAPTIVE_CEILING = 256
 #: where a run's adaptive level starts: its first wave is the critic's batches and the inputs
-#: asked beside them for the contexts they are likely to make (about 40 requests for 60 goldens),
-#: which the judges' start (8, synth.llm._aimd.START) would send over two round trips instead of
-#: one; a server that refuses that many at once cuts the level at its first replies
-RUN_START = 32
+#: asked beside them for the contexts they are likely to make (45 requests for 60 goldens in
+#: bench/cli.py: 10 critic batches, 34 inputs and an embedding), which the judges' start (8,
+#: synth.llm._aimd.START) would send over two round trips instead of one (and 32 left 12 of its
+#: inputs a round trip behind); a server that refuses that many at once cuts the level at its
+#: first replies
+RUN_START = 64
 
 NO_MODEL = (
     "no model named and no API key found: pass model= (a 'provider:model' spec, an LLM or a "

@@ -18,6 +18,8 @@ one :class:`~synth.errors.EndpointError`.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import random
 import threading
@@ -185,7 +187,7 @@ class OpenAIEmbedder(Embedder):
         self.usage.record(self.name, label, requests=1)
         try:
             response = client.embeddings.create(
-                model=self.model, input=inputs, encoding_format="float"
+                model=self.model, input=inputs, encoding_format="base64"
             )
         except ValueError as exc:  # the body was cut off: it does not parse as JSON
             raise IncompleteCompletionError(
@@ -205,15 +207,16 @@ class OpenAIEmbedder(Embedder):
             )
         try:
             rows = sorted(data, key=lambda item: int(item.index))
-            vectors = np.asarray([row.embedding for row in rows], dtype=np.float32)
+            found = [_vector(row.embedding) for row in rows]
         except (TypeError, ValueError, AttributeError) as exc:
             raise OutputParseError(
                 self._message(f"the reply's vectors are not lists of numbers ({exc})")
             ) from None
         if [int(row.index) for row in rows] != list(range(count)):
             raise OutputParseError(self._message("the reply's vectors are not numbered 0..n-1"))
-        if vectors.ndim != 2 or vectors.shape[1] == 0:
+        if len({vector.shape[0] for vector in found}) > 1 or not found[0].shape[0]:
             raise OutputParseError(self._message("the reply's vectors differ in length"))
+        vectors = np.stack(found)
         seen = self._seen_dimension
         if seen is not None and vectors.shape[1] != seen:
             raise OutputParseError(
@@ -271,6 +274,24 @@ def _openai() -> Any:
     from synth.llm._adapter import import_sdk
 
     return import_sdk("openai", "openai", "openai")
+
+
+def _vector(value: Any) -> np.ndarray:
+    """One reply vector as float32: base64 of little-endian floats, as asked (the SDK's own
+    default; a list of numbers costs the SDK a Python object per value to read), or the list a
+    server that ignores ``encoding_format`` sends instead. ValueError when it is neither."""
+    if isinstance(value, str):
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except binascii.Error as exc:
+            raise ValueError(f"a vector is not base64 ({exc})") from None
+        if not raw or len(raw) % 4:
+            raise ValueError(f"a base64 vector of {len(raw)} bytes is not float32 values")
+        return np.frombuffer(raw, dtype="<f4").astype(np.float32)
+    vector = np.asarray(value, dtype=np.float32)
+    if vector.ndim != 1:
+        raise ValueError("a vector is not a list of numbers")
+    return vector
 
 
 __all__ = ["DEFAULT_OPENAI_MODEL", "OpenAIEmbedder", "embeddings_label"]
