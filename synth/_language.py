@@ -316,34 +316,14 @@ def _quick_confidences(codes: frozenset[str], text: str) -> dict[str, float]:
     return _confidences(_check_detector(codes, quick=True), text)
 
 
-#: seconds from the run's first request asked ahead to the load of the checks' trigram models
-#: (:func:`warm_checks_soon`): time for the first wave of requests to leave
-WARM_DELAY = 0.1
 #: a text of Latin letters only: its check loads the models of every Latin-script candidate
 _WARM_TEXT = "the first words of a text in no language in particular"
-_warmed: set[frozenset[str]] = set()
 
 
-def warm_checks_soon(target: str | None, also: Iterable[str] = ()) -> None:
-    """Load, :data:`WARM_DELAY` seconds from now on the running loop, the trigram models that
-    checks against ``target`` weigh (with :data:`COMMON` and ``also``; once per process).
-
-    The first check loads them otherwise: 0.09 s on an idle machine, 0.1 to 0.2 s in a run
-    (measured), holding the interpreter's lock at the moment the first replies are back and the
-    next requests wait to be written. Called when the run's first wave of requests goes out,
-    the load falls in the round trip the loop waits through anyway."""
-    if not target:
-        return
+def warm_checks(target: str, also: Iterable[str] = ()) -> None:
+    """Load now the trigram models that checks against ``target`` weigh (with :data:`COMMON`
+    and ``also``); see :func:`synth.generate.language.warm_checks_soon`."""
     codes = frozenset({*COMMON, target, *(c for c in also if c)})
-    if codes in _warmed:
-        return
-    _warmed.add(codes)
-    import asyncio  # here: `synth --help` reaches this module and must not load asyncio
-
-    asyncio.get_running_loop().call_later(WARM_DELAY, _warm, codes)
-
-
-def _warm(codes: frozenset[str]) -> None:
     _confidences(_check_detector(codes, quick=True), _WARM_TEXT)
 
 
@@ -412,5 +392,5 @@ __all__ = [
     "main_language",
     "normalize_code",
     "prepare_checks",
-    "warm_checks_soon",
+    "warm_checks",
 ]

@@ -200,32 +200,33 @@ def test_the_commands_first_helpers_leave_the_full_models_to_the_stages(
 def test_the_trigram_models_load_once_the_loop_has_sent_its_wave(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    loaded: list[frozenset[str]] = []
-    monkeypatch.setattr(_language, "_warm", loaded.append)
-    monkeypatch.setattr(_language, "_warmed", set())
-    monkeypatch.setattr(_language, "WARM_DELAY", 0)
+    from synth.generate import language
+
+    loaded: list[tuple[str, list[str]]] = []
+    monkeypatch.setattr(language, "warm_checks", lambda t, also: loaded.append((t, also)))
+    monkeypatch.setattr(language, "_warmed", set())
+    monkeypatch.setattr(language, "WARM_DELAY", 0)
 
     async def main() -> None:
-        _language.warm_checks_soon("en", ["", "cs"])
-        _language.warm_checks_soon("en", ["cs"])  # the same languages: loaded once
-        _language.warm_checks_soon(None, ["de"])  # no target: nothing is checked
+        language.warm_checks_soon("en", ["", "cs"])
+        language.warm_checks_soon("en", ["cs"])  # the same languages: loaded once
+        language.warm_checks_soon(None, ["de"])  # no target: nothing is checked
         assert loaded == []  # not while the caller runs: after it, on the loop
         for _ in range(3):
             await asyncio.sleep(0)
-        assert loaded == [frozenset({*COMMON, "cs"})]
-        _language.warm_checks_soon("ja", [])  # other languages: their own load
+        assert loaded == [("en", ["cs"])]
+        language.warm_checks_soon("ja", [])  # other languages: their own load
         for _ in range(3):
             await asyncio.sleep(0)
 
     asyncio.run(main())
-    assert loaded == [frozenset({*COMMON, "cs"}), frozenset(COMMON)]
+    assert loaded == [("en", ["cs"]), ("ja", [])]
 
 
 def test_the_warm_up_loads_what_a_check_of_an_english_text_needs() -> None:
-    codes = frozenset(COMMON)
     _language._check_detector.cache_clear()
     _language._quick_confidences.cache_clear()
-    _language._warm(codes)
+    _language.warm_checks("en")
     before = _language._check_detector.cache_info()
     check_language(SETTLED, "en")  # its detector is the one the warm-up built
     after = _language._check_detector.cache_info()

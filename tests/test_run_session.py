@@ -95,9 +95,9 @@ def test_a_complete_runs_manifest_and_dataset(tmp_path: Path) -> None:
     assert manifest["created_at"] == manifest["sessions"][0]["started_at"]
     assert manifest["updated_at"] >= manifest["created_at"]
     assert manifest["limits"]["max_concurrent"] == 256  # the ceiling: no number given
-    # the level the adaptive limiter reached is recorded (it started at a run's start, 32)
+    # the level the adaptive limiter reached is recorded (it started at a run's start, 64)
     concurrency = manifest["concurrency"]
-    assert concurrency["adaptive"] is True and concurrency["start"] == 32
+    assert concurrency["adaptive"] is True and concurrency["start"] == 64
     assert 1 <= concurrency["level"] <= concurrency["peak_level"] <= 256
     assert "contexts" not in manifest  # no documents: no seed counts
     (session,) = manifest["sessions"]

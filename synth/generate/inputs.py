@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel
 
-from synth._language import LANGUAGE_KEY, warm_checks_soon
+from synth._language import LANGUAGE_KEY
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import batch_schema
@@ -22,7 +22,12 @@ from synth.generate._text import context_text, styling_block, tagged, tagged_lis
 from synth.generate.base import Source
 from synth.generate.config import GenerationConfig, StylingConfig
 from synth.generate.draft import Draft, draft_id, drop_failed
-from synth.generate.language import context_language, language_line, target_language
+from synth.generate.language import (
+    context_language,
+    language_line,
+    target_language,
+    warm_checks_soon,
+)
 from synth.generate.question_types import OUT_OF_SCOPE, inputs_instruction
 from synth.generate.stats import StageStats, model_error_reason
 from synth.generate.templates import SYSTEM, PromptSet, prompts_for
