@@ -56,6 +56,42 @@ def test_the_program_leaves_aiohttp_out_and_its_requests_go_through(
     assert (tmp_path / "report.json").exists()
 
 
+def test_a_json_run_imports_neither_rich_nor_httpxs_command_line(
+    fake_openai_smart, tmp_path: Path
+) -> None:
+    """``synth generate --json`` prints no table and no live display: rich is not imported; and
+    the new store's handle imports httpx without httpx's own command line (click, rich's views,
+    pygments), which the program leaves out. The run delivers all the same."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("battery", "warranty"):
+        text = f"The {name} policy covers the home battery for ten years of daily use. " * 12
+        (docs / f"{name}.txt").write_text(text, encoding="utf-8")
+    argv = ["generate", "docs", "--goldens", "2", "--embedder", "hash", "--model", "openai:m",
+            "--base-url", fake_openai_smart.url, "--json", "-o", "out.jsonl"]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "synth", *argv],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-test-left-out"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = _imported(done.stderr)
+    assert "httpx" in imported and "openai._client" in imported
+    assert not imported & {"rich", "click", "pygments"}  # httpx._main: tried, absent
+    assert json.loads(done.stdout.splitlines()[-1])["goldens"] == 2
+
+
+def test_httpx_without_its_command_line_still_has_everything_else() -> None:
+    code = (
+        "import sys; from synth.llm._left_out import leave_out; leave_out(); import httpx; "
+        "print(sys.modules['httpx._main'] is None, callable(httpx.main), httpx.Client.__name__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True", "Client"]
+
+
 @needs_aiohttp
 def test_a_library_process_keeps_what_the_sdk_imports() -> None:
     code = (

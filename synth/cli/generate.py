@@ -201,24 +201,32 @@ def run(args: argparse.Namespace) -> int:
         return _run(args, config, output)
 
 
-def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
+def _stdout_console() -> Console:
+    """The console tables are printed to (never cut when piped: see print_fitted); rich is
+    imported when one is printed, not by a ``--json`` or ``--quiet`` run (0.1 s of its start)."""
     from synth.cli.console import CommandConsole
+
+    return CommandConsole(highlight=False)
+
+
+def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
     from synth.run.models import default_model_spec
 
-    out = CommandConsole(highlight=False)  # tables printed with print_fitted: never cut when piped
     if config.model is None and default_model_spec(config.base_url) is None:
         for line in NO_MODEL_LINES:
             print(line, file=sys.stderr)
         print("What the run would do (--plan):", file=sys.stderr, flush=True)
         plan = _synthesizer(config, args).plan_from_docs(args.paths, num_goldens=config.num_goldens)
-        _print_plan(plan, args, out)
+        _print_plan(plan, args, _stdout_console())
         return EXIT_ERROR
     synthesizer = _synthesizer(config, args)
     if args.plan and getattr(args, "conversational", False):
         raise ConfigError("--plan estimates single-turn runs; drop --conversational")
     if args.plan:
         _print_plan(
-            synthesizer.plan_from_docs(args.paths, num_goldens=config.num_goldens), args, out
+            synthesizer.plan_from_docs(args.paths, num_goldens=config.num_goldens),
+            args,
+            _stdout_console(),
         )
         return EXIT_OK
     dataset = _generate(synthesizer, args, config)
@@ -231,7 +239,7 @@ def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
         print(json.dumps({**written, "goldens": len(dataset), **manifest}, ensure_ascii=False))
     else:
         if not args.quiet:
-            _print_table(manifest, dataset, out)
+            _print_table(manifest, dataset, _stdout_console())
         print(_summary(manifest, output, len(dataset)))
         if report is not None:
             print(f"report: {report}")
@@ -259,14 +267,16 @@ def _generate(
     Choices that reach beyond this one run (the process's garbage collector, see
     :mod:`synth.run.gc`) are the command's to make, here around the run, never the library's.
     """
-    from synth.cli._generate_view import RichProgress
-    from synth.cli.console import CommandConsole
     from synth.run.gc import freeze_heap_during_runs
     from synth.run.progress import NullProgress
 
-    quiet = args.quiet or args.json
-    errors = CommandConsole(stderr=True, highlight=False)
-    synthesizer.progress = NullProgress() if quiet else RichProgress(errors)
+    if args.quiet or args.json:
+        synthesizer.progress = NullProgress()
+    else:
+        from synth.cli._generate_view import RichProgress
+        from synth.cli.console import CommandConsole
+
+        synthesizer.progress = RichProgress(CommandConsole(stderr=True, highlight=False))
     # set by synth.cli.main; absent when run() is called directly
     ctrl_c = getattr(args, "ctrl_c", None)
     if ctrl_c is not None:
