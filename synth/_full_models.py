@@ -41,8 +41,11 @@ WARM_CODES = ("de", "en", "es", "fr", "it", "nl", "pl", "pt", "sv")
 WARM_TEXT = "warm models"
 #: seconds a reply may take (the first one waits for the models' load) before the worker is dropped
 REPLY_TIMEOUT = 60.0
-#: the worker's niceness: its load takes seconds of a core, which the run needs more at its start
-NICE = 10
+#: the worker's niceness, the lowest: its load takes seconds of a core, which the run needs more
+#: at its start. At 10 it slowed the command's start (started with the command) or finished after
+#: the run's last reply (started with the stages, 0.07 to 0.2 s of wait); at 19, started with the
+#: command, neither (bench/cli.py, 4 alternated pairs: 3.63 s against 3.72 s)
+NICE = 19
 #: the environment variable that turns the worker off ("0")
 ENV = "SYNTH_LANGUAGE_WORKER"
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -176,11 +177,12 @@ def test_a_runs_stages_start_the_worker(monkeypatch: pytest.MonkeyPatch) -> None
     assert started == [True]
 
 
-def test_the_commands_first_helpers_leave_the_full_models_to_the_stages(
+def test_the_command_starts_its_helpers_before_importing_the_library(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``synth generate`` starts its file reader and Chroma writer first thing; the full models'
-    load (seconds of a core) would slow the command's own start: the stages start it."""
+    """``synth generate`` starts its file reader, Chroma writer and the full models first thing;
+    the modules that start them import no part of the library's heavy side (pydantic, numpy,
+    chromadb, the SDKs), so the helpers' own imports run beside the command's."""
     from synth.run import workers
     from synth.store import _worker_reads, _worker_writes
 
@@ -193,7 +195,15 @@ def test_the_commands_first_helpers_leave_the_full_models_to_the_stages(
     monkeypatch.setattr(_worker_writes, "WRITE_WORKER", recorder("write"))
     monkeypatch.setattr(_full_models, "FULL_MODELS", recorder("full"))
     workers.start_workers()
-    assert started == ["read", "write"]
+    assert started == ["read", "write", "full"]
+    code = (
+        "import sys; import synth.run.workers, synth.store._worker_reads, "
+        "synth.store._worker_writes, synth._full_models; "
+        "print(sorted({'pydantic', 'numpy', 'chromadb', 'openai', 'synth.ingest'} & "
+        "set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 # ---- the trigram models load while the first wave of requests is out (warm_checks_soon) --------

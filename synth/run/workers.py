@@ -1,13 +1,10 @@
 """The helper processes ``synth generate`` starts first thing, on the other core while it imports
 the rest: a worker readies the readers and the tokenizer, then reads the run's files
-(:mod:`synth.store._worker_reads`), and another imports chromadb, then stores a new store's chunks
-(:mod:`synth.store._worker_writes`). Each is started once per process and is off without harm.
-
-lingua's full models (:mod:`synth._full_models`) are not among them: started here too, their load
-(2.6 s of a core, niced) slowed the command's own imports and file reading by 0.14 s (bench/cli.py,
-4 alternated pairs: first request 1.69 s against 1.55 s after the start); they start with the
-run's stages (:class:`synth.run.stages.CandidateRunner`), as the first requests go out, and were
-loaded before the run's last reply all the same.
+(:mod:`synth.store._worker_reads`), another imports chromadb, then stores a new store's chunks
+(:mod:`synth.store._worker_writes`), and lingua's full models load (:mod:`synth._full_models`,
+at the lowest priority: their load takes 2.6 s of a core, which the command and its file reader
+need first). Each is started once per process and is off without harm. Their modules import
+nothing heavy (nor does :mod:`synth.store`), so they start before the command's own imports.
 """
 
 from __future__ import annotations
@@ -23,11 +20,13 @@ if TYPE_CHECKING:
 
 def start_workers() -> None:
     """Start the helpers (none waits for its start)."""
+    from synth._full_models import FULL_MODELS
     from synth.store._worker_reads import READ_WORKER
     from synth.store._worker_writes import WRITE_WORKER
 
     READ_WORKER.start()
     WRITE_WORKER.start()
+    FULL_MODELS.start()
 
 
 def read_ahead(

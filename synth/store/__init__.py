@@ -1,12 +1,54 @@
-"""Embedders, the Chroma chunk store, and ``ingest_documents``: load, chunk, embed and store."""
+"""Embedders, the Chroma chunk store, and ``ingest_documents``: load, chunk, embed and store.
 
-from synth.store.chroma import DEFAULT_STORE_PATH, AddResult, ChunkStore, SourceStats
-from synth.store.embedder import Embedder
-from synth.store.embedders import make_embedder
-from synth.store.hash_embedder import HashEmbedder
-from synth.store.ingest_run import IngestedFile, IngestReport, ingest_documents
-from synth.store.local_embedder import LocalEmbedder
-from synth.store.openai_embedder import OpenAIEmbedder
+Each name is imported from its module the first time it is read (as :mod:`synth` does): the
+helper processes ``synth generate`` starts first thing (:mod:`synth.run.workers`) are handled by
+modules of this package, and importing it must not import Chroma's side of it (numpy, the
+embedders, the SDK's error types) before they are started: 0.16 s sooner to the first request
+(bench/cli.py, 4 alternated pairs).
+"""
+
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from synth.store.chroma import DEFAULT_STORE_PATH, AddResult, ChunkStore, SourceStats
+    from synth.store.embedder import Embedder
+    from synth.store.embedders import make_embedder
+    from synth.store.hash_embedder import HashEmbedder
+    from synth.store.ingest_run import IngestedFile, IngestReport, ingest_documents
+    from synth.store.local_embedder import LocalEmbedder
+    from synth.store.openai_embedder import OpenAIEmbedder
+
+#: each public name's module
+_HOME = {
+    "DEFAULT_STORE_PATH": "synth.store.chroma",
+    "AddResult": "synth.store.chroma",
+    "ChunkStore": "synth.store.chroma",
+    "SourceStats": "synth.store.chroma",
+    "Embedder": "synth.store.embedder",
+    "make_embedder": "synth.store.embedders",
+    "HashEmbedder": "synth.store.hash_embedder",
+    "IngestedFile": "synth.store.ingest_run",
+    "IngestReport": "synth.store.ingest_run",
+    "ingest_documents": "synth.store.ingest_run",
+    "LocalEmbedder": "synth.store.local_embedder",
+    "OpenAIEmbedder": "synth.store.openai_embedder",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """The public name ``name``, imported from its module the first time it is read."""
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'synth.store' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "DEFAULT_STORE_PATH",

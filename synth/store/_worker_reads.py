@@ -21,11 +21,10 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from synth._worker_process import WorkerProcess
-from synth.ingest import FileToLoad, LoadedFile, SkipHook, iter_files
-from synth.store._reads import FileRead, read_one
 
-if TYPE_CHECKING:
-    from synth.ingest import ChunkingConfig
+if TYPE_CHECKING:  # imported where used: `synth generate` starts the worker before it has them
+    from synth.ingest import ChunkingConfig, FileToLoad, SkipHook
+    from synth.store._reads import FileRead
     from synth.store.chroma import ChunkStore
 
 #: the environment variable that turns the worker off ("0")
@@ -66,6 +65,8 @@ class ReadWorker(WorkerProcess):
         skip: SkipHook,
     ) -> Iterator[FileRead]:
         """One :class:`FileRead` per file met, in walk order, read by the worker (see the module)."""
+        from synth.ingest import LoadedFile, iter_files
+
         chunking = store.chunking
         waiting: deque[tuple[str, Any]] = deque()  # ("known", LoadedFile) / ("sent" | "here", item)
         sent = 0
@@ -108,6 +109,8 @@ class ReadWorker(WorkerProcess):
         return True
 
     def _take(self, kind: str, item: Any, chunking: ChunkingConfig) -> FileRead:
+        from synth.store._reads import FileRead, read_one
+
         if kind == "known":
             return FileRead(item.status)
         if kind == "sent" and self.available and self._connection is not None:

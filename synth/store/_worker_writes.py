@@ -19,10 +19,12 @@ import atexit
 import os
 import pickle
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synth._worker_process import WorkerProcess
-from synth.ingest import ChunkingConfig
+
+if TYPE_CHECKING:  # `synth generate` starts the worker before it imports the ingest
+    from synth.ingest import ChunkingConfig
 
 #: the environment variable that turns the worker off ("0")
 ENV = "SYNTH_WRITE_WORKER"
