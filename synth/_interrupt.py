@@ -87,6 +87,7 @@ class CtrlC:
         self._timer: threading.Timer | None = None
         self._active = False
         self._previous_handler: Any = None
+        self._previous_hook: Any = sys.unraisablehook
         self._previous_fd = -1
         self._write_end = -1
 
@@ -108,6 +109,8 @@ class CtrlC:
         self._previous_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
         self._write_end = write
         self._previous_handler = signal.signal(signal.SIGINT, self._handler)
+        self._previous_hook = sys.unraisablehook
+        sys.unraisablehook = self._unraisable
         self._active = True
         watcher = threading.Thread(target=self._watch, args=(read,), name="synth-ctrl-c")
         watcher.daemon = True
@@ -119,6 +122,7 @@ class CtrlC:
             return
         self._active = False
         signal.signal(signal.SIGINT, self._previous_handler)
+        sys.unraisablehook = self._previous_hook
         signal.set_wakeup_fd(self._previous_fd)
         os.close(self._write_end)  # the watcher reads the end of the pipe and stops
         # an armed deadline stays armed: the process is on its way out and must end in time
@@ -138,6 +142,19 @@ class CtrlC:
             loop.call_soon_threadsafe(_raise_interrupt)
             return
         raise KeyboardInterrupt
+
+    def _unraisable(self, unraisable: Any) -> None:
+        """Ctrl-C that landed in a weakref callback or a finalizer, where Python can only print
+        it ("Exception ignored in ...", a traceback): not printed, and raised again where the
+        run unwinds (the loop's next step) when a loop runs here; else the command ends at
+        :attr:`interrupted` or the deadline, as for any interrupt something swallowed."""
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            self._previous_hook(unraisable)
+            return
+        aio = sys.modules.get("asyncio")
+        loop = aio.events._get_running_loop() if aio is not None else None
+        if loop is not None:
+            loop.call_soon_threadsafe(_raise_interrupt)
 
     def _watch(self, read: int) -> None:
         try:

@@ -121,3 +121,54 @@ def test_ctrl_c_turned_into_another_error_is_still_an_interrupt() -> None:
     )
     assert proc.stdout.strip() == "130", proc.stderr
     assert proc.stderr.strip() == "synth: interrupted"
+
+
+# Ctrl-C that lands in a weakref callback (asyncio's and threading's WeakSets run them all the
+# time), where Python can only print it: here the callback sends the signal itself
+IN_A_CALLBACK = textwrap.dedent(
+    """
+    import asyncio, os, signal, weakref
+    from synth._interrupt import CtrlC
+
+    class Thing:
+        pass
+
+    def pressed_here(_):
+        os.kill(os.getpid(), signal.SIGINT)  # the handler raises in this callback
+
+    async def run():
+        thing = Thing()
+        ref = weakref.ref(thing, pressed_here)
+        del thing  # the callback runs now, in the loop's own task
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        await asyncio.sleep(30)
+
+    with CtrlC(grace=60) as ctrl_c:
+        try:
+            asyncio.run(run())
+            print("ran to the end")
+        except KeyboardInterrupt:
+            print("interrupted", ctrl_c.interrupted)
+
+    def other(_):
+        raise ValueError("not an interrupt")
+
+    thing = Thing()
+    ref = weakref.ref(thing, other)
+    del thing  # any other error there is printed as before
+    """
+)
+
+
+def test_ctrl_c_in_a_weakref_callback_is_raised_again_and_not_printed() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", IN_A_CALLBACK],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=60,
+    )
+    assert proc.stdout.strip() == "interrupted True", proc.stderr
+    assert "KeyboardInterrupt" not in proc.stderr
+    assert "ValueError: not an interrupt" in proc.stderr

@@ -5,6 +5,7 @@ events only, no clock."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 from typing import Any
@@ -29,11 +30,13 @@ class HeldRemote(HashEmbedder):
     def __init__(self, events: list[str]) -> None:
         super().__init__()
         self.release = threading.Event()
+        self.sent = threading.Event()
         self.events = events
 
     def _embed_labelled(self, texts: list[str], label: str | None) -> Any:
         if label is None or label == "ingest":
             self.events.append("ingest embedding sent")
+            self.sent.set()
             released = self.release.wait(PATIENCE)
             self.events.append("ingest embedding answered" if released else "gave up waiting")
         return super()._embed_labelled(texts, label)
@@ -46,8 +49,12 @@ def test_the_critic_asks_while_a_remote_embedders_ingest_is_still_out() -> None:
 
     async def model(prompt: str, system: str | None = None) -> str:
         if stage_of(prompt) == "critic" and not embedder.release.is_set():
-            events.append("critic asked")
-            embedder.release.set()  # the embedding is answered once the critic has asked
+            # the embedding's thread may start after the critic asks (synth.llm._threads): the
+            # critic's answer waits for the embedding to be out, never for its reply
+            await asyncio.to_thread(embedder.sent.wait, PATIENCE)
+            if not embedder.release.is_set():  # the first critic request only
+                events.append("critic asked")
+                embedder.release.set()  # the embedding is answered once the critic has asked
         return await replies(prompt, system)
 
     synth = Synthesizer(FunctionModel(model, name="replies"), embedder=embedder, cache=None)
