@@ -42,9 +42,9 @@ from synth._interrupt import quiet_startup as _quiet_startup
 
 _quiet_startup()
 
-import importlib as _importlib
 import typing as _typing
 
+from synth._lazy import lazy_names as _lazy_names
 from synth._version import __version__ as __version__
 
 # The names are imported when first read (``synth.Golden``, ``from synth import Golden``), not
@@ -342,19 +342,12 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> _typing.Any:
-    """The public name ``name``, imported from its module the first time it is read."""
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'synth' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    # Names read as ``synth.X`` in reprs, tracebacks and pickles, wherever they are defined (as
-    # httpx does); the error tree keeps ``synth.errors``, its public home, which users catch by.
+def _as_synth(module: str, value: _typing.Any) -> _typing.Any:
+    """Names read as ``synth.X`` in reprs, tracebacks and pickles, wherever they are defined (as
+    httpx does); the error tree keeps ``synth.errors``, its public home, which users catch by."""
     if callable(value) and module != "synth.errors":
         value.__module__ = "synth"
-    globals()[name] = value  # read once: the next read does not come here
     return value
 
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = _lazy_names(globals(), _HOME, _as_synth)

@@ -288,6 +288,11 @@ def _confidences(detector: LanguageDetector, text: str) -> dict[str, float]:
     return {_code_of(v.language): float(v.value) for v in values}
 
 
+def check_codes(target: str, also: Iterable[str] = ()) -> frozenset[str]:
+    """The languages a check against ``target`` weighs: :data:`COMMON`, the target, ``also``."""
+    return frozenset({*COMMON, target, *(c for c in also if c)})
+
+
 def _settled(text: str, target: str, also: Iterable[str]) -> LanguageVerdict | frozenset[str]:
     """The verdict on ``text`` when it needs no full model (too short, a script that settles it,
     the trigrams sure of a match); else the languages the full models must weigh."""
@@ -301,7 +306,7 @@ def _settled(text: str, target: str, also: Iterable[str]) -> LanguageVerdict | f
     if target not in CJK_LANGUAGES and share > 0.5:
         found = detect_language(text)
         return LanguageVerdict("mismatch", target, found, round(share, 2))
-    codes = frozenset({*COMMON, target, *also})
+    codes = check_codes(target, also)
     FULL_MODELS.start()  # the first check of a process starts the full models' worker
     quick = _quick_confidences(codes, text)
     if quick and max(quick, key=lambda c: quick[c]) == target and quick[target] >= QUICK_CONFIDENCE:
@@ -323,8 +328,7 @@ _WARM_TEXT = "the first words of a text in no language in particular"
 def warm_checks(target: str, also: Iterable[str] = ()) -> None:
     """Load now the trigram models that checks against ``target`` weigh (with :data:`COMMON`
     and ``also``); see :func:`synth.generate.language.warm_checks_soon`."""
-    codes = frozenset({*COMMON, target, *(c for c in also if c)})
-    _confidences(_check_detector(codes, quick=True), _WARM_TEXT)
+    _confidences(_check_detector(check_codes(target, also), quick=True), _WARM_TEXT)
 
 
 @lru_cache(maxsize=1024)

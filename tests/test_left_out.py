@@ -32,6 +32,20 @@ def _imported(stderr: str) -> set[str]:
     }
 
 
+def _program(argv: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """``python -X importtime -m synth argv`` run in ``cwd`` (it must succeed), and what it
+    imported."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "synth", *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-test-left-out"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done, _imported(done.stderr)
+
+
 @needs_aiohttp
 def test_the_program_leaves_aiohttp_out_and_its_requests_go_through(
     fake_openai_smart, tmp_path: Path
@@ -42,15 +56,7 @@ def test_the_program_leaves_aiohttp_out_and_its_requests_go_through(
     ]
     (tmp_path / "items.json").write_text(json.dumps(items), encoding="utf-8")
     argv = ["evaluate", "items.json", "--judge", "openai:m", "--base-url", fake_openai_smart.url]
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "synth", *argv, "-o", "report.json"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-test-left-out"},
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    imported = _imported(done.stderr)
+    _, imported = _program([*argv, "-o", "report.json"], tmp_path)
     assert "openai._client" in imported and "aiohttp" not in imported
     assert len(fake_openai_smart.requests_to("chat")) > 0
     assert (tmp_path / "report.json").exists()
@@ -69,15 +75,7 @@ def test_a_json_run_imports_neither_rich_nor_httpxs_command_line(
         (docs / f"{name}.txt").write_text(text, encoding="utf-8")
     argv = ["generate", "docs", "--goldens", "2", "--embedder", "hash", "--model", "openai:m",
             "--base-url", fake_openai_smart.url, "--json", "-o", "out.jsonl"]  # fmt: skip
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "synth", *argv],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-test-left-out"},
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    imported = _imported(done.stderr)
+    done, imported = _program(argv, tmp_path)
     assert "httpx" in imported and "openai._client" in imported
     assert not imported & {"rich", "click", "pygments"}  # httpx._main: tried, absent
     assert json.loads(done.stdout.splitlines()[-1])["goldens"] == 2

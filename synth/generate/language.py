@@ -28,6 +28,7 @@ from synth._language import (
     AUTO,
     LANGUAGE_KEY,
     LanguageVerdict,
+    check_codes,
     check_language,
     language_name,
     main_language,
@@ -118,7 +119,7 @@ def warm_checks_soon(target: str | None, also: Iterable[str] = ()) -> None:
     if not target:
         return
     also = [c for c in also if c]
-    languages = frozenset({target, *also})
+    languages = check_codes(target, also)  # what the load is for: loaded once
     if languages in _warmed:
         return
     _warmed.add(languages)

@@ -14,9 +14,9 @@ that gathers its data. Reports are functions returning the page, not ``Dataset.t
 :mod:`synth.report` draws on :mod:`synth.dataset`, so a method there would close an import cycle.
 """
 
-import importlib as _importlib
 import typing as _typing
 
+from synth._lazy import lazy_names as _lazy_names
 from synth.report._manifest import find_manifest, load_manifest
 
 if _typing.TYPE_CHECKING:
@@ -35,19 +35,7 @@ _HOME = {
 }
 
 
-def __getattr__(name: str) -> _typing.Any:
-    """The report function ``name``, imported from its module the first time it is read."""
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'synth.report' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
+__getattr__, __dir__ = _lazy_names(globals(), _HOME)
 
 __all__ = [
     "benchmark_report",

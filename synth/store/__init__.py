@@ -7,8 +7,9 @@ embedders, the SDK's error types) before they are started: 0.16 s sooner to the 
 (bench/cli.py, 4 alternated pairs).
 """
 
-import importlib as _importlib
 import typing as _typing
+
+from synth._lazy import lazy_names as _lazy_names
 
 if _typing.TYPE_CHECKING:
     from synth.store.chroma import DEFAULT_STORE_PATH, AddResult, ChunkStore, SourceStats
@@ -36,19 +37,7 @@ _HOME = {
 }
 
 
-def __getattr__(name: str) -> _typing.Any:
-    """The public name ``name``, imported from its module the first time it is read."""
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'synth.store' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
+__getattr__, __dir__ = _lazy_names(globals(), _HOME)
 
 __all__ = [
     "DEFAULT_STORE_PATH",
