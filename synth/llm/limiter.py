@@ -234,15 +234,15 @@ class RateLimiter:
                 self._slots.resize(control.on_congestion(exc.kind, sent_in))
             raise
         with self._control_lock:
-            # the level was put to the test while this one was out: every slot taken now (its
-            # own still held), a request had to wait meanwhile (a reply that comes in a burst,
-            # its slot and the others' freed before the next wave is asked, still counts), or
-            # at least half the slots in use when it went out or now (as TCP's congestion
-            # window grows only while at least half used, RFC 7661: a run's first wave, the
-            # level half used, grew it for the next, twice as large, which found no room)
+            # the level was put to the test while this one was out: at least half the slots in
+            # use when it went out or now (its own still held; as TCP's congestion window grows
+            # only while at least half used, RFC 7661: a run's first wave, the level half used,
+            # grew it for the next, twice as large, which found no room), or a request had to
+            # wait meanwhile (a reply that comes in a burst, its slot and the others' freed
+            # before the next wave is asked, still counts)
             slots = self._slots
-            full = slots.in_use >= slots.size or slots.held_back > held_back
-            full = full or half_used or 2 * slots.in_use >= slots.size
+            half_used = half_used or 2 * slots.in_use >= slots.size
+            full = half_used or slots.held_back > held_back
             level = control.on_reply(label, time.monotonic() - started, full=full)
             if level != self._slots.size:
                 self._slots.resize(level)
