@@ -43,6 +43,11 @@ reply quote the request's ``Authorization`` header, as careless gateways do.
 The Batch API (``/v1/files``, ``/v1/batches``) is served by :attr:`FakeOpenAI.batches`
 (tests/fake_batches.py), its lines answered by the same reply function as chat requests.
 
+To behave like a hosted model: ``latency=(0.9, 2.1)`` (1.5 s with 40% jitter),
+``token_latency=0.01`` (10 ms a completion token, waited after the reply is written) and
+``prompt_cache=True`` (:class:`PromptCache`: usage counted with tiktoken, and a repeated prompt
+prefix of 1,024 tokens or more reported as ``prompt_tokens_details.cached_tokens``).
+
 Every request is logged (:attr:`FakeOpenAI.requests`): its body, headers, outcome and status, with
 the peak number of requests in flight. ``log_path=`` also appends one JSON line per request to a
 file (without the ``Authorization`` header or any other credential header).
@@ -61,6 +66,7 @@ import base64
 import contextlib
 import hashlib
 import importlib
+import itertools
 import json
 import math
 import random
@@ -141,6 +147,7 @@ class LoggedRequest:
     finished: float | None = None
     status: int | None = None
     outcome: str = "pending"  # "ok", a fault kind, "rpm_limit", "closed"
+    usage: dict[str, Any] | None = None  # the usage the reply carried (chat and embeddings)
 
     @property
     def kind(self) -> str:
@@ -490,6 +497,67 @@ def _embedding(text: str, dim: int) -> list[float]:
     return [v / norm for v in values]
 
 
+# ---- the provider's prompt cache -------------------------------------------------------------------
+
+
+class PromptCache:
+    """The provider's automatic prompt cache, as OpenAI documents it for its chat models.
+
+    A prompt of at least :attr:`MIN` tokens whose beginning repeats an earlier request's is served
+    partly from the cache: ``usage.prompt_tokens_details.cached_tokens`` is the longest repeated
+    prefix, counted in steps of :attr:`STEP` tokens from :attr:`MIN`. The messages are read in
+    order (role, then content), so a system message and a context put first are what repeats. A
+    prefix is cached once its request has been answered: requests sent together all miss, as with
+    the real cache. Tokens are counted with tiktoken's ``cl100k_base`` (its offline copy).
+    """
+
+    MIN, STEP = 1024, 128
+
+    def __init__(self) -> None:
+        from synth._tokens import get_encoding
+
+        self._encoding = get_encoding("cl100k_base")
+        self._seen: set[bytes] = set()
+        self._lock = threading.Lock()
+
+    def tokens(self, body: dict[str, Any]) -> list[int]:
+        """The request's prompt as tokens: each message's role and content, in order."""
+        out: list[int] = []
+        for message in body.get("messages") or []:
+            text = "\n".join(_message_texts({"messages": [message]}))
+            out += self._encoding.encode(f"<|{message.get('role', 'user')}|>\n{text}\n")
+        return out
+
+    def prefixes(self, tokens: list[int]) -> list[bytes]:
+        """The digests of ``tokens``' cacheable prefixes, shortest first."""
+        digests, hasher, done = [], hashlib.sha256(), 0
+        for end in range(self.MIN, len(tokens) + 1, self.STEP):
+            hasher.update(struct.pack(f"<{end - done}I", *tokens[done:end]))
+            digests.append(hasher.copy().digest())
+            done = end
+        return digests
+
+    def usage(self, body: dict[str, Any], content: str) -> tuple[dict[str, Any], list[bytes]]:
+        """The reply's usage, with the cached tokens, and the prefixes to remember once answered."""
+        tokens = self.tokens(body)
+        digests = self.prefixes(tokens)
+        with self._lock:
+            hits = sum(1 for _ in itertools.takewhile(lambda d: d in self._seen, digests))
+        cached = self.MIN + (hits - 1) * self.STEP if hits else 0
+        completion = max(1, len(self._encoding.encode(content)))
+        usage = {
+            "prompt_tokens": len(tokens),
+            "completion_tokens": completion,
+            "total_tokens": len(tokens) + completion,
+            "prompt_tokens_details": {"cached_tokens": cached},
+        }
+        return usage, digests
+
+    def remember(self, digests: list[bytes]) -> None:
+        with self._lock:
+            self._seen.update(digests)
+
+
 # ---- the server ----------------------------------------------------------------------------------
 
 
@@ -507,6 +575,8 @@ class FakeOpenAI:
         sloppy: dict[str, float] | None = None,
         latency: float | tuple[float, float] = 0.0,
         embedding_latency: float | None = None,
+        token_latency: float = 0.0,
+        prompt_cache: bool = False,
         faults: dict[str, float] | None = None,
         sequence: Iterable[str | None] = (),
         fault_endpoints: Iterable[str] = ("chat",),
@@ -539,6 +609,10 @@ class FakeOpenAI:
         self.latency = latency
         #: seconds before each embeddings answer (None: ``latency``, as chat's)
         self.embedding_latency = embedding_latency
+        #: seconds per completion token, after ``latency`` (a hosted model writes its reply)
+        self.token_latency = token_latency
+        #: the provider's automatic prompt cache (None: every prompt token is billed in full)
+        self.prompt_cache = PromptCache() if prompt_cache else None
         self.faults = dict(faults or {})
         self.sequence: deque[str | None] = deque(sequence)
         #: faults for the next embeddings requests, taken before ``sequence`` (see queue_faults)
@@ -1007,7 +1081,10 @@ class _Handler(BaseHTTPRequestHandler):
                 message += f" (you sent {entry.headers.get('authorization')})"
             return status, fault, _error_body(message, kind), headers
         if entry.kind == "embeddings":
-            return 200, fault or "ok", self._embeddings(body, fault), {}
+            answer = self._embeddings(body, fault)
+            if isinstance(answer, dict):
+                entry.usage = answer.get("usage")
+            return 200, fault or "ok", answer, {}
         reply = fake._answer(body)
         if reply.body is not None or reply.status != 200:
             payload = reply.body if reply.body is not None else _error_body("scripted", "scripted")
@@ -1028,6 +1105,16 @@ class _Handler(BaseHTTPRequestHandler):
                 f"Sure! Here is the JSON you asked for:\n{content}\nLet me know if you need more."
             )
         payload = self._completion(body, content, finish, reply.usage)
+        remember: list[bytes] = []
+        if fake.prompt_cache is not None and reply.usage is None:
+            payload["usage"], remember = fake.prompt_cache.usage(body, content)
+        writing = fake.token_latency * payload["usage"]["completion_tokens"]
+        if writing > 0 and fake._closing.wait(writing):
+            self.close_connection = True
+            return None, "closed", None, {}
+        if fake.prompt_cache is not None:
+            fake.prompt_cache.remember(remember)
+        entry.usage = payload["usage"]
         return 200, fault or "ok", payload, reply.headers
 
     def _completion(
@@ -1106,6 +1193,14 @@ def main(argv: list[str] | None = None) -> int:
         "--embedding-latency", type=float, help="seconds before each embeddings answer"
     )
     parser.add_argument(
+        "--token-latency", type=float, default=0.0, help="seconds per completion token"
+    )
+    parser.add_argument(
+        "--prompt-cache",
+        action="store_true",
+        help="the provider's automatic prompt cache (cached_tokens in usage, tiktoken counts)",
+    )
+    parser.add_argument(
         "--fault", action="append", default=[], metavar="KIND=RATE", help=", ".join(FAULTS)
     )
     parser.add_argument(
@@ -1151,6 +1246,8 @@ def main(argv: list[str] | None = None) -> int:
         sloppy=dict(_parse_fault(f) for f in args.sloppy),
         latency=latency,
         embedding_latency=args.embedding_latency,
+        token_latency=args.token_latency,
+        prompt_cache=args.prompt_cache,
         faults=dict(_parse_fault(f) for f in args.fault),
         sequence=sequence,
         rpm=args.rpm,

@@ -513,3 +513,44 @@ def test_standalone_generic_mode_with_sloppy_batches(tmp_path: Path) -> None:
         proc.terminate()
         proc.wait(timeout=10)
         proc.stdout.close()
+
+
+def test_prompt_cache_reports_a_repeated_prefix_of_1024_tokens_or_more_once_answered() -> None:
+    long_system = " ".join(f"rule{i} applies to pump {i}." for i in range(400))  # > 1,024 tokens
+    with FakeOpenAI(prompt_cache=True) as server:
+        client = server.client()
+
+        def ask(system: str, user: str) -> openai.types.CompletionUsage:
+            messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+            return client.chat.completions.create(model="m", messages=messages).usage
+
+        first = ask(long_system, "Which pump runs at night?")
+        second = ask(long_system, "Which pump is on standby?")
+        short = ask("Be brief.", "Which pump runs at night?")
+        again_short = ask("Be brief.", "Which pump runs at night?")
+    assert first.prompt_tokens > 1024 and first.prompt_tokens_details.cached_tokens == 0
+    cached = second.prompt_tokens_details.cached_tokens
+    # the shared system message is cached in steps of 128 tokens, the differing question is not
+    assert 1024 <= cached <= second.prompt_tokens - 1 and (cached - 1024) % 128 == 0
+    assert second.prompt_tokens - cached < 128 + 16
+    assert short.prompt_tokens < 1024 and again_short.prompt_tokens_details.cached_tokens == 0
+
+
+def test_prompt_cache_counts_what_the_log_records_and_token_latency_is_logged(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "requests.jsonl"
+    system = "x " * 1500
+    with FakeOpenAI(prompt_cache=True, token_latency=0.001, log_path=str(log)) as server:
+        client = server.client()
+        for _ in range(2):
+            client.chat.completions.create(
+                model="m",
+                messages=[{"role": "system", "content": system}, {"role": "user", "content": "q"}],
+            )
+        client.embeddings.create(model="e", input=["one text", "two texts"])
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    chat = [r["usage"] for r in rows if r["path"].endswith("/chat/completions")]
+    assert [u["prompt_tokens_details"]["cached_tokens"] > 0 for u in chat] == [False, True]
+    embedding = next(r["usage"] for r in rows if r["path"].endswith("/embeddings"))
+    assert embedding["prompt_tokens"] == 4
