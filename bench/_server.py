@@ -26,7 +26,10 @@ class ServerOptions:
     """How the fake server behaves: latency per request, random faults, a rate limit."""
 
     latency: float = 0.5
+    latency_max: float | None = None  # with it, each chat latency is uniform in [latency, max]
     embedding_latency: float | None = None  # seconds per embeddings request (None: latency)
+    token_latency: float = 0.0  # seconds per completion token, after the latency
+    prompt_cache: bool = False  # the provider's automatic prompt cache (cached_tokens)
     faults: dict[str, float] = field(default_factory=dict)
     rpm: int | None = None
     rpm_window: float = 60.0
@@ -39,6 +42,12 @@ class ServerOptions:
 
     def args(self) -> list[str]:
         out = ["--latency", str(self.latency), "--seed", str(self.seed)]
+        if self.latency_max is not None:
+            out += ["--latency-max", str(self.latency_max)]
+        if self.token_latency:
+            out += ["--token-latency", str(self.token_latency)]
+        if self.prompt_cache:
+            out.append("--prompt-cache")
         if self.embedding_latency is not None:
             out += ["--embedding-latency", str(self.embedding_latency)]
         for kind, rate in self.faults.items():
@@ -59,6 +68,12 @@ class ServerOptions:
 
     def describe(self) -> str:
         parts = [f"latency {self.latency:g} s"]
+        if self.latency_max is not None:
+            parts = [f"latency {self.latency:g} to {self.latency_max:g} s"]
+        if self.token_latency:
+            parts.append(f"{self.token_latency * 1000:g} ms a completion token")
+        if self.prompt_cache:
+            parts.append("prompt cache")
         if self.embedding_latency is not None:
             parts.append(f"embeddings {self.embedding_latency:g} s")
         if self.generic:
@@ -151,7 +166,26 @@ def request_counts(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "ok": outcomes.get("ok", 0),
         "outcomes": dict(sorted(outcomes.items())),
         "peak_in_flight": peak_in_flight(rows),
+        **token_counts(rows),
     }
+
+
+def token_counts(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """Prompt, cached and completion tokens of the chat replies, and embedded tokens, as the server
+    reported them in each reply's usage (what a provider bills)."""
+    totals = Counter[str]()
+    for row in rows:
+        usage = row.get("usage") or {}
+        if row["path"].endswith("/embeddings"):
+            totals["embedding_tokens"] += usage.get("prompt_tokens", 0)
+            continue
+        totals["prompt_tokens"] += usage.get("prompt_tokens", 0)
+        totals["cached_tokens"] += (usage.get("prompt_tokens_details") or {}).get(
+            "cached_tokens", 0
+        )
+        totals["completion_tokens"] += usage.get("completion_tokens", 0)
+    keys = ("prompt_tokens", "cached_tokens", "completion_tokens", "embedding_tokens")
+    return {key: totals[key] for key in keys}
 
 
 def peak_in_flight(rows: Sequence[dict[str, Any]]) -> int:
