@@ -7,7 +7,7 @@ repeat an earlier answered request's reports them as ``prompt_tokens_details.cac
 OpenAI's rule). Every token is counted by the server with tiktoken, so both tools are billed alike.
 
 Both tools run as their users run them, each command its own process in a fresh folder, on the same
-corpus (``sample_docs``, 14 files: text, Markdown, PDF, .docx) and server:
+corpus (``sample_docs`` and a re-spelled copy, ``bench/generate.py``'s: 28 files) and server:
 
 - ``synth generate CORPUS --goldens N --embedder openai:text-embedding-3-small --base-url URL``
   (everything else at its defaults), then ``synth evaluate`` of the goldens answered with their
@@ -153,7 +153,7 @@ COLUMNS = [
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--goldens", type=int, default=60)
-    parser.add_argument("--copies", type=int, default=1, help="copies of sample_docs (1)")
+    parser.add_argument("--copies", type=int, default=2, help="copies of sample_docs (2)")
     parser.add_argument("--synth-path", type=Path, default=REPO, help="the checkout to run")
     parser.add_argument("--deepeval-python", help="an interpreter with deepeval: run it too")
     parser.add_argument("--skip-evaluate", action="store_true", help="generation only")
