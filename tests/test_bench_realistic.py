@@ -1,0 +1,69 @@
+"""bench/realistic.py's arithmetic: tokens read from the server's log and priced as billed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+@pytest.fixture(scope="module")
+def realistic():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import _server
+        import realistic
+
+        yield realistic, _server
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def _row(path: str, usage: dict) -> dict:
+    return {"path": path, "usage": usage, "outcome": "ok", "started": 0.0, "finished": 1.0}
+
+
+def test_cached_prompt_tokens_are_billed_at_the_cached_price_and_embeddings_apart(
+    realistic,
+) -> None:
+    module, server = realistic
+    rows = [
+        _row(
+            "/v1/chat/completions",
+            {
+                "prompt_tokens": 2_000_000,
+                "completion_tokens": 1_000_000,
+                "prompt_tokens_details": {"cached_tokens": 1_000_000},
+            },
+        ),
+        _row("/v1/chat/completions", {"prompt_tokens": 0, "completion_tokens": 0}),
+        _row("/v1/embeddings", {"prompt_tokens": 1_000_000}),
+    ]
+    counts = server.token_counts(rows)
+    assert counts == {
+        "prompt_tokens": 2_000_000,
+        "cached_tokens": 1_000_000,
+        "completion_tokens": 1_000_000,
+        "embedding_tokens": 1_000_000,
+    }
+    prices = module.PRICES
+    expected = prices["input"] + prices["cached"] + prices["output"] + prices["embedding"]
+    assert module.dollars(counts) == pytest.approx(expected)
+
+
+def test_ratios_are_synth_over_deepeval_per_golden(realistic) -> None:
+    module, _ = realistic
+    rows = {
+        "synth generate": {"s_per_golden": 0.5, "dollars_per_1000_goldens": 1.0},
+        "deepeval generate": {"s_per_golden": 2.0, "dollars_per_1000_goldens": 4.0},
+        "synth evaluate": {"wall_s": 10.0},
+        "deepeval evaluate": {"wall_s": 100.0},
+    }
+    assert module.compare(rows) == {
+        "time_per_golden_synth_over_deepeval": 0.25,
+        "dollars_per_golden_synth_over_deepeval": 0.25,
+        "evaluate_time_synth_over_deepeval": 0.1,
+    }
