@@ -34,7 +34,8 @@ DEFAULT_OUTPUT = "goldens.jsonl"
 NO_MODEL_LINES = (
     "no model named and no API key found; name one of these ways:",
     "  set OPENAI_API_KEY (or ANTHROPIC_API_KEY, GEMINI_API_KEY) and optionally --model provider:model,",
-    "  or --base-url URL --model openai:NAME for a local OpenAI-compatible server (Ollama, vLLM, ...).",
+    "  or --base-url URL --model openai:NAME for a local OpenAI-compatible server (Ollama, vLLM, ...),",
+    "  or --model offline: the built-in extractive model, no key and no network (a first run, a smoke test).",
 )
 
 
