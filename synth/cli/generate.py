@@ -65,7 +65,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--goldens", type=int, metavar="N", help="deliver exactly N goldens (topping up)"
     )
-    p.add_argument("--model", metavar="SPEC", help="generator model, provider:model")
+    p.add_argument(
+        "--model",
+        metavar="SPEC",
+        help="generator model, provider:model (offline: the built-in extractive model, no key)",
+    )
     p.add_argument("--critic-model", metavar="SPEC", help="critic model (default: --model)")
     p.add_argument(
         "--embedder", metavar="SPEC", help="openai:<model>, local:all-MiniLM-L6-v2 or hash"
