@@ -24,7 +24,7 @@ from synth.data import Context
 from synth.errors import ConfigError
 from synth.generate import expected, inputs
 from synth.llm import make_llm
-from synth.llm.offline import MODEL, PROVIDER, WRITERS, OfflineModel, reply
+from synth.llm.offline import MODEL, NOTE, PROVIDER, WRITERS, OfflineModel, reply
 from synth.llm.pricing import estimate_cost
 from synth.run.models import ModelSettings, RunModels
 
@@ -107,8 +107,9 @@ def test_a_first_run_with_no_key_and_no_network_delivers_exactly_the_goldens_and
     goldens = [json.loads(line) for line in (tmp_path / "goldens.jsonl").read_text().splitlines()]
     _check_goldens(goldens, 10)
     page = (tmp_path / "goldens.html").read_text(encoding="utf-8")
-    assert "generator offline:extractive" in page
+    assert "generator offline:extractive" in page and NOTE in page.replace("&#39;", "'")
     assert "wrote 10 of 10 goldens" in proc.stdout and "cost $0.0000" in proc.stdout
+    assert "requests answered offline" in proc.stdout
     report = subprocess.run(
         [sys.executable, "-m", "synth", "report", "goldens.jsonl", "-o", "again.html"],
         cwd=tmp_path,

@@ -371,8 +371,12 @@ def _summary(manifest: dict[str, Any], output: Path, count: int) -> str:
     if len(sessions) > 1:  # the totals are the whole run's: say what this command added
         made = sum(int(row.get("requests", 0)) for row in sessions[-1].get("usage", {}).values())
         resumed = f"; {made} made by this resumed run"
+    models = manifest.get("models") or {}
+    offline = any(isinstance(m, dict) and m.get("provider") == "offline" for m in models.values())
+    answered = " answered offline" if offline else ""  # no request left the machine
     return (
-        f"wrote {count}{of} goldens to {os.fspath(output)}; {totals.get('requests', 0)} requests "
+        f"wrote {count}{of} goldens to {os.fspath(output)}; {totals.get('requests', 0)} requests"
+        f"{answered} "
         f"({per if per is not None else '-'} per golden, {totals.get('cached', 0)} cached"
         f"{resumed}), cost ${totals.get('cost_usd', 0):.4f}; run {manifest.get('run_dir')}"
     )
