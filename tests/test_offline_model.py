@@ -23,6 +23,7 @@ from synth import Synthesizer
 from synth.data import Context
 from synth.errors import ConfigError
 from synth.generate import expected, inputs
+from synth.generate import filter as input_filter
 from synth.llm import make_llm
 from synth.llm.offline import MODEL, NOTE, PROVIDER, WRITERS, OfflineModel, reply
 from synth.llm.pricing import estimate_cost
@@ -274,3 +275,21 @@ def test_every_reply_a_generation_step_asks_for_has_an_offline_writer() -> None:
     asked = _reply_schemas()
     assert asked, "no reply schema found"
     assert asked <= set(WRITERS), f"no offline writer for {sorted(asked - set(WRITERS))}"
+
+
+@pytest.mark.parametrize("language", ["de", "ja"])
+def test_a_question_in_another_language_is_in_the_documents_own_words(language: str) -> None:
+    from language_corpus import GERMAN, JAPANESE
+
+    text = {"de": GERMAN, "ja": JAPANESE}[language]
+    prompt = inputs.build_prompt(_context([text]), 2, language=language)
+    questions = inputs.parse(reply(prompt, inputs.batch_schema(inputs.InputsReply, 2)), 2)
+    assert len(questions) == 2
+    flat = "".join(text.split())
+    for question in questions:
+        assert question[-1] in "?？" and question[-2] not in "?？"
+        assert "".join(question[:-1].split()) in flat  # the sentence itself, asked
+    scores = input_filter.parse(
+        reply(input_filter.build_prompt(questions, None), input_filter.FilterReply), 2
+    )
+    assert all(score.rewrite is None and not score.feedback for score in scores), scores

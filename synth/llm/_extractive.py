@@ -29,7 +29,9 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)])\s+")
 _TABLE = re.compile(r"^\s*\|")
 # a sentence ends at . ! or ? (after any closing emphasis, quote or bracket), then whitespace,
 # then a capital, a digit or opening markup
-_SENTENCE_END = re.compile(r"(?<=[.!?])(?:\*\*|__|[\"'\u201d)\]])*\s+(?=[\"'\u201c(*_]*[A-Z0-9])")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?:\*\*|__|[\"'\u201d)\]])*\s+(?=[\"'\u201c(*_]*[A-Z0-9])|(?<=[\u3002\uff01\uff1f])\s*"
+)
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"(\*\*|__|`)")
 _TOKEN = re.compile(r"[^\s]+")
@@ -63,7 +65,7 @@ _MODALS = frozenset("can cannot must should will would may might".split())
 _ADVERBS = frozenset("now also always never often then still usually normally only".split())
 #: prepositions: a verb followed by one has no object to ask for ("sits between ...")
 _PREPOSITIONS = frozenset(
-    "between at in on to from with for under towards toward through into by about up after "
+    "between at in on to from with for under towards toward through into by after "
     "before when once if within during until since below above over as like".split()
 )
 #: words that end in s without being a verb in the third person
@@ -108,7 +110,8 @@ def _heading_of(line: str, first: bool) -> str | None:
         return unmarked(found.group("text"))
     text = line.strip()
     letters = [c for c in text if c.isalpha()]
-    if letters and text.upper() == text and len(text.split()) <= 10 and text[-1] not in ".!?:":
+    capitals = any(c.isupper() for c in letters)  # a script with no case has no capitals line
+    if capitals and text.upper() == text and len(text.split()) <= 10 and text[-1] not in ".!?:":
         return text.title() if first or len(letters) > 3 else None
     return None
 
@@ -174,7 +177,8 @@ def informative_score(sentence: Sentence) -> float | None:
     """How much a sentence is worth asking about (higher is better); None when it is not
     informative: not declarative, too short or long, or leaning on an earlier sentence."""
     tokens = sentence.plain.split()
-    if not 6 <= len(tokens) <= 50 or sentence.plain[-1] not in ".!":
+    # words, not spaces: Chinese and Japanese put none between words (their pairs count)
+    if not 6 <= len(words(sentence.plain)) <= 50 or sentence.plain[-1] not in ".!\u3002\uff01":
         return None
     first = tokens[0].strip("\"'(").lower()
     if first in _LEANING:
@@ -321,7 +325,8 @@ def hashed(text: str) -> int:
 def question(sentence: Sentence, english: bool = True, turn: int = 0) -> str:
     """A question that ``sentence`` answers (see the module docstring)."""
     if not english:
-        return sentence.plain.rstrip(".!。！").rstrip() + "?"
+        mark = "\uff1f" if sentence.plain.endswith(("\u3002", "\uff01")) else "?"
+        return sentence.plain.rstrip(".!\u3002\uff01").rstrip() + mark
     found = subject(sentence)
     if found is not None and len(found[0].split()) <= 6:
         name, verb = found
@@ -490,4 +495,5 @@ __all__ = [
     "subject",
     "topic",
     "unmarked",
+    "words",
 ]

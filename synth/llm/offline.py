@@ -43,6 +43,7 @@ MODEL = "extractive"
 NOTE = "extractive and rule-based: questions and answers are the documents' own sentences"
 
 _LANGUAGE_LINE = re.compile(r"Language: write [^\n]*? in ([A-Z][a-z]+)\.")
+_QUESTION_MARKS = ("?", "\uff1f")
 _MULTI_PASSAGE = re.compile(r"\bpassages\b")
 # a reference a question should not lean on ("the passage", "the context above")
 _LEANS = re.compile(
@@ -117,7 +118,7 @@ def _picked(prompt: Prompt, n: int) -> list[ex.Sentence]:
     subject."""
     ranked = ex.ranked(_sentences(prompt, "questions"))
     if not ranked:
-        ranked = [s for s in _sentences(prompt, "questions") if len(s.plain.split()) >= 4]
+        ranked = [s for s in _sentences(prompt, "questions") if len(ex.words(s.plain)) >= 4]
     pool = ranked[: max(n * 2, 4)]
     if not pool:
         return []
@@ -191,21 +192,21 @@ def _input_score(text: str) -> tuple[float, str]:
     problems = []
     if _LEANS.search(text):
         problems.append("name the subject instead of referring to the text")
-    if not text.rstrip().endswith("?"):
+    if not text.rstrip().endswith(_QUESTION_MARKS):
         problems.append("ask it as a question")
-    n_words = len(text.split())
+    n_words = len(ex.words(text))  # words, or character pairs where words have no spaces
     if n_words < 4:
         problems.append("say more about what is asked")
-    elif n_words > 40:
+    elif n_words > 50:
         problems.append("ask one thing, in fewer words")
-    score = round(max(0.1, 0.95 - 0.3 * len(problems) - max(0, n_words - 20) * 0.005), 2)
+    score = round(max(0.1, 0.95 - 0.3 * len(problems) - max(0, n_words - 25) * 0.004), 2)
     return score, "; ".join(problems)
 
 
 def _rewritten(text: str) -> str:
     """``text`` with what the filter faults removed: no reference to "the passage", a question."""
     fixed = _LEANS.sub("the documentation", text).strip()
-    return fixed if fixed.endswith("?") else fixed.rstrip(".!") + "?"
+    return fixed if fixed.endswith(_QUESTION_MARKS) else fixed.rstrip(".!") + "?"
 
 
 def _rewrite(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
