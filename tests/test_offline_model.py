@@ -293,3 +293,10 @@ def test_a_question_in_another_language_is_in_the_documents_own_words(language: 
         reply(input_filter.build_prompt(questions, None), input_filter.FilterReply), 2
     )
     assert all(score.rewrite is None and not score.feedback for score in scores), scores
+
+
+def test_the_offline_model_is_refused_as_a_judge_before_any_answer_is_scored() -> None:
+    from synth.evaluate._specs import judge_models
+
+    with pytest.raises(ConfigError, match="cannot judge"):
+        judge_models(["strict=offline"])
