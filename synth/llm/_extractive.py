@@ -34,7 +34,6 @@ _SENTENCE_END = re.compile(
 )
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"(\*\*|__|`)")
-_TOKEN = re.compile(r"[^\s]+")
 _BOILERPLATE = re.compile(
     r"copyright|all rights reserved|table of contents|page \d+ of \d+|\btrademarks?\b|"
     r"cookie policy|terms of use",
@@ -103,7 +102,7 @@ def unmarked(text: str) -> str:
     return " ".join(_EMPHASIS.sub("", _LINK.sub(r"\1", text)).split())
 
 
-def _heading_of(line: str, first: bool) -> str | None:
+def _heading_of(line: str) -> str | None:
     """The heading a line is (``# Title``, or a short line in capitals), else None."""
     found = _HEADING.match(line)
     if found:
@@ -112,7 +111,7 @@ def _heading_of(line: str, first: bool) -> str | None:
     letters = [c for c in text if c.isalpha()]
     capitals = any(c.isupper() for c in letters)  # a script with no case has no capitals line
     if capitals and text.upper() == text and len(text.split()) <= 10 and text[-1] not in ".!?:":
-        return text.title() if first or len(letters) > 3 else None
+        return text.title()
     return None
 
 
@@ -135,12 +134,12 @@ def _blocks(text: str) -> list[tuple[str | None, str]]:
             out.append((heading, " ".join(lines)))
             lines.clear()
 
-    for number, raw in enumerate(text.splitlines()):
+    for raw in text.splitlines():
         line = raw.strip()
         if not line or _TABLE.match(raw):
             close()
             continue
-        found = _heading_of(raw, number == 0)
+        found = _heading_of(raw)
         item = _LIST_ITEM.match(raw)
         text = raw[item.end() :].strip() if item else line
         if found is None and (not lines or lines[-1][-1] in ".!?:"):
@@ -395,7 +394,10 @@ def answering_sentences(text: str, candidates: Sequence[Sentence], most: int = 2
     """The sentences of ``candidates`` that answer ``text`` best: the one sharing most of its
     rarer words (those in its opening words, where a subject stands, count double), then, when
     the question asks about more, the one that best covers the rest."""
-    pool = [s for s in candidates if len(words(s.plain)) >= 4] or list(candidates)
+    # whole sentences first: a line with no stop is a label or a table cell more often than not
+    pool = [
+        s for s in candidates if len(words(s.plain)) >= 4 and s.plain[-1] in ".!?\u3002\uff01\uff1f"
+    ] or list(candidates)
     named = {name.strip("'").casefold() for name in _NAMED_SECTION.findall(text)}
     under = [s for s in pool if s.heading is not None and s.heading.casefold() in named]
     pool = under or pool
@@ -458,9 +460,7 @@ def prose_scores(text: str) -> ProseScores:
     prose = sum(len(s.plain) for s in informative) / total
     n_words = len(words(text))
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    fragments = sum(
-        1 for line in lines if len(line.split()) <= 3 and _heading_of(line, False) is None
-    )
+    fragments = sum(1 for line in lines if len(line.split()) <= 3 and _heading_of(line) is None)
     fragment_share = fragments / max(1, len(lines))
     boilerplate = len(_BOILERPLATE.findall(text))
     scores = {

@@ -159,6 +159,7 @@ def _critic(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
 
 def _inputs(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
     n = _count(schema, "inputs", 2)
+    # out-of-scope inputs come back in the same schema: their prompt is known by what it asks
     if "do NOT answer" in prompt.text or "does not give" in prompt.text:
         return {"inputs": _out_of_scope(prompt, n)}
     picked = _picked(prompt, n)
@@ -235,8 +236,7 @@ def _evolve(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
 
 
 def _keep(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
-    """Restyling, and an input asked again in its language: the input as it is (the offline model
-    writes no other style, and writes in the documents' own language already)."""
+    """Restyling: the input as it is (the offline model writes in no other style)."""
     return {"input": _one_input(prompt)}
 
 
