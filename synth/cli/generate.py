@@ -34,7 +34,8 @@ DEFAULT_OUTPUT = "goldens.jsonl"
 NO_MODEL_LINES = (
     "no model named and no API key found; name one of these ways:",
     "  set OPENAI_API_KEY (or ANTHROPIC_API_KEY, GEMINI_API_KEY) and optionally --model provider:model,",
-    "  or --base-url URL --model openai:NAME for a local OpenAI-compatible server (Ollama, vLLM, ...).",
+    "  or --base-url URL --model openai:NAME for a local OpenAI-compatible server (Ollama, vLLM, ...),",
+    "  or --model offline: the built-in extractive model, no key and no network (a first run, a smoke test).",
 )
 
 
@@ -64,7 +65,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--goldens", type=int, metavar="N", help="deliver exactly N goldens (topping up)"
     )
-    p.add_argument("--model", metavar="SPEC", help="generator model, provider:model")
+    p.add_argument(
+        "--model",
+        metavar="SPEC",
+        help="generator model, provider:model (offline: the built-in extractive model, no key)",
+    )
     p.add_argument("--critic-model", metavar="SPEC", help="critic model (default: --model)")
     p.add_argument(
         "--embedder", metavar="SPEC", help="openai:<model>, local:all-MiniLM-L6-v2 or hash"
@@ -366,8 +371,12 @@ def _summary(manifest: dict[str, Any], output: Path, count: int) -> str:
     if len(sessions) > 1:  # the totals are the whole run's: say what this command added
         made = sum(int(row.get("requests", 0)) for row in sessions[-1].get("usage", {}).values())
         resumed = f"; {made} made by this resumed run"
+    models = manifest.get("models") or {}
+    offline = any(isinstance(m, dict) and m.get("provider") == "offline" for m in models.values())
+    answered = " answered offline" if offline else ""  # no request left the machine
     return (
-        f"wrote {count}{of} goldens to {os.fspath(output)}; {totals.get('requests', 0)} requests "
+        f"wrote {count}{of} goldens to {os.fspath(output)}; {totals.get('requests', 0)} requests"
+        f"{answered} "
         f"({per if per is not None else '-'} per golden, {totals.get('cached', 0)} cached"
         f"{resumed}), cost ${totals.get('cost_usd', 0):.4f}; run {manifest.get('run_dir')}"
     )

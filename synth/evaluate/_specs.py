@@ -132,11 +132,17 @@ def judge_models(
     made from provider specs share ``limiter`` (a :class:`~synth.llm.limiter.RateLimiter`) when
     one is given."""
     from synth.llm.factory import make_llm
+    from synth.llm.offline import PROVIDER as OFFLINE
     from synth.llm.spec import known_provider, parse_model_spec, provider_class
 
     judges: dict[str, Any] = {}
     for raw in specs:
         name, spec = split_name(raw)
+        if known_provider(spec) == OFFLINE:
+            raise ConfigError(
+                f"--judge {raw}: the offline model writes goldens by rule and cannot judge "
+                "answers; name a language model (e.g. openai:gpt-4.1-mini)"
+            )
         if known_provider(spec):
             model: Any = make_llm(spec, base_url=base_url, limiter=limiter)
             default = spec

@@ -26,7 +26,7 @@ from synth.llm.batch import BatchConfig, BatchModel
 from synth.llm.cache import CacheModel
 from synth.llm.limiter import LimitedModel, RateLimiter
 from synth.llm.retry import RetryConfig, RetryModel
-from synth.llm.spec import PROVIDERS, parse_model_spec, provider_class
+from synth.llm.spec import DEFAULT_MODELS, PROVIDERS, parse_model_spec, provider_class
 from synth.llm.sqlite_cache import SQLiteCache
 from synth.llm.timeout import TimeoutModel
 from synth.llm.usage import MeterModel, Usage, UsageModel
@@ -178,7 +178,7 @@ def _adapter(provider: str, model: str | None, **settings: Any) -> LLM:
         raise ConfigError(
             f"the spec {provider!r} names model {spec_model!r}, and model={model!r} another"
         )
-    model = model or spec_model
+    model = model or spec_model or DEFAULT_MODELS.get(name)
     cls = provider_class(name)
     if not model:
         raise ConfigError(f"the {name} provider needs a model name: '{name}:<model>'")

@@ -62,6 +62,8 @@ PRICES: dict[str, Price] = {
     "gemini-2.5-flash-lite": Price(0.10, 0.40),
     "gemini-2.0-flash": Price(0.10, 0.40),
     "gemini-2.0-flash-lite": Price(0.075, 0.30),
+    # synth's offline model (synth.llm.offline): no request leaves the machine
+    "offline:extractive": Price(0.0, 0.0),
 }
 
 #: what a model's usage name ends in when its requests went through a Batch API

@@ -20,7 +20,10 @@ PROVIDERS: dict[str, str] = {
     "openai": "synth.llm.openai:OpenAIModel",
     "anthropic": "synth.llm.anthropic:AnthropicModel",
     "gemini": "synth.llm.gemini:GeminiModel",
+    "offline": "synth.llm.offline:OfflineModel",
 }
+#: providers with a model to use when a spec names none: ``"offline"`` is ``"offline:extractive"``
+DEFAULT_MODELS: dict[str, str] = {"offline": "extractive"}
 
 
 def parse_model_spec(spec: str) -> tuple[str, str | None]:
@@ -74,6 +77,7 @@ def model_key(llm: LLM) -> str:
 
 
 __all__ = [
+    "DEFAULT_MODELS",
     "PROVIDERS",
     "known_provider",
     "model_identity",

@@ -72,6 +72,7 @@ def _facts(
         ("run id", meta.get("run_id")),
         ("status", meta.get("status")),
         ("models", _models(mapping(meta.get("models")))),
+        ("model note", _notes(mapping(meta.get("models")))),
         ("seed", meta.get("seed")),
         ("date", meta.get("created_at")),
         ("goldens", _delivered(len(data), meta.get("num_goldens"))),
@@ -92,6 +93,12 @@ def _models(models: Mapping[str, Any]) -> str:
         if name:
             names.append(f"{role} {name}")
     return "; ".join(names)
+
+
+def _notes(models: Mapping[str, Any]) -> str:
+    """What the models say of themselves (the offline model: that it is rule-based), once each."""
+    notes = [str(mapping(spec).get("note") or "") for spec in models.values()]
+    return "; ".join(dict.fromkeys(note for note in notes if note))
 
 
 def _delivered(count: int, asked: object) -> str:

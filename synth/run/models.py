@@ -23,8 +23,9 @@ from synth.llm.base import LLM
 from synth.llm.batch import BatchConfig, BatchModel, batch_models
 from synth.llm.factory import make_llm
 from synth.llm.limiter import RateLimiter
+from synth.llm.offline import is_offline
 from synth.llm.pricing import BATCH_SUFFIX
-from synth.llm.spec import parse_model_spec
+from synth.llm.spec import DEFAULT_MODELS, parse_model_spec
 from synth.llm.sqlite_cache import SQLiteCache
 from synth.llm.usage import Usage, UsageModel
 
@@ -49,8 +50,11 @@ RUN_START = 64
 
 NO_MODEL = (
     "no model named and no API key found: pass model= (a 'provider:model' spec, an LLM or a "
-    "callable), or set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY"
+    "callable), or set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY; model='offline' "
+    "runs the built-in extractive model, with no key and no network"
 )
+#: the embedder of a run whose model is the offline one, when none is named: no key, no download
+OFFLINE_EMBEDDER = "hash"
 
 #: what a Synthesizer accepts as a model: a spec, a model, a callable ``fn(prompt, system)``
 ModelArg = str | LLM | Callable[..., Any] | None
@@ -95,6 +99,7 @@ def model_name(model: object) -> str:
         return DEFAULT_MODEL
     if isinstance(model, str):
         provider, name = parse_model_spec(model)
+        name = name or DEFAULT_MODELS.get(provider)
         return f"{provider}:{name}" if name else provider
     if isinstance(model, LLM):
         return f"{model.provider}:{model.model}"
@@ -247,10 +252,26 @@ class RunModels:
             return found
         given = self.settings.embedder
         if self._embedder is None:
-            self._embedder = make_embedder(given, base_url=base_url, **shares)
+            self._embedder = self._default_embedder(given, base_url, shares)
         if self._embedder is not given:
             self._embedder.share(**shares)
         return self._embedder
+
+    def _default_embedder(
+        self, given: str | Embedder | None, base_url: str | None, shares: dict[str, Any]
+    ) -> Embedder:
+        """The embedder ``given`` names; with none named, the hash embedder for a run of the
+        offline model (which must need no key and no network), else make_embedder's choice."""
+        from synth.store import make_embedder
+
+        if given is not None or not is_offline(self.settings.model):
+            return make_embedder(given, base_url=base_url, **shares)
+        embedder = make_embedder(OFFLINE_EMBEDDER)
+        embedder.notice = (
+            f"no embedder named: using {embedder.name} (the offline model's runs need no key and "
+            "no network; name another with --embedder)"
+        )
+        return embedder
 
     def _shares(self) -> dict[str, Any]:
         """What a remote embedder made here shares with the models: the run's limiter (its
@@ -315,6 +336,7 @@ __all__ = [
     "DEFAULT_CACHE",
     "DEFAULT_MODEL",
     "NO_MODEL",
+    "OFFLINE_EMBEDDER",
     "RATE_MARGIN",
     "batch_config",
     "CacheArg",
