@@ -28,6 +28,9 @@ under its ``_synth`` key; ragas keeps ``context_ids`` as ``reference_context_ids
 for ``source_files`` and ``metadata``, which ride in a ``_synth`` field that ragas ignores when it
 loads rows (and drops if it saves them again). ``Dataset.load`` reads them all back, goldens
 unchanged. The dataset's own metadata is not part of any of these formats and is lost.
+
+Every export is of the goldens' shareable form (``synth/dataset/_public.py``): no model's
+``base_url``, and ``source_files`` as the corpus names them, never a path from the local disk.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from synth.data import Golden
 from synth.dataset._conversations import single_turn_only, to_deepeval_any, to_messages
 from synth.dataset._deepeval_csv import write_deepeval_csv
 from synth.dataset._json import write_json_value, write_jsonl_records
+from synth.dataset._public import public_goldens
 from synth.dataset._records import to_deepeval, to_judgeval, to_judgeval_legacy, to_ragas
 from synth.errors import ConfigError
 
@@ -114,9 +118,9 @@ def export_goldens(goldens: Sequence[Golden], path: Path, format: str) -> Path:
     if suffix not in spec.suffixes:
         allowed = " or ".join(spec.suffixes)
         raise ConfigError(f"{path}: a {spec.name} export is written as {allowed}, not {suffix!r}")
-    records = [
+    records = [  # the shareable goldens: no base URL, no path from the local disk
         spec.to_record(golden, f"cannot export {path}: index {i}")
-        for i, golden in enumerate(goldens)
+        for i, golden in enumerate(public_goldens(goldens))
     ]
     spec.write(path, records)
     return path

@@ -308,15 +308,31 @@ def to_deepeval(golden: Golden, where: str) -> dict[str, Any]:
     }
 
 
+#: a judgeval 1.x example's properties, in order: judgeval's own example fields, then synth's
+JUDGEVAL_FIELDS = (
+    "input",
+    "actual_output",
+    "expected_output",
+    "retrieval_context",
+    "context",
+    "context_ids",
+    "source_files",
+    "metadata",
+)
+
+
 def to_judgeval(golden: Golden, where: str) -> dict[str, Any]:
-    """A judgeval (1.x) ``Example``'s properties: synth's own field names, nulls left out.
+    """A judgeval (1.x) ``Example``'s properties: every field of :data:`JUDGEVAL_FIELDS`, in that
+    order, null where the golden has none.
 
     judgeval 1.x examples hold any properties (``Example.create(**row)``), so every field keeps
-    its name and nothing needs a ``_synth`` block; a null is left out rather than sent to a
-    dataset schema that types the field as a string.
+    its name and nothing needs a ``_synth`` block. A judgeval dataset has one schema for all its
+    examples (inferred from them, or declared), so every example has the same fields in the
+    same order: a field left out of some examples would be missing from them.
     """
     del where  # every golden fits
-    return {key: value for key, value in to_synth(golden).items() if value is not None}
+    record = to_synth(golden)
+    return {name: record[name] for name in JUDGEVAL_FIELDS}
 
 
 def to_judgeval_legacy(golden: Golden, where: str) -> dict[str, Any]:
@@ -349,6 +365,7 @@ __all__ = [
     "CONVERSATION_FIELDS",
     "CONVERSATION_TEXT_FIELDS",
     "FIELDS",
+    "JUDGEVAL_FIELDS",
     "LIST_FIELDS",
     "DEFAULTED_FIELDS",
     "NULLABLE_FIELDS",
