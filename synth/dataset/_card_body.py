@@ -278,7 +278,7 @@ def loading(repo: str | None) -> list[str]:
             "from synth import Dataset",
             "",
             f"dataset = Dataset.from_hf({source})",
-            "dataset.metadata[\"seed\"]  # the run's settings, from synth_run.json",
+            'dataset.metadata["seed"]  # the run\'s settings, from synth_run.json',
         ]
     )
     note = (
