@@ -82,7 +82,8 @@ def write_hf_folder(
     card: str,
     publish: Callable[[Path], object] | None = None,
 ) -> Path:
-    """Write the folder (save_to_disk output, shards, ``card`` as README.md); return its path.
+    """Write the folder (save_to_disk output, shards, ``synth_run.json``, ``card`` as README.md);
+    return its path.
 
     ``publish`` is called with the finished folder before it takes ``path``'s place (to push it
     to the Hub): when it raises, nothing is written.
