@@ -80,8 +80,23 @@ def _judgeval(path: str) -> dict[str, Any]:
         for entry in client.entries
     ]
     with open(path, encoding="utf-8") as handle:
-        created = [Example.create(**row).properties for row in json.load(handle)]
-    return {"uploaded": uploaded, "created": created}
+        examples = [Example.create(**row) for row in json.load(handle)]
+    return {
+        "uploaded": uploaded,
+        "created": [example.properties for example in examples],
+        "schema": _judgeval_schema(examples),
+    }
+
+
+def _judgeval_schema(examples: list[Any]) -> Any:
+    """The schema judgeval infers for a dataset of ``examples`` (``datasets.create`` without
+    one), or its refusal."""
+    from judgeval.datasets.dataset_factory import infer_schema_from_examples
+
+    try:
+        return infer_schema_from_examples(examples)
+    except ValueError as exc:
+        return {"refused": str(exc)}
 
 
 def _judgeval_legacy(path: str) -> list[dict[str, Any]]:
@@ -93,10 +108,20 @@ def _judgeval_legacy(path: str) -> list[dict[str, Any]]:
     return [e.model_dump(include=fields | {"additional_metadata"}) for e in dataset.examples]
 
 
-def _ragas(path: str) -> list[dict[str, Any]]:
+def _ragas(path: str) -> dict[str, Any]:
     from ragas import EvaluationDataset
+    from ragas.testset.synthesizers.testset_schema import Testset
 
-    return [sample.model_dump() for sample in EvaluationDataset.from_jsonl(path).samples]
+    with open(path, encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    testset = Testset.from_list(rows)
+    return {
+        "samples": [sample.model_dump() for sample in EvaluationDataset.from_jsonl(path).samples],
+        "testset": [
+            {"synthesizer_name": s.synthesizer_name, "eval_sample": s.eval_sample.model_dump()}
+            for s in testset.samples
+        ],
+    }
 
 
 def main(argv: list[str]) -> int:

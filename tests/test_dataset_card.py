@@ -18,6 +18,7 @@ from huggingface_hub import DatasetCard
 
 from synth import Dataset, Golden, inspect_dataset
 from synth.cli import main
+from synth.cli._export_hf import shareable
 from synth.dataset._card import dataset_card, size_category
 from synth.dataset._hf import hf_features
 
@@ -116,13 +117,16 @@ def test_the_card_says_how_to_load_and_that_works(run, tmp_path: Path) -> None:
     assert (
         'load_dataset("parquet", data_files="data/train-*.parquet", split="train")' in run["text"]
     )
-    # what a push uploads (the card and the shards) loads by the card's configs, as from the Hub
+    # what a push uploads (the card, the run file and the shards) loads by the card's configs,
+    # as from the Hub; the folder holds the set as shared (no model server's address)
     repo = tmp_path / "repo"
     shutil.copytree(run["folder"] / "data", repo / "data")
-    shutil.copy(run["folder"] / "README.md", repo / "README.md")
+    for name in ("README.md", "synth_run.json"):
+        shutil.copy(run["folder"] / name, repo / name)
     loaded = datasets.load_dataset(str(repo), split="train", cache_dir=str(tmp_path / "cache"))
-    assert Dataset.from_hf(loaded, run["dataset"].metadata) == run["dataset"]
-    assert Dataset.load(run["folder"]) == run["dataset"]
+    shared = shareable(run["dataset"])
+    assert Dataset.from_hf(loaded, shared.metadata) == shared
+    assert Dataset.from_hf(repo) == shared == Dataset.load(run["folder"])
 
 
 # ---- the card of any dataset: escaping, no manifest, short runs --------------------------------

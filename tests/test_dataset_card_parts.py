@@ -645,20 +645,27 @@ LOADING = [
     "import json\nfrom datasets import load_dataset\n\n"
     'goldens = load_dataset(WHERE, split="train")\n'
     'metadata = json.loads(goldens[0]["metadata"])  # each golden\'s metadata is JSON text\n\n'
-    "# or, with synth (pip install 'synth[hf]'): the folder, or a datasets.Dataset\n"
+    "# or, with synth (pip install 'synth[hf]'): the goldens and the run's metadata\n"
     "from synth import Dataset\n\n"
-    'dataset = Dataset.load("path/to/this/folder")\n'
-    "dataset = Dataset.from_hf(goldens)",
+    "dataset = Dataset.from_hf(SOURCE)\n"
+    'dataset.metadata["seed"]  # the run\'s settings, from synth_run.json',
     "```",
+    "",
+    "The run's metadata (seed, models, settings, counts) is in `synth_run.json`, beside this "
+    "card: `load_dataset` keeps only the goldens.",
     "",
 ]
 
 
+def _loading(where: str, source: str) -> list[str]:
+    return [line.replace("WHERE", where).replace("SOURCE", source) for line in LOADING]
+
+
 def test_the_loading_example_reads_the_folder_or_the_repo() -> None:
     folder = '"parquet", data_files="data/train-*.parquet"'
-    assert body.loading(None) == [line.replace("WHERE", folder) for line in LOADING]
-    assert body.loading("") == [line.replace("WHERE", folder) for line in LOADING]
-    assert body.loading("me/set") == [line.replace("WHERE", "'me/set'") for line in LOADING]
+    assert body.loading(None) == _loading(folder, '"path/to/this/folder"')
+    assert body.loading("") == _loading(folder, '"path/to/this/folder"')
+    assert body.loading("me/set") == _loading("'me/set'", "'me/set'")
 
 
 def test_the_body_has_every_section_in_reading_order() -> None:

@@ -11,6 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from synth import ConfigError, Dataset, DatasetError, Golden
+from synth.dataset._public import public_goldens
+from synth.dataset._records import JUDGEVAL_FIELDS
 
 # the field names of each tool's record, from their models (deepeval.dataset.golden.Golden,
 # ragas.dataset_schema.SingleTurnSample, judgeval.data.Example)
@@ -21,6 +23,7 @@ DEEPEVAL_GOLDEN = {
 RAGAS_SAMPLE = {
     "user_input", "retrieved_contexts", "reference_contexts", "retrieved_context_ids",
     "reference_context_ids", "response", "multi_responses", "reference", "rubrics",
+    "persona_name", "query_style", "query_length",
 }  # fmt: skip
 JUDGEVAL_EXAMPLE = {
     "input", "actual_output", "expected_output", "context", "retrieval_context",
@@ -79,8 +82,9 @@ def test_ragas_export_is_single_turn_sample_rows() -> None:
     path = dataset().export("out.jsonl", format="ragas")
     rows = _read(str(path))
     assert isinstance(rows, list) and len(rows) == 2
-    for row in rows:
-        assert set(row) - {"_synth"} <= RAGAS_SAMPLE
+    for row in rows:  # a testset row: a sample, its synthesizer's name (Testset.from_list)
+        assert set(row) - {"_synth", "synthesizer_name"} <= RAGAS_SAMPLE
+    assert [row["synthesizer_name"] for row in rows] == ["synth:reasoning", "synth"]
     assert rows[0]["user_input"] == goldens()[0].input
     assert rows[0]["reference"] == "P-4, from 22:00 to 06:00."
     assert rows[0]["reference_contexts"] == goldens()[0].context
@@ -97,10 +101,10 @@ def test_judgeval_export_is_a_list_of_example_properties_under_synths_names() ->
     records = _read(str(path))
     assert isinstance(records, list) and len(records) == 2
     first, second = records
-    assert first == {
-        key: value for key, value in goldens()[0].model_dump().items() if value is not None
-    }
-    assert "retrieval_context" not in first and "actual_output" not in first  # nulls left out
+    assert first == goldens()[0].model_dump()
+    # one schema for all examples: every field, in one order, null where the golden has none
+    assert list(first) == list(second) == list(JUDGEVAL_FIELDS)
+    assert first["retrieval_context"] is None and first["actual_output"] is None
     assert second["actual_output"] == "" and second["context"] == [] and second["metadata"] == {}
     assert second["context_ids"] == [] and second["source_files"] == []
 
@@ -181,7 +185,9 @@ _goldens = st.builds(
 @given(items=st.lists(_goldens, max_size=3))
 def test_any_goldens_survive_every_export(tool: str, items: list[Golden]) -> None:
     suffix = ".jsonl" if tool == "ragas" else ".json"
-    assert Dataset.load(Dataset(items).export(f"h{suffix}", format=tool)).goldens == items  # type: ignore[arg-type]
+    # what an export holds is the goldens' shareable form (no base URL, no local path)
+    exported = Dataset(items).export(f"h{suffix}", format=tool)  # type: ignore[arg-type]
+    assert Dataset.load(exported).goldens == public_goldens(items)
 
 
 # ---- deepeval's CSV -------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ the SDK's calls are replaced, or pointed at a closed port on 127.0.0.1."""
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import socket
 import subprocess
@@ -12,10 +13,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import datasets
 import huggingface_hub
+import pyarrow.parquet as pq
 import pytest
 
-from synth import Dataset, Golden, HubError
+from synth import Dataset, DatasetError, Golden, HubError
 from synth.cli import main
 from synth.dataset._hub import push_folder
 
@@ -67,10 +70,11 @@ def test_push_creates_the_repo_and_uploads_card_and_shards_in_one_commit(
     }
     assert upload["token"] == TOKEN and upload["repo_id"] == "me/set"
     assert upload["repo_type"] == "dataset"
-    assert upload["allow_patterns"] == ["README.md", "data/train-*.parquet"]
+    assert upload["allow_patterns"] == ["README.md", "synth_run.json", "data/train-*.parquet"]
     assert upload["delete_patterns"] == ["data/train-*.parquet"]
     # pushed from the finished folder, before it took the place of out/
-    assert {"README.md", "data/train-00000-of-00001.parquet", "state.json"} <= set(upload["files"])
+    files = set(upload["files"])
+    assert {"README.md", "synth_run.json", "data/train-00000-of-00001.parquet"} <= files
     assert Path(upload["folder_path"]).name != "out"
     out = capsys.readouterr().out
     assert (
@@ -155,3 +159,84 @@ def test_with_no_network_the_command_fails_in_one_line_and_writes_nothing(golden
     assert proc.stderr.endswith("; nothing was written\n") and proc.stderr.count("\n") == 1
     assert "Traceback" not in proc.stderr and TOKEN not in proc.stderr
     assert sorted(os.listdir(".")) == ["goldens.jsonl", "goldens.jsonl.meta.json"]
+
+
+# ---- reading a pushed dataset back ---------------------------------------------------------------
+@pytest.fixture
+def pushed(goldens, hub, monkeypatch, tmp_path: Path) -> Path:
+    """What ``--push-to-hub me/set`` put in the repository (the files an upload sends), which
+    ``snapshot_download("me/set")`` gives back."""
+    repo = tmp_path / "repo"
+
+    def upload_folder(self, *, folder_path: str, allow_patterns: list[str], **kwargs: Any) -> str:
+        for pattern in allow_patterns:
+            for file in Path(folder_path).glob(pattern):
+                target = repo / file.relative_to(folder_path)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(file.read_bytes())
+        return "commit"
+
+    def snapshot_download(*, repo_id: str, repo_type: str, allow_patterns: list[str]) -> str:
+        assert (repo_id, repo_type) == ("me/set", "dataset")
+        assert allow_patterns == ["README.md", "synth_run.json", "data/train-*.parquet"]
+        return str(repo)
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "upload_folder", upload_folder)
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    assert main([*EXPORT, "--push-to-hub", "me/set"]) == 0
+    return repo
+
+
+def test_a_pushed_dataset_reads_back_with_the_runs_metadata(goldens, pushed, tmp_path) -> None:
+    """load_dataset keeps only the rows; the run's metadata is in synth_run.json beside the card,
+    which Dataset.from_hf reads from the repository or the folder."""
+    table = datasets.load_dataset(
+        "parquet",
+        data_files=str(pushed / "data" / "*.parquet"),
+        split="train",
+        cache_dir=str(tmp_path / "cache"),
+    )
+    assert Dataset.from_hf(table) == Dataset(goldens.goldens)  # the rows, no metadata
+    assert json.loads((pushed / "synth_run.json").read_text(encoding="utf-8")) == {
+        "format": "synth-dataset",
+        "version": 1,
+        "metadata": {"seed": 1},
+    }
+    assert Dataset.from_hf("me/set") == goldens
+    assert Dataset.from_hf(pushed) == goldens == Dataset.from_hf("out")
+    assert Dataset.from_hf("me/set", metadata={"x": 1}).metadata == {"x": 1}
+
+
+def test_the_run_file_holds_the_metadata_when_the_shards_lost_theirs(goldens, pushed) -> None:
+    """Shards rewritten by another tool (as datasets' own push_to_hub writes them) carry no
+    synth header: the metadata still comes back, from synth_run.json."""
+    (shard,) = (pushed / "data").glob("*.parquet")
+    table = pq.read_table(shard)
+    pq.write_table(table.replace_schema_metadata({}), shard)
+    assert Dataset.load(pushed) == goldens
+    (pushed / "synth_run.json").write_text('{"seed": 1}', encoding="utf-8")
+    with pytest.raises(DatasetError, match=r'synth_run.json: not synth\'s run file \(no "format"'):
+        Dataset.load(pushed)
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("goldens.jsonl", "goldens.jsonl: is a file, not an hf folder; read it with Dataset.load"),
+        ("no/such/folder", "no/such/folder: no such folder, nor a Hub repository id (user/name)"),
+        ("./me/set", "./me/set: no such folder, nor a Hub repository id (user/name)"),
+    ],
+)
+def test_from_hf_names_what_is_neither_a_folder_nor_a_repo(goldens, source, message) -> None:
+    with pytest.raises(DatasetError) as caught:
+        Dataset.from_hf(source)
+    assert str(caught.value) == message
+
+
+def test_offline_reading_a_repo_fails_in_one_line() -> None:
+    """The tests run with HF_HUB_OFFLINE=1 (conftest): the SDK's refusal, as one HubError line."""
+    with pytest.raises(HubError) as caught:
+        Dataset.from_hf("me/set")
+    message = str(caught.value)
+    assert message.startswith("could not download the Hub dataset me/set: ")
+    assert message.endswith(" (LocalEntryNotFoundError)") and "\n" not in message

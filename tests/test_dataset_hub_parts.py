@@ -80,7 +80,7 @@ def test_push_folder_creates_the_repo_then_uploads_in_one_commit(monkeypatch) ->
                 "repo_id": "me/set",
                 "repo_type": "dataset",
                 "folder_path": "out",
-                "allow_patterns": ["README.md", "data/train-*.parquet"],
+                "allow_patterns": ["README.md", "synth_run.json", "data/train-*.parquet"],
                 "delete_patterns": ["data/train-*.parquet"],
                 "commit_message": "synth: upload the test set and its card",
             },

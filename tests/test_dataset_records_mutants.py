@@ -8,9 +8,11 @@ import pytest
 from synth import DatasetError, Golden
 from synth.data import ConversationalGolden, Turn
 from synth.dataset._records import (
+    JUDGEVAL_FIELDS,
     columns_of,
     golden_from_record,
     kind,
+    synthesizer_name,
     to_deepeval,
     to_judgeval,
     to_judgeval_legacy,
@@ -122,20 +124,51 @@ def test_kind_in_words() -> None:
     ]
 
 
-def test_judgeval_and_ragas_rows_leave_nulls_out() -> None:
+def test_a_judgeval_row_has_every_field_in_one_order_and_ragas_leaves_nulls_out() -> None:
     golden = Golden(input="q", context=["c"], context_ids=["i"], metadata={"m": 1})
-    assert to_judgeval(golden, "w") == {
+    row = to_judgeval(golden, "w")
+    assert row == {
         "input": "q",
+        "actual_output": None,
+        "expected_output": None,
+        "retrieval_context": None,
         "context": ["c"],
         "context_ids": ["i"],
         "source_files": [],
         "metadata": {"m": 1},
     }
+    assert list(row) == list(JUDGEVAL_FIELDS)
+    assert list(to_judgeval(_full_golden(), "w")) == list(JUDGEVAL_FIELDS)
+    assert set(JUDGEVAL_FIELDS) == set(Golden.model_fields)  # a field Golden grows is exported
     assert to_ragas(Golden(input="q"), "w") == {
         "user_input": "q",
         "reference_context_ids": [],
+        "synthesizer_name": "synth",
         "_synth": {"source_files": [], "metadata": {}},
     }
+
+
+def test_a_ragas_row_names_its_synthesizer_persona_and_query_style() -> None:
+    metadata = {
+        "question_type": "simple",
+        "evolutions": ["reasoning", "in_breadth"],
+        "persona": "a night-shift technician",
+        "query_style": "terse",
+        "query_length": "short",
+    }
+    row = to_ragas(Golden(input="q", metadata=metadata), "w")
+    assert row["synthesizer_name"] == "synth:simple:reasoning+in_breadth"
+    assert row["persona_name"] == "a night-shift technician"
+    assert (row["query_style"], row["query_length"]) == ("terse", "short")
+    only = Golden(input="q", metadata={"evolutions": ["reasoning"], "persona": None})
+    assert synthesizer_name(only) == "synth:reasoning"
+    assert "persona_name" not in to_ragas(only, "w")  # null left out, as ragas writes it
+    # read back, the row is the golden: what the row derived from its metadata is not added
+    back = golden_from_record(row, "w")
+    assert back == Golden(input="q", context_ids=[], metadata=metadata)
+    # another tool's row keeps its synthesizer name in the golden's metadata
+    theirs = golden_from_record({"user_input": "q", "synthesizer_name": "single_hop"}, "w")
+    assert theirs.metadata == {"synthesizer_name": "single_hop"}
 
 
 def test_a_record_that_is_not_an_object_is_refused_with_what_it_is() -> None:
@@ -392,6 +425,7 @@ def test_a_full_ragas_row_and_synth_record() -> None:
         "reference_contexts": ["c"],
         "retrieved_contexts": ["d"],
         "reference_context_ids": ["i1", "i2"],
+        "synthesizer_name": "synth",
         "_synth": {"source_files": ["a.md", "b.md"], "metadata": {"m": 1}},
     }
     assert to_synth(_full_golden()) == {

@@ -30,7 +30,7 @@ import pytest
 
 from synth import ConversationalGolden, Dataset, Golden, Turn
 from synth.dataset._conversations import to_deepeval_any
-from synth.dataset._records import to_deepeval, to_judgeval, to_judgeval_legacy
+from synth.dataset._records import JUDGEVAL_FIELDS, to_deepeval, to_judgeval, to_judgeval_legacy
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
@@ -87,7 +87,11 @@ def goldens() -> list[Golden]:
             retrieval_context=[],
             context_ids=["c9"],
             source_files=["docs/fr.md"],
-            metadata={"persona": None},
+            metadata={
+                "persona": "a night-shift technician",
+                "query_style": "terse",
+                "query_length": "short",
+            },
         ),
     ]
 
@@ -205,6 +209,32 @@ def test_judgeval_current_release_loads_the_judgeval_export(
     assert read["uploaded"] == expected  # Dataset.add_from_json, as it would upload them
     assert read["created"] == expected  # Example.create(**row)
     assert read["uploaded"][1]["context"] == [] and read["uploaded"][1]["context_ids"] == []
+    # every field survives, in one order, null where the golden has none
+    for row in (*read["uploaded"], *read["created"]):
+        assert list(row) == list(JUDGEVAL_FIELDS)
+    assert read["uploaded"][1]["expected_output"] is None
+
+
+def test_judgeval_infers_one_schema_with_every_field_a_generated_set_fills(
+    environments: dict[str, Path], tmp_path: Path
+) -> None:
+    """A generated set (each golden with a question, an answer, its context and provenance, none
+    with a system's answer yet) is one shape: judgeval infers its dataset schema from it."""
+    made = [g.model_copy(update={"retrieval_context": None}) for g in goldens() if g.context]
+    made = [g.model_copy(update={"actual_output": None}) for g in made]
+    path = Dataset(made).export(tmp_path / "made.judgeval.json", format="judgeval")
+    read = load_with("judgeval", path, environments, tmp_path)
+    assert read["schema"] == {
+        "type": "object",
+        "properties": {
+            "input": {"type": "string"},
+            "expected_output": {"type": "string"},
+            "context": {"type": "array"},
+            "context_ids": {"type": "array"},
+            "source_files": {"type": "array"},
+            "metadata": {"type": "object"},
+        },
+    }
 
 
 def test_judgeval_legacy_loads_the_legacy_export(
@@ -236,7 +266,8 @@ def test_ragas_loads_the_ragas_export_with_empty_context_ids(
     environments: dict[str, Path], tmp_path: Path
 ) -> None:
     path = Dataset(goldens()).export(tmp_path / "g.jsonl", format="ragas")
-    samples = load_with("ragas", path, environments, tmp_path)
+    read = load_with("ragas", path, environments, tmp_path)
+    samples = read["samples"]
     for sample, golden in zip(samples, goldens(), strict=True):
         assert sample["user_input"] == golden.input
         assert sample["response"] == golden.actual_output
@@ -245,6 +276,16 @@ def test_ragas_loads_the_ragas_export_with_empty_context_ids(
         assert sample["retrieved_contexts"] == golden.retrieval_context
         assert sample["reference_context_ids"] == golden.context_ids
     assert samples[1]["reference_context_ids"] == []  # not None
+    # Testset.from_list needs each row's synthesizer_name; persona and query style ride along
+    testset = read["testset"]
+    assert [row["synthesizer_name"] for row in testset] == [
+        "synth:reasoning",
+        "synth",
+        "synth",
+    ]
+    assert [row["eval_sample"] for row in testset] == samples
+    assert samples[2]["persona_name"] == "a night-shift technician"
+    assert (samples[2]["query_style"], samples[2]["query_length"]) == ("terse", "short")
 
 
 def test_deepeval_loads_the_conversations_export(

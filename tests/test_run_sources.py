@@ -62,5 +62,8 @@ def test_source_files_are_mapped_in_place_and_unknown_names_kept() -> None:
         [],
     ]
     assert dataset[0].input == "q1" and moved.source_files == ["docs/a.md", "gone.md", "c.md"]
+    # the corpus's names stay beside the paths: they are what a shared copy names
+    assert dataset[0].metadata == {"corpus_files": ["docs/a.md", "gone.md", "c.md"]}
+    assert moved.metadata == {}
     assert dataset[1] is kept and dataset[2] is empty  # nothing to change: the same golden
     assert dataset.metadata == {"seed": 1}

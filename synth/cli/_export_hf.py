@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synth.cli._exits import EXIT_OK
+
+if TYPE_CHECKING:
+    from synth.dataset import Dataset
 
 
 def add_hf_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,6 +38,15 @@ def add_hf_arguments(p: argparse.ArgumentParser) -> None:
     hf.add_argument("--title", help="the card's title (default: names the run)")
 
 
+def shareable(dataset: Dataset) -> Dataset:
+    """The dataset as it may leave the machine: no model's base URL, no path from the local disk
+    (see ``synth/dataset/_public.py``); the files ``synth generate`` wrote keep both."""
+    from synth.dataset import Dataset
+    from synth.dataset._public import public_goldens, public_metadata
+
+    return Dataset(public_goldens(dataset.goldens), public_metadata(dataset.metadata))
+
+
 def export_hf(args: argparse.Namespace, source: Path, output: Path) -> int:
     """Write ``source`` as an hf folder at ``output`` (and push it); say what was written."""
     from synth.dataset import Dataset
@@ -42,6 +54,7 @@ def export_hf(args: argparse.Namespace, source: Path, output: Path) -> int:
     from synth.dataset._hf import require
     from synth.dataset._hf_folder import write_hf_folder
     from synth.dataset._hub import check_repo_id, hub_token, push_folder
+    from synth.dataset._public import public_metadata
     from synth.dataset.review import select
     from synth.report._manifest import find_manifest, load_manifest
 
@@ -57,6 +70,9 @@ def export_hf(args: argparse.Namespace, source: Path, output: Path) -> int:
         manifest = load_manifest(args.manifest)
     else:
         manifest = find_manifest(dataset.metadata, source)
+    # what is published names no model server and no local path (synth/dataset/_public.py)
+    dataset = shareable(dataset)
+    manifest = public_metadata(manifest) if manifest is not None else None
     card = dataset_card(dataset, manifest, repo=repo, title=args.title)
     pushed: list[str] = []
 
@@ -72,4 +88,4 @@ def export_hf(args: argparse.Namespace, source: Path, output: Path) -> int:
     return EXIT_OK
 
 
-__all__ = ["add_hf_arguments", "export_hf"]
+__all__ = ["add_hf_arguments", "export_hf", "shareable"]

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from synth.cli._exits import EXIT_OK
-from synth.cli._export_hf import add_hf_arguments, export_hf
+from synth.cli._export_hf import add_hf_arguments, export_hf, shareable
 from synth.cli._status import add_status_argument
 
 #: the formats synth reads back losslessly (the others are other tools')
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     given = [flag for flag, value in _hf_options(args).items() if value]
     if given:
         raise ConfigError(f"{', '.join(given)}: only with --format hf")
-    dataset = select(Dataset.load(source), args.status)
+    dataset = shareable(select(Dataset.load(source), args.status))
     if args.format in OWN_FORMATS or args.format is None:
         dataset.save(output)
         what = f"synth dataset, {output.suffix.lower().lstrip('.')}"

@@ -238,11 +238,23 @@ class Dataset:
         return to_hf(self.goldens, self.metadata)
 
     @classmethod
-    def from_hf(cls, table: datasets.Dataset, metadata: Mapping[str, Any] | None = None) -> Dataset:
-        """The dataset a ``datasets.Dataset`` holds (from :meth:`to_hf`, the Hub or another tool).
+    def from_hf(
+        cls,
+        table: datasets.Dataset | str | os.PathLike[str],
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Dataset:
+        """The dataset a ``datasets.Dataset`` holds (from :meth:`to_hf`, the Hub or another tool),
+        or the one in an hf folder or a Hub dataset repository (``"user/name"``) a push made.
 
-        ``metadata`` defaults to what :meth:`to_hf` put in ``table.info.description``, else empty.
+        ``metadata`` defaults to what :meth:`to_hf` put in ``table.info.description``, else empty
+        (``load_dataset`` keeps no description); for a folder or a repository, to its
+        ``synth_run.json``, the run's metadata as the Hub keeps it.
         """
+        if isinstance(table, str | os.PathLike):
+            from synth.dataset._hub import read_hf_source
+
+            goldens, found = read_hf_source(table)
+            return cls(goldens, found if metadata is None else metadata)
         from synth.dataset._hf import from_hf
 
         return cls(*from_hf(table, metadata))

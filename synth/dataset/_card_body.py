@@ -262,8 +262,10 @@ def fields(dataset: Dataset) -> list[str]:
 
 
 def loading(repo: str | None) -> list[str]:
-    """How to load the set: with datasets from the Hub or the folder, and with synth."""
+    """How to load the set: with datasets from the Hub or the folder, and with synth (which also
+    reads the run's metadata, from ``synth_run.json``)."""
     where = repr(repo) if repo else '"parquet", data_files="data/train-*.parquet"'
+    source = repr(repo) if repo else '"path/to/this/folder"'
     code = "\n".join(
         [
             "import json",
@@ -272,14 +274,18 @@ def loading(repo: str | None) -> list[str]:
             f'goldens = load_dataset({where}, split="train")',
             'metadata = json.loads(goldens[0]["metadata"])  # each golden\'s metadata is JSON text',
             "",
-            "# or, with synth (pip install 'synth[hf]'): the folder, or a datasets.Dataset",
+            "# or, with synth (pip install 'synth[hf]'): the goldens and the run's metadata",
             "from synth import Dataset",
             "",
-            'dataset = Dataset.load("path/to/this/folder")',
-            "dataset = Dataset.from_hf(goldens)",
+            f"dataset = Dataset.from_hf({source})",
+            'dataset.metadata["seed"]  # the run\'s settings, from synth_run.json',
         ]
     )
-    return ["## How to load", "", *fenced(code, "python"), ""]
+    note = (
+        "The run's metadata (seed, models, settings, counts) is in `synth_run.json`, beside this "
+        "card: `load_dataset` keeps only the goldens."
+    )
+    return ["## How to load", "", *fenced(code, "python"), "", note, ""]
 
 
 def _mapping(value: object) -> Mapping[str, Any]:

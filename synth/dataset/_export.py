@@ -8,11 +8,14 @@
   ``EvaluationDataset.add_goldens_from_csv_file`` reads it given
   ``context_col_delimiter="\\x1f"`` and ``retrieval_context_col_delimiter="\\x1f"``
   (see ``synth/dataset/_deepeval_csv.py``); ``.csv``.
-- ``ragas``: ragas ``SingleTurnSample`` rows (``user_input``, ``response``, ``reference``,
-  ``reference_contexts``, ``retrieved_contexts``, ``reference_context_ids``), as
-  ``EvaluationDataset.from_jsonl`` reads them; ``.jsonl`` (or ``.json``, a list for ``from_list``).
+- ``ragas``: ragas testset rows: ``SingleTurnSample`` fields (``user_input``, ``response``,
+  ``reference``, ``reference_contexts``, ``retrieved_contexts``, ``reference_context_ids``,
+  ``persona_name``, ``query_style``, ``query_length``) and ``synthesizer_name``, as
+  ``EvaluationDataset.from_jsonl`` and ``Testset.from_list`` read them; ``.jsonl`` (or ``.json``,
+  a list for ``from_list``).
 - ``judgeval``: judgeval 1.x, a JSON list of example properties under synth's own field names
-  (nulls left out), as ``Dataset.add_from_json`` reads it (each object becomes
+  (every field in every example, in one order, null where unset: a judgeval dataset has one
+  schema), as ``Dataset.add_from_json`` reads it (each object becomes
   ``Example.create(**object)``); ``.json``.
 - ``judgeval-legacy``: judgeval 0.0.x, ``{"examples": [...]}`` with ``Example`` fields, as
   ``EvalDataset.add_from_json`` reads it; ``.json``.
@@ -26,8 +29,13 @@ What the tools keep: judgeval 1.x keeps every field under its own name. deepeval
 keep synth's ``metadata`` as ``additional_metadata``, with ``context_ids`` and ``source_files``
 under its ``_synth`` key; ragas keeps ``context_ids`` as ``reference_context_ids`` but has no field
 for ``source_files`` and ``metadata``, which ride in a ``_synth`` field that ragas ignores when it
-loads rows (and drops if it saves them again). ``Dataset.load`` reads them all back, goldens
-unchanged. The dataset's own metadata is not part of any of these formats and is lost.
+loads rows (and drops if it saves them again). ``Dataset.load`` reads them all back as the goldens
+were exported. The dataset's own metadata is not part of any of these formats and is lost.
+
+Every export is of the goldens' shareable form (``synth/dataset/_public.py``): no model's
+``base_url``, and ``source_files`` as the corpus names them, never a path from the local disk.
+The ragas rows also name each golden's ``synthesizer_name`` (``Testset.from_list`` needs it) and,
+where the golden records them, its persona, query style and length.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from synth.data import Golden
 from synth.dataset._conversations import single_turn_only, to_deepeval_any, to_messages
 from synth.dataset._deepeval_csv import write_deepeval_csv
 from synth.dataset._json import write_json_value, write_jsonl_records
+from synth.dataset._public import public_goldens
 from synth.dataset._records import to_deepeval, to_judgeval, to_judgeval_legacy, to_ragas
 from synth.errors import ConfigError
 
@@ -114,9 +123,9 @@ def export_goldens(goldens: Sequence[Golden], path: Path, format: str) -> Path:
     if suffix not in spec.suffixes:
         allowed = " or ".join(spec.suffixes)
         raise ConfigError(f"{path}: a {spec.name} export is written as {allowed}, not {suffix!r}")
-    records = [
+    records = [  # the shareable goldens: no base URL, no path from the local disk
         spec.to_record(golden, f"cannot export {path}: index {i}")
-        for i, golden in enumerate(goldens)
+        for i, golden in enumerate(public_goldens(goldens))
     ]
     spec.write(path, records)
     return path

@@ -26,8 +26,8 @@ keep every float and integer exactly, and older readers do not know it.)
 
 The dataset's own metadata (run id, seed, settings...) travels as synth's JSON header in
 ``Dataset.info.description`` (``save_to_disk`` keeps it in ``dataset_info.json``); the parquet
-shards of an ``hf`` folder carry the same header in their schema metadata
-(:mod:`synth.dataset._hf_folder`).
+shards of an ``hf`` folder carry the same header in their schema metadata, and the folder in
+``synth_run.json``, which is what survives ``load_dataset`` (:mod:`synth.dataset._hf_folder`).
 """
 
 from __future__ import annotations

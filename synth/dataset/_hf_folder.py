@@ -4,6 +4,7 @@
 
     goldens_hf/
       README.md                              the dataset card (synth.dataset._card)
+      synth_run.json                         the dataset's metadata: the run (synth's header)
       data/train-00000-of-00001.parquet      parquet shards: load_dataset("parquet", data_files=...)
       data-00000-of-00001.arrow              \\
       dataset_info.json                       > datasets.load_from_disk("goldens_hf")
@@ -12,12 +13,16 @@
 The shards are the table ``datasets`` holds, with the ``huggingface`` features in their schema
 metadata and synth's header (the dataset's metadata) beside it under ``synth``, so they are also
 synth ``.parquet`` files. The card's ``configs`` names the shards, so the Hub repository a push
-makes (the card and the shards) loads with ``load_dataset("user/name")``. ``load_dataset`` of the
+makes (the card, the shards and ``synth_run.json``) loads with ``load_dataset("user/name")``.
+``load_dataset`` keeps neither the shards' schema metadata nor a description, so the run's
+metadata is also a file of its own, ``synth_run.json``, which the Hub keeps as it is:
+``Dataset.from_hf("user/name")`` (or the folder) reads it. ``load_dataset`` of the
 folder itself is refused by ``datasets`` (it holds ``save_to_disk`` output): locally, use
 ``load_from_disk`` or ``load_dataset("parquet", data_files="goldens_hf/data/*.parquet")``.
 
 Reading (``Dataset.load("goldens_hf")``) takes the shards when there are any (pyarrow alone),
-otherwise the ``save_to_disk`` output (needs ``datasets``). The folder is built beside the target
+otherwise the ``save_to_disk`` output (needs ``datasets``); the metadata comes from
+``synth_run.json`` when the folder has one, else from the shards or the ``save_to_disk`` output. The folder is built beside the target
 and renamed into place: a failed export leaves no folder, or the previous one, never half of one.
 """
 
@@ -40,11 +45,14 @@ from synth.dataset._hf import (
     require,
     to_hf,
 )
+from synth.dataset._io import FORMAT_NAME, read_text
 from synth.errors import ConfigError, DatasetError
 
 DATA_FOLDER = "data"
 SHARD_PATTERN = f"{DATA_FOLDER}/train-*.parquet"
 CARD = "README.md"
+#: the dataset's metadata as a file of its own (synth's header), kept by the Hub as it is
+RUN_FILE = "synth_run.json"
 #: what ``save_to_disk`` writes at the top of the folder: a Dataset's, a DatasetDict's
 DISK_STATE = "state.json"
 DISK_SPLITS = "dataset_dict.json"
@@ -74,7 +82,8 @@ def write_hf_folder(
     card: str,
     publish: Callable[[Path], object] | None = None,
 ) -> Path:
-    """Write the folder (save_to_disk output, shards, ``card`` as README.md); return its path.
+    """Write the folder (save_to_disk output, shards, ``synth_run.json``, ``card`` as README.md);
+    return its path.
 
     ``publish`` is called with the finished folder before it takes ``path``'s place (to push it
     to the Hub): when it raises, nothing is written.
@@ -84,7 +93,9 @@ def write_hf_folder(
     with _folder_swap(path) as tmp:
         with quiet():  # datasets writes no arrow file for an empty table unless told one
             table.save_to_disk(str(tmp), num_shards=1 if table.num_rows == 0 else None)
-        _write_shards(table, tmp, header_text(metadata).encode("utf-8"))
+        header = header_text(metadata)
+        _write_shards(table, tmp, header.encode("utf-8"))
+        (tmp / RUN_FILE).write_text(header + "\n", encoding="utf-8")
         (tmp / CARD).write_text(card, encoding="utf-8")
         if publish is not None:
             publish(tmp)
@@ -135,16 +146,30 @@ def _folder_swap(path: Path) -> Iterator[Path]:
 
 # ---- reading -------------------------------------------------------------------------------------
 def read_hf_folder(path: Path) -> tuple[list[Golden], dict[str, Any]]:
-    """The goldens and metadata of an hf folder: its shards, else its ``save_to_disk`` output."""
+    """The goldens and metadata of an hf folder: its shards, else its ``save_to_disk`` output;
+    the metadata from its ``synth_run.json`` when it has one."""
     shards = _shards(path)
     if shards:
-        return _read_shards(path, shards)
-    if _saved_to_disk(path):
-        return _read_disk(path)
-    raise DatasetError(
-        f"{path}: is a folder, but no dataset: no {SHARD_PATTERN} shards and no save_to_disk "
-        f"output ({DISK_STATE} or {DISK_SPLITS})"
-    )
+        goldens, metadata = _read_shards(path, shards)
+    elif _saved_to_disk(path):
+        goldens, metadata = _read_disk(path)
+    else:
+        raise DatasetError(
+            f"{path}: is a folder, but no dataset: no {SHARD_PATTERN} shards and no save_to_disk "
+            f"output ({DISK_STATE} or {DISK_SPLITS})"
+        )
+    run = _read_run_file(path / RUN_FILE)
+    return goldens, metadata if run is None else run
+
+
+def _read_run_file(file: Path) -> dict[str, Any] | None:
+    """The metadata in ``synth_run.json``; None when there is no such file."""
+    if not file.is_file():
+        return None
+    metadata = metadata_from_header(read_text(file), str(file))
+    if metadata is None:
+        raise DatasetError(f'{file}: not synth\'s run file (no "format": "{FORMAT_NAME}")')
+    return metadata
 
 
 def _read_shards(path: Path, shards: list[Path]) -> tuple[list[Golden], dict[str, Any]]:
@@ -183,6 +208,7 @@ def _read_disk(path: Path) -> tuple[list[Golden], dict[str, Any]]:
 __all__ = [
     "CARD",
     "DATA_FOLDER",
+    "RUN_FILE",
     "SHARD_PATTERN",
     "is_hf_folder",
     "read_hf_folder",

@@ -18,7 +18,8 @@ null or absent (a table of single-turn goldens may have their columns).
 synth's own fields that another tool has no place for travel in a ``_synth`` object: inside
 ``additional_metadata`` for deepeval and judgeval 0.0.x, at the top of the row for ragas (which ignores
 fields it does not know). Fields of another tool that synth has no place for (a judgeval
-``example_id``, a ragas ``synthesizer_name``) are kept in the golden's ``metadata`` when not null.
+``example_id``, a ragas ``synthesizer_name``) are kept in the golden's ``metadata`` when not null,
+except the ragas fields synth's own export derives from that metadata (a row with ``_synth``).
 """
 
 from __future__ import annotations
@@ -204,11 +205,14 @@ def _from_ragas(record: Mapping[str, Any], where: str) -> tuple[dict[str, Any], 
     data: dict[str, Any] = {}
     names: dict[str, str] = {}
     extras: dict[str, Any] = {}
+    # a row synth wrote (it has _synth) derived its persona, style and synthesizer name from
+    # the golden's metadata, which _synth holds as it was
+    derived = RAGAS_DERIVED if record.get(SYNTH_KEY) is not None else ()
     for key, value in record.items():
         if key in _RAGAS_NAMES:
             data[_RAGAS_NAMES[key]] = value
             names[_RAGAS_NAMES[key]] = key
-        elif key != SYNTH_KEY:
+        elif key != SYNTH_KEY and key not in derived:
             extras[key] = value
     synth = _synth_block(record.get(SYNTH_KEY), where, SYNTH_KEY)
     for field in ("source_files", "metadata", "context_ids"):
@@ -308,15 +312,31 @@ def to_deepeval(golden: Golden, where: str) -> dict[str, Any]:
     }
 
 
+#: a judgeval 1.x example's properties, in order: judgeval's own example fields, then synth's
+JUDGEVAL_FIELDS = (
+    "input",
+    "actual_output",
+    "expected_output",
+    "retrieval_context",
+    "context",
+    "context_ids",
+    "source_files",
+    "metadata",
+)
+
+
 def to_judgeval(golden: Golden, where: str) -> dict[str, Any]:
-    """A judgeval (1.x) ``Example``'s properties: synth's own field names, nulls left out.
+    """A judgeval (1.x) ``Example``'s properties: every field of :data:`JUDGEVAL_FIELDS`, in that
+    order, null where the golden has none.
 
     judgeval 1.x examples hold any properties (``Example.create(**row)``), so every field keeps
-    its name and nothing needs a ``_synth`` block; a null is left out rather than sent to a
-    dataset schema that types the field as a string.
+    its name and nothing needs a ``_synth`` block. A judgeval dataset has one schema for all its
+    examples (inferred from them, or declared), so every example has the same fields in the
+    same order: a field left out of some examples would be missing from them.
     """
     del where  # every golden fits
-    return {key: value for key, value in to_synth(golden).items() if value is not None}
+    record = to_synth(golden)
+    return {name: record[name] for name in JUDGEVAL_FIELDS}
 
 
 def to_judgeval_legacy(golden: Golden, where: str) -> dict[str, Any]:
@@ -327,10 +347,13 @@ def to_judgeval_legacy(golden: Golden, where: str) -> dict[str, Any]:
 
 
 def to_ragas(golden: Golden, where: str) -> dict[str, Any]:
-    """A ragas ``SingleTurnSample`` row (nulls left out, as ragas writes them) plus ``_synth``.
+    """A ragas testset row: a ``SingleTurnSample`` (nulls left out, as ragas writes them), its
+    ``synthesizer_name`` (``Testset.from_list`` needs one), and ``_synth``.
 
     ``reference_context_ids`` is always written, ``[]`` included: a golden made from no chunk
-    says so, rather than leaving ragas to read None ("not known").
+    says so, rather than leaving ragas to read None ("not known"). ``persona_name``,
+    ``query_style`` and ``query_length`` are the golden's ``persona``, ``query_style`` and
+    ``query_length`` when it records them (synth's words: ``terse``, ``short``...).
     """
     row: dict[str, Any] = {
         "user_input": golden.input,
@@ -339,25 +362,55 @@ def to_ragas(golden: Golden, where: str) -> dict[str, Any]:
         "reference_contexts": golden.context,
         "retrieved_contexts": golden.retrieval_context,
     }
+    for name, key in _RAGAS_STYLE.items():
+        value = golden.metadata.get(key)
+        row[name] = value if isinstance(value, str) and value else None
     row = {key: value for key, value in row.items() if value is not None}
     row["reference_context_ids"] = list(golden.context_ids)
+    row["synthesizer_name"] = synthesizer_name(golden)
     row[SYNTH_KEY] = {"source_files": golden.source_files, "metadata": golden.metadata}
     return row
+
+
+#: the ragas sample fields synth fills from a golden's metadata
+_RAGAS_STYLE = {
+    "persona_name": "persona",
+    "query_style": "query_style",
+    "query_length": "query_length",
+}
+#: the ragas fields synth's export derives from the golden (dropped when such a row is read back)
+RAGAS_DERIVED = ("synthesizer_name", *_RAGAS_STYLE)
+
+
+def synthesizer_name(golden: Golden) -> str:
+    """What made the golden, as ragas names a sample's synthesizer: ``synth``, then its question
+    type and its evolutions when it records them (``synth:simple:reasoning+in_breadth``)."""
+    parts = ["synth"]
+    kind = golden.metadata.get("question_type")
+    if isinstance(kind, str) and kind:
+        parts.append(kind)
+    evolutions = golden.metadata.get("evolutions")
+    if isinstance(evolutions, list) and evolutions:
+        parts.append("+".join(str(name) for name in evolutions))
+    return ":".join(parts)
 
 
 __all__ = [
     "CONVERSATION_FIELDS",
     "CONVERSATION_TEXT_FIELDS",
     "FIELDS",
+    "JUDGEVAL_FIELDS",
     "LIST_FIELDS",
     "DEFAULTED_FIELDS",
     "NULLABLE_FIELDS",
+    "RAGAS_DERIVED",
     "STRING_FIELDS",
     "SYNTH_KEY",
     "columns_of",
     "describe_errors",
     "golden_from_record",
     "kind",
+    "synthesizer_name",
     "to_deepeval",
     "to_judgeval",
     "to_judgeval_legacy",

@@ -6,6 +6,8 @@ ids and the store's identity of a file do not depend on the working folder. A go
 file as the user can open it: relative to the working folder (``../docs/setup.md``), or absolute
 when asked. The run directory keeps the display paths; the paths are worked out when the dataset
 is returned, so a run resumed or replayed from another folder still gets paths that open there.
+A golden whose paths differ from the display paths keeps those in ``metadata["corpus_files"]``,
+which its published copies name instead (paths on the owner's disk are not shared).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 from collections.abc import Sequence
 
 from synth.dataset import Dataset
+from synth.dataset._public import CORPUS_FILES_KEY
 
 
 def source_locations(paths: Sequence[str], *, absolute: bool = False) -> dict[str, str]:
@@ -47,11 +50,16 @@ def _location(file: os.PathLike[str], absolute: bool) -> str:
 
 def locate_source_files(dataset: Dataset, locations: dict[str, str]) -> Dataset:
     """``dataset`` with each golden's ``source_files`` mapped through ``locations`` (in place;
-    a name not among them, such as a file no longer there, is kept as it is)."""
+    a name not among them, such as a file no longer there, is kept as it is).
+
+    A golden whose paths change keeps the corpus's names in ``metadata["corpus_files"]``: they
+    are what its published copies name (see ``synth/dataset/_public.py``)."""
     for index, golden in enumerate(dataset.goldens):
         located = [locations.get(name, name) for name in golden.source_files]
         if located != golden.source_files:
-            dataset.goldens[index] = golden.model_copy(update={"source_files": located})
+            metadata = {**golden.metadata, CORPUS_FILES_KEY: list(golden.source_files)}
+            update = {"source_files": located, "metadata": metadata}
+            dataset.goldens[index] = golden.model_copy(update=update)
     return dataset
 
 
