@@ -35,6 +35,7 @@ from synth.dataset._deepeval_saved import (
     redundant_persona,
     split_list,
 )
+from synth.dataset._platforms import from_platform, is_platform_record
 from synth.errors import DatasetError
 
 FIELDS: tuple[str, ...] = tuple(Golden.model_fields)
@@ -104,6 +105,8 @@ def golden_from_record(record: object, where: str) -> Golden:
         data, names = {"turns": record["messages"]}, {"turns": "messages"}
     elif "user_input" in record:
         data, names = _from_ragas(record, where)
+    elif is_platform_record(record):  # promptfoo, LangSmith, Langfuse
+        data, names = from_platform(record, where)
     elif _DEEPEVAL_MARKERS & record.keys() or is_deepeval_conversation(record):
         data, names = _from_deepeval(record, where)
     else:
