@@ -39,7 +39,8 @@ from synth.dataset._io import check_metadata
 from synth.dataset._json import read_json, read_jsonl, write_json, write_jsonl
 from synth.dataset._pandas import ATTRS_KEY, goldens_from_frame, to_frame
 from synth.dataset._parquet import read_parquet, write_parquet
-from synth.dataset._platforms import PHOENIX_KEYS, YAML_SUFFIXES, phoenix_frame, read_yaml
+from synth.dataset._platform_files import YAML_SUFFIXES, phoenix_frame, read_yaml
+from synth.dataset._platforms import PHOENIX_KEYS
 from synth.dataset._records import golden_from_record, kind
 from synth.errors import ConfigError, DatasetError
 

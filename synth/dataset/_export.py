@@ -44,14 +44,8 @@ from synth.data import Golden
 from synth.dataset._conversations import single_turn_only, to_deepeval_any, to_messages
 from synth.dataset._deepeval_csv import write_deepeval_csv
 from synth.dataset._json import write_json_value, write_jsonl_records
-from synth.dataset._platforms import (
-    to_langfuse,
-    to_langsmith,
-    to_phoenix,
-    to_promptfoo,
-    write_phoenix,
-    write_promptfoo,
-)
+from synth.dataset._platform_files import write_phoenix, write_promptfoo
+from synth.dataset._platforms import to_langfuse, to_langsmith, to_phoenix, to_promptfoo
 from synth.dataset._records import to_deepeval, to_judgeval, to_judgeval_legacy, to_ragas
 from synth.errors import ConfigError
 

@@ -19,21 +19,18 @@ These are single-turn formats: conversations are refused.
   columns (``actual_output``, ``context``, ``retrieval_context``, ``context_ids``,
   ``source_files``, ``metadata``) metadata keys. Cells are synth's CSV cells (lists and metadata
   as JSON text, which Phoenix keeps as strings), so it is read back as synth's CSV.
-  :func:`phoenix_frame` gives the same table as a DataFrame for ``dataframe=``.
+  ``Dataset.to_phoenix()`` gives the same table as a DataFrame for ``dataframe=``.
+
+The files themselves are written and read in ``synth/dataset/_platform_files.py``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from synth.data import Golden
-from synth.dataset._io import dumps_records, write_text
 from synth.errors import DatasetError
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 #: the key of the synth-only fields inside a platform's metadata (as in the other exports)
 SYNTH_KEY = "_synth"
@@ -53,8 +50,6 @@ PHOENIX_KEYS: dict[str, tuple[str, ...]] = {
 PHOENIX_COLUMNS: tuple[str, ...] = tuple(c for cs in PHOENIX_KEYS.values() for c in cs)
 #: what promptfoo asserts of an answer given the expected one (an LLM-graded factual match)
 PROMPTFOO_ASSERTION = "factuality"
-#: the suffixes of promptfoo's YAML tests, which Dataset.load reads
-YAML_SUFFIXES = (".yaml", ".yml")
 _CONTEXT_JOIN = "\n\n"
 
 
@@ -112,89 +107,7 @@ def to_phoenix(golden: Golden, where: str) -> dict[str, Any]:
     return {column: record[column] for column in PHOENIX_COLUMNS}
 
 
-# ---- files ---------------------------------------------------------------------------------------
-def write_promptfoo(path: Path, records: Sequence[Mapping[str, Any]]) -> None:
-    """The test cases as a YAML list (``.yaml``, ``.yml``) or a JSON list (``.json``)."""
-    import json
-
-    dumps_records(records, path)  # a value JSON cannot hold is reported by golden and field
-    if path.suffix.lower() == ".json":
-        write_text(path, json.dumps(list(records), ensure_ascii=False, indent=2) + "\n")
-        return
-    import yaml
-
-    class Dumper(yaml.SafeDumper):
-        pass
-
-    Dumper.add_representer(str, _yaml_text)
-    text = yaml.dump(list(records), Dumper=Dumper, allow_unicode=True, sort_keys=False, width=100)
-    write_text(path, text)
-
-
-#: characters YAML reads as line breaks: a text holding one is written double-quoted, where
-#: they are escaped (plain or single-quoted, a reader folds them into a space)
-_YAML_BREAKS = frozenset("\x85\u2028\u2029")
-
-
-def _yaml_text(dumper: Any, text: str) -> Any:
-    style = '"' if _YAML_BREAKS & set(text) else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
-
-
-def write_phoenix(path: Path, records: Sequence[Mapping[str, Any]]) -> None:
-    """The rows as a CSV with synth's cells (no metadata sidecar: the dataset's metadata is not
-    part of an export)."""
-    import csv
-    import io
-
-    from synth.dataset._csv import _cell as cell
-
-    dumps_records(records, path)
-    buffer = io.StringIO(newline="")
-    writer = csv.writer(buffer)
-    writer.writerow(PHOENIX_COLUMNS)
-    for index, record in enumerate(records):
-        where = f"{path}: index {index}"
-        writer.writerow([cell(record, column, where) for column in PHOENIX_COLUMNS])
-    write_text(path, buffer.getvalue())
-
-
-def phoenix_frame(goldens: Sequence[Golden]) -> pd.DataFrame:
-    """The phoenix export as a DataFrame (text cells, None where the CSV cell is empty), for
-    Phoenix's ``create_dataset(dataframe=..., **PHOENIX_KEYS)``."""
-    import pandas as pd
-
-    from synth.dataset._conversations import single_turn_only
-    from synth.dataset._csv import _cell as cell
-
-    convert = single_turn_only(to_phoenix, "phoenix")
-    rows = []
-    for index, golden in enumerate(goldens):
-        where = f"cannot make a Phoenix frame: index {index}"
-        record = convert(golden, where)
-        rows.append([cell(record, column, where) or None for column in PHOENIX_COLUMNS])
-    return pd.DataFrame(rows, columns=list(PHOENIX_COLUMNS), dtype=object)
-
-
 # ---- reading them back ---------------------------------------------------------------------------
-def read_yaml(path: Path) -> list[Golden]:
-    """The goldens of a promptfoo YAML test file (a list of test cases)."""
-    import yaml
-
-    from synth.dataset._io import read_text
-    from synth.dataset._records import golden_from_record, kind
-
-    try:
-        document = yaml.safe_load(read_text(path))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f"line {mark.line + 1}: " if mark is not None else ""
-        raise DatasetError(f"{path}: {at}invalid YAML: {getattr(exc, 'problem', exc)}") from None
-    if not isinstance(document, list):
-        raise DatasetError(f"{path}: expected a list of promptfoo test cases, got {kind(document)}")
-    return [golden_from_record(test, f"{path}: index {i}") for i, test in enumerate(document)]
-
-
 def is_platform_record(record: Mapping[str, Any]) -> bool:
     """True for a promptfoo test, a LangSmith example or a Langfuse item (a Langfuse item has no
     field beyond ``input``, ``expected_output`` and ``metadata``, whose ``_synth`` names it)."""
@@ -238,9 +151,8 @@ def from_platform(record: Mapping[str, Any], where: str) -> tuple[dict[str, Any]
 
 def _object(value: object, where: str, shown: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        from synth.dataset._records import kind
-
-        raise DatasetError(f"{where}: field '{shown}': expected an object, got {kind(value)}")
+        got = "null" if value is None else f"a {type(value).__name__}"
+        raise DatasetError(f"{where}: field '{shown}': expected an object, got {got}")
     return value
 
 
@@ -248,15 +160,11 @@ __all__ = [
     "PHOENIX_COLUMNS",
     "PHOENIX_KEYS",
     "PROMPTFOO_ASSERTION",
-    "YAML_SUFFIXES",
+    "SYNTH_KEY",
     "from_platform",
     "is_platform_record",
-    "phoenix_frame",
-    "read_yaml",
     "to_langfuse",
     "to_langsmith",
     "to_phoenix",
     "to_promptfoo",
-    "write_phoenix",
-    "write_promptfoo",
 ]
