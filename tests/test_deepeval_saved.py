@@ -208,3 +208,22 @@ def test_a_single_turn_golden_is_still_refused_a_scenario_without_turns() -> Non
     with pytest.raises(DatasetError, match="'scenario' is set but the golden has no turns"):
         Dataset([{"input": "q", "scenario": "s"}])
     assert Dataset([{"input": "q", "scenario": None}])[0] == Golden(input="q")
+
+
+@pytest.mark.parametrize("records", [SINGLE_JSONL, TALKS], ids=["single-turn", "conversational"])
+def test_synth_evaluate_takes_a_file_deepeval_saved(
+    records: list[dict[str, object]], tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    path = _write_jsonl(tmp_path / "saved.jsonl", records)
+    done = subprocess.run(
+        [sys.executable, "-m", "synth", "evaluate", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "error" not in done.stderr.lower()
