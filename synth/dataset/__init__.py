@@ -18,7 +18,9 @@ folder     a Hugging Face ``hf`` folder (``synth export --format hf``): parquet 
 
 Every field survives every format: null, the empty string and the empty list stay distinct.
 ``Dataset.load`` also reads the files :meth:`Dataset.export` writes for deepeval (JSON and CSV),
-ragas and judgeval (see ``synth/dataset/_export.py`` for what each keeps). A malformed file raises
+ragas, judgeval and the evaluation platforms (promptfoo's YAML included; see
+``synth/dataset/_export.py`` for what each keeps), and the files deepeval's own
+``EvaluationDataset.save_as`` writes (``synth/dataset/_deepeval_saved.py``). A malformed file raises
 :class:`~synth.errors.DatasetError` naming the file, where in it (``line`` for .jsonl, ``row`` for
 .csv with the header as row 1, ``index`` for .json and .parquet) and the field.
 """

@@ -6,8 +6,13 @@ A record is read by the first rule that fits:
   as a :class:`~synth.data.ConversationalGolden` with those turns;
 - it has ``user_input``: a ragas ``SingleTurnSample`` row (``response``, ``reference``,
   ``reference_contexts``, ``retrieved_contexts``, ``reference_context_ids``);
+- it is a promptfoo test (``vars``), a LangSmith example (``inputs``) or a Langfuse item
+  (``input``, ``expected_output`` and a ``metadata`` holding ``_synth``): see
+  ``synth/dataset/_platforms.py``;
 - it has a field only deepeval or judgeval use (``additional_metadata``, ``source_file``,
-  ``tools_called``, ``example_id``...): a deepeval ``Golden`` or judgeval ``Example`` (a judgeval
+  ``tools_called``, ``example_id``...), or a ``scenario`` and no ``input`` (deepeval's rule for a
+  conversation): a deepeval ``Golden`` or ``ConversationalGolden`` (as deepeval's own ``save_as``
+  writes them too, see ``synth/dataset/_deepeval_saved.py``) or a judgeval ``Example`` (a judgeval
   1.x example may also hold synth's ``context_ids``, ``source_files`` and ``metadata`` as they are);
 - otherwise it is a synth golden, read strictly: an unknown field is an error.
 
