@@ -32,14 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from synth.data import Golden
+from synth.dataset._deepeval_saved import DEEPEVAL_SEPARATOR  # for files synth did not write
 from synth.dataset._io import dumps, dumps_records, write_text
 from synth.dataset._records import SYNTH_KEY, kind
 from synth.errors import DatasetError
 
 #: joins the items of ``context`` and ``retrieval_context`` in one cell
 SEPARATOR = "\x1f"
-#: deepeval's own default, for CSV files synth did not write
-DEEPEVAL_SEPARATOR = "|"
 
 TEXT_COLUMNS = ("input", "actual_output", "expected_output")
 LIST_COLUMNS = ("context", "retrieval_context")
