@@ -103,6 +103,10 @@ class ConversationalGolden(Golden):
     after it (None when the conversation ends on the user), so every single-turn tool (inspect,
     review, evaluate) sees the question a system must answer; both are filled from the turns
     when not given, and must agree with them when given. ``user_description`` is the persona.
+
+    A conversation may have no turns yet (deepeval's goldens for its simulator: a ``scenario``
+    and an ``expected_outcome``, the turns to be played out): then ``input`` is the scenario and
+    ``expected_output`` the expected outcome, so the single-turn tools still have a question.
     """
 
     scenario: str | None = None
@@ -116,6 +120,13 @@ class ConversationalGolden(Golden):
         if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
             return data
         turns = [t.model_dump() if isinstance(t, Turn) else t for t in data["turns"]]
+        if not turns:  # a scenario still to be played out
+            data = dict(data)
+            if data.get("input") is None:
+                data["input"] = data.get("scenario")
+            if "expected_output" not in data:
+                data["expected_output"] = data.get("expected_outcome")
+            return data
         roles = [t.get("role") if isinstance(t, dict) else None for t in turns]
         if "user" not in roles:
             return data  # the after-validator reports it
@@ -130,7 +141,9 @@ class ConversationalGolden(Golden):
     @model_validator(mode="after")
     def _turns_agree(self) -> ConversationalGolden:
         roles = [t.role for t in self.turns]
-        if not roles or roles[0] != "user":
+        if not roles:
+            return self._no_turns_agree()
+        if roles[0] != "user":
             raise ValueError("turns must start with a user turn")
         if any(a == b for a, b in zip(roles, roles[1:], strict=False)):
             raise ValueError("turns must alternate user and assistant")
@@ -142,11 +155,30 @@ class ConversationalGolden(Golden):
             raise ValueError("expected_output must be the assistant turn after the last user turn")
         return self
 
+    def _no_turns_agree(self) -> ConversationalGolden:
+        if not self.scenario:
+            raise ValueError("a conversation with no turns needs a scenario")
+        if self.input != self.scenario:
+            raise ValueError("input must be the scenario when there are no turns")
+        if self.expected_output != self.expected_outcome:
+            raise ValueError("expected_output must be the expected outcome when there are no turns")
+        return self
+
     def edited(self, **changes: Any) -> ConversationalGolden:
         """A copy with its last user turn (``input``) and/or the reply to it (``expected_output``)
-        replaced, the turns rewritten to agree; a None reply ends the conversation on the user."""
+        replaced, the turns rewritten to agree; a None reply ends the conversation on the user.
+        With no turns yet, the scenario and the expected outcome are what is replaced."""
         input = changes.get("input", self.input)
         expected_output = changes.get("expected_output", self.expected_output)
+        if not self.turns:
+            return self.model_copy(
+                update={
+                    "input": input,
+                    "scenario": input,
+                    "expected_output": expected_output,
+                    "expected_outcome": expected_output,
+                }
+            )
         turns = list(self.history)
         turns.append(self.turns[len(turns)].model_copy(update={"content": input}))
         old = self.turns[len(turns)] if len(turns) < len(self.turns) else None
@@ -160,7 +192,10 @@ class ConversationalGolden(Golden):
 
     @property
     def history(self) -> list[Turn]:
-        """The turns before the last user turn (what a system is given with ``input``)."""
+        """The turns before the last user turn (what a system is given with ``input``); none
+        when there are no turns yet."""
+        if not self.turns:
+            return []
         roles = [t.role for t in self.turns]
         last = len(roles) - 1 - roles[::-1].index("user")
         return self.turns[:last]

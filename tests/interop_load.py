@@ -124,6 +124,106 @@ def _ragas(path: str) -> dict[str, Any]:
     }
 
 
+def _deepeval_save_as(path: str) -> dict[str, str]:
+    """Goldens (the JSON at ``path``: ``{"single": [...], "conversational": [...]}``) saved with
+    deepeval's own ``EvaluationDataset.save_as`` in every file type it has; the files written."""
+    import os
+
+    from deepeval.dataset import ConversationalGolden, EvaluationDataset, Golden
+    from deepeval.test_case import Turn
+
+    with open(path, encoding="utf-8") as handle:
+        spec = json.load(handle)
+    single = EvaluationDataset(goldens=[Golden(**g) for g in spec["single"]])
+    talks = [
+        ConversationalGolden(**{**g, "turns": [Turn(**t) for t in g["turns"]] or None})
+        for g in spec["conversational"]
+    ]
+    conversational = EvaluationDataset(goldens=talks)
+    folder = os.path.dirname(os.path.abspath(path))
+    written = {}
+    for file_type in ("jsonl", "json", "csv"):
+        written[f"single.{file_type}"] = single.save_as(file_type, folder, file_name="single")
+        written[f"talks.{file_type}"] = conversational.save_as(file_type, folder, file_name="talks")
+    return written
+
+
+def _langsmith(path: str) -> list[dict[str, Any]]:
+    """Each line as LangSmith's ``ExampleCreate`` (what ``Client.create_examples`` sends)."""
+    from langsmith.schemas import ExampleCreate
+
+    with open(path, encoding="utf-8") as handle:
+        examples = [ExampleCreate(**json.loads(line)) for line in handle if line.strip()]
+    return [
+        {"inputs": e.inputs, "outputs": e.reference_outputs, "metadata": e.metadata}
+        for e in examples
+    ]
+
+
+def _langfuse(path: str) -> list[dict[str, Any]]:
+    """Each line as Langfuse's ``CreateDatasetItemRequest``, dumped as the API body it sends."""
+    from langfuse.api.dataset_items.types.create_dataset_item_request import (
+        CreateDatasetItemRequest,
+    )
+
+    with open(path, encoding="utf-8") as handle:
+        items = [json.loads(line) for line in handle if line.strip()]
+    requests = [CreateDatasetItemRequest(dataset_name="synth", **item) for item in items]
+    return [r.dict(by_alias=True) for r in requests]  # type: ignore[attr-defined]
+
+
+def _phoenix(path: str) -> dict[str, Any]:
+    """What Phoenix's client uploads for the CSV and for the same table as a DataFrame, with
+    the keys synth documents, each file's rows split into inputs, outputs and metadata as
+    Phoenix's upload does."""
+    import csv
+    import gzip
+    import io
+    from pathlib import Path
+
+    import pandas as pd
+    from phoenix.client.resources.datasets import (
+        DatasetKeys,
+        _prepare_csv,
+        _prepare_dataframe_as_csv,
+    )
+
+    keys = DatasetKeys(
+        input_keys=frozenset({"input"}),
+        output_keys=frozenset({"expected_output"}),
+        metadata_keys=frozenset(
+            {
+                "actual_output",
+                "context",
+                "retrieval_context",
+                "context_ids",
+                "source_files",
+                "metadata",
+            }
+        ),
+    )
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+
+    def examples(upload: Any) -> list[dict[str, Any]]:
+        data = upload[1].read()
+        if upload[3].get("Content-Encoding") == "gzip":
+            data = gzip.decompress(data)
+        rows = csv.DictReader(io.StringIO(data.decode("utf-8")))
+        return [
+            {
+                "input": {k: row[k] for k in keys.input},
+                "output": {k: row[k] for k in keys.output},
+                "metadata": {k: row[k] for k in keys.metadata},
+            }
+            for row in rows
+        ]
+
+    return {
+        "csv": examples(_prepare_csv(Path(path), keys)),
+        "dataframe": examples(_prepare_dataframe_as_csv(frame, keys)),
+    }
+
+
 def main(argv: list[str]) -> int:
     tool, path, out = argv
     loaders = {
@@ -133,6 +233,10 @@ def main(argv: list[str]) -> int:
         "judgeval": lambda: _judgeval(path),
         "judgeval-legacy": lambda: _judgeval_legacy(path),
         "ragas": lambda: _ragas(path),
+        "deepeval-save-as": lambda: _deepeval_save_as(path),
+        "langsmith": lambda: _langsmith(path),
+        "langfuse": lambda: _langfuse(path),
+        "phoenix": lambda: _phoenix(path),
     }
     result = loaders[tool]()
     with open(out, "w", encoding="utf-8") as handle:

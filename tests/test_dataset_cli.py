@@ -83,9 +83,9 @@ def test_export_wrong_suffix_and_unknown_format(capsys: pytest.CaptureFixture[st
     assert main(["export", "goldens.json", "-f", "judgeval", "-o", "out.csv"]) == 2
     assert "a judgeval export is written as .json" in capsys.readouterr().err
     with pytest.raises(SystemExit) as info:
-        main(["export", "goldens.json", "-f", "promptfoo"])
+        main(["export", "goldens.json", "-f", "braintrust"])
     assert info.value.code == 2
-    assert "invalid choice: 'promptfoo'" in capsys.readouterr().err
+    assert "invalid choice: 'braintrust'" in capsys.readouterr().err
 
 
 def test_export_help(capsys: pytest.CaptureFixture[str]) -> None:

@@ -441,9 +441,9 @@ def test_errors_in_tool_files_use_the_tools_field_names() -> None:
 # ---- refusals ------------------------------------------------------------------------------------
 def test_export_refusals() -> None:
     with pytest.raises(
-        ConfigError, match=r"unknown export format 'promptfoo'; choose one of: deepeval"
+        ConfigError, match=r"unknown export format 'braintrust'; choose one of: deepeval"
     ):
-        dataset().export("out.json", format="promptfoo")  # type: ignore[arg-type]
+        dataset().export("out.json", format="braintrust")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"a judgeval export is written as \.json, not '\.jsonl'"):
         dataset().export("out.jsonl", format="judgeval")
     with pytest.raises(
@@ -471,8 +471,8 @@ def test_export_suffixes_are_read_whatever_their_case() -> None:
 
 def test_an_unknown_export_format_lists_every_known_one() -> None:
     with pytest.raises(ConfigError) as info:
-        dataset().export("out.json", format="promptfoo")  # type: ignore[arg-type]
+        dataset().export("out.json", format="braintrust")  # type: ignore[arg-type]
     assert str(info.value) == (
-        "unknown export format 'promptfoo'; choose one of: deepeval, deepeval-csv, judgeval, "
-        "judgeval-legacy, ragas, messages"
+        "unknown export format 'braintrust'; choose one of: deepeval, deepeval-csv, judgeval, "
+        "judgeval-legacy, ragas, messages, promptfoo, langsmith, langfuse, phoenix"
     )

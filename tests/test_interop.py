@@ -6,6 +6,10 @@ finds its environment missing builds it (the first run takes a few minutes: they
 parallel). A test is skipped only when the package registry cannot be reached, with pip's reason.
 Bump a version here to check a newer release: a new key builds a new environment.
 
+promptfoo is an npm package: its environment is a folder ``npm install``ed from the npm registry
+(node and npm needed; skipped, with the reason, without them), and the export is loaded by running
+``promptfoo eval`` on it with promptfoo's offline ``echo`` provider.
+
 Versions pinned: the releases current when this was written. judgeval 1.6.0 imports yaml without
 declaring it; ragas 0.4.3 imports ``langchain_community.chat_models.vertexai``, which
 langchain-community 0.4.2 removed: both are installed explicitly.
@@ -30,6 +34,7 @@ import pytest
 
 from synth import ConversationalGolden, Dataset, Golden, Turn
 from synth.dataset._conversations import to_deepeval_any
+from synth.dataset._platforms import to_langfuse, to_langsmith, to_promptfoo
 from synth.dataset._records import JUDGEVAL_FIELDS, to_deepeval, to_judgeval, to_judgeval_legacy
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
@@ -43,6 +48,9 @@ ENVIRONMENTS: dict[str, tuple[str, ...]] = {
     "judgeval-legacy": ("judgeval==0.0.55",),
     "deepeval": ("deepeval==4.3.1", "pandas==3.1.1"),
     "ragas": ("ragas==0.4.3", "langchain-community==0.4.1"),
+    "langsmith": ("langsmith==0.15.1",),
+    "langfuse": ("langfuse==5.2.0",),
+    "phoenix": ("arize-phoenix-client==3.5.0", "pandas==3.1.1"),
 }
 #: the environment each export format is loaded in
 TOOL_ENV = {
@@ -52,6 +60,10 @@ TOOL_ENV = {
     "deepeval-csv": "deepeval",
     "deepeval-conversations": "deepeval",
     "ragas": "ragas",
+    "deepeval-save-as": "deepeval",
+    "langsmith": "langsmith",
+    "langfuse": "langfuse",
+    "phoenix": "phoenix",
 }
 CHILD_ENV = {
     "DEEPEVAL_TELEMETRY_OPT_OUT": "1",
@@ -316,3 +328,189 @@ def test_deepeval_loads_the_conversations_export(
     read = load_with("deepeval-conversations", path, environments, tmp_path)
     assert read == [to_deepeval_any(g, "") for g in talks]
     assert read[0]["turns"][1]["metadata"]["citations"][0]["chunk_id"] == "m:3"
+
+
+# ---- deepeval's own files ------------------------------------------------------------------------
+def test_synth_reads_the_files_deepevals_own_save_as_writes(
+    environments: dict[str, Path], tmp_path: Path
+) -> None:
+    # no "|" inside a context item: deepeval's JSONL and CSV join the items with it
+    spec = {
+        "single": [
+            {
+                "input": 'Which pump, "P-3", runs at night?\nAnswer briefly.',
+                "expected_output": "P-4, 22:00\u201306:00.",
+                "context": ["Pump P-4 runs nightly.", "P-3: standby."],
+                "source_file": "manual.pdf",
+                "additional_metadata": {"seed": 7},
+            },
+            {"input": "Bare?", "actual_output": "yes", "retrieval_context": ["r1", "r2"]},
+        ],
+        "conversational": [
+            {
+                "scenario": "A technician asks when the pumps run.",
+                "expected_outcome": "They learn that P-4 runs at night.",
+                "user_description": "a night-shift technician",
+                "context": ["Pump P-4 runs nightly."],
+                "turns": [],
+            },
+            {
+                "scenario": "A follow-up.",
+                "turns": [
+                    {"role": "user", "content": "Which pump?"},
+                    {"role": "assistant", "content": "P-4."},
+                ],
+                "additional_metadata": {"k": 1},
+            },
+        ],
+    }
+    (tmp_path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    written = load_with("deepeval-save-as", tmp_path / "spec.json", environments, tmp_path)
+    assert sorted(written) == sorted(
+        f"{kind}.{t}" for kind in ("single", "talks") for t in ("jsonl", "json", "csv")
+    )
+    pump = Golden(
+        input=spec["single"][0]["input"],
+        expected_output="P-4, 22:00\u201306:00.",
+        context=["Pump P-4 runs nightly.", "P-3: standby."],
+        source_files=["manual.pdf"],
+        metadata={"seed": 7},
+    )
+    scenario = ConversationalGolden(
+        scenario="A technician asks when the pumps run.",
+        expected_outcome="They learn that P-4 runs at night.",
+        user_description="a night-shift technician",
+        context=["Pump P-4 runs nightly."],
+        turns=[],
+    )
+    for file_type in ("jsonl", "json", "csv"):
+        first, bare = Dataset.load(written[f"single.{file_type}"])
+        # deepeval's CSV reads an empty list cell as [] where its JSON files keep null
+        assert first.model_copy(update={"retrieval_context": None}) == pump, file_type
+        assert (bare.input, bare.actual_output, bare.retrieval_context) == (
+            "Bare?",
+            "yes",
+            ["r1", "r2"],
+        )
+        talk, played = Dataset.load(written[f"talks.{file_type}"])
+        assert talk == scenario, file_type
+        assert isinstance(played, ConversationalGolden)
+        assert [(t.role, t.content) for t in played.turns] == [
+            ("user", "Which pump?"),
+            ("assistant", "P-4."),
+        ]
+        assert (played.scenario, played.metadata) == ("A follow-up.", {"k": 1})
+
+
+# ---- the evaluation platforms --------------------------------------------------------------------
+def test_langsmiths_example_schema_takes_the_langsmith_export(
+    environments: dict[str, Path], tmp_path: Path
+) -> None:
+    path = Dataset(goldens()).export(tmp_path / "g.jsonl", format="langsmith")
+    read = load_with("langsmith", path, environments, tmp_path)
+    assert read == [to_langsmith(g, "") for g in goldens()]
+    assert (
+        read[0]["outputs"]["context"][0] == "Pump P-4 runs nightly, 22:00\u201306:00 | see table 3."
+    )
+
+
+def test_langfuses_dataset_item_request_takes_the_langfuse_export(
+    environments: dict[str, Path], tmp_path: Path
+) -> None:
+    path = Dataset(goldens()).export(tmp_path / "g.jsonl", format="langfuse")
+    read = load_with("langfuse", path, environments, tmp_path)
+    for body, golden in zip(read, goldens(), strict=True):
+        item = to_langfuse(golden, "")
+        assert body["datasetName"] == "synth"
+        assert body["input"] == item["input"]
+        assert body["expectedOutput"] == item["expected_output"]
+        assert body["metadata"] == item["metadata"]
+        assert {k for k, v in body.items() if v is not None} <= {
+            "datasetName",
+            "input",
+            "expectedOutput",
+            "metadata",
+        }
+
+
+def test_phoenixs_client_uploads_the_phoenix_export_under_the_documented_keys(
+    environments: dict[str, Path], tmp_path: Path
+) -> None:
+    from synth.dataset import PHOENIX_KEYS
+
+    path = Dataset(goldens()).export(tmp_path / "g.csv", format="phoenix")
+    read = load_with("phoenix", path, environments, tmp_path)
+    assert read["csv"] == read["dataframe"]
+    frame = Dataset(goldens()).to_phoenix()
+    for example, (_, row) in zip(read["csv"], frame.iterrows(), strict=True):
+        cells = {k: (v if isinstance(v, str) else "") for k, v in row.items()}  # null: empty
+        assert example["input"] == {k: cells[k] for k in PHOENIX_KEYS["input_keys"]}
+        assert example["output"] == {k: cells[k] for k in PHOENIX_KEYS["output_keys"]}
+        assert example["metadata"] == {k: cells[k] for k in PHOENIX_KEYS["metadata_keys"]}
+    assert json.loads(read["csv"][0]["metadata"]["context_ids"]) == ["manual.pdf:3", "manual.pdf:4"]
+
+
+#: the npm packages of promptfoo's environment
+PROMPTFOO = ("promptfoo@0.123.1",)
+
+
+@pytest.fixture(scope="module")
+def promptfoo() -> Path:
+    """promptfoo's command line (``node .../promptfoo/dist/src/main.js``), installed once."""
+    key = json.dumps([PROMPTFOO, "npm"])
+    folder = _root() / f"promptfoo-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+    main = folder / "node_modules" / "promptfoo" / "dist" / "src" / "main.js"
+    if not _ready(folder):
+        npm, node = shutil.which("npm"), shutil.which("node")
+        if npm is None or node is None:
+            pytest.skip("promptfoo needs node and npm, which are not installed")
+        with _locked(folder):
+            if not _ready(folder):
+                shutil.rmtree(folder, ignore_errors=True)
+                folder.mkdir(parents=True)
+                with open(folder.with_suffix(".log"), "w") as log:
+                    done = subprocess.run(
+                        [npm, "install", "--no-audit", "--no-fund", *PROMPTFOO],
+                        cwd=folder,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        timeout=INSTALL_TIMEOUT,
+                    )
+                tail = folder.with_suffix(".log").read_text(errors="replace")[-3000:]
+                unreachable = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT")
+                if done.returncode != 0 and any(code in tail for code in unreachable):
+                    pytest.skip(f"the npm registry cannot be reached to install promptfoo:\n{tail}")
+                assert done.returncode == 0, f"npm install {' '.join(PROMPTFOO)} failed:\n{tail}"
+                (folder / "synth-interop-ok").write_text(" ".join(PROMPTFOO))
+    return main
+
+
+@pytest.mark.parametrize("name", ["tests.yaml", "tests.json"])
+def test_promptfoo_runs_the_promptfoo_export(name: str, promptfoo: Path, tmp_path: Path) -> None:
+    path = Dataset(goldens()).export(tmp_path / name, format="promptfoo")
+    config = tmp_path / "promptfooconfig.yaml"
+    # echo answers with the prompt: offline, and it shows the vars promptfoo put in it
+    config.write_text(
+        'prompts: ["{{input}} || {{context}}"]\nproviders: [echo]\n'
+        f"tests: file://{path.name}\n",
+        encoding="utf-8",
+    )
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)}
+    env |= {"PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1"}
+    subprocess.run(  # the factuality checks fail (no grader offline): the tests are what counts
+        ["node", str(promptfoo), "eval", "-c", str(config), "-o", "out.json", "--no-cache"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env=env,
+    )
+    results = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    ran = sorted(results["results"]["results"], key=lambda r: r["testIdx"])
+    expected = [to_promptfoo(g, "") for g in goldens()]
+    assert [r["testCase"]["vars"] for r in ran] == [t["vars"] for t in expected]
+    # promptfoo gives a test without checks an empty list
+    assert [r["testCase"].get("assert") or None for r in ran] == [t.get("assert") for t in expected]
+    assert [r["testCase"]["metadata"] for r in ran] == [t["metadata"] for t in expected]
+    prompt = ran[0]["prompt"]["raw"]
+    assert prompt == f"{goldens()[0].input} || {expected[0]['vars']['context']}"

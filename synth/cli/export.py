@@ -13,7 +13,18 @@ from synth.cli._status import add_status_argument
 OWN_FORMATS = ("jsonl", "json", "csv", "parquet")
 #: other tools' formats: the keys of synth.dataset._export.EXPORT_FORMATS, named here so that
 #: `synth --help` does not import the dataset package (tests/test_startup.py checks they agree)
-TOOL_FORMATS = ("deepeval", "deepeval-csv", "judgeval", "judgeval-legacy", "ragas", "messages")
+TOOL_FORMATS = (
+    "deepeval",
+    "deepeval-csv",
+    "judgeval",
+    "judgeval-legacy",
+    "ragas",
+    "messages",
+    "promptfoo",
+    "langsmith",
+    "langfuse",
+    "phoenix",
+)
 #: a Hugging Face folder with a dataset card (synth/cli/_export_hf.py)
 HF_FORMAT = "hf"
 
@@ -27,7 +38,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "parquet: lossless, metadata included; picked by -o's suffix or --format), or for "
         "another tool: deepeval goldens (.json or .jsonl), deepeval CSV (.csv), ragas samples "
         "(.jsonl or .json), judgeval 1.x examples (.json) or judgeval 0.0.x examples "
-        "(judgeval-legacy, .json), chat messages (messages, .jsonl); or as a Hugging Face folder (hf: save_to_disk output, parquet "
+        "(judgeval-legacy, .json), chat messages (messages, .jsonl), promptfoo test cases (.yaml or "
+        ".json), LangSmith examples and Langfuse dataset items (.jsonl), a Phoenix dataset CSV "
+        "(phoenix, .csv); or as a Hugging Face folder (hf: save_to_disk output, parquet "
         "shards under data/ and a dataset card README.md drawn from the run; needs synth[hf]), "
         "optionally pushed to the Hub. `synth` reads them all back.",
     )

@@ -18,7 +18,9 @@ folder     a Hugging Face ``hf`` folder (``synth export --format hf``): parquet 
 
 Every field survives every format: null, the empty string and the empty list stay distinct.
 ``Dataset.load`` also reads the files :meth:`Dataset.export` writes for deepeval (JSON and CSV),
-ragas and judgeval (see ``synth/dataset/_export.py`` for what each keeps). A malformed file raises
+ragas, judgeval and the evaluation platforms (promptfoo's YAML included; see
+``synth/dataset/_export.py`` for what each keeps), and the files deepeval's own
+``EvaluationDataset.save_as`` writes (``synth/dataset/_deepeval_saved.py``). A malformed file raises
 :class:`~synth.errors.DatasetError` naming the file, where in it (``line`` for .jsonl, ``row`` for
 .csv with the header as row 1, ``index`` for .json and .parquet) and the field.
 """
@@ -39,6 +41,8 @@ from synth.dataset._io import check_metadata
 from synth.dataset._json import read_json, read_jsonl, write_json, write_jsonl
 from synth.dataset._pandas import ATTRS_KEY, goldens_from_frame, to_frame
 from synth.dataset._parquet import read_parquet, write_parquet
+from synth.dataset._platform_files import YAML_SUFFIXES, phoenix_frame, read_yaml
+from synth.dataset._platforms import PHOENIX_KEYS
 from synth.dataset._records import golden_from_record, kind
 from synth.errors import ConfigError, DatasetError
 
@@ -47,7 +51,16 @@ if TYPE_CHECKING:
     import pandas as pd
 
 ExportFormatName = Literal[
-    "deepeval", "deepeval-csv", "ragas", "judgeval", "judgeval-legacy", "messages"
+    "deepeval",
+    "deepeval-csv",
+    "ragas",
+    "judgeval",
+    "judgeval-legacy",
+    "messages",
+    "promptfoo",
+    "langsmith",
+    "langfuse",
+    "phoenix",
 ]
 
 _Reader = Callable[[Path], tuple[list[Golden], dict[str, Any]]]
@@ -196,16 +209,20 @@ class Dataset:
             # a folder named like a file (data.jsonl/) is answered as a file of that format is
             if is_hf_folder(source) or source.suffix.lower() not in _FORMATS:
                 return cls(*read_hf_folder(source))
+        if source.suffix.lower() in YAML_SUFFIXES:  # promptfoo's tests (read, never saved)
+            return cls(read_yaml(source))
         read, _ = _format(source)
         goldens, metadata = read(source)
         return cls(_journal.apply(source, goldens), metadata)
 
     def export(self, path: str | os.PathLike[str], format: ExportFormatName) -> Path:
         """Write the goldens for another tool: ``"deepeval"``, ``"deepeval-csv"``, ``"ragas"``,
-        ``"judgeval"`` (1.x), ``"judgeval-legacy"`` (0.0.x) or ``"messages"`` (chat format).
+        ``"judgeval"`` (1.x), ``"judgeval-legacy"`` (0.0.x), ``"messages"`` (chat format), or an
+        evaluation platform's: ``"promptfoo"``, ``"langsmith"``, ``"langfuse"``, ``"phoenix"``.
 
         deepeval takes ``.json`` or ``.jsonl``, deepeval-csv ``.csv``, ragas ``.jsonl`` or
-        ``.json``, both judgevals ``.json``, messages ``.jsonl``. Conversations export as deepeval
+        ``.json``, both judgevals ``.json``, messages ``.jsonl``, promptfoo ``.yaml`` or ``.json``,
+        langsmith and langfuse ``.jsonl``, phoenix ``.csv``. Conversations export as deepeval
         (its ``ConversationalGolden``) and messages only. Synth-only fields ride along where the tool keeps
         them; the dataset's metadata is not exported. Return the path written.
         """
@@ -225,6 +242,11 @@ class Dataset:
         if metadata is None:
             metadata = frame.attrs.get(ATTRS_KEY) or {}
         return cls(goldens_from_frame(frame), metadata)
+
+    def to_phoenix(self) -> pd.DataFrame:
+        """The goldens as the table Phoenix's ``create_dataset(dataframe=..., **PHOENIX_KEYS)``
+        uploads: the ``phoenix`` export's columns and cells (single-turn goldens only)."""
+        return phoenix_frame(self.goldens)
 
     # ---- Hugging Face datasets -------------------------------------------------------------------
     def to_hf(self) -> datasets.Dataset:
@@ -284,4 +306,4 @@ def _as_golden(value: object, where: str) -> Golden:
     raise DatasetError(f"{where}: expected a Golden or a dict, got {kind(value)}")
 
 
-__all__ = ["SUFFIXES", "Dataset", "ExportFormatName", "Shortfall"]
+__all__ = ["PHOENIX_KEYS", "SUFFIXES", "Dataset", "ExportFormatName", "Shortfall"]

@@ -48,9 +48,14 @@ def to_deepeval_any(golden: Golden, where: str) -> dict[str, Any]:
 
 
 def to_messages(golden: Golden, where: str) -> dict[str, Any]:
-    """The golden as a chat: its turns, or its input and (when set) its expected output."""
-    del where  # every golden fits
+    """The golden as a chat: its turns, or its input and (when set) its expected output (a
+    conversation with no turns yet has no chat: DatasetError)."""
     if isinstance(golden, ConversationalGolden):
+        if not golden.turns:
+            raise DatasetError(
+                f"{where}: a conversation with no turns yet (a scenario) has no messages; "
+                "export it as deepeval"
+            )
         turns = [(t.role, t.content) for t in golden.turns]
     else:
         turns = [("user", golden.input)]

@@ -32,19 +32,23 @@ from pathlib import Path
 from typing import Any
 
 from synth.data import Golden
+from synth.dataset._deepeval_saved import DEEPEVAL_SEPARATOR  # for files synth did not write
 from synth.dataset._io import dumps, dumps_records, write_text
 from synth.dataset._records import SYNTH_KEY, kind
 from synth.errors import DatasetError
 
 #: joins the items of ``context`` and ``retrieval_context`` in one cell
 SEPARATOR = "\x1f"
-#: deepeval's own default, for CSV files synth did not write
-DEEPEVAL_SEPARATOR = "|"
 
 TEXT_COLUMNS = ("input", "actual_output", "expected_output")
 LIST_COLUMNS = ("context", "retrieval_context")
 #: a header with one of these is deepeval's CSV, not synth's
 MARKER_COLUMNS = frozenset({"source_file", "additional_metadata"})
+_CONVERSATION_TEXT = ("scenario", "expected_outcome", "user_description")
+#: the columns read into a golden's own fields (the others ride in its metadata)
+_READ_COLUMNS = frozenset(
+    {*TEXT_COLUMNS, *LIST_COLUMNS, *MARKER_COLUMNS, *_CONVERSATION_TEXT, "turns"}
+)
 
 
 def write_deepeval_csv(path: Path, records: Sequence[Mapping[str, Any]]) -> None:
@@ -137,12 +141,15 @@ def read_deepeval_rows(rows: Any, header: list[str], path: Path) -> list[Golden]
     """The goldens of a deepeval CSV, read as deepeval reads it (``rows`` after the header).
 
     Rows whose ``additional_metadata`` carries synth's ``_synth`` block were written by synth:
-    their lists are split on :data:`SEPARATOR`; other rows on deepeval's ``|``.
+    their lists are split on :data:`SEPARATOR`; other rows on deepeval's ``|``. A row whose
+    ``scenario`` is set is a conversation (deepeval's ``save_as("csv")`` of conversational goldens:
+    ``turns`` as JSON, empty until played out). The other cells deepeval writes (``name``,
+    ``comments``, ``token_cost``...) are kept, as text, in the golden's metadata when not empty.
     """
     from synth.dataset._records import golden_from_record
 
     columns = [name.strip() for name in header]
-    if "input" not in columns:
+    if "input" not in columns and "scenario" not in columns:
         raise DatasetError(f"{path}: row 1: missing column 'input'")
     goldens = []
     for row_number, row in enumerate(rows, start=2):
@@ -157,6 +164,8 @@ def read_deepeval_rows(rows: Any, header: list[str], path: Path) -> list[Golden]
         record: dict[str, Any] = {
             c: cells.get(c) or None for c in (*TEXT_COLUMNS, "source_file") if c in columns
         }
+        if cells.get("scenario"):
+            record = _conversation_cells(cells, where)
         metadata = _metadata_cell(cells.get("additional_metadata", ""), where)
         separator = SEPARATOR if SYNTH_KEY in metadata else DEEPEVAL_SEPARATOR
         for column in LIST_COLUMNS:
@@ -164,10 +173,28 @@ def read_deepeval_rows(rows: Any, header: list[str], path: Path) -> list[Golden]
                 cell = cells.get(column, "")
                 record[column] = cell.split(separator) if cell else []
         record["additional_metadata"] = metadata
-        if record.get("input") is None:
+        for column in columns:  # deepeval's other columns: kept when set
+            if column not in _READ_COLUMNS and cells.get(column):
+                record[column] = cells[column]
+        if record.get("input") is None and "scenario" not in record:
             raise DatasetError(f"{where}: field 'input': missing (every golden needs one)")
         goldens.append(golden_from_record(record, where))
     return goldens
+
+
+def _conversation_cells(cells: Mapping[str, str], where: str) -> dict[str, Any]:
+    """The fields of a conversation row: text cells, and its ``turns`` parsed (null when empty)."""
+    record: dict[str, Any] = {c: cells.get(c) or None for c in _CONVERSATION_TEXT}
+    turns = cells.get("turns", "")
+    if turns.strip():
+        try:
+            record["turns"] = json.loads(turns)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(
+                f"{where}: field 'turns': expected a JSON list in the cell, got invalid JSON "
+                f"({exc.msg})"
+            ) from None
+    return record
 
 
 def _metadata_cell(cell: str, where: str) -> dict[str, Any]:

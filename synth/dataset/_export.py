@@ -21,6 +21,9 @@
   ``EvalDataset.add_from_json`` reads it; ``.json``.
 - ``messages``: chat-format JSONL, ``{"messages": [{"role": ..., "content": ...}]}`` per golden
   (see ``synth/dataset/_conversations.py``); ``.jsonl``.
+- ``promptfoo`` (``.yaml`` or ``.json`` test cases), ``langsmith`` and ``langfuse`` (``.jsonl``),
+  ``phoenix`` (``.csv``): evaluation platforms' dataset files, see
+  ``synth/dataset/_platforms.py``.
 
 Conversational goldens export as deepeval's ``ConversationalGolden`` (``deepeval``) and as
 ``messages``; the other formats hold single-turn goldens and refuse them.
@@ -49,6 +52,8 @@ from synth.data import Golden
 from synth.dataset._conversations import single_turn_only, to_deepeval_any, to_messages
 from synth.dataset._deepeval_csv import write_deepeval_csv
 from synth.dataset._json import write_json_value, write_jsonl_records
+from synth.dataset._platform_files import write_phoenix, write_promptfoo
+from synth.dataset._platforms import to_langfuse, to_langsmith, to_phoenix, to_promptfoo
 from synth.dataset._public import public_goldens
 from synth.dataset._records import to_deepeval, to_judgeval, to_judgeval_legacy, to_ragas
 from synth.errors import ConfigError
@@ -104,6 +109,33 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {
         single_turn_only(to_ragas, "ragas"),
     ),
     "messages": ExportFormat("messages", "chat messages", (".jsonl",), to_messages),
+    # evaluation platforms' dataset files (synth/dataset/_platforms.py)
+    "promptfoo": ExportFormat(
+        "promptfoo",
+        "promptfoo test cases",
+        (".yaml", ".yml", ".json"),
+        single_turn_only(to_promptfoo, "promptfoo"),
+        write_promptfoo,
+    ),
+    "langsmith": ExportFormat(
+        "langsmith",
+        "LangSmith examples",
+        (".jsonl",),
+        single_turn_only(to_langsmith, "langsmith"),
+    ),
+    "langfuse": ExportFormat(
+        "langfuse",
+        "Langfuse dataset items",
+        (".jsonl",),
+        single_turn_only(to_langfuse, "langfuse"),
+    ),
+    "phoenix": ExportFormat(
+        "phoenix",
+        "Phoenix dataset CSV",
+        (".csv",),
+        single_turn_only(to_phoenix, "phoenix"),
+        write_phoenix,
+    ),
 }
 
 

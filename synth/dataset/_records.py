@@ -6,8 +6,13 @@ A record is read by the first rule that fits:
   as a :class:`~synth.data.ConversationalGolden` with those turns;
 - it has ``user_input``: a ragas ``SingleTurnSample`` row (``response``, ``reference``,
   ``reference_contexts``, ``retrieved_contexts``, ``reference_context_ids``);
+- it is a promptfoo test (``vars``), a LangSmith example (``inputs``) or a Langfuse item
+  (``input``, ``expected_output`` and a ``metadata`` holding ``_synth``): see
+  ``synth/dataset/_platforms.py``;
 - it has a field only deepeval or judgeval use (``additional_metadata``, ``source_file``,
-  ``tools_called``, ``example_id``...): a deepeval ``Golden`` or judgeval ``Example`` (a judgeval
+  ``tools_called``, ``example_id``...), or a ``scenario`` and no ``input`` (deepeval's rule for a
+  conversation): a deepeval ``Golden`` or ``ConversationalGolden`` (as deepeval's own ``save_as``
+  writes them too, see ``synth/dataset/_deepeval_saved.py``) or a judgeval ``Example`` (a judgeval
   1.x example may also hold synth's ``context_ids``, ``source_files`` and ``metadata`` as they are);
 - otherwise it is a synth golden, read strictly: an unknown field is an error.
 
@@ -30,6 +35,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from synth.data import ConversationalGolden, Golden
+from synth.dataset._deepeval_saved import (
+    deepeval_turn,
+    is_deepeval_conversation,
+    redundant_persona,
+    split_list,
+)
+from synth.dataset._platforms import from_platform, is_platform_record
 from synth.errors import DatasetError
 
 FIELDS: tuple[str, ...] = tuple(Golden.model_fields)
@@ -99,7 +111,9 @@ def golden_from_record(record: object, where: str) -> Golden:
         data, names = {"turns": record["messages"]}, {"turns": "messages"}
     elif "user_input" in record:
         data, names = _from_ragas(record, where)
-    elif _DEEPEVAL_MARKERS & record.keys():
+    elif is_platform_record(record):  # promptfoo, LangSmith, Langfuse
+        data, names = from_platform(record, where)
+    elif _DEEPEVAL_MARKERS & record.keys() or is_deepeval_conversation(record):
         data, names = _from_deepeval(record, where)
     else:
         data, names = dict(record), {}
@@ -225,6 +239,9 @@ def _from_ragas(record: Mapping[str, Any], where: str) -> tuple[dict[str, Any], 
 
 def _from_deepeval(record: Mapping[str, Any], where: str) -> tuple[dict[str, Any], dict[str, str]]:
     data: dict[str, Any] = {name: record[name] for name in _DEEPEVAL_NAMES if name in record}
+    for field in ("context", "retrieval_context"):  # save_as("jsonl") joins them with "|"
+        if field in data:
+            data[field] = split_list(data[field])
     names: dict[str, str] = {"metadata": "additional_metadata"}
     metadata = _synth_block(record.get("additional_metadata"), where, "additional_metadata")
     synth = _synth_block(metadata.pop(SYNTH_KEY, None), where, f"additional_metadata.{SYNTH_KEY}")
@@ -246,6 +263,8 @@ def _from_deepeval(record: Mapping[str, Any], where: str) -> tuple[dict[str, Any
             data[field] = record[field]
     if record.get("turns") is not None:
         data["turns"] = _deepeval_turns(record["turns"])
+    elif is_deepeval_conversation(record):  # a scenario not played out yet
+        data["turns"] = []
     # a judgeval 1.x example (its example_id, name...) may hold synth's own fields as they are
     for field in ("context_ids", "source_files", "metadata"):
         if record.get(field) is not None:
@@ -253,26 +272,18 @@ def _from_deepeval(record: Mapping[str, Any], where: str) -> tuple[dict[str, Any
             names[field] = field
     known = {*_DEEPEVAL_NAMES, *DEFAULTED_FIELDS, *CONVERSATION_FIELDS}
     known |= {"additional_metadata", "source_file"}
+    if redundant_persona(record):
+        known.add("persona")
     _keep_extras(data, {k: v for k, v in record.items() if k not in known})
     return data, names
 
 
 def _deepeval_turns(turns: object) -> object:
-    """deepeval's turns under synth's names: its ``metadata`` (or the older
-    ``additional_metadata``) kept, its fields left null dropped; anything else is left for
+    """deepeval's turns under synth's names (see :func:`deepeval_turn`); anything else is left for
     validation to report."""
     if not isinstance(turns, list):
         return turns
-    out: list[object] = []
-    for turn in turns:
-        if not isinstance(turn, Mapping):
-            out.append(turn)
-            continue
-        row = {k: v for k, v in turn.items() if v is not None and k != "additional_metadata"}
-        metadata = turn.get("metadata", turn.get("additional_metadata"))
-        row["metadata"] = metadata if metadata is not None else {}
-        out.append(row)
-    return out
+    return [deepeval_turn(turn) if isinstance(turn, Mapping) else turn for turn in turns]
 
 
 # ---- writing -------------------------------------------------------------------------------------
