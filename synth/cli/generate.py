@@ -240,7 +240,7 @@ def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
     else:
         if not args.quiet:
             _print_table(manifest, dataset, _stdout_console())
-        print(_summary(manifest, output, len(dataset)))
+        print(_summary(manifest, output, dataset))
         if report is not None:
             print(f"report: {report}")
     short = dataset.shortfall
@@ -356,10 +356,14 @@ def _synthesizer(config: PipelineConfig, args: argparse.Namespace) -> Synthesize
     )
 
 
-def _summary(manifest: dict[str, Any], output: Path, count: int) -> str:
+def _summary(manifest: dict[str, Any], output: Path, dataset: Dataset) -> str:
+    """The closing line: the goldens written of those asked, the requests, cost and run."""
     totals = manifest.get("totals", {})
     per = manifest.get("requests_per_golden")
-    asked = manifest.get("num_goldens")
+    # the dataset's own count: a run of several question types is one run per type, and the
+    # manifest is the last one's, with that type's share only
+    asked = dataset.metadata.get("num_goldens", manifest.get("num_goldens"))
+    count = len(dataset)
     of = f" of {asked}" if asked else ""
     sessions = manifest.get("sessions") or []
     resumed = ""
