@@ -323,9 +323,9 @@ def _print_table(manifest: dict[str, Any], dataset: Dataset, out: Console) -> No
     from synth.cli._generate_view import render_table
     from synth.cli.console import print_fitted
 
-    print_fitted(
-        out, render_table(manifest.get("stages", []), title=f"run {manifest.get('run_id')}")
-    )
+    width = out.width if out.is_terminal else None  # a pipe: the whole table, at its width
+    stages = manifest.get("stages", [])
+    print_fitted(out, render_table(stages, title=f"run {manifest.get('run_id')}", width=width))
     short = dataset.shortfall
     for reason in short.reasons if short is not None else ():
         print(f"fewer goldens than asked: {reason}")
@@ -345,7 +345,7 @@ def _print_coverage(coverage: Coverage, out: Console) -> None:
 
     print(coverage_line(coverage))
     if coverage.short:
-        print_fitted(out, render_coverage(coverage, coverage.short))
+        print_fitted(out, render_coverage(coverage, only_short=True))
 
 
 def _synthesizer(config: PipelineConfig, args: argparse.Namespace) -> Synthesizer:
