@@ -29,7 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from synth.contexts.select import Seats, SeedSelector, seat_order, seed_quotas
+from synth.contexts.select import Seats, SeedSelector, most_goldens, seat_order, seed_quotas
 from synth.data import Context
 
 
@@ -69,6 +69,11 @@ def file_targets(
     """Every file's share and target (goldens) for a run of ``num_goldens`` (None: a run of the
     quotas' worth of contexts), in the selector's seeded file order; no seed is drawn."""
     config = selector.config
+    if num_goldens is not None:
+        # more than the chunks can ever give is planned as the most they can: the seats are
+        # counted one by one, and a billion of them would take minutes (the targets are the
+        # same either way: every file gives all it has)
+        num_goldens = min(num_goldens, most_goldens(selector.chunks, per_context))
     # with chunks enough, a quota is never cut below max_contexts_per_document by the chunks
     roomy = dict.fromkeys(selector.available, config.max_contexts_per_document)
     share_quotas = seed_quotas(selector.weights, roomy, config)

@@ -36,7 +36,7 @@ from synth.errors import ConfigError
 SEED_PASSES = 2
 
 
-def most_goldens(chunks: Sequence[Chunk], per_context: int) -> int:
+def most_goldens(chunks: Iterable[Chunk], per_context: int) -> int:
     """The goldens a run over ``chunks`` can give at most: each distinct chunk the seed of at
     most SEED_PASSES contexts, each context giving at most ``per_context`` goldens."""
     return len({c.id for c in chunks}) * SEED_PASSES * per_context

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from synth._ids import joined_hash
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.seed_feed import DocsFeed
-from synth.contexts.select import SEED_PASSES, most_goldens
 from synth.data import Chunk
 from synth.errors import ConfigError
 from synth.generate.config import (
@@ -301,18 +300,6 @@ def _stage_settings(
     )
 
 
-def check_corpus_can_give(num_goldens: int | None, chunks: list[Chunk], per_context: int) -> None:
-    """Raise ConfigError when ``num_goldens`` is more than ``chunks`` can ever give."""
-    most = most_goldens(chunks, per_context)
-    if num_goldens is not None and num_goldens > most:
-        distinct = len({c.id for c in chunks})
-        raise ConfigError(
-            f"{num_goldens} goldens asked, but these documents can give at most {most} "
-            f"({distinct} chunks, each the seed of at most {SEED_PASSES} contexts of "
-            f"{per_context} goldens): ask for at most {most}, or add documents"
-        )
-
-
 def docs_feed(
     chunks: list[Chunk],
     store: Any,
@@ -323,11 +310,8 @@ def docs_feed(
 ) -> DocsFeed:
     """The feed of contexts from ``chunks``, their vectors read from ``store`` (a store, or the
     ingest still storing them); without a ``run`` (a plan), no critic, no prompts and no journals.
-    ``store_check`` raises once a store write has failed. More goldens than the chunks can
-    ever give is one ConfigError, before a seed is drawn (a feed's work grows with the goldens
-    asked: a billion would keep the command busy and silent for minutes)."""
+    ``store_check`` raises once a store write has failed."""
     assert configs.contexts is not None
-    check_corpus_can_give(num_goldens, chunks, configs.generation.max_goldens_per_context)
     wanted = configs.wanted_contexts(num_goldens)
     rng = random.Random(f"{configs.seed}:select")
     if run is None:
@@ -364,7 +348,6 @@ __all__ = [
     "RunConfigs",
     "RunPlace",
     "StageOptions",
-    "check_corpus_can_give",
     "check_num_goldens",
     "docs_feed",
     "open_session",
