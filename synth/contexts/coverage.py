@@ -17,7 +17,9 @@ when none can come do other files make up for it. A ``proportional`` run replace
 next seed in the seat order, whichever file it belongs to (cheaper: no seeds drawn to reach the
 file again), so its shares are exact only when nothing is dropped. A file's
 *shortfall* is its share minus what it gets: the target in a plan, the delivered goldens after a
-run. It is never silent: the plan, the manifest and ``--json`` carry every file's row.
+run. It is never silent: the plan, the manifest and ``--json`` carry every file's row. A run asking
+more goldens than the chunks can ever give (:func:`~synth.contexts.select.most_goldens`) is
+planned as one asking that most: its targets are the same, its shares those of the most.
 """
 
 from __future__ import annotations
