@@ -19,6 +19,8 @@ import pytest
 
 from synth import Dataset, Golden
 from synth.cli import main
+from synth.contexts.select import SEED_PASSES, most_goldens
+from synth.data import Chunk
 from synth.errors import DatasetError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -472,6 +474,34 @@ def test_the_console_script_prints_one_line_and_debug_the_traceback(tmp_path: Pa
     debug = _synth("--debug", "export", "nope.jsonl", "-f", "ragas", cwd=tmp_path)
     assert debug.returncode != 0
     assert "Traceback" in debug.stderr and "DatasetError: nope.jsonl: no such file" in debug.stderr
+
+
+def test_a_billion_goldens_planned_ends_at_once_saying_the_most_the_documents_give(
+    tmp_path: Path,
+) -> None:
+    # a billion used to keep the command busy and silent for minutes: the coverage seats and the
+    # feed's batches were drawn one by one toward it; the timeout (120 s) is far below that
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_BASE_URL"}
+    env["OPENAI_API_KEY"] = "sk-test-plan-not-a-real-key"  # a plan makes no request
+    argv = ["generate", str(SAMPLE_DOCS), "--goldens", "1000000000", "--embedder", "hash"]
+    done = subprocess.run(
+        [sys.executable, "-m", "synth", *argv, "--plan"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "note: 1000000000 goldens asked: these documents can give at most " in done.stdout
+
+
+def test_the_most_goldens_is_what_every_distinct_chunk_seeding_two_contexts_gives() -> None:
+    chunks = [
+        Chunk(id=f"c{i}", document_id="d", text=f"t{i}", source="a.md", index=i, token_count=1)
+        for i in range(5)
+    ]
+    assert most_goldens([*chunks, chunks[0]], 3) == 5 * SEED_PASSES * 3
 
 
 # ---- R5: refused keys under load, misspelt judges, broken user modules, --rank-by up front --------

@@ -10,6 +10,7 @@ import pytest
 import synth_replies
 
 from synth import Synthesizer
+from synth.cli import main
 from synth.contexts.config import ContextConstructionConfig
 from synth.data import Context
 from synth.errors import ConfigError
@@ -169,6 +170,24 @@ def test_a_model_that_answers_from_one_passage_makes_no_multi_hop_golden(
     assert dataset.shortfall is not None
     dropped = {row["stage"]: row["dropped"] for row in manifest["stages"]}
     assert dropped["hops"].get(SINGLE_HOP, 0) > 0
+
+
+def test_the_closing_line_of_a_mixed_run_pairs_the_goldens_written_with_those_asked(
+    server, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    pipeline = tmp_path / "mixed.toml"
+    pipeline.write_text(
+        "[generation]\ngrounding_threshold = 0.0\n"
+        "question_types = { simple = 0.75, situational = 0.25 }\n"
+        "[contexts]\nchunk_size = 64\n",
+        encoding="utf-8",
+    )
+    argv = ["generate", long_docs(tmp_path), "--goldens", "4", "--embedder", "hash"]
+    assert main([*argv, "--pipeline", str(pipeline), "-o", "out.jsonl"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    # the last type's run asked for 1 of the 4: the line is about the whole dataset
+    assert last.startswith("wrote 4 of 4 goldens to out.jsonl;"), last
 
 
 def test_mixed_types_need_documents(server) -> None:

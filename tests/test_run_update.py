@@ -89,6 +89,7 @@ def test_each_golden_has_its_reason_and_each_file_its_counts(tmp_path: Path) -> 
         "new_files": 1,
         "changed_files": 1,
         "deleted_files": 1,
+        "files_without_golden": 0,
     }
     assert plan.avoid == {"d/a.md#0:a text"}  # only the unchanged file's chunks
     assert plan.notes == []  # goldens are retired: the new file gets its share
@@ -213,7 +214,14 @@ def test_the_merge_puts_new_goldens_in_the_retired_ones_places(tmp_path: Path) -
     assert "retired" not in goldens[0].metadata  # the dataset's own goldens untouched
     assert plan.added == 2 and plan.files[corpus.path["a"]].added == 2
     assert merged.metadata["updates"] == [
-        {"round": 1, "seed": plan.seed, **plan.counts(), "added": 2, "run_id": "r-new"}
+        {
+            "round": 1,
+            "seed": plan.seed,
+            **plan.counts(),
+            "added": 2,
+            "run_id": "r-new",
+            "seen_files": ["d/a.md", "d/b.md"],
+        }
     ]
     assert (merged.metadata["num_goldens"], merged.metadata["delivered"]) == (3, 3)
     assert merged.metadata["shortfall"] == [] and merged.metadata["seed"] == 3
@@ -250,8 +258,48 @@ def test_a_new_golden_of_a_file_the_plan_did_not_list_counts_for_it(tmp_path: Pa
     plan = sort_goldens(Dataset([corpus.golden("s", "b", ["old"])]), corpus.chunks, {})
     other = Golden(input="q x?", source_files=["/else/x.md", "/else/y.md"])
     merge_update(plan, Dataset([other]))
-    assert plan.files["/else/x.md"] == FileChange("changed", added=1)
+    # not listed: there, seen, with no golden; its chunks are taken once the others have none
+    # left, so it was not touched
+    assert plan.files["/else/x.md"] == FileChange("unchanged", added=1)
     assert "/else/y.md" not in plan.files  # the first source file only
+
+
+def test_only_the_edited_file_of_a_golden_of_two_files_counts_as_changed(tmp_path: Path) -> None:
+    corpus = Corpus(tmp_path, ("a", "b"))
+    # one chunk of a.md (edited since: its ids are all new) and b.md's chunk, still there
+    both = Golden(
+        input="q?",
+        context_ids=["d/a.md#0:a old", "d/b.md#0:b text"],
+        source_files=[corpus.path["a"], corpus.path["b"]],
+    )
+    plan = sort_goldens(Dataset([both]), corpus.chunks, corpus.locations)
+    assert plan.states == ["stale"]
+    assert plan.files == {
+        corpus.path["a"]: FileChange("changed", retired=1),
+        corpus.path["b"]: FileChange("unchanged", retired=1),
+    }
+    assert plan.counts()["changed_files"] == 1
+
+
+def test_a_file_an_update_saw_is_not_new_again_but_counted_without_a_golden(
+    tmp_path: Path,
+) -> None:
+    corpus = Corpus(tmp_path, ("a", "n", "m"))
+    dataset = Dataset([corpus.golden("k", "a", ["d/a.md#0:a text"])])
+    plan = sort_goldens(dataset, corpus.chunks, corpus.locations, known_files={"d/a.md"})
+    assert plan.counts()["new_files"] == 2 and plan.stale
+    recorded, _ = merge_update(plan, Dataset())  # nothing retired: only what it saw is recorded
+    assert recorded.metadata["updates"][0]["seen_files"] == ["d/a.md", "d/m.md", "d/n.md"]
+    again = sort_goldens(recorded, corpus.chunks, corpus.locations, known_files={"d/a.md"})
+    assert not again.stale
+    assert again.counts()["new_files"] == 0 and again.counts()["files_without_golden"] == 2
+    later = Corpus(tmp_path, ("a", "n", "m", "z"))  # a file none of them saw: new, stale
+    after = sort_goldens(recorded, later.chunks, later.locations, known_files={"d/a.md"})
+    assert after.files == {
+        corpus.path["a"]: FileChange("unchanged", kept=1),
+        later.path["z"]: FileChange("new"),
+    }
+    assert after.stale and after.counts()["files_without_golden"] == 2
 
 
 def test_the_written_update_keeps_each_retired_golden_once_and_lists_the_changes(

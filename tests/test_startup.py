@@ -63,6 +63,14 @@ def test_help_imports_no_library_behind_the_commands() -> None:
     assert _command_imports(["--help"], HELP_HEAVY) == {"code": 0, "loaded": []}
 
 
+def test_version_prints_the_version_and_imports_no_library() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "synth", "--version"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert (out.returncode, out.stdout) == (0, f"synth {synth.__version__}\n")
+    assert _command_imports(["--version"], HELP_HEAVY) == {"code": 0, "loaded": []}
+
+
 def test_a_command_help_imports_no_library_either() -> None:
     for command in ("generate", "export", "evaluate", "ingest"):
         assert _command_imports([command, "--help"], HELP_HEAVY) == {"code": 0, "loaded": []}

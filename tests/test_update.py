@@ -119,6 +119,36 @@ def test_check_says_stale_or_current_and_makes_no_request(made, server, capsys) 
     assert not side_path("goldens.jsonl", RETIRED_SUFFIX).exists()
 
 
+def test_check_says_what_is_stale_in_counts(made, server, capsys) -> None:
+    dataset, _ = made
+    edited, _ = change_the_corpus(dataset)
+    capsys.readouterr()
+    assert main(["update", "goldens.jsonl", "docs", "--check"]) == EXIT_STALE
+    head = capsys.readouterr().out.splitlines()[0]
+    stale = len(files_of(dataset)[edited])
+    assert f" {stale} stale, " in head and "True" not in head and "False" not in head
+    assert main(["update", "goldens.jsonl", "docs", "--check", "--json"]) == EXIT_STALE
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["stale"] == stale and summary["current"] is False
+    assert summary["changed_files"] == 1  # the edited file, no other
+
+
+def test_check_passes_right_after_an_update_that_left_a_new_file_without_golden(
+    made, server, capsys
+) -> None:
+    Path("docs/balcony_kit.md").write_text(NEW_FILE, encoding="utf-8")  # nothing retired
+    assert main(["update", "goldens.jsonl", "docs", "--check"]) == EXIT_STALE
+    assert main(["update", "goldens.jsonl", "docs"]) == 0
+    capsys.readouterr()
+    assert main(["update", "goldens.jsonl", "docs", "--check", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["current"] is True and summary["new_files"] == 0
+    assert summary["files_without_golden"] == 1  # reported, not stale
+    Path("docs/another.md").write_text(NEW_FILE.replace("balcony", "garage"), encoding="utf-8")
+    assert main(["update", "goldens.jsonl", "docs", "--check"]) == EXIT_STALE  # changed since
+    assert "1 new, 1 without a golden" in capsys.readouterr().out
+
+
 def test_an_unchanged_corpus_updates_nothing(made, server, capsys) -> None:
     _, lines = made
     before = server.request_count("chat")

@@ -29,6 +29,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
+from synth._version import __version__
 from synth.cli._exits import (
     EXIT_CLOSED_PIPE,
     EXIT_ERROR,
@@ -93,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     debug_help = "show full tracebacks on errors"
     parser.add_argument("--debug", action="store_true", help=debug_help)
+    parser.add_argument(
+        "--version", action="version", version=f"synth {__version__}", help="print synth's version"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in commands:
         command.add_parser(sub)

@@ -245,7 +245,7 @@ def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
     else:
         if not args.quiet:
             _print_table(manifest, dataset, _stdout_console())
-        print(_summary(manifest, output, len(dataset)))
+        print(_summary(manifest, output, dataset))
         if report is not None:
             print(f"report: {report}")
     short = dataset.shortfall
@@ -328,9 +328,9 @@ def _print_table(manifest: dict[str, Any], dataset: Dataset, out: Console) -> No
     from synth.cli._generate_view import render_table
     from synth.cli.console import print_fitted
 
-    print_fitted(
-        out, render_table(manifest.get("stages", []), title=f"run {manifest.get('run_id')}")
-    )
+    width = out.width if out.is_terminal else None  # a pipe: the whole table, at its width
+    stages = manifest.get("stages", [])
+    print_fitted(out, render_table(stages, title=f"run {manifest.get('run_id')}", width=width))
     short = dataset.shortfall
     for reason in short.reasons if short is not None else ():
         print(f"fewer goldens than asked: {reason}")
@@ -350,7 +350,7 @@ def _print_coverage(coverage: Coverage, out: Console) -> None:
 
     print(coverage_line(coverage))
     if coverage.short:
-        print_fitted(out, render_coverage(coverage, coverage.short))
+        print_fitted(out, render_coverage(coverage, only_short=True))
 
 
 def _synthesizer(config: PipelineConfig, args: argparse.Namespace) -> Synthesizer:
@@ -361,10 +361,14 @@ def _synthesizer(config: PipelineConfig, args: argparse.Namespace) -> Synthesize
     )
 
 
-def _summary(manifest: dict[str, Any], output: Path, count: int) -> str:
+def _summary(manifest: dict[str, Any], output: Path, dataset: Dataset) -> str:
+    """The closing line: the goldens written of those asked, the requests, cost and run."""
     totals = manifest.get("totals", {})
     per = manifest.get("requests_per_golden")
-    asked = manifest.get("num_goldens")
+    # the dataset's own count: a run of several question types is one run per type, and the
+    # manifest is the last one's, with that type's share only
+    asked = dataset.metadata.get("num_goldens", manifest.get("num_goldens"))
+    count = len(dataset)
     of = f" of {asked}" if asked else ""
     sessions = manifest.get("sessions") or []
     resumed = ""

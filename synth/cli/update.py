@@ -22,7 +22,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "gone). The stale and orphaned are replaced by new pending goldens from the changed and "
         "new files, the others kept byte for byte; the replaced go to DATASET.retired.jsonl and "
         "a changelog to DATASET.changes.json. --check only reports (no model request, nothing "
-        "written) and exits 4 when the dataset is stale.",
+        "written): exit 0 when the dataset is current, 4 when it is stale (a golden to retire, or "
+        "a file neither the run nor an update saw); a file without a golden is reported, not "
+        "stale.",
     )
     p.add_argument("dataset", help="the dataset to update (.jsonl, .json, .csv, .parquet)")
     p.add_argument("docs", nargs="+", metavar="DOCS", help="the documents as they are now")
@@ -52,13 +54,16 @@ def run(args: argparse.Namespace) -> int:
     with Synthesizer(**options) as synthesizer:
         plan = synthesizer.plan_update(path, args.docs, embed=not args.check)
         if args.check:
-            summary = {**plan.summary(), **_cost(manifest, len(plan.retired)), "stale": plan.stale}
+            # "stale" is the count of stale goldens; whether the dataset is, is "current"
+            summary = {**plan.summary(), **_cost(manifest, len(plan.retired))}
+            summary["current"] = not plan.stale
             _show(summary, args, f"{path} is {'stale' if plan.stale else 'current'}")
             return EXIT_STALE if plan.stale else EXIT_OK
-        after = synthesizer.update(path, args.docs, plan=plan) if plan.retired else before
-    last = (after.metadata.get(UPDATES) or [{}])[-1] if plan.retired else plan.summary()
+        after = synthesizer.update(path, args.docs, plan=plan) if plan.stale else before
+    last = (after.metadata.get(UPDATES) or [{}])[-1] if plan.stale else plan.summary()
     summary = {**plan.summary(), **last, "goldens": len(after)}
-    _show(summary, args, f"updated {path}" if plan.retired else f"{path} is current")
+    summary.pop("seen_files", None)
+    _show(summary, args, f"updated {path}" if plan.stale else f"{path} is current")
     if after.shortfall is None:
         return EXIT_OK
     sys.stdout.flush()
@@ -81,10 +86,12 @@ def _show(summary: dict[str, Any], args: argparse.Namespace, head: str) -> None:
     if args.json:
         print(json.dumps(summary, ensure_ascii=False))
         return
+    bare = summary.get("files_without_golden", 0)
     print(
         f"{head}: {summary['kept']} kept, {summary['stale']} stale, {summary['orphaned']} "
-        f"orphaned; files: {summary['changed_files']} changed, {summary['deleted_files']} "
-        f"deleted, {summary['new_files']} new"
+        f"orphaned goldens; files: {summary['changed_files']} changed, "
+        f"{summary['deleted_files']} deleted, {summary['new_files']} new"
+        + (f", {bare} without a golden (not stale)" if bare else "")
     )
     if "planned_requests" in summary:
         print(
@@ -94,7 +101,7 @@ def _show(summary: dict[str, Any], args: argparse.Namespace, head: str) -> None:
     elif summary.get("retired"):
         print(f"replaced {summary['added']} of {summary['retired']} retired goldens")
     for path, change in summary["files"].items():
-        if change["status"] != "unchanged":
+        if change["status"] != "unchanged" or change["retired"] or change["added"]:
             print(
                 f"  {change['status']:9} {path}: {change['kept']} kept, "
                 f"{change['retired']} retired, {change['added']} added"

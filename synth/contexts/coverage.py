@@ -17,7 +17,9 @@ when none can come do other files make up for it. A ``proportional`` run replace
 next seed in the seat order, whichever file it belongs to (cheaper: no seeds drawn to reach the
 file again), so its shares are exact only when nothing is dropped. A file's
 *shortfall* is its share minus what it gets: the target in a plan, the delivered goldens after a
-run. It is never silent: the plan, the manifest and ``--json`` carry every file's row.
+run. It is never silent: the plan, the manifest and ``--json`` carry every file's row. A run asking
+more goldens than the chunks can ever give (:func:`~synth.contexts.select.most_goldens`) is
+planned as one asking that most: its targets are the same, its shares those of the most.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from synth.contexts.select import Seats, SeedSelector, seat_order, seed_quotas
+from synth.contexts.select import Seats, SeedSelector, most_goldens, seat_order, seed_quotas
 from synth.data import Context
 
 
@@ -69,6 +71,11 @@ def file_targets(
     """Every file's share and target (goldens) for a run of ``num_goldens`` (None: a run of the
     quotas' worth of contexts), in the selector's seeded file order; no seed is drawn."""
     config = selector.config
+    if num_goldens is not None:
+        # more than the chunks can ever give is planned as the most they can: the seats are
+        # counted one by one, and a billion of them would take minutes (the targets are the
+        # same either way: every file gives all it has)
+        num_goldens = min(num_goldens, most_goldens(selector.chunks, per_context))
     # with chunks enough, a quota is never cut below max_contexts_per_document by the chunks
     roomy = dict.fromkeys(selector.available, config.max_contexts_per_document)
     share_quotas = seed_quotas(selector.weights, roomy, config)

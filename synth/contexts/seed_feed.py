@@ -120,6 +120,8 @@ class DocsFeed:
         self.error: BaseException | None = None
         self.guesses: Guesses | None = None  # contexts guessed before the verdicts (warm_with)
         for _ in range(self.lookahead):
+            if self._drawn_all:  # the corpus gave every seed it has: the rest would be empty
+                break
             self._create_batch()
 
     # ---- what the controller asks ----------------------------------------------------------------

@@ -32,6 +32,15 @@ from synth.contexts.config import ContextConstructionConfig
 from synth.data import Chunk
 from synth.errors import ConfigError
 
+#: how many times a chunk may be a seed at most: once, then once more in the reuse pass
+SEED_PASSES = 2
+
+
+def most_goldens(chunks: Iterable[Chunk], per_context: int) -> int:
+    """The goldens a run over ``chunks`` can give at most: each distinct chunk the seed of at
+    most SEED_PASSES contexts, each context giving at most ``per_context`` goldens."""
+    return len({c.id for c in chunks}) * SEED_PASSES * per_context
+
 
 def seed_quotas(
     sizes: Mapping[str, int], available: Mapping[str, int], config: ContextConstructionConfig
@@ -127,7 +136,7 @@ class SeedSelector:
     chunks: Iterable[Chunk]
     config: ContextConstructionConfig
     rng: random.Random
-    max_passes: int = 2
+    max_passes: int = SEED_PASSES
     used: set[str] = field(default_factory=set)
     reused: int = field(default=0, init=False)
     passes: int = field(default=0, init=False)
@@ -240,4 +249,12 @@ class SeedSelector:
                 yield chunk
 
 
-__all__ = ["SeedSelector", "Seats", "file_weights", "seat_order", "seed_quotas"]
+__all__ = [
+    "SEED_PASSES",
+    "SeedSelector",
+    "Seats",
+    "file_weights",
+    "most_goldens",
+    "seat_order",
+    "seed_quotas",
+]

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from synth._tokens import count_tokens
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.coverage import Coverage, file_targets, measure_coverage
+from synth.contexts.select import SEED_PASSES, most_goldens
 from synth.data import Chunk, Context
 from synth.generate.plan import plan_requests
 from synth.llm.pricing import price_for
@@ -170,7 +171,17 @@ def plan_docs(
     found = chunk_languages(chunks)
     inputs = PlanInputs(chosen, seeds, files, len(chunks), coverage, found)
     generator, critic = models
-    return make_plan(inputs, configs, generator=generator, critic=critic, num_goldens=num_goldens)
+    plan = make_plan(inputs, configs, generator=generator, critic=critic, num_goldens=num_goldens)
+    per_context = configs.generation.max_goldens_per_context
+    most = most_goldens(chunks, per_context)
+    if num_goldens is not None and num_goldens > most:
+        plan.notes.insert(
+            0,
+            f"{num_goldens} goldens asked: these documents can give at most {most} (each of "
+            f"their {len({c.id for c in chunks})} chunks the seed of at most {SEED_PASSES} "
+            f"contexts of {per_context} goldens); the run would deliver at most that many",
+        )
+    return plan
 
 
 def make_plan(

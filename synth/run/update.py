@@ -12,6 +12,12 @@ as many new goldens are made, from the changed and the new files (the chunks of 
 are avoided while those have chunks left), spread over them by the dataset's coverage rule and
 marked pending. ``DATASET.changes.json`` lists, per file, what was kept, retired and added. A
 file that is new while nothing was retired gets no golden: N stays N (the summary says so).
+
+A file is *new* when neither the run nor any update before saw it: every update records the files
+it saw in its entry of the dataset's ``updates``, so a file that got no golden is new once, then
+only counted among the files without a golden (a dataset of N goldens need not cover every file).
+A file is *changed* when a golden's chunks of that very file are gone (its chunk ids hash its whole
+text, so an edit changes every one of them); the other files of a stale golden are not.
 """
 
 from __future__ import annotations
@@ -64,6 +70,10 @@ class UpdatePlan:
     run_id: str | None = None
     added: int = 0
     notes: list[str] = field(default_factory=list)
+    #: the display paths of the files the plan saw (recorded by the update, see module docstring)
+    seen: list[str] = field(default_factory=list)
+    #: the files there now, seen before, that no golden comes from
+    without_golden: int = 0
 
     @property
     def retired(self) -> list[int]:
@@ -76,7 +86,7 @@ class UpdatePlan:
         return bool(self.retired) or any(f.status == "new" for f in self.files.values())
 
     def counts(self) -> dict[str, int]:
-        """Goldens kept, stale and orphaned; files new, changed and deleted."""
+        """Goldens kept, stale and orphaned; files new, changed, deleted and without a golden."""
         states = Counter(self.states)
         files = Counter(f.status for f in self.files.values())
         return {
@@ -86,6 +96,7 @@ class UpdatePlan:
             "new_files": files["new"],
             "changed_files": files["changed"],
             "deleted_files": files["deleted"],
+            "files_without_golden": self.without_golden,
         }
 
     def summary(self) -> dict[str, Any]:
@@ -115,11 +126,12 @@ def sort_goldens(
 ) -> UpdatePlan:
     """Sort ``dataset``'s goldens against the current ``chunks`` (their files at ``locations``:
     display path -> path as a golden records it). ``known_files`` are the display paths the run
-    that made the dataset ingested (None: the files some golden came from); a current file not
-    among them is new."""
+    that made the dataset ingested (None: not known); a current file that none of them, no earlier
+    update and no golden names is new."""
     ids = {c.id for c in chunks}
     texts = {c.text for c in chunks}
     here = {_same(path): path for path in locations.values()}
+    file_of = {c.id: _same(locations.get(c.source, c.source)) for c in chunks}
     states: list[State] = []
     reasons: list[str | None] = []
     files: dict[str, FileChange] = {}
@@ -127,18 +139,29 @@ def sort_goldens(
         state, reason = _state(golden, ids, texts, here)
         states.append(state)
         reasons.append(reason)
+        # an edit changes every chunk id of its file: a file with one of them left is untouched
+        # (a golden matched by its texts cannot tell: each of its files counts as changed)
+        still = {file_of[c] for c in golden.context_ids if c in file_of}
         for path in _files_of(golden, here):
             change = files.setdefault(path, FileChange("unchanged"))
             if state == "kept":
                 change.kept += 1
-            else:
-                change.retired += 1
-                change.status = "deleted" if state == "orphaned" else "changed"
+                continue
+            change.retired += 1
+            if _same(path) not in here:
+                change.status = "deleted"
+            elif _same(path) not in still:
+                change.status = "changed"
     with_goldens = {_same(path) for path in files}
+    seen_before = (known_files or set()) | _seen_by_updates(dataset)
+    without_golden = 0
     for display, path in locations.items():
-        seen = display in known_files if known_files is not None else _same(path) in with_goldens
-        if not seen:
-            files.setdefault(path, FileChange("new"))
+        if _same(path) in with_goldens:
+            continue
+        if display in seen_before:
+            without_golden += 1
+        else:
+            files[path] = FileChange("new")
     avoid = frozenset(
         c.id
         for c in chunks
@@ -158,7 +181,18 @@ def sort_goldens(
         seed=update_seed(lineage_seed(dataset, seed), round_),
         run_id=run_id if isinstance(run_id, str) else None,
         notes=_new_file_notes(files, states, len(dataset)),
+        seen=sorted(locations),
+        without_golden=without_golden,
     )
+
+
+def _seen_by_updates(dataset: Dataset) -> set[str]:
+    """The display paths of the files the dataset's earlier updates saw."""
+    seen: set[str] = set()
+    for entry in dataset.metadata.get(UPDATES) or []:
+        if isinstance(entry, Mapping):
+            seen.update(str(path) for path in entry.get("seen_files") or [])
+    return seen
 
 
 def _new_file_notes(files: Mapping[str, FileChange], states: list[State], size: int) -> list[str]:
@@ -227,7 +261,7 @@ def merge_update(plan: UpdatePlan, new: Dataset) -> tuple[Dataset, list[Golden]]
     entry = {"round": plan.round, "seed": plan.seed, **plan.counts(), "added": plan.added}
     metadata[UPDATES] = [
         *(metadata.get(UPDATES) or []),
-        {**entry, "run_id": new.metadata.get("run_id")},
+        {**entry, "run_id": new.metadata.get("run_id"), "seen_files": plan.seen},
     ]
     if plan.retired:
         metadata["num_goldens"] = len(plan.dataset)
@@ -253,7 +287,9 @@ def _added(golden: Golden, plan: UpdatePlan, taken: set[str]) -> Golden:
     taken.add(golden_key(marked))
     plan.added += 1
     for path in marked.source_files[:1]:
-        plan.files.setdefault(path, FileChange("changed")).added += 1
+        # a file the plan did not list was there, seen before, with no golden: not touched (the
+        # new goldens come from its chunks only once the changed and new files have none left)
+        plan.files.setdefault(path, FileChange("unchanged")).added += 1
     return decide(marked, "pending", reviewer=REFILL_REVIEWER)
 
 

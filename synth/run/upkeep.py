@@ -74,11 +74,13 @@ class DatasetUpkeep:
         paths = as_paths(docs)
         if plan is None:
             plan = _plan(self, dataset, paths, _ingested_chunks(self, paths))
-        if not plan.retired:
+        if not plan.stale:
             return plan.dataset
-        new = await self.a_generate_goldens_from_docs(
-            paths, num_goldens=len(plan.retired), avoid_chunks=plan.avoid, seed=plan.seed
-        )
+        new = Dataset()  # only new files, nothing retired: the update records that it saw them
+        if plan.retired:
+            new = await self.a_generate_goldens_from_docs(
+                paths, num_goldens=len(plan.retired), avoid_chunks=plan.avoid, seed=plan.seed
+            )
         updated, retired = merge_update(plan, new)
         if isinstance(dataset, str | os.PathLike):
             write_update(dataset, updated, retired, plan)
