@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,8 @@ class RunDir:
         self._journals: dict[str, Journal] = {}
         self._lock_fh: Any = None
         self.resumed = False
+        # the manifest may be written by a thread ending the process by force (see RunSession)
+        self._manifest_lock = threading.Lock()
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] | None, key: Mapping[str, Any]) -> RunDir:
@@ -220,7 +223,8 @@ class RunDir:
         # rewritten every few seconds while a run goes: a rename lost in a power cut leaves the
         # previous manifest, still whole, so the folder is not flushed each time
         text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
-        write_atomic(self.manifest_path, text, sync_folder=False)
+        with self._manifest_lock:  # one temporary file per process: one writer at a time
+            write_atomic(self.manifest_path, text, sync_folder=False)
 
     def close(self) -> None:
         for journal in self._journals.values():
