@@ -169,8 +169,11 @@ def _run_command(args: argparse.Namespace) -> int:
             return _interrupted(args)
         if not isinstance(exc, (SynthError, OSError)) or args.debug:
             raise
-        # OSError: a path the user gave cannot be read or written
-        print(f"synth: error: {exc}", file=sys.stderr)
+        # OSError: a path the user gave cannot be read or written, or the disk is full
+        from synth._files import os_error_line
+
+        line = os_error_line(exc) if isinstance(exc, OSError) else str(exc)
+        print(f"synth: error: {line}", file=sys.stderr)
         return EXIT_ERROR
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from synth._files import write_atomic
+from synth._files import write_atomic, writing
 from synth._ids import canonical_json, file_hash, text_hash
 from synth.errors import ConfigError, SynthError
 
@@ -118,8 +118,9 @@ class Journal:
     def append(self, key: str, record: Mapping[str, Any]) -> None:
         """Write ``{"key": key, **record}`` as one line and flush it."""
         row = {"key": key, **record}
-        self._fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-        self._fh.flush()
+        with writing(self.path):  # a full disk names the journal
+            self._fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            self._fh.flush()
         self.records[key] = row
 
     def close(self) -> None:
