@@ -120,7 +120,11 @@ class RunSession:
         self.created_at = previous.get("created_at") or now()
         self.session: dict[str, Any] = {"started_at": now(), "status": "running", "usage": {}}
         self.sessions.append(self.session)
-        self._flush(force=True)
+        try:
+            self._flush(force=True)
+        except BaseException:  # the manifest cannot be written (a full disk): let go of the folder
+            self.dir.close()
+            raise
         self._heap = ExitStack()  # closed by __aexit__
         self._heap.enter_context(frozen_heap())  # see synth.run.gc: no full scans of the imports
         return self
