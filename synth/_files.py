@@ -18,7 +18,6 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-
 #: the errors of a write that found no room: the disk, or the user's quota on it, is full
 DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 

@@ -119,9 +119,7 @@ class Silent(LLM):
         return Completion(text="fine", model=self.model)
 
 
-def test_a_server_that_answered_once_is_given_three_timeouts_in_a_row_and_waiting_is_said() -> (
-    None
-):
+def test_a_server_that_answered_is_given_three_timeouts_in_a_row_while_waiting_is_said() -> None:
     breaker = SilenceBreaker()
     said: list[str] = []
     breaker.notify = said.append

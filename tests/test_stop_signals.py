@@ -44,7 +44,9 @@ def stop(proc: subprocess.Popen, *signals: signal.Signals) -> str:
     try:
         proc.wait(timeout=STOP_DEADLINE)
     except subprocess.TimeoutExpired:
-        raise AssertionError(f"the run was still going {STOP_DEADLINE} s after the signal") from None
+        raise AssertionError(
+            f"the run was still going {STOP_DEADLINE} s after the signal"
+        ) from None
     _, stderr = proc.communicate()
     return stderr
 

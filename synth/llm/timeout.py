@@ -21,8 +21,13 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
-from synth.errors import ConfigError, EndpointError, ModelConnectionError, ModelError
-from synth.errors import ModelTimeoutError
+from synth.errors import (
+    ConfigError,
+    EndpointError,
+    ModelConnectionError,
+    ModelError,
+    ModelTimeoutError,
+)
 from synth.llm.base import LLM, Completion
 from synth.llm.wrapper import WrapperModel
 
@@ -90,9 +95,7 @@ class TimeoutModel(WrapperModel):
     """Raises :class:`ModelTimeoutError` when ``inner`` has not answered within ``timeout``
     seconds, or the ``breaker``'s :class:`EndpointError` when the server has gone silent."""
 
-    def __init__(
-        self, inner: LLM, timeout: float, breaker: SilenceBreaker | None = None
-    ) -> None:
+    def __init__(self, inner: LLM, timeout: float, breaker: SilenceBreaker | None = None) -> None:
         super().__init__(inner)
         if not timeout or timeout <= 0:
             raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
