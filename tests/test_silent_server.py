@@ -151,6 +151,6 @@ def test_a_server_that_answered_is_given_three_timeouts_in_a_row_while_waiting_i
 
 
 def test_a_server_that_never_replied_stops_at_its_first_timeout() -> None:
-    model = TimeoutModel(Silent(["hang", "ok"]), timeout=0.05)
+    model = TimeoutModel(Silent(["hang", "ok"]), timeout=0.05, breaker=SilenceBreaker())
     with pytest.raises(EndpointError, match="sent no reply at all"):
         asyncio.run(model.arequest("q"))

@@ -93,14 +93,15 @@ class SilenceBreaker:
 
 class TimeoutModel(WrapperModel):
     """Raises :class:`ModelTimeoutError` when ``inner`` has not answered within ``timeout``
-    seconds, or the ``breaker``'s :class:`EndpointError` when the server has gone silent."""
+    seconds, or, with a ``breaker`` (a run's models share one), its :class:`EndpointError` when
+    the server has gone silent."""
 
     def __init__(self, inner: LLM, timeout: float, breaker: SilenceBreaker | None = None) -> None:
         super().__init__(inner)
         if not timeout or timeout <= 0:
             raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
         self.timeout = float(timeout)
-        self.breaker = breaker if breaker is not None else SilenceBreaker()
+        self.breaker = breaker  # none: every timeout is the item's own (retried as such)
 
     async def arequest(
         self,
@@ -110,7 +111,9 @@ class TimeoutModel(WrapperModel):
         schema: type[BaseModel] | None = None,
         label: str | None = None,
     ) -> Completion:
-        self.breaker.check()
+        breaker = self.breaker
+        if breaker is not None:
+            breaker.check()
         try:
             async with asyncio.timeout(
                 self.timeout
@@ -119,7 +122,8 @@ class TimeoutModel(WrapperModel):
                     prompt, system=system, schema=schema, label=label
                 )
         except (TimeoutError, ModelTimeoutError) as exc:  # ours, or the SDK's own deadline
-            silent = self.breaker.timed_out(self.identity().get("base_url"), self.timeout)
+            where = self.identity().get("base_url")
+            silent = breaker.timed_out(where, self.timeout) if breaker is not None else None
             if silent is not None:
                 raise silent from None
             if isinstance(exc, ModelTimeoutError):
@@ -130,9 +134,11 @@ class TimeoutModel(WrapperModel):
         except (ModelConnectionError, EndpointError):
             raise  # no reply, but no silence either: a dropped connection is retried as such
         except ModelError:
-            self.breaker.replied()  # a 429, a 5xx, a refusal: the server is there
+            if breaker is not None:
+                breaker.replied()  # a 429, a 5xx, a refusal: the server is there
             raise
-        self.breaker.replied()
+        if breaker is not None:
+            breaker.replied()
         return completion
 
     def __repr__(self) -> str:
