@@ -5,14 +5,46 @@ content goes to a temporary file in the same folder (so the final rename never c
 systems), is flushed to disk, and is renamed over the target; then the folder itself is flushed, so
 after a power cut the target names either the old file or the whole new one, never an empty one.
 A write that fails or is interrupted removes its temporary file and leaves the target as it was.
+
+A write that fails names the file it was writing (:func:`writing`): a write or flush on an open
+file raises an OSError that names none, and on a full disk that error alone says nothing of where.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
+
+#: the errors of a write that found no room: the disk, or the user's quota on it, is full
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+@contextlib.contextmanager
+def writing(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Writes to ``path`` inside the block: an OSError that names no file is raised again naming
+    ``path`` (same errno, so the same OSError subclass)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(path)) from exc
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` is a write that failed for want of room on the disk."""
+    return isinstance(exc, OSError) and exc.errno in DISK_FULL
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line for an OSError: a full disk said as such, with the file being written."""
+    if disk_full(exc):
+        where = f"cannot write {exc.filename}" if exc.filename else "cannot write"
+        return f"{where}: the disk is full ({exc.strerror or 'no space left on device'})"
+    return str(exc)
 
 
 @contextlib.contextmanager
@@ -27,9 +59,10 @@ def atomic_path(path: str | os.PathLike[str], *, sync_folder: bool = True) -> It
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        yield tmp
-        _flush_file(tmp)
-        os.replace(tmp, target)
+        with writing(target):
+            yield tmp
+            _flush_file(tmp)
+            os.replace(tmp, target)
         if sync_folder:
             _flush_folder(target.parent)
     finally:
@@ -68,4 +101,4 @@ def _flush_folder(folder: Path) -> None:
         os.close(fd)
 
 
-__all__ = ["atomic_path", "write_atomic"]
+__all__ = ["DISK_FULL", "atomic_path", "disk_full", "os_error_line", "write_atomic", "writing"]

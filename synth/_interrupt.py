@@ -5,14 +5,16 @@ Two parts, installed only when synth runs as the program (never when it is impor
 - :func:`quiet_startup` (called first thing by ``synth/__init__``): while the command is still
   importing its dependencies (a second or more), Ctrl-C ends it at once with exit 130 and one line,
   not a traceback. Nothing has been done yet, so nothing is lost.
-- :class:`CtrlC` (around the command itself, see ``synth.cli.main``): the first Ctrl-C raises
+- :class:`CtrlC` (around the command itself, see ``synth.cli.main``): the first Ctrl-C (or
+  SIGTERM: ``timeout``, ``docker stop``, a cancelled CI job, which take the same path) raises
   KeyboardInterrupt in the main thread at once, whatever it is doing (reading files, opening the
   store, waiting on requests), so the run unwinds: the manifest is rewritten with status
   ``interrupted``, the journals and the response cache already hold every answer received. It also
   arms a deadline: if the process has not ended :data:`GRACE` seconds later (a request thread the
   interpreter would wait for, a native call that holds the main thread), it is ended there, exit
-  130. Everything done is on disk by then: the cache and the journals are written as answers come.
-  A second Ctrl-C ends it at once.
+  130. Everything done is on disk by then: the cache and the journals are written as answers come,
+  and the command's :attr:`CtrlC.last_words` (the manifest marked ``interrupted``, the output's
+  lock file removed) run before that forced end. A second Ctrl-C ends it at once, the same way.
 
 The deadline is watched by a thread that reads the signal from a wakeup pipe
 (:func:`signal.set_wakeup_fd`), so it starts even when the main thread is stuck in native code and
@@ -36,6 +38,12 @@ from typing import Any, NoReturn
 GRACE = 1.5
 #: the exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)
 EXIT_INTERRUPTED = 130
+#: the exit code of a command stopped by SIGTERM (128 + SIGTERM, as shells report it)
+EXIT_TERMINATED = 143
+#: the signals that stop the command the orderly way, and the exit code of each
+STOPPING = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
+#: seconds the forced end gives each of the command's last words
+LAST_WORDS_WAIT = 0.5
 
 
 def run_as_program() -> bool:
@@ -51,13 +59,13 @@ def run_as_program() -> bool:
     )
 
 
-def _end_now(message: str) -> NoReturn:
+def _end_now(message: str, code: int = EXIT_INTERRUPTED) -> NoReturn:
     """Write ``message`` to stderr without Python's buffers (another thread may hold them) and
-    end the process with exit 130 at once."""
+    end the process with exit ``code`` at once."""
     try:
         os.write(2, message.encode("utf-8", "replace"))
     finally:
-        os._exit(EXIT_INTERRUPTED)
+        os._exit(code)
 
 
 def _startup_handler(signum: int, frame: FrameType | None) -> None:
@@ -73,10 +81,11 @@ def quiet_startup() -> None:
 
 
 class CtrlC:
-    """While the ``with`` block runs (in the main thread): Ctrl-C raises KeyboardInterrupt at
-    once and ends the process :data:`GRACE` seconds later if it has not ended by itself; a second
-    Ctrl-C ends it at once. ``where`` names what a rerun resumes (the run directory), for the
-    line printed when the process is ended by the deadline."""
+    """While the ``with`` block runs (in the main thread): Ctrl-C or SIGTERM raises
+    KeyboardInterrupt at once and ends the process :data:`GRACE` seconds later if it has not ended
+    by itself; a second one ends it at once. ``where`` names what a rerun resumes (the run
+    directory), for the line printed when the process is ended by the deadline; ``last_words``
+    are called (from another thread, each in its own try) just before that forced end."""
 
     def __init__(self, where: Callable[[], object] = lambda: None, grace: float = GRACE) -> None:
         self.where = where
@@ -90,11 +99,21 @@ class CtrlC:
         self._previous_hook: Any = sys.unraisablehook
         self._previous_fd = -1
         self._write_end = -1
+        self._previous_term: Any = None
+        #: the signal that stopped the command (SIGINT unless SIGTERM came first)
+        self.signal: int | None = None
+        #: what must be on disk even when the process is ended by force (called once each)
+        self.last_words: list[Callable[[], object]] = []
 
     @property
     def active(self) -> bool:
         """Whether the block runs with Ctrl-C watched (in the main thread, as the program)."""
         return self._active
+
+    @property
+    def exit_code(self) -> int:
+        """The command's exit code once stopped: 130 after Ctrl-C, 143 after SIGTERM."""
+        return STOPPING.get(signal.Signals(self.signal or signal.SIGINT), EXIT_INTERRUPTED)
 
     @property
     def interrupted(self) -> bool:
@@ -109,6 +128,7 @@ class CtrlC:
         self._previous_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
         self._write_end = write
         self._previous_handler = signal.signal(signal.SIGINT, self._handler)
+        self._previous_term = signal.signal(signal.SIGTERM, self._handler)
         self._previous_hook = sys.unraisablehook
         sys.unraisablehook = self._unraisable
         self._active = True
@@ -122,6 +142,7 @@ class CtrlC:
             return
         self._active = False
         signal.signal(signal.SIGINT, self._previous_handler)
+        signal.signal(signal.SIGTERM, self._previous_term)
         sys.unraisablehook = self._previous_hook
         signal.set_wakeup_fd(self._previous_fd)
         os.close(self._write_end)  # the watcher reads the end of the pipe and stops
@@ -131,6 +152,8 @@ class CtrlC:
     def _handler(self, signum: int, frame: FrameType | None) -> None:
         if self._raised:  # the watcher may not have read the second press yet
             self._give_up("pressed again")
+        if self.signal is None:
+            self.signal = signum
         self._raised = True
         self._arm()
         loop = _loop_in_a_task()
@@ -159,7 +182,9 @@ class CtrlC:
     def _watch(self, read: int) -> None:
         try:
             while data := os.read(read, 64):
-                for _ in range(data.count(signal.SIGINT)):
+                for signum in (s for s in data if s in STOPPING):
+                    if self.signal is None:
+                        self.signal = signum
                     self._presses += 1
                     if self._presses > 1:
                         self._give_up("pressed again")
@@ -178,22 +203,35 @@ class CtrlC:
                 self._timer.start()
 
     def exit_now(self) -> NoReturn:
-        """End the process with exit 130 once the command has unwound after Ctrl-C: what it did
-        is written, and the interpreter's shutdown (waiting for request threads, collecting the
-        heap) would only delay the exit."""
+        """End the process with its :attr:`exit_code` once the command has unwound after Ctrl-C:
+        what it did is written, and the interpreter's shutdown (waiting for request threads,
+        collecting the heap) would only delay the exit."""
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
-        os._exit(EXIT_INTERRUPTED)
+        os._exit(self.exit_code)
+
+    def _say_last_words(self) -> None:
+        """Call each of :attr:`last_words` once, each in its own thread for at most
+        :data:`LAST_WORDS_WAIT` seconds (a write stuck on a full disk must not hold the end)."""
+        words, self.last_words = self.last_words, []
+        for word in words:
+            thread = threading.Thread(target=_quietly, args=(word,), daemon=True)
+            thread.start()
+            thread.join(LAST_WORDS_WAIT)
 
     def _give_up(self, why: str) -> None:
+        self._say_last_words()
         where = self.where()
         kept = (
             f"; everything done so far is kept in {where}: run the same command again to resume"
             if where
             else ""
         )
-        _end_now(f"synth: interrupted ({why}: ended without waiting for work under way){kept}\n")
+        _end_now(
+            f"synth: interrupted ({why}: ended without waiting for work under way){kept}\n",
+            self.exit_code,
+        )
 
 
 def _loop_in_a_task() -> Any:
@@ -221,4 +259,18 @@ def _raise_interrupt() -> NoReturn:
     raise KeyboardInterrupt
 
 
-__all__ = ["EXIT_INTERRUPTED", "GRACE", "CtrlC", "quiet_startup", "run_as_program"]
+def _quietly(word: Callable[[], object]) -> None:
+    """Call ``word``; the process is ending by force, so a failure changes nothing and says
+    nothing (the run's rerun finds what is on disk either way)."""
+    with contextlib.suppress(Exception):
+        word()
+
+
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_TERMINATED",
+    "GRACE",
+    "CtrlC",
+    "quiet_startup",
+    "run_as_program",
+]

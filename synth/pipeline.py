@@ -74,6 +74,8 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     requests and tokens all models spend per ``rate_window`` seconds (one budget, paced
     :data:`RATE_MARGIN` under the limit). ``batch`` (True or a :class:`~synth.BatchConfig`) sends
     every request through the provider's Batch API: half the price, replies within 24 hours.
+    ``timeout``: seconds a request waits for its reply (default 120; a server silent that long
+    stops the run, see :mod:`synth.llm.timeout`).
     ``source_files`` are relative to the working folder, or absolute with ``absolute_paths``.
     ``ray`` (a Ray address, or True for a Ray started for the run) ingests on a Ray cluster.
     Nothing is checked or connected until a ``generate_*`` call.
@@ -88,6 +90,7 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     tpm: float | None = None
     rate_window: float = 60.0
     batch: BatchArg = None
+    timeout: float | None = None
     filtration_config: FiltrationConfig = field(default_factory=FiltrationConfig)
     evolution_config: EvolutionConfig = field(default_factory=EvolutionConfig)
     styling_config: StylingConfig = field(default_factory=StylingConfig)

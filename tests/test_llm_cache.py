@@ -306,10 +306,6 @@ def test_a_failing_cache_is_a_cache_error_not_a_model_error() -> None:
         llm.complete("p")
     assert calls == []  # the model was never called
     assert llm.usage.total.failures == {"cache": 1}
-    corrupt = CacheModel(FunctionModel(fn), {})
-    corrupt.cache[corrupt.key("p")] = "{not json"
-    with pytest.raises(CacheError, match="not a stored reply"):
-        corrupt.complete("p")
 
 
 def test_a_path_makes_a_sqlite_cache(tmp_path: Path) -> None:
@@ -396,11 +392,28 @@ def test_a_cache_that_is_not_a_mapping_is_refused_and_every_failure_names_its_st
     broken = CacheModel(FunctionModel(fn), BrokenMapping())
     with pytest.raises(CacheError, match=r"^cache read failed: OSError: disk gone$"):
         broken.complete("p")
-    corrupt = CacheModel(FunctionModel(fn), {})
-    key = corrupt.key("p")
-    corrupt.cache[key] = "[1, 2]"
-    with pytest.raises(CacheError, match=rf"^cache entry {key[:12]}\.\.\. is not a stored reply"):
-        corrupt.complete("p")
+
+
+@pytest.mark.parametrize("damage", ["{not json", "[1, 2]", '{"text": "hi", "unknown": 1}'])
+def test_a_damaged_cache_row_is_a_miss_said_with_the_cache_file_and_is_replaced(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, damage: str
+) -> None:
+    fn, calls = _counting_model()
+    path = tmp_path / "cache.sqlite"
+    with SQLiteCache(path) as cache:
+        model = CacheModel(FunctionModel(fn), cache)
+        first = asyncio.run(model.arequest("p"))
+        key = model.key("p")
+        cache[key] = damage  # one row damaged from outside synth
+        with caplog.at_level("WARNING", logger="synth"):
+            again = asyncio.run(model.arequest("p"))
+        assert again.text == first.text and not again.cached
+        assert len(calls) == 2  # asked again
+        (said,) = [r.getMessage() for r in caplog.records]
+        assert said.startswith(f"synth: warning: cache entry {key[:12]}... in {path} ")
+        assert "not a stored reply" in said
+        assert asyncio.run(model.arequest("p")).cached  # the row was replaced by the new reply
+    assert len(calls) == 2
 
 
 def test_a_thread_bound_mapping_is_told_by_its_error_and_message() -> None:

@@ -74,7 +74,7 @@ def test_every_table_lands_in_its_field() -> None:
         (
             {"run": {"gold": 1}},
             "p.toml: unknown key 'gold' in [run]; known: goldens, seed, max_concurrent, rpm, "
-            "tpm, output, ray",
+            "tpm, timeout, output, ray",
         ),
         (
             {"stages": {"critic": True}},
@@ -194,6 +194,7 @@ def test_the_synthesizer_options_are_every_setting_but_the_file_s_own() -> None:
         "max_concurrent": None,
         "rpm": None,
         "tpm": None,
+        "timeout": None,
         "ray": None,
         "use_context_critic": True,
         "use_filter": True,
@@ -214,6 +215,7 @@ def test_the_synthesizer_options_are_every_setting_but_the_file_s_own() -> None:
         "max_concurrent",
         "rpm",
         "tpm",
+        "timeout",
         "ray",
         "use_context_critic",
         "use_filter",

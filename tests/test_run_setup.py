@@ -174,6 +174,7 @@ def test_the_session_of_a_run_without_documents(tmp_path: Path) -> None:
         "tpm": None,
         "rate_window": 30.0,
         "paced_window": models.limiter.window,
+        "timeout": None,
     }
     assert models.limiter.window == pytest.approx(31.5)
 

@@ -146,7 +146,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if ctrl_c.interrupted:  # even when something on the way swallowed the KeyboardInterrupt
             if as_program:
                 ctrl_c.exit_now()
-            return EXIT_INTERRUPTED
+            return ctrl_c.exit_code
     if as_program:
         # the process ends now: the collections of the interpreter's teardown need not walk the
         # heap the command built (chromadb, the SDK, the corpus; 0.9 s after a default generate)
@@ -164,20 +164,32 @@ def _run_command(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         raise  # stdout was closed: see main()
     except KeyboardInterrupt:
-        print("synth: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return _interrupted(args)
     except Exception as exc:
         ctrl_c = getattr(args, "ctrl_c", None)
         if ctrl_c is not None and ctrl_c.interrupted:
             # Ctrl-C turned into another error on its way out: pressed while numpy's C parts
             # load, it comes out as numpy's ImportError
-            print("synth: interrupted", file=sys.stderr)
-            return EXIT_INTERRUPTED
+            return _interrupted(args)
         if not isinstance(exc, (SynthError, OSError)) or args.debug:
             raise
-        # OSError: a path the user gave cannot be read or written
-        print(f"synth: error: {exc}", file=sys.stderr)
+        # OSError: a path the user gave cannot be read or written, or the disk is full
+        from synth._files import os_error_line
+
+        line = os_error_line(exc) if isinstance(exc, OSError) else str(exc)
+        print(f"synth: error: {line}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def _interrupted(args: argparse.Namespace) -> int:
+    """Say that the command was stopped (by Ctrl-C, or SIGTERM: the same path); its exit code."""
+    ctrl_c = getattr(args, "ctrl_c", None)
+    code = ctrl_c.exit_code if ctrl_c is not None else EXIT_INTERRUPTED
+    print(
+        "synth: interrupted" + (" (SIGTERM)" if code != EXIT_INTERRUPTED else ""),
+        file=sys.stderr,
+    )
+    return code
 
 
 def _closed_pipe() -> int:

@@ -6,7 +6,7 @@ importing the package that imports the command modules.
 
 from __future__ import annotations
 
-from synth._interrupt import EXIT_INTERRUPTED
+from synth._interrupt import EXIT_INTERRUPTED, EXIT_TERMINATED
 
 #: everything asked was done
 EXIT_OK = 0
@@ -18,7 +18,8 @@ EXIT_ERROR = 2
 EXIT_PARTIAL = 3
 #: ``synth update --check``: the documents moved on (goldens to retire, or files never seen)
 EXIT_STALE = 4
-# EXIT_INTERRUPTED (130, Ctrl-C) is defined with its handler in synth._interrupt
+# EXIT_INTERRUPTED (130, Ctrl-C) and EXIT_TERMINATED (143, SIGTERM) are defined with their
+# handler in synth._interrupt
 #: stdout was closed early (``synth ... | head``): 128 + SIGPIPE, what a shell reports for it
 EXIT_CLOSED_PIPE = 141
 
@@ -30,4 +31,5 @@ __all__ = [
     "EXIT_OK",
     "EXIT_PARTIAL",
     "EXIT_STALE",
+    "EXIT_TERMINATED",
 ]

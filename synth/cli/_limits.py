@@ -23,6 +23,13 @@ def add_limits(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--tpm", type=float, metavar="N", help="tokens per minute at most, like --rpm")
     p.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="seconds a request waits for its reply (default: 120); a server that sends no reply "
+        "at all that long stops the run (exit 2)",
+    )
+    p.add_argument(
         "--batch", action="store_true", help="requests in provider batch jobs: half price, <= 24 h"
     )
 

@@ -126,7 +126,7 @@ def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
     for flag, value in (("--goldens", args.goldens), ("--max-concurrent", args.max_concurrent)):
         if value is not None and value < 1:
             raise ConfigError(f"{flag} must be at least 1, got {value}")
-    for flag, value in (("--rpm", args.rpm), ("--tpm", args.tpm)):
+    for flag, value in (("--rpm", args.rpm), ("--tpm", args.tpm), ("--timeout", args.timeout)):
         if value is not None and value <= 0:
             raise ConfigError(f"{flag} must be positive, got {value:g}")
     check_gates(args)
@@ -144,6 +144,7 @@ def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
         max_concurrent=args.max_concurrent,
         rpm=args.rpm,
         tpm=args.tpm,
+        timeout=args.timeout,
         output=args.output,
         batch=BatchConfig() if getattr(args, "batch", False) and config.batch is None else None,
         ray=args.ray,
@@ -202,7 +203,10 @@ def run(args: argparse.Namespace) -> int:
         return _run(args, config, output)
     # before the first request: the output can be written, and no other run is writing it
     check_output(output)
-    with claim_output(output):
+    with claim_output(output) as claim:
+        ctrl_c = getattr(args, "ctrl_c", None)  # set by synth.cli.main
+        if ctrl_c is not None:  # a forced end (a second Ctrl-C) leaves no lock file either
+            ctrl_c.last_words.append(claim.release)
         return _run(args, config, output)
 
 
@@ -286,6 +290,7 @@ def _generate(
     ctrl_c = getattr(args, "ctrl_c", None)
     if ctrl_c is not None:
         ctrl_c.where = lambda: synthesizer.last_run_dir
+        ctrl_c.last_words.append(synthesizer.mark_interrupted)  # before a forced end, too
     freeze_heap_during_runs()  # the command owns its process: its runs freeze their heap
     try:
         dataset = make_goldens(synthesizer, args, config.num_goldens)

@@ -10,6 +10,8 @@ once.
 
 ``cache`` is any ``MutableMapping[str, str]``: a dict, a ``shelve`` file, or :class:`SQLiteCache`.
 Anything the mapping raises (other than a miss) becomes :class:`CacheError`, never a model error.
+An entry that is not a stored reply (a damaged row) is a miss, said on the ``synth`` logger: the
+request is made again and its reply replaces the entry.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterator, MutableMapping
@@ -28,10 +31,13 @@ from pydantic import BaseModel
 from synth._ids import text_hash
 from synth.errors import CacheError, ConfigError, IncompleteCompletionError, OutputParseError
 from synth.llm.base import LLM, Completion, check_complete
+from synth.llm.sqlite_cache import SQLiteCache
 from synth.llm.structured import json_schema, parse_verdict
 from synth.llm.wrapper import WrapperModel
 
 CACHE_FORMAT = 1
+#: where a damaged entry is said (Python prints a warning there when nothing else is set up)
+log = logging.getLogger(__name__)
 
 
 def cache_key(
@@ -95,7 +101,8 @@ class CacheModel(WrapperModel):
             raise CacheError(f"cache {what} failed: {type(exc).__name__}: {exc}") from exc
 
     def lookup(self, key: str) -> Completion | None:
-        """The cached reply for ``key``, or ``None``."""
+        """The cached reply for ``key``, or ``None``: also when the entry is not a stored reply
+        (damaged), which is said on the log; the reply asked again then replaces it."""
         try:
             with self._mapping("read"):
                 value = self.cache[key]
@@ -104,7 +111,14 @@ class CacheModel(WrapperModel):
         try:
             return _decode(value)
         except (ValueError, TypeError) as exc:
-            raise CacheError(f"cache entry {key[:12]}... is not a stored reply: {exc}") from exc
+            log.warning(
+                "synth: warning: cache entry %s... in %s is not a stored reply (%s); "
+                "asking again, the new reply replaces it",
+                key[:12],
+                _where(self.cache),
+                exc,
+            )
+            return None
 
     def store(self, key: str, completion: Completion) -> None:
         with self._mapping("write"):
@@ -187,6 +201,13 @@ def forget_reply(
     """Remove this request's reply from the response cache of ``llm``'s chain, if it has one."""
     cache = llm.layer(CacheModel) if isinstance(llm, WrapperModel) else None
     return cache.forget(prompt, system=system, schema=schema) if cache is not None else False
+
+
+def _where(cache: MutableMapping[str, str]) -> str:
+    """The cache as a line names it: its file, or the kind of mapping it is."""
+    if isinstance(cache, SQLiteCache):
+        return str(cache.path)
+    return f"the {type(cache).__name__} cache"
 
 
 def _thread_bound(exc: BaseException) -> bool:

@@ -28,7 +28,7 @@ from synth.llm.limiter import LimitedModel, RateLimiter
 from synth.llm.retry import RetryConfig, RetryModel
 from synth.llm.spec import DEFAULT_MODELS, PROVIDERS, parse_model_spec, provider_class
 from synth.llm.sqlite_cache import SQLiteCache
-from synth.llm.timeout import TimeoutModel
+from synth.llm.timeout import SilenceBreaker, TimeoutModel
 from synth.llm.usage import MeterModel, Usage, UsageModel
 
 DEFAULT_TIMEOUT = 120.0
@@ -51,8 +51,10 @@ def wrap_llm(
     max_tokens: int | None = None,
     seed: int | None = None,
     batch: BatchConfig | None = None,
+    breaker: SilenceBreaker | None = None,
 ) -> UsageModel:
-    """Wrap a bare model with metering, timeout, limits, retries, cache and usage (see module doc)."""
+    """Wrap a bare model with metering, timeout, limits, retries, cache and usage (see module doc);
+    ``breaker`` (shared by a run's models) stops the run on a silent server."""
     usage = usage if usage is not None else Usage()
     retry = retry or RetryConfig()
     overrides = {
@@ -70,7 +72,7 @@ def wrap_llm(
     else:
         model = MeterModel(llm, usage)
         if timeout is not None:
-            model = TimeoutModel(model, timeout)
+            model = TimeoutModel(model, timeout, breaker)
         model = LimitedModel(model, limiter, max_tokens=max_tokens)
     model = RetryModel(model, retry, usage=usage, rng=random.Random(seed))
     if cache is not None:
@@ -102,6 +104,7 @@ def make_llm(
     usage: Usage | None = None,
     seed: int | None = None,
     batch: BatchConfig | None = None,
+    breaker: SilenceBreaker | None = None,
 ) -> LLM:
     """A model ready to call: ``make_llm("openai", "gpt-4.1-mini")``, ``make_llm("openai:gpt-4.1-mini")``,
     or ``make_llm(fn)`` for any callable ``fn(prompt, system) -> str``. The provider's SDK is
@@ -124,6 +127,7 @@ def make_llm(
         max_tokens=max_tokens,
         seed=seed,
         batch=batch,
+        breaker=breaker,
     )
     if not isinstance(provider, str):
         return _reuse_or_wrap(provider, model, client, options, wrapping)
@@ -151,7 +155,7 @@ def _reuse_or_wrap(
 ) -> LLM:
     """A model made by ``make_llm`` as is; another LLM or a callable wrapped with ``wrapping``."""
     if isinstance(given, UsageModel):
-        fixed = ("cache", "limiter", "usage", "rpm", "tpm", "retry", "batch")
+        fixed = ("cache", "limiter", "usage", "rpm", "tpm", "retry", "batch", "breaker")
         passed = [k for k in fixed if wrapping[k] is not None]
         if model is not None or client is not None or options or passed:
             raise ConfigError(

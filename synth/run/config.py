@@ -6,7 +6,7 @@
     description = "what this pipeline is for"
 
     [models]          model, critic_model, embedder, base_url
-    [run]             goldens, seed, max_concurrent, rpm, tpm, output, ray
+    [run]             goldens, seed, max_concurrent, rpm, tpm, timeout, output, ray
     [stages]          context_critic, filter (switch a stage off with false)
     [contexts]        ContextConstructionConfig
     [generation]      GenerationConfig (max_goldens_per_context, include_expected_output, ...)
@@ -55,6 +55,7 @@ _TABLES: dict[str, dict[str, str]] = {
         "max_concurrent": "max_concurrent",
         "rpm": "rpm",
         "tpm": "tpm",
+        "timeout": "timeout",
         "output": "output",
         "ray": "ray",
     },
@@ -87,6 +88,7 @@ class PipelineConfig(BaseModel):
     max_concurrent: int | None = Field(default=None, ge=1)
     rpm: float | None = Field(default=None, gt=0)
     tpm: float | None = Field(default=None, gt=0)
+    timeout: float | None = Field(default=None, gt=0)
     output: str | None = None
     ray: str | bool | None = None
     context_critic: bool = True

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from synth._files import write_atomic
+from synth._files import write_atomic, writing
 from synth._ids import canonical_json, file_hash, text_hash
 from synth.errors import ConfigError, SynthError
 
@@ -117,8 +118,9 @@ class Journal:
     def append(self, key: str, record: Mapping[str, Any]) -> None:
         """Write ``{"key": key, **record}`` as one line and flush it."""
         row = {"key": key, **record}
-        self._fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-        self._fh.flush()
+        with writing(self.path):  # a full disk names the journal
+            self._fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            self._fh.flush()
         self.records[key] = row
 
     def close(self) -> None:
@@ -144,6 +146,8 @@ class RunDir:
         self._journals: dict[str, Journal] = {}
         self._lock_fh: Any = None
         self.resumed = False
+        # the manifest may be written by a thread ending the process by force (see RunSession)
+        self._manifest_lock = threading.Lock()
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] | None, key: Mapping[str, Any]) -> RunDir:
@@ -220,7 +224,8 @@ class RunDir:
         # rewritten every few seconds while a run goes: a rename lost in a power cut leaves the
         # previous manifest, still whole, so the folder is not flushed each time
         text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
-        write_atomic(self.manifest_path, text, sync_folder=False)
+        with self._manifest_lock:  # one temporary file per process: one writer at a time
+            write_atomic(self.manifest_path, text, sync_folder=False)
 
     def close(self) -> None:
         for journal in self._journals.values():

@@ -3,7 +3,8 @@
 A model named by a spec (``"openai:gpt-4.1-mini"``) is made here and owned: :meth:`RunModels.close`
 releases its client. A model or embedder passed in already made is used as given and left open.
 Every model of a run shares one response cache, one :class:`~synth.llm.limiter.RateLimiter` (the
-run's ``max_concurrent``, ``rpm`` and ``tpm``) and one :class:`~synth.llm.usage.Usage`; a remote
+run's ``max_concurrent``, ``rpm`` and ``tpm``), one :class:`~synth.llm.usage.Usage` and one
+:class:`~synth.llm.timeout.SilenceBreaker` (a silent server stops the run); a remote
 embedder made here shares the limiter and the usage too. Without a ``max_concurrent`` the limiter
 is adaptive: it finds the level itself, up to :data:`ADAPTIVE_CEILING`; a number pins it. With
 ``batch``, every model made here sends its requests through its provider's Batch API
@@ -21,12 +22,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 from synth.errors import ConfigError
 from synth.llm.base import LLM
 from synth.llm.batch import BatchConfig, BatchModel, batch_models
-from synth.llm.factory import make_llm
+from synth.llm.factory import DEFAULT_TIMEOUT, make_llm
 from synth.llm.limiter import RateLimiter
 from synth.llm.offline import is_offline
 from synth.llm.pricing import BATCH_SUFFIX
 from synth.llm.spec import DEFAULT_MODELS, parse_model_spec
 from synth.llm.sqlite_cache import SQLiteCache
+from synth.llm.timeout import SilenceBreaker
 from synth.llm.usage import Usage, UsageModel
 
 if TYPE_CHECKING:
@@ -132,6 +134,8 @@ class Models(NamedTuple):
     critic: LLM
     usages: list[Usage]
     limiter: RateLimiter
+    #: what stops the run on a silent server, shared by every model made here
+    breaker: SilenceBreaker | None = None
 
     @property
     def usage(self) -> Usage:
@@ -153,6 +157,7 @@ class ModelOptions(Protocol):
     tpm: float | None
     rate_window: float
     batch: BatchArg
+    timeout: float | None
 
 
 @dataclass(frozen=True)
@@ -169,6 +174,8 @@ class ModelSettings:
     tpm: float | None
     rate_window: float
     batch: BatchArg
+    #: seconds a request may wait for its reply (None: DEFAULT_TIMEOUT)
+    timeout: float | None = None
 
     @classmethod
     def of(cls, options: ModelOptions) -> ModelSettings:
@@ -188,6 +195,7 @@ class RunModels:
         # made for what a stage config named: (what was named, what was made)
         self._stage_models: list[tuple[object, LLM]] = []
         self._stage_embedders: list[tuple[object, Embedder]] = []
+        self._breaker: SilenceBreaker | None = None
 
     @classmethod
     def of(cls, options: ModelOptions) -> RunModels:
@@ -211,6 +219,7 @@ class RunModels:
         usage = Usage()
         cache = s.cache
         self._cache = SQLiteCache(cache) if isinstance(cache, str | os.PathLike) else cache
+        self._breaker = SilenceBreaker()
         generator = self._make(spec, limiter, usage)
         critic = generator
         if s.critic_model is not None:
@@ -218,7 +227,7 @@ class RunModels:
         usages = [usage]
         for model in (generator, critic):
             _add_usage(usages, model)
-        self._models = Models(generator, critic, usages, limiter)
+        self._models = Models(generator, critic, usages, limiter, self._breaker)
         return self._models
 
     def stage_critic(self, named: ModelArg, default: LLM) -> LLM:
@@ -286,8 +295,16 @@ class RunModels:
         assert spec is not None
         base_url = self.settings.base_url if isinstance(spec, str) else None  # a spec's server
         batch = batch_config(self.settings.batch)
+        timeout = self.settings.timeout or DEFAULT_TIMEOUT
         model = make_llm(
-            spec, cache=self._cache, limiter=limiter, usage=usage, base_url=base_url, batch=batch
+            spec,
+            cache=self._cache,
+            limiter=limiter,
+            usage=usage,
+            base_url=base_url,
+            batch=batch,
+            timeout=timeout,
+            breaker=self._breaker,
         )
         if isinstance(spec, str):
             self._owned.append(model)  # made here from a spec: closed by close()

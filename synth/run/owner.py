@@ -32,6 +32,7 @@ class RunOwner:
     tpm: float | None
     rate_window: float
     batch: BatchArg
+    timeout: float | None
     run_dir: str | os.PathLike[str] | None
     progress: Progress | None
     store_path: str | os.PathLike[str]
@@ -74,6 +75,12 @@ class RunOwner:
         place = RunPlace(run_dir=self.run_dir, progress=self.progress).of_part(configs.part)
         self._session = open_session(mode, key_inputs, num_goldens, configs, self._models(), place)
         return self._session
+
+    def mark_interrupted(self) -> None:
+        """Record at once, from any thread, that the last run was interrupted (its manifest says
+        so): for a process about to be ended by force before the run could unwind."""
+        if self._session is not None:
+            self._session.mark_interrupted()
 
     def close(self) -> None:
         """Release the clients and threads of the models and embedders made from specs, and the

@@ -120,7 +120,11 @@ class RunSession:
         self.created_at = previous.get("created_at") or now()
         self.session: dict[str, Any] = {"started_at": now(), "status": "running", "usage": {}}
         self.sessions.append(self.session)
-        self._flush(force=True)
+        try:
+            self._flush(force=True)
+        except BaseException:  # the manifest cannot be written (a full disk): let go of the folder
+            self.dir.close()
+            raise
         self._heap = ExitStack()  # closed by __aexit__
         self._heap.enter_context(frozen_heap())  # see synth.run.gc: no full scans of the imports
         return self
@@ -162,6 +166,19 @@ class RunSession:
         failures = int(self._previous.get("totals", {}).get("failures", 0) or 0)
         self.note(replay_note(str(self.path), failures))
         return self.dataset
+
+    def mark_interrupted(self) -> None:
+        """Record at once that the run was interrupted: the manifest as last written, with status
+        ``interrupted``. Callable from another thread, for a process about to be ended by force
+        (see synth._interrupt) before this run could unwind; a run that has ended is left as is."""
+        if self.dir is None or self.manifest is None or self.finished:
+            return
+        if self.status not in ("running", "interrupted"):  # it ended otherwise, and said so
+            return
+        self.status = self.session["status"] = "interrupted"
+        self.session["ended_at"] = now()
+        manifest = {**self.manifest, "status": "interrupted", "updated_at": now()}
+        self.dir.write_manifest({**manifest, "sessions": self.sessions})
 
     def note(self, text: str) -> None:
         """A line for the user, on the progress display (nothing without one)."""

@@ -233,7 +233,10 @@ def open_session(
         "tpm": s.tpm,
         "rate_window": s.rate_window,
         "paced_window": models.limiter.window,
+        "timeout": s.timeout,
     }
+    if models.breaker is not None:  # "waiting on the server" is said on the run's display
+        models.breaker.notify = session.note
     return _bind_batches(owner, session)
 
 

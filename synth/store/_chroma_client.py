@@ -6,6 +6,7 @@ that imports chromadb, which it does inside the functions that need it.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sys
 import warnings
 from collections.abc import Iterator, Mapping
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
+from synth._files import disk_full
 from synth.errors import ConfigError, StoreError
 from synth.ingest import ChunkingConfig
 from synth.llm._redact import redact_text, redact_url
@@ -35,7 +37,7 @@ def opening(path: Path | None) -> Iterator[None]:
     if path is None or fcntl is None:
         yield
         return
-    with chroma_errors(f"open the store at {path}"):
+    with chroma_errors(f"open the store at {path}", path):
         path.mkdir(parents=True, exist_ok=True)
         handle = open(path / OPENING_LOCK, "a")  # noqa: SIM115 (closed below, which unlocks)
     with handle:
@@ -50,7 +52,7 @@ def connect(path: Path | None, url: str | None) -> Any:
     settings = Settings(anonymized_telemetry=False)
     if url is None:
         assert path is not None
-        with chroma_errors(f"open the store at {path}"):
+        with chroma_errors(f"open the store at {path}", path):
             path.mkdir(parents=True, exist_ok=True)
             return chromadb.PersistentClient(path=str(path), settings=settings)
     host, port, ssl = parse_url(url)
@@ -97,11 +99,19 @@ def parse_url(url: str) -> tuple[str, int, bool]:
     return parts.hostname, port or (443 if ssl else 8000), ssl
 
 
+#: what chromadb's errors say when the disk is full (its own words, SQLite's, the OS's)
+_FULL_DISK_WORDS = ("no space left", "disk is full", "os error 28", "quota exceeded")
+#: free space below which a store's disk counts as full when Chroma fails there (chromadb says
+#: "Error in compaction" and little more when its files cannot grow)
+FULL_BELOW = 16 * 2**20
+
+
 @contextlib.contextmanager
-def chroma_errors(action: str) -> Iterator[None]:
-    """Turn what chromadb (and its HTTP client) raises into StoreError. (chromadb's errors are
-    looked up, not imported: a process that never loaded chromadb, whose store's adds go to the
-    write worker, gets none of them.)"""
+def chroma_errors(action: str, folder: Path | None = None) -> Iterator[None]:
+    """Turn what chromadb (and its HTTP client) raises into StoreError; for an embedded store in
+    ``folder``, a failure on a full disk is said as such. (chromadb's errors are looked up, not
+    imported: a process that never loaded chromadb, whose store's adds go to the write worker,
+    gets none of them.)"""
     import httpx
 
     try:
@@ -109,17 +119,36 @@ def chroma_errors(action: str) -> Iterator[None]:
     except (ValueError, httpx.HTTPError, OSError, StoreError) as exc:
         if isinstance(exc, ConfigError | StoreError):
             raise
-        _translate(exc, action)
+        _translate(exc, action, folder)
     except Exception as exc:
         errors = sys.modules.get("chromadb.errors")
         if errors is None or not isinstance(exc, errors.ChromaError):
             raise
-        _translate(exc, action)
+        _translate(exc, action, folder)
 
 
-def _translate(exc: BaseException, action: str) -> NoReturn:
+def disk_full_at(message: str, folder: Path | None) -> bool:
+    """Whether a Chroma failure with ``message`` in ``folder`` came from a full disk: its words
+    say so, or the folder's disk has less than :data:`FULL_BELOW` bytes free."""
+    if any(words in message.lower() for words in _FULL_DISK_WORDS):
+        return True
+    if folder is None:
+        return False
+    try:
+        return shutil.disk_usage(folder).free < FULL_BELOW
+    except OSError:
+        return False
+
+
+def _translate(exc: BaseException, action: str, folder: Path | None = None) -> NoReturn:
     """Raise ``exc`` again as one StoreError line, with any key redacted."""
     message = " ".join(str(exc).split()) or type(exc).__name__
+    if disk_full_at(message, folder) or disk_full(exc):
+        where = f" holding {folder}" if folder is not None else ""
+        raise StoreError(
+            f"cannot {action}: the disk{where} is full; free some space and run the same "
+            f"command again (Chroma said: {message[:300]})"
+        ) from exc
     clean = redact_text(f"cannot {action}: {message}")
     if clean != f"cannot {action}: {message}":  # chromadb's exception may hold it too
         raise StoreError(clean) from None
@@ -182,6 +211,7 @@ __all__ = [
     "chroma_errors",
     "close_client",
     "connect",
+    "disk_full_at",
     "open_collection",
     "opening",
     "parse_url",

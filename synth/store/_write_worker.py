@@ -31,6 +31,7 @@ class _Store:
     def __init__(self) -> None:
         self.client: Any = None
         self.collection: Any = None
+        self.path: Any = None  # the folder of the store open (a full disk is said with it)
 
     def answer(self, message: tuple[Any, ...]) -> Any:
         from synth.store._chroma_client import (
@@ -45,6 +46,7 @@ class _Store:
         if kind == "open":
             _, path, name, embedder, chunking = message
             self.close(close_client)
+            self.path = path
             with opening(path):
                 self.client = connect(path, None)
                 self.collection, max_batch = open_collection(self.client, name, embedder, chunking)
@@ -52,7 +54,7 @@ class _Store:
         if kind == "add":
             if self.collection is None:
                 raise RuntimeError("no collection is open in the write worker")
-            with chroma_errors("add chunks"):
+            with chroma_errors("add chunks", self.path):
                 self.collection.add(**message[1])
             return None
         if kind == "close":

@@ -327,7 +327,7 @@ class ChunkStore:
     @contextlib.contextmanager
     def _calling(self, action: str) -> Iterator[None]:
         """One Chroma call: alone (a background writer may share this store), errors translated."""
-        with self._lock, chroma_errors(action):
+        with self._lock, chroma_errors(action, self.path):
             yield
 
     def _batches(self, ids: list[str]) -> Iterator[list[str]]:

@@ -1,0 +1,156 @@
+"""A model server that accepts connections and never answers (a proxy or firewall dropping the
+traffic) stops ``synth generate`` with one line and exit 2, instead of hanging for every request's
+timeout times its retries, stage after stage (synth/llm/timeout.py: SilenceBreaker)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from synth_runs import SAMPLE, child_env
+
+from synth.errors import EndpointError, ModelTimeoutError, ServerError
+from synth.llm.base import LLM, Completion
+from synth.llm.timeout import SilenceBreaker, TimeoutModel
+
+#: what the requirement allows a silent server with the default settings (see docs/cli.md)
+REQUIRED_END = 180.0
+
+
+@contextlib.contextmanager
+def black_hole() -> Iterator[tuple[str, list[socket.socket]]]:
+    """A server on 127.0.0.1 that accepts every connection and never sends a byte: its URL,
+    and the connections it holds (open until the block ends)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            held.append(conn)  # read nothing, answer nothing
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1", held
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+        for conn in held:
+            conn.close()
+
+
+def test_a_server_that_never_answers_stops_generate_with_one_line_and_exit_2(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    with black_hole() as (url, held):
+        cmd = [
+            sys.executable,
+            "-m",
+            "synth",
+            "generate",
+            str(SAMPLE),
+            "--goldens",
+            "4",
+            "--model",
+            "openai:fake-model",
+            "--base-url",
+            url,
+            "--embedder",
+            "hash",
+            "--timeout",
+            "2",
+            "-o",
+            "out.jsonl",
+            "--quiet",
+        ]
+        env = child_env(OPENAI_API_KEY="sk-test-not-a-real-key")
+        done = subprocess.run(
+            cmd, cwd=work, env=env, capture_output=True, text=True, timeout=REQUIRED_END
+        )
+        assert held, "the run never connected to the server"
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("synth: error: the model server at http://127.0.0.1:")
+    assert "no reply of any kind within 2 s" in lines[0]
+    assert not (work / "out.jsonl").exists()
+    assert not list(work.glob(".*.lock"))
+    (manifest_path,) = (work / ".synth" / "runs").glob("*/manifest.json")
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["status"] == "failed"
+    assert "no reply of any kind" in manifest["error"]
+
+
+class Silent(LLM):
+    """A model whose server answers as told: ``"hang"`` never, ``"ok"`` at once, ``"503"`` with
+    a server error."""
+
+    provider = "openai"
+    model = "silent"
+
+    def __init__(self, script: list[str]) -> None:
+        self.script = script
+
+    async def arequest(self, prompt: str, **kw: object) -> Completion:
+        step = self.script.pop(0)
+        if step == "hang":
+            await asyncio.Event().wait()
+        if step == "503":
+            raise ServerError("503 Service Unavailable")
+        return Completion(text="fine", model=self.model)
+
+
+def test_a_server_that_answered_is_given_three_timeouts_in_a_row_while_waiting_is_said() -> None:
+    breaker = SilenceBreaker()
+    said: list[str] = []
+    breaker.notify = said.append
+    script = ["ok", "hang", "hang", "503", "hang", "hang", "hang", "ok"]
+    model = TimeoutModel(Silent(script), timeout=0.05, breaker=breaker)
+
+    async def run() -> list[str]:
+        outcomes = []
+        for _ in range(7):
+            try:
+                await model.arequest("q")
+                outcomes.append("ok")
+            except ModelTimeoutError:
+                outcomes.append("timeout")
+            except ServerError:
+                outcomes.append("503")
+            except EndpointError as exc:
+                outcomes.append(f"stop: {exc}")
+        return outcomes
+
+    outcomes = asyncio.run(run())
+    # a 503 is a reply: the count starts again after it; the third timeout in a row stops the run
+    assert outcomes[:6] == ["ok", "timeout", "timeout", "503", "timeout", "timeout"]
+    assert outcomes[6].startswith("stop: the model server is silent (3 requests in a row")
+    assert len(said) == 4 and all(line.startswith("waiting on the server") for line in said)
+    with pytest.raises(EndpointError):  # tripped: nothing more is sent
+        asyncio.run(model.arequest("q"))
+    assert script == ["ok"]
+
+
+def test_a_server_that_never_replied_stops_at_its_first_timeout() -> None:
+    model = TimeoutModel(Silent(["hang", "ok"]), timeout=0.05, breaker=SilenceBreaker())
+    with pytest.raises(EndpointError, match="sent no reply at all"):
+        asyncio.run(model.arequest("q"))
