@@ -46,7 +46,7 @@ from synth.run.conversations import ConversationalModes
 from synth.run.dir import fingerprint_paths
 from synth.run.ingest import files_read, ingest_in_run
 from synth.run.inputs import SCRATCH_BATCH, as_contexts, as_paths, candidates_from_goldens
-from synth.run.models import DEFAULT_CACHE, BatchArg, ModelArg, RunModels
+from synth.run.models import DEFAULT_CACHE, BatchArg, ModelArg, RunModels, checked_model
 from synth.run.owner import RunOwner
 from synth.run.plan import Plan, plan_docs, planned_coverage
 from synth.run.progress import Progress
@@ -114,6 +114,10 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     _made: RunModels | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        # a model name that cannot work is refused here, not at the first call; "gpt-4.1-mini"
+        # is OpenAI's, as in DeepEval
+        self.model = checked_model(self.model)
+        self.critic_model = checked_model(self.critic_model, "critic_model")
         # a stage config given as None is its default, as when it is left out
         self.filtration_config = self.filtration_config or FiltrationConfig()
         self.evolution_config = self.evolution_config or EvolutionConfig()
