@@ -52,7 +52,7 @@ from synth.run.plan import Plan, plan_docs, planned_coverage
 from synth.run.progress import Progress
 from synth.run.question_types import typed_runs
 from synth.run.session import RunSession
-from synth.run.setup import RunConfigs, check_num_goldens, docs_feed
+from synth.run.setup import RunConfigs, check_num_goldens, docs_feed, per_context_note
 from synth.run.sources import locate_source_files, source_locations
 from synth.run.sync import sync_twin, warns_if_short
 from synth.run.upkeep import DatasetUpkeep
@@ -76,7 +76,9 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     every request through the provider's Batch API: half the price, replies within 24 hours.
     ``source_files`` are relative to the working folder, or absolute with ``absolute_paths``.
     ``ray`` (a Ray address, or True for a Ray started for the run) ingests on a Ray cluster.
-    Nothing is checked or connected until a ``generate_*`` call.
+    ``progress`` shows each run's progress on stderr: True (default) plain text lines, False
+    nothing, or any :class:`~synth.run.progress.Progress`. A model name that cannot work is
+    refused here; nothing else is checked or connected until a ``generate_*`` call.
     """
 
     model: ModelArg = None
@@ -108,7 +110,7 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     store_path: str | os.PathLike[str] = Path(".synth") / "chroma"
     store_url: str | None = None
     ray: str | bool | None = None
-    progress: Progress | None = None
+    progress: Progress | bool | None = True
     absolute_paths: bool = False
     _session: RunSession | None = field(default=None, init=False, repr=False)
     _made: RunModels | None = field(default=None, init=False, repr=False)
@@ -189,6 +191,8 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
             coverage = planned_coverage(feed, configs, num_goldens, files=files)
             target = configs.target(num_goldens, feed.wanted)
             target.quotas = file_quotas(coverage, num_goldens)
+            if num_goldens is None:
+                run.progress.note(per_context_note(target))
             return await run.execute(feed, target, coverage)
 
     generate_goldens_from_docs = sync_twin(a_generate_goldens_from_docs)
