@@ -46,13 +46,13 @@ from synth.run.conversations import ConversationalModes
 from synth.run.dir import fingerprint_paths
 from synth.run.ingest import files_read, ingest_in_run
 from synth.run.inputs import SCRATCH_BATCH, as_contexts, as_paths, candidates_from_goldens
-from synth.run.models import DEFAULT_CACHE, BatchArg, ModelArg, RunModels
+from synth.run.models import DEFAULT_CACHE, BatchArg, ModelArg, RunModels, checked_model
 from synth.run.owner import RunOwner
 from synth.run.plan import Plan, plan_docs, planned_coverage
 from synth.run.progress import Progress
 from synth.run.question_types import typed_runs
 from synth.run.session import RunSession
-from synth.run.setup import RunConfigs, check_num_goldens, docs_feed
+from synth.run.setup import RunConfigs, check_num_goldens, docs_feed, per_context_note
 from synth.run.sources import locate_source_files, source_locations
 from synth.run.sync import sync_twin, warns_if_short
 from synth.run.upkeep import DatasetUpkeep
@@ -78,7 +78,9 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     stops the run, see :mod:`synth.llm.timeout`).
     ``source_files`` are relative to the working folder, or absolute with ``absolute_paths``.
     ``ray`` (a Ray address, or True for a Ray started for the run) ingests on a Ray cluster.
-    Nothing is checked or connected until a ``generate_*`` call.
+    ``progress`` shows each run's progress on stderr: True (default) plain text lines, False
+    nothing, or any :class:`~synth.run.progress.Progress`. A model name that cannot work is
+    refused here; nothing else is checked or connected until a ``generate_*`` call.
     """
 
     model: ModelArg = None
@@ -111,12 +113,16 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     store_path: str | os.PathLike[str] = Path(".synth") / "chroma"
     store_url: str | None = None
     ray: str | bool | None = None
-    progress: Progress | None = None
+    progress: Progress | bool | None = True
     absolute_paths: bool = False
     _session: RunSession | None = field(default=None, init=False, repr=False)
     _made: RunModels | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        # a model name that cannot work is refused here, not at the first call; "gpt-4.1-mini"
+        # is OpenAI's, as in DeepEval
+        self.model = checked_model(self.model)
+        self.critic_model = checked_model(self.critic_model, "critic_model")
         # a stage config given as None is its default, as when it is left out
         self.filtration_config = self.filtration_config or FiltrationConfig()
         self.evolution_config = self.evolution_config or EvolutionConfig()
@@ -188,6 +194,8 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
             coverage = planned_coverage(feed, configs, num_goldens, files=files)
             target = configs.target(num_goldens, feed.wanted)
             target.quotas = file_quotas(coverage, num_goldens)
+            if num_goldens is None:
+                run.progress.note(per_context_note(target))
             return await run.execute(feed, target, coverage)
 
     generate_goldens_from_docs = sync_twin(a_generate_goldens_from_docs)

@@ -16,15 +16,26 @@ from synth_runs import child_env, end_process
 
 
 class ReviewProcess:
-    """``synth review DATASET --no-browser`` running; ``url`` is the URL it printed."""
+    """``synth review DATASET --no-browser`` running; ``url`` is the URL it printed.
 
-    def __init__(self, dataset: Path, *extra: str) -> None:
+    ``env`` replaces the child's environment (``child_env()`` by default); with ``browser`` the
+    command is left to open a browser as it would for a user (no ``--no-browser``).
+    """
+
+    def __init__(
+        self,
+        dataset: Path,
+        *extra: str,
+        env: dict[str, str] | None = None,
+        browser: bool = False,
+    ) -> None:
         self.stderr = dataset.with_name(f"review-{dataset.stem}.stderr")
         self._err = self.stderr.open("w", encoding="utf-8")
+        flags = [] if browser else ["--no-browser"]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "synth", "review", str(dataset), "--no-browser", *extra],
+            [sys.executable, "-m", "synth", "review", str(dataset), *flags, *extra],
             cwd=dataset.parent,
-            env=child_env(),
+            env=env if env is not None else child_env(),
             stdout=subprocess.PIPE,
             stderr=self._err,
             text=True,

@@ -363,12 +363,14 @@ def test_generate_bad_pipeline_file(
             id="provider-typo",
         ),
         pytest.param(
-            "gpt-4.1-mini",
-            ("a model spec is provider:model", "openai:gpt-4.1-mini"),
+            "gpt-4.1-mini",  # a bare name is OpenAI's: refused for want of a key, not its name
+            ("no OpenAI API key",),
             id="without-a-provider",
         ),
         pytest.param(
-            "openai", ("needs a model name", "'openai:<model>'"), id="provider-without-a-model"
+            "openai",
+            ("names a provider but no model", "'openai:<model>'"),
+            id="provider-without-a-model",
         ),
     ],
 )

@@ -93,7 +93,7 @@ def test_system_return_shapes_and_contexts_replacement() -> None:
         "RETRIEVED PASSAGE" in faithfulness_prompts[0]
         and "Paris is the capital." not in faithfulness_prompts[0]
     )
-    assert math.isnan(report.items[3].scores["faithfulness/j"])
+    assert math.isnan(report.items[3].scores["faithfulness"])
     assert report.coverage["faithfulness"] == 3
     assert report.coverage["exact_match"] == 3  # q3 has no reference
     assert math.isnan(report.items[2].scores["exact_match"])
@@ -157,10 +157,28 @@ def test_failures_are_recorded_and_counted() -> None:
     assert report.items[1].errors == {"system": "RuntimeError: model down"}
     assert report.items[1].answer is None and math.isnan(report.items[1].scores["answer_relevance"])
     assert report.items[2].errors["answer_relevance/j"].startswith("invalid_output:")
-    assert report.coverage["answer_relevance/j"] == 2
+    assert report.coverage["answer_relevance"] == 2
     assert report.usage["j"]["failures"] == 1 and report.usage["j"]["responses"] == 3
     with pytest.raises(RuntimeError, match="model down"):
         evaluate_answers(system, DATASET, on_error="raise")
+
+
+def test_one_judge_gives_one_score_per_metric_and_a_panel_one_per_judge_too() -> None:
+    """A lone judge's score is the metric's own: no second row under the judge's name."""
+    metrics = ["faithfulness", "answer_relevance"]
+    stored = [dict(item, answer="Paris") for item in DATASET]
+    alone = evaluate_answers(None, stored, judges={"j": Judge()}, metrics=metrics)
+    assert list(alone.metrics) == ["exact_match", "token_f1", *metrics]
+    assert list(alone.intervals) == list(alone.coverage) == list(alone.metrics)
+    assert all("/" not in key for item in alone.items for key in item.scores)
+    assert list(alone.judges) == ["j"]  # the judge is named once, with its identity
+    panel = evaluate_answers(None, stored, judges={"j": Judge(), "k": Judge()}, metrics=metrics)
+    assert list(panel.metrics) == [
+        "exact_match", "token_f1",
+        "faithfulness/j", "faithfulness/k", "faithfulness",
+        "answer_relevance/j", "answer_relevance/k", "answer_relevance",
+    ]  # fmt: skip
+    assert panel.metrics["faithfulness"] == alone.metrics["faithfulness"]
 
 
 def test_n_jobs_runs_items_at_once_and_keeps_dataset_order() -> None:

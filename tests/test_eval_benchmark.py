@@ -102,7 +102,7 @@ def test_a_persistent_cache_makes_a_rerun_free() -> None:
 
 def test_ranking_without_judges_and_bad_arguments() -> None:
     result = benchmark({"sloppy": sloppy, "good": good, "copy": copycat}, DATASET)
-    assert result.rank_by == "exact_match"
+    assert result.rank_by == "token_f1"
     assert [row.system for row in result.leaderboard] == ["good", "copy", "sloppy"]  # stable ties
     assert len(result.comparisons) == 3
     with pytest.raises(ConfigError):
@@ -141,12 +141,13 @@ def test_an_unknown_ranking_metric_is_refused_before_anything_runs() -> None:
         benchmark({"a": system, "b": good}, DATASET, rank_by="answer_relevanse", **kwargs)
     message = str(info.value)
     assert "cannot rank by 'answer_relevanse'; did you mean 'answer_relevance'?" in message
-    assert "exact_match, token_f1, answer_relevance/j, answer_relevance" in message
+    assert "the metrics are exact_match, token_f1, answer_relevance" in message
     with pytest.raises(ConfigError, match="nothing to rank by"):
         benchmark({"a": system}, DATASET, text_metrics=[])
     assert asked == [] and judge.calls == 0
-    # a per-judge score is a metric of the reports, so it may rank
-    result = benchmark({"a": system, "b": good}, DATASET, rank_by="answer_relevance/j", **kwargs)
+    # a panel judge's own score is a metric of the reports, so it may rank
+    panel = {"judges": {"j": judge, "k": CountingJudge()}, "metrics": ["answer_relevance"]}
+    result = benchmark({"a": system, "b": good}, DATASET, rank_by="answer_relevance/j", **panel)
     assert result.rank_by == "answer_relevance/j" and len(asked) == len(DATASET)
 
 

@@ -31,6 +31,10 @@ def sloppy(question):
     n = int(question.split()[2])
     return str(2 * n) if n % 2 else "no idea"
 
+def guess(question):
+    n = int(question.split()[2])
+    return f"about {2 * n + 1}"
+
 def broken(question):
     n = int(question.split()[2])
     if n % 3 == 0:
@@ -84,8 +88,8 @@ def test_evaluate_writes_a_report_and_prints_tables(project, capsys) -> None:
     assert report.metrics["faithfulness"] == 1.0
     assert report.config["system"] == f"{module}.sloppy"
     assert set(report.judges) == {"j"} and report.usage["j"]["responses"] == 12
+    assert "answer_relevance/j" not in out  # one judge: one row per metric, named in "judges"
     for text in (
-        "answer_relevance/j",
         "exact_match",
         "95% CI",
         "6/6",
@@ -93,6 +97,23 @@ def test_evaluate_writes_a_report_and_prints_tables(project, capsys) -> None:
         "wrote sloppy.json",
     ):
         assert text in out
+
+
+def test_one_judge_shows_one_row_per_metric_in_evaluate_and_compare(project, capsys) -> None:
+    folder, module = project
+    for name in ("good", "sloppy"):
+        args = ["evaluate", "goldens.jsonl", "--system", f"{module}:{name}"]
+        assert main([*args, "--judge", f"{module}:judge", "-o", f"{name}.json"]) == 0
+        out = capsys.readouterr().out
+        rows = [line.split()[1] for line in out.splitlines() if line.startswith("│ ")]
+        assert rows.count("faithfulness") == 1 and not [r for r in rows if "/" in r], out
+        assert f"faithfulness/{module}" not in out and f"│ {module}:judge" not in out
+        assert "judges" in out and "judge " in out  # the judges table names it once
+    assert main(["compare", "sloppy.json", "good.json"]) == 0
+    rows = [
+        line.split()[1] for line in capsys.readouterr().out.splitlines() if line.startswith("│ ")
+    ]
+    assert rows == ["exact_match", "token_f1", "faithfulness", "answer_relevance"]
 
 
 def test_evaluate_json_output_and_stored_answers(project, capsys) -> None:
@@ -149,10 +170,43 @@ def test_benchmark_two_systems(project, capsys) -> None:
     result = BenchmarkResult.read(folder / "bench.json")
     assert [row.system for row in result.leaderboard] == ["good", "sloppy"]
     assert result.usage["judge"]["cached_responses"] == 3  # sloppy's right answers were judged once
-    assert result.rank_by == "exact_match"
-    assert "leaderboard (ranked by exact_match)" in out and "pairwise comparisons" in out
+    assert result.rank_by == "answer_relevance"
+    assert "leaderboard (ranked by answer_relevance; ties by token_f1, exact_match)" in out
+    assert "pairwise comparisons" in out
     assert "delta (b - a)" in out and "95% CI" in out
     assert "judge replies over all systems: judge 12 (3 cached)" in out
+
+
+def test_benchmark_with_judges_ranks_by_their_metrics(project, capsys) -> None:
+    """sloppy matches the references more often; the judge prefers guess: the judge ranks."""
+    folder, module = project
+    code = main([
+        "benchmark", "goldens.jsonl", "--system", f"sloppy={module}:sloppy",
+        "--system", f"guess={module}:guess", "--judge", f"{module}:judge", "-o", "bench.json",
+    ])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    result = BenchmarkResult.read(folder / "bench.json")
+    assert result.rank_by == "faithfulness"  # the first judge metric; a tie here
+    assert result.tie_breakers == ["answer_relevance", "token_f1", "exact_match"]
+    assert [row.system for row in result.leaderboard] == ["guess", "sloppy"]
+    board = result.leaderboard
+    assert board[0].metrics["exact_match"] == 0.0 < board[1].metrics["exact_match"]
+    title = "leaderboard (ranked by faithfulness; ties by answer_relevance, token_f1, exact_match)"
+    assert title in out
+
+
+def test_benchmark_without_judges_ranks_by_token_f1_and_keeps_ties_in_order(
+    project, capsys
+) -> None:
+    folder, module = project
+    specs = [f"{name}={module}:{fn}" for name, fn in (("z", "guess"), ("b", "good"), ("a", "good"))]
+    args = ["benchmark", "goldens.jsonl", *(f"--system={s}" for s in specs), "-o", "bench.json"]
+    assert main(args) == 0
+    result = BenchmarkResult.read(folder / "bench.json")
+    assert result.rank_by == "token_f1" and result.tie_breakers == ["exact_match"]
+    assert [row.system for row in result.leaderboard] == ["b", "a", "z"]  # b and a tie: as given
+    assert "leaderboard (ranked by token_f1; ties by exact_match)" in capsys.readouterr().out
 
 
 def test_compare_reports_of_the_same_file_name(project, capsys) -> None:

@@ -202,7 +202,7 @@ def test_contexts_need_text_and_on_error_is_checked() -> None:
     with pytest.raises(ConfigError):
         LLMJudge(42)
     with pytest.raises(ConfigError):
-        LLMJudge("no-colon-spec")
+        LLMJudge("openai")  # a provider without its model
 
 
 # ---- tokens, cache and async -----------------------------------------------------------------------

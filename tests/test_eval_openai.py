@@ -95,6 +95,8 @@ def test_cli_judge_spec_with_base_url(server, monkeypatch, tmp_path, capsys) -> 
                  "--metric", "answer_relevance", "-o", "out.json"])  # fmt: skip
     assert code == 0, capsys.readouterr().err
     report = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
-    assert report["metrics"]["answer_relevance/openai:judge-model"] == 0.75
+    assert list(report["metrics"]) == ["exact_match", "token_f1", "answer_relevance"]
+    assert report["metrics"]["answer_relevance"] == 0.75
+    assert report["judges"]["openai:judge-model"]["model"] == "judge-model"
     assert SECRET not in (tmp_path / "out.json").read_text(encoding="utf-8")
     assert SECRET not in capsys.readouterr().out

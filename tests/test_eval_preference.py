@@ -50,7 +50,11 @@ def test_a_fair_judge_is_position_consistent() -> None:
         "win_rate": pytest.approx(2.5 / 3),
         "errors": 0,
     }
-    assert [item.scores["preference/fair"] for item in duel.items] == [1.0, 1.0, 0.5]
+    assert [item.scores for item in duel.items] == [
+        {"preference": 1.0},
+        {"preference": 1.0},
+        {"preference": 0.5},
+    ]  # one judge: its score is the preference, with no second copy under its name
     assert duel.metrics["preference"] == pytest.approx(2.5 / 3)
 
 

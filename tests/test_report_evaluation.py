@@ -259,7 +259,7 @@ def test_evaluate_compare_and_benchmark_write_their_page_beside_their_output(
     systems = ["--system", "a=eval_report_data:echo", "--system", "b=eval_report_data:sloppy"]
     board = str(tmp_path / "board.json")
     assert main(["benchmark", goldens, *systems, "-o", board, "--report", "--json"]) == 3
-    assert json.loads(capsys.readouterr().out)["rank_by"] == "exact_match"  # no "report:" line
+    assert json.loads(capsys.readouterr().out)["rank_by"] == "token_f1"  # no "report:" line
     assert (tmp_path / "board.html").read_text(encoding="utf-8").startswith("<!doctype html>")
 
 

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import sys
 import textwrap
+import time
+import urllib.error
+import urllib.request
 import uuid
+import webbrowser
 from pathlib import Path
 
 import pytest
+from review_server import ReviewProcess
+from synth_runs import child_env
 
 from synth import Dataset, Golden
 from synth.cli import main
+from synth.cli.review import graphical_browser
 from synth.dataset.review import decide, status_of
 
 
@@ -95,3 +105,69 @@ def test_review_refuses_a_port_out_of_range(
 ) -> None:
     assert main(["review", str(reviewed), "--port", "70000", "--no-browser"]) == 2
     assert "a port is 0 to 65535" in capsys.readouterr().err
+
+
+#: seconds the review server gets to answer its printed URL
+ANSWER_DEADLINE = 30.0
+
+
+def _answers(url: str, deadline: float) -> int:
+    """The HTTP status of ``url``, asked again until it answers or ``deadline`` passes."""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"{url} did not answer within {ANSWER_DEADLINE}s")
+        try:
+            with urllib.request.urlopen(url, timeout=min(left, 5.0)) as reply:
+                return int(reply.status)
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.05)  # poll interval, not a wait for readiness
+
+
+def test_review_on_a_headless_machine_serves_and_runs_no_console_browser(
+    reviewed: Path, tmp_path: Path
+) -> None:
+    """A text browser installed and no display: webbrowser would run it and wait on it."""
+    bin_dir, ran = tmp_path / "bin", tmp_path / "browser-ran"
+    bin_dir.mkdir()
+    for name in ("www-browser", "w3m", "lynx", "links", "xdg-open"):
+        fake = bin_dir / name
+        fake.write_text(f'#!/bin/sh\necho "$$ $0 $*" >> {ran}\nexec sleep 100000\n')
+        fake.chmod(0o755)  # blocks forever, as a console browser waits on its user
+    env = child_env(TERM="xterm")
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER"):
+        env.pop(name, None)
+    env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
+    review = ReviewProcess(reviewed, env=env, browser=True)
+    try:
+        assert _answers(review.url, time.monotonic() + ANSWER_DEADLINE) == 200
+        assert review.proc.stdout is not None
+        after_url = [review.proc.stdout.readline() for _ in range(2)]  # printed before serving
+        assert after_url[1].startswith("no graphical browser here: open the URL above")
+    finally:
+        for line in ran.read_text().splitlines() if ran.exists() else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(line.split()[0]), signal.SIGKILL)  # a browser run despite all: ended
+        review.close()
+    assert not ran.exists(), ran.read_text()
+
+
+@pytest.mark.parametrize(
+    ("browser", "shown"),
+    [
+        (webbrowser.BackgroundBrowser("firefox"), True),
+        (webbrowser.GenericBrowser("w3m"), False),
+        (webbrowser.GenericBrowser("/usr/bin/www-browser"), False),
+        (webbrowser.Elinks("elinks"), False),  # drawn in the terminal, and waited for
+    ],
+)
+def test_with_a_display_only_a_graphical_browser_is_opened(
+    monkeypatch: pytest.MonkeyPatch, browser: webbrowser.BaseBrowser, shown: bool
+) -> None:
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setenv("DISPLAY", ":0")
+    monkeypatch.setattr(webbrowser, "get", lambda using=None: browser)
+    assert (graphical_browser() is browser) is shown
+    monkeypatch.delenv("DISPLAY")
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    assert graphical_browser() is None  # no display: no browser, whatever is installed

@@ -143,7 +143,8 @@ def comparison_table(comparison: Comparison, a: str = "A", b: str = "B") -> list
 def benchmark_tables(result: BenchmarkResult) -> list[Any]:
     """The leaderboard, then the pairwise comparisons on the ranking metric."""
     metric = result.rank_by
-    board = Table(title=f"leaderboard (ranked by {metric})")
+    ties = f"; ties by {', '.join(result.tie_breakers)}" if result.tie_breakers else ""
+    board = Table(title=f"leaderboard (ranked by {metric}{ties})")
     board.add_column("rank", justify="right")
     board.add_column("system")
     board.add_column(metric, justify="right")

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from synth.contexts.coverage import Coverage
 from synth.run.plan import Plan
-from synth.run.progress import Snapshot
+from synth.run.progress import Snapshot, summary_line
 
 #: the per-stage table's columns: header, the short header of the compact table (None: left out
 #: of it), the manifest row's key (None: made below) and how each is aligned
@@ -216,11 +216,7 @@ def render(snap: Snapshot) -> Group:
     table.add_column("done", justify="right")
     for name, done, total in snap.stages:
         table.add_row(name, f"{done}/{total}")
-    target = f"/{snap.target}" if snap.target is not None else ""
-    line = Text(
-        f"goldens {snap.goldens}{target}   in flight {snap.in_flight}   requests {snap.requests}"
-        f" (cached {snap.cached})   retries {snap.retries}   cost ${snap.cost_usd:.4f}"
-    )
+    line = Text(summary_line(snap))
     parts: list[Any] = [Text(snap.title, style="bold")] if snap.title else []
     return Group(*parts, table, line)
 

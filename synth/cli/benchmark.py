@@ -31,7 +31,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="NAME=MODULE:FUNCTION",
         help="a system fn(question) -> answer; repeat for each system",
     )
-    p.add_argument("--rank-by", metavar="METRIC", help="the ranking metric")
+    p.add_argument(
+        "--rank-by",
+        metavar="METRIC",
+        help="the ranking metric (default: with judges the first judge metric, else token_f1)",
+    )
     p.add_argument("-o", "--output", metavar="FILE", help="write the result (.json/.yaml/.toml)")
     add_report_flag(p, "the result")
     add_judging_arguments(p)

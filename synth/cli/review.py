@@ -1,15 +1,26 @@
-"""``synth review``: serve a dataset's review page on 127.0.0.1 and open it in the browser."""
+"""``synth review``: serve a dataset's review page on 127.0.0.1 and open it in the browser.
+
+The URL is always printed; a browser is opened only where one can show the page (a graphical
+one, see :func:`graphical_browser`), and from a thread, so that the server answers whatever the
+browser does: on a headless machine ``webbrowser`` would otherwise run a console browser (``w3m``
+as ``www-browser``) and wait for it before the server started.
+"""
 
 from __future__ import annotations
 
 import argparse
 import getpass
+import os
+import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from synth.cli._exits import EXIT_OK
 
 if TYPE_CHECKING:
+    import webbrowser
+
     from synth.review import ReviewStore, Session
 
 
@@ -48,16 +59,48 @@ def run(args: argparse.Namespace) -> int:
 
     def ready(session: Session) -> None:
         _announce(store, session)
-        if not args.no_browser:
-            import webbrowser
-
-            webbrowser.open(session.url)
+        if not args.no_browser and not open_browser(session.url):
+            print("no graphical browser here: open the URL above in one", flush=True)
 
     try:
         serve(store, port=args.port, on_ready=ready)  # closes the store, however it ends
     finally:
         print(f"synth review: stopped; every decision is saved in {path}", flush=True)
     return EXIT_OK
+
+
+#: browsers that draw in the terminal: run from here they would take it over and, waited for,
+#: hold the server back (webbrowser waits for them)
+CONSOLE_BROWSERS = frozenset({"www-browser", "links", "links2", "elinks", "lynx", "w3m", "browsh"})
+
+
+def graphical_browser() -> webbrowser.BaseBrowser | None:
+    """The browser that can show the page, or None: on Linux and other Unixes only with a display
+    (``DISPLAY`` or ``WAYLAND_DISPLAY``), and never one that draws in the terminal."""
+    import webbrowser
+
+    gui_os = sys.platform == "darwin" or sys.platform.startswith("win")
+    if not gui_os and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        return None
+    try:
+        browser = webbrowser.get()
+    except webbrowser.Error:
+        return None
+    name = os.path.basename(getattr(browser, "name", "") or "")
+    in_terminal = isinstance(browser, webbrowser.UnixBrowser) and not browser.background
+    if name in CONSOLE_BROWSERS or in_terminal:
+        return None
+    return browser
+
+
+def open_browser(url: str) -> bool:
+    """Open ``url`` in a graphical browser, on a thread of its own (the server is never held back
+    by a browser that is slow to return); False when there is none to open it in."""
+    browser = graphical_browser()
+    if browser is None:
+        return False
+    threading.Thread(target=browser.open, args=(url,), name="open-browser", daemon=True).start()
+    return True
 
 
 def default_reviewer() -> str:
@@ -81,4 +124,4 @@ def _announce(store: ReviewStore, session: Session) -> None:
     )
 
 
-__all__ = ["add_parser", "default_reviewer", "run"]
+__all__ = ["add_parser", "default_reviewer", "graphical_browser", "open_browser", "run"]

@@ -93,7 +93,7 @@ class Shortfall:
     ``shortfall``), so it survives save and load.
     """
 
-    asked: int
+    asked: int | None  # None: no number was asked (max_goldens_per_context from each context)
     delivered: int
     reasons: tuple[str, ...] = ()
 
@@ -103,6 +103,8 @@ class Shortfall:
         return self.reasons[0] if self.reasons else "no reason was recorded"
 
     def __str__(self) -> str:
+        if self.asked is None:
+            return f"delivered no goldens: {self.reason}"
         return f"delivered {self.delivered} of {self.asked} goldens: {self.reason}"
 
 
@@ -163,13 +165,16 @@ class Dataset:
 
     @property
     def shortfall(self) -> Shortfall | None:
-        """Why the run that made this dataset delivered fewer goldens than asked (None when it
-        delivered them all, or when no number was asked)."""
+        """Why the run that made this dataset delivered fewer goldens than asked, or none at all
+        when no number was asked (None when it delivered them all, or some of none asked)."""
         asked, delivered = self.metadata.get("num_goldens"), self.metadata.get("delivered")
-        if not isinstance(asked, int) or not isinstance(delivered, int) or delivered >= asked:
+        reasons = tuple(str(r) for r in self.metadata.get("shortfall") or [])
+        if not isinstance(delivered, int):
             return None
-        reasons = self.metadata.get("shortfall") or []
-        return Shortfall(asked, delivered, tuple(str(r) for r in reasons))
+        if not isinstance(asked, int):
+            # no number asked: a run that delivered nothing still says why, never silently
+            return Shortfall(None, 0, reasons) if delivered == 0 and reasons else None
+        return Shortfall(asked, delivered, reasons) if delivered < asked else None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Dataset):

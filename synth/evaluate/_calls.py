@@ -17,8 +17,8 @@ from pydantic import BaseModel
 
 from synth.errors import ConfigError, ModelError, SynthError
 from synth.llm.base import LLM, Completion, FunctionModel, check_complete
+from synth.llm.spec import full_model_spec, parse_model_spec
 from synth.llm.spec import model_identity as recorded_identity
-from synth.llm.spec import parse_model_spec
 from synth.llm.wrapper import WrapperModel
 
 
@@ -34,9 +34,9 @@ def resolve_model(model: Any) -> LLM:
     if isinstance(model, LLM):
         return model
     if isinstance(model, str):
-        provider, name = parse_model_spec(model) if model.strip() else ("", None)
-        if not provider or not name:
+        if not model.strip():
             raise ConfigError(f"a model spec is 'provider:model', got {model!r}")
+        provider, name = parse_model_spec(full_model_spec(model))  # a bare name gets its provider
         from synth.llm.factory import make_llm  # the wrappers, imported when a spec is used
 
         return make_llm(provider, name)

@@ -144,13 +144,23 @@ def text_metric_functions(
     return functions
 
 
+def per_judge(metric: str, judge_names: Sequence[str]) -> list[str]:
+    """Return ``<metric>/<judge>`` for each judge of a panel of several; none for one judge.
+
+    One judge's score is the metric's own: a second row with the judge's name would show the same
+    numbers twice (the judge is named once, in the report's ``judges``).
+    """
+    return [f"{metric}/{name}" for name in judge_names] if len(judge_names) > 1 else []
+
+
 def metric_order(
     text_names: Sequence[str], metric_names: Sequence[str], judge_names: Sequence[str]
 ) -> list[str]:
-    """Return a report's metrics in order: text metrics, then each judge's and the panel's."""
+    """Return a report's metrics in order: text metrics, then each judge's (with several) and
+    the panel's."""
     order = list(text_names)
     for metric in metric_names:
-        order.extend(f"{metric}/{name}" for name in judge_names)
+        order.extend(per_judge(metric, judge_names))
         order.append(metric)
     return order
 
@@ -259,13 +269,15 @@ async def _score_item(
     by_key = {
         (metric, name): result for (metric, name, _), result in zip(calls, results, strict=True)
     }
+    panel_of_several = len(judges) > 1
     for metric in metric_names:
         panel = []
         for name in judges:
-            key = f"{metric}/{name}"
+            key = f"{metric}/{name}"  # failures and verdicts name their judge, even a lone one
             result = by_key.get((metric, name))
             score = result.score if result is not None else math.nan
-            row.scores[key] = score
+            if panel_of_several:
+                row.scores[key] = score
             panel.append(score)
             if result is not None and result.error is not None:
                 row.errors[key] = f"{result.error_kind}: {result.error}"

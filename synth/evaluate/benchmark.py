@@ -67,6 +67,7 @@ class BenchmarkResult(OneDocument):
     noun: ClassVar[str] = "a benchmark"
 
     rank_by: str
+    tie_breakers: list[str] = Field(default_factory=list)  # in order, after rank_by
     leaderboard: list[LeaderboardRow] = Field(default_factory=list)
     comparisons: list[PairComparison] = Field(default_factory=list)
     reports: dict[str, AnswerEvaluation] = Field(default_factory=dict)
@@ -101,6 +102,20 @@ def _sort_key(values: Sequence[float]) -> list[tuple[int, float]]:
     return [(1, 0.0) if math.isnan(v) else (0, -v) for v in values]
 
 
+#: the built-in text metrics, those that tell answers apart most finely first: exact match is 0
+#: for every answer worded otherwise than its reference, so it ranks free-text answers by chance
+_TEXT_RANKING = ("token_f1", "exact_match")
+
+
+def _default_order(text_names: Sequence[str], judge_metrics: Sequence[str]) -> list[str]:
+    """The metrics that rank when none is named, first ranking: the judges' metrics (what judges
+    are asked for), then the text metrics (a user's own first, as given, then the built-in ones
+    finest first)."""
+    own = [m for m in text_names if m not in _TEXT_RANKING]
+    built_in = [m for m in _TEXT_RANKING if m in text_names]
+    return [*judge_metrics, *own, *built_in]
+
+
 def _ranking(
     rank_by: str | None,
     judges: Mapping[str, Any],
@@ -109,13 +124,11 @@ def _ranking(
     criteria: Mapping[str, str] | None,
 ) -> tuple[str, list[str]]:
     """Return the ranking metric and the tie-breakers, checked before any system or judge runs."""
-    names = metric_order(
-        list(text_metric_functions(text_metrics)),
-        judge_metric_names(metrics, dict(criteria or {}), bool(judges)),
-        list(judges),
-    )
+    text_names = list(text_metric_functions(text_metrics))
+    judge_metrics = judge_metric_names(metrics, dict(criteria or {}), bool(judges))
+    names = metric_order(text_names, judge_metrics, list(judges))
     # the summary metrics: text metrics and each judge metric's panel score, not per judge
-    summary = [m for m in names if "/" not in m]
+    summary = _default_order(text_names, judge_metrics)
     if rank_by is None and not summary:
         raise ConfigError("nothing to rank by: give text metrics or judges")
     ranking = rank_by or summary[0]
@@ -146,8 +159,10 @@ def benchmark(
     """Run every system on the same items with the same judges; rank them and compare each pair.
 
     ``systems`` is ``{name: fn(question)}`` (what :func:`evaluate_answers` takes as a system).
-    ``rank_by`` names the ranking metric (by default the first text metric, else the first judge
-    metric's panel score); the other metrics break ties. Every judge call is cached in ``cache``
+    ``rank_by`` names the ranking metric (by default, with judges, the first judge metric's panel
+    score; without, the text metric that tells answers apart most finely: token F1 before exact
+    match); the other metrics break ties (``tie_breakers``), and systems still tied keep the order
+    they were given in. Every judge call is cached in ``cache``
     (a new dict by default; an :class:`LLMJudge` made with its own cache keeps it then).
     When items failed, one :class:`~synth.errors.FailedItemsWarning` names each system they
     failed for (each row's ``errors`` counts them).
@@ -182,6 +197,7 @@ def benchmark(
         warnings.warn("; ".join(failures), FailedItemsWarning, stacklevel=2)
     return BenchmarkResult(
         rank_by=ranking,
+        tie_breakers=tie_breakers,
         leaderboard=_leaderboard(reports, [ranking, *tie_breakers]),
         comparisons=_every_pair(reports, seed),
         reports=reports,

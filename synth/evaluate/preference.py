@@ -25,7 +25,13 @@ from synth.evaluate._jobs import (
     run_jobs,
     system_output,
 )
-from synth.evaluate.answers import close_judges, make_judges, panel_agreement, record_judges
+from synth.evaluate.answers import (
+    close_judges,
+    make_judges,
+    panel_agreement,
+    per_judge,
+    record_judges,
+)
 from synth.evaluate.judge import JudgeResult, LLMJudge
 from synth.evaluate.report import (
     ItemResult,
@@ -113,7 +119,7 @@ def evaluate_preference(
     rows = [row for row, _ in outcomes]
     config = {"names": list(names), "judges": list(judge_map), "n_items": len(items), "seed": seed}
     report = PreferenceEvaluation(items=rows, config=config, names=names)
-    summarize(report, [*(f"preference/{name}" for name in judge_map), "preference"], seed)
+    summarize(report, [*per_judge("preference", list(judge_map)), "preference"], seed)
     report.summary = {name: _summary(name, names, outcomes) for name in judge_map}
     record_judges(report, judge_map)
     report.errors.update({name: report.summary[name]["errors"] for name in judge_map})
@@ -141,8 +147,7 @@ async def _score_pair(
         if on_error == "raise":
             raise
         row.errors["system"] = describe(exc)
-        row.scores = {f"preference/{name}": math.nan for name in judges}
-        row.scores["preference"] = math.nan
+        row.scores = dict.fromkeys([*per_judge("preference", list(judges)), "preference"], math.nan)
         return row, results
     reference = item.references[0] if len(item.references) == 1 else None
     calls = [
@@ -156,12 +161,13 @@ async def _score_pair(
     ]
     for name, result in zip(judges, await gather_all(calls), strict=True):
         results[name] = result
-        row.scores[f"preference/{name}"] = result.score
+        if len(judges) > 1:  # one judge's score is the preference itself
+            row.scores[f"preference/{name}"] = result.score
         if result.error is not None:
             row.errors[f"preference/{name}"] = f"{result.error_kind}: {result.error}"
         if keep_verdicts and result.verdict is not None:
             row.verdicts[f"preference/{name}"] = {**result.verdict, **result.details}
-    row.scores["preference"] = mean_score([row.scores[f"preference/{n}"] for n in judges])
+    row.scores["preference"] = mean_score([results[name].score for name in judges])
     return row, results
 
 

@@ -26,7 +26,13 @@ from synth.llm.batch import BatchConfig, BatchModel
 from synth.llm.cache import CacheModel
 from synth.llm.limiter import LimitedModel, RateLimiter
 from synth.llm.retry import RetryConfig, RetryModel
-from synth.llm.spec import DEFAULT_MODELS, PROVIDERS, parse_model_spec, provider_class
+from synth.llm.spec import (
+    DEFAULT_MODELS,
+    PROVIDERS,
+    full_model_spec,
+    parse_model_spec,
+    provider_class,
+)
 from synth.llm.sqlite_cache import SQLiteCache
 from synth.llm.timeout import SilenceBreaker, TimeoutModel
 from synth.llm.usage import MeterModel, Usage, UsageModel
@@ -178,6 +184,8 @@ def _reuse_or_wrap(
 def _adapter(provider: str, model: str | None, **settings: Any) -> LLM:
     """The provider's adapter for the model ``provider`` (a name or a spec) and ``model`` name."""
     name, spec_model = parse_model_spec(provider)
+    if spec_model is None and model is None and name not in PROVIDERS:
+        name, spec_model = parse_model_spec(full_model_spec(provider))  # a bare model name
     if spec_model is not None and model is not None and spec_model != model:
         raise ConfigError(
             f"the spec {provider!r} names model {spec_model!r}, and model={model!r} another"

@@ -34,6 +34,46 @@ def parse_model_spec(spec: str) -> tuple[str, str | None]:
     return provider.strip().lower(), (model.strip() or None) if sep else None
 
 
+#: the provider a bare model name (no ``provider:``) belongs to, by how its name starts
+BARE_NAME_PROVIDERS: dict[str, str] = {"claude-": "anthropic", "gemini-": "gemini"}
+#: the provider of a bare model name that starts with none of those (DeepEval's default too)
+DEFAULT_PROVIDER = "openai"
+
+
+def full_model_spec(spec: str) -> str:
+    """``"provider:model"`` for ``spec``; a bare model name gets its provider, anything unusable
+    raises ConfigError naming it.
+
+    ``"gpt-4.1-mini"`` becomes ``"openai:gpt-4.1-mini"``, ``"claude-..."`` Anthropic's and
+    ``"gemini-..."`` Gemini's. A provider alone, an unknown provider, or a bare name that looks like
+    a misspelt provider is refused here, when the model is named, not at its first call.
+    """
+    provider, model = parse_model_spec(spec)
+    name = spec.strip()
+    # "opneai" alone is a misspelt provider, not a model name
+    misspelt = model is None and difflib.get_close_matches(provider, list(PROVIDERS), cutoff=0.75)
+    if (model is not None or misspelt) and provider not in PROVIDERS:
+        try:
+            provider_class_name(provider)
+        except ConfigError as exc:
+            raise ConfigError(f"model {spec!r}: {exc}") from None
+    if model is not None:
+        return f"{provider}:{model}"
+    if provider in DEFAULT_MODELS:
+        return f"{provider}:{DEFAULT_MODELS[provider]}"
+    if provider in PROVIDERS:
+        raise ConfigError(
+            f"model {spec!r} names a provider but no model: '{provider}:<model>', "
+            f"e.g. 'openai:gpt-4.1-mini'"
+        )
+    if any(c.isspace() for c in name):
+        raise ConfigError(f"model {spec!r} is not a model name: 'provider:model', no spaces")
+    for prefix, owner in BARE_NAME_PROVIDERS.items():
+        if name.lower().startswith(prefix):
+            return f"{owner}:{name}"
+    return f"{DEFAULT_PROVIDER}:{name}"
+
+
 def known_provider(spec: str) -> str | None:
     """The provider ``spec`` names when it is one synth has an adapter for, else ``None``."""
     if not spec.strip():
@@ -42,8 +82,8 @@ def known_provider(spec: str) -> str | None:
     return provider if provider in PROVIDERS else None
 
 
-def provider_class(provider: str) -> type[LLM]:
-    """The adapter class of ``provider``; an unknown name raises with a "did you mean"."""
+def provider_class_name(provider: str) -> str:
+    """``"module:class"`` of ``provider``'s adapter; an unknown name raises with a "did you mean"."""
     target = PROVIDERS.get(provider)
     if target is None:
         close = difflib.get_close_matches(provider, list(PROVIDERS), n=1, cutoff=0.75)
@@ -56,7 +96,12 @@ def provider_class(provider: str) -> type[LLM]:
             f"unknown model provider {provider!r}{hint} (known: {', '.join(PROVIDERS)}, "
             f"or pass any callable fn(prompt, system) -> str)"
         )
-    module, _, name = target.partition(":")
+    return target
+
+
+def provider_class(provider: str) -> type[LLM]:
+    """The adapter class of ``provider``; an unknown name raises with a "did you mean"."""
+    module, _, name = provider_class_name(provider).partition(":")
     cls: type[LLM] = getattr(importlib.import_module(module), name)
     return cls
 
@@ -77,11 +122,15 @@ def model_key(llm: LLM) -> str:
 
 
 __all__ = [
+    "BARE_NAME_PROVIDERS",
     "DEFAULT_MODELS",
+    "DEFAULT_PROVIDER",
     "PROVIDERS",
+    "full_model_spec",
     "known_provider",
     "model_identity",
     "model_key",
     "parse_model_spec",
     "provider_class",
+    "provider_class_name",
 ]

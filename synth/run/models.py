@@ -26,7 +26,7 @@ from synth.llm.factory import DEFAULT_TIMEOUT, make_llm
 from synth.llm.limiter import RateLimiter
 from synth.llm.offline import is_offline
 from synth.llm.pricing import BATCH_SUFFIX
-from synth.llm.spec import DEFAULT_MODELS, parse_model_spec
+from synth.llm.spec import DEFAULT_MODELS, full_model_spec, parse_model_spec
 from synth.llm.sqlite_cache import SQLiteCache
 from synth.llm.timeout import SilenceBreaker
 from synth.llm.usage import Usage, UsageModel
@@ -76,6 +76,22 @@ def default_model_spec(base_url: str | None = None) -> str | None:
     if os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY"):
         return "gemini:gemini-2.5-flash"
     return None
+
+
+def checked_model(model: ModelArg, what: str = "model") -> ModelArg:
+    """``model`` as a Synthesizer keeps it: a spec in full (``"gpt-4.1-mini"`` becomes
+    ``"openai:gpt-4.1-mini"``), a model or callable as given; anything unusable raises
+    ConfigError at once, not at the first call."""
+    if model is None or isinstance(model, LLM):
+        return model
+    if isinstance(model, str):
+        return full_model_spec(model)
+    if not callable(model):
+        raise ConfigError(
+            f"{what} is a 'provider:model' spec, an LLM or a callable fn(prompt, system) -> str; "
+            f"got {type(model).__name__}"
+        )
+    return model
 
 
 def model_names(options: ModelSettings) -> tuple[str, str]:
@@ -350,6 +366,7 @@ def _add_usage(usages: list[Usage], model: LLM) -> None:
 __all__ = [
     "ADAPTIVE_CEILING",
     "BatchArg",
+    "checked_model",
     "DEFAULT_CACHE",
     "DEFAULT_MODEL",
     "NO_MODEL",

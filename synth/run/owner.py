@@ -14,7 +14,7 @@ from typing import Any, Self
 from synth.contexts.config import ContextConstructionConfig
 from synth.run.ingest import ingest_for_run
 from synth.run.models import BatchArg, CacheArg, ModelArg, RunModels
-from synth.run.progress import Progress
+from synth.run.progress import Progress, as_progress
 from synth.run.session import RunSession
 from synth.run.setup import RunConfigs, RunPlace, open_session
 
@@ -34,7 +34,7 @@ class RunOwner:
     batch: BatchArg
     timeout: float | None
     run_dir: str | os.PathLike[str] | None
-    progress: Progress | None
+    progress: Progress | bool | None
     store_path: str | os.PathLike[str]
     store_url: str | None
     ray: str | bool | None
@@ -72,7 +72,8 @@ class RunOwner:
     def _run(
         self, mode: str, key_inputs: dict[str, Any], num_goldens: int | None, configs: RunConfigs
     ) -> RunSession:
-        place = RunPlace(run_dir=self.run_dir, progress=self.progress).of_part(configs.part)
+        place = RunPlace(run_dir=self.run_dir, progress=as_progress(self.progress))
+        place = place.of_part(configs.part)
         self._session = open_session(mode, key_inputs, num_goldens, configs, self._models(), place)
         return self._session
 

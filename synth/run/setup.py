@@ -169,6 +169,16 @@ class RunPlace:
         return dataclasses.replace(self, run_dir=Path(self.run_dir) / part)
 
 
+def per_context_note(target: Target) -> str:
+    """What a run from documents without ``num_goldens`` aims for, said when it starts."""
+    contexts = target.contexts or 0
+    return (
+        f"no num_goldens: up to {target.per_context} goldens from each of the {contexts} "
+        f"contexts the documents give (up to {target.per_context * contexts}); "
+        "pass num_goldens=N for exactly N"
+    )
+
+
 def check_num_goldens(num_goldens: object) -> None:
     """Raise ConfigError unless ``num_goldens`` is a positive integer."""
     if not isinstance(num_goldens, int) or num_goldens < 1:
@@ -354,4 +364,5 @@ __all__ = [
     "check_num_goldens",
     "docs_feed",
     "open_session",
+    "per_context_note",
 ]

@@ -383,7 +383,9 @@ class Stream:
             not_needed=self.not_needed,
             too_easy=self.too_easy,
         )
-        if self.target.num_goldens is not None and len(goldens) < self.target.num_goldens:
+        asked = self.target.num_goldens
+        # without a number asked, a run that delivers nothing still says why
+        if (asked is not None and len(goldens) < asked) or (asked is None and not goldens):
             drafts = [d for slot in self.committed for d in slot.drafts or []]
             result.shortfall = shortfall_of(self.feed, drafts, self.dedup_dropped)
         return result
