@@ -63,8 +63,8 @@ def full_model_spec(spec: str) -> str:
         return f"{provider}:{DEFAULT_MODELS[provider]}"
     if provider in PROVIDERS:
         raise ConfigError(
-            f"model {spec!r} names a provider but no model: '{provider}:<model>', "
-            f"e.g. 'openai:gpt-4.1-mini'"
+            f"model {spec!r} names a provider but no model: a model spec is 'provider:model', "
+            f"e.g. '{provider}:<model>'"
         )
     if any(c.isspace() for c in name):
         raise ConfigError(f"model {spec!r} is not a model name: 'provider:model', no spaces")
