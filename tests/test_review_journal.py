@@ -97,6 +97,33 @@ def test_a_fold_that_failed_in_the_background_is_done_at_close(
     assert status_of(Dataset.load(dataset_file)[1]) == "rejected"
 
 
+def test_a_decision_made_while_the_file_is_folded_is_taken_not_refused(
+    dataset_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fold's own write changes the file's stat: a decision made while it writes is not a
+    change by something else, and it stays in the journal for the next fold."""
+    monkeypatch.setattr(_store, "QUIET", 3600.0)  # the test's fold is the only one
+    monkeypatch.setattr(_store, "LATEST", 3600.0)
+    store = ReviewStore(dataset_file, reviewer="ann")
+    real_write = store._writer.write
+    during: list[str] = []
+
+    def write(*args: Any) -> None:
+        real_write(*args)
+        if not during:  # the file is written, the fold not yet done
+            during.append(status_of(store.decide(store.keys[3], "rejected", "duplicate")))
+
+    monkeypatch.setattr(store._writer, "write", write)
+    store.decide(store.keys[1], "accepted")
+    store.flush()
+    assert during == ["rejected"]
+    assert journal_path(dataset_file).exists()  # the decision made meanwhile, still to fold
+    store.close()
+    assert not journal_path(dataset_file).exists()
+    saved = [status_of(g) for g in Dataset.load(dataset_file)]
+    assert saved[1] == "accepted" and saved[3] == "rejected"
+
+
 def test_saving_over_the_file_supersedes_its_journal(dataset_file: Path) -> None:
     _killed_review(dataset_file)
     Dataset(report_data.dataset(2).goldens).save(dataset_file)
