@@ -207,6 +207,10 @@ def test_decisions_survive_a_new_server_on_the_same_file(dataset_file: Path) -> 
     with _client(dataset_file, reviewer="bob") as client:
         answer = client.get("/api/goldens", headers=_auth()).json()
     assert answer["counts"] == {"accepted": 1, "rejected": 1, "pending": 8}
+    with _client(dataset_file) as client:
+        for key in _keys(client)[5:8]:
+            counts = _decide(client, key, "accepted").json()["counts"]
+    assert counts == {"accepted": 4, "rejected": 1, "pending": 5}  # counted, not recounted
     assert answer["goldens"][3]["reason"] == "duplicate"
 
 
@@ -257,6 +261,9 @@ def test_a_file_changed_behind_the_servers_back_is_not_overwritten(dataset_file:
         Dataset.load(dataset_file)[:3].save(dataset_file)  # e.g. a refill ran meanwhile
         answer = _decide(client, keys[0], "accepted")
     assert answer.status_code == 409 and "changed by something else" in answer.json()["error"]
+    assert answer.json()["error"].endswith(
+        "nothing was saved: restart synth review to review the file as it is now"
+    )
     assert len(Dataset.load(dataset_file)) == 3
 
 
