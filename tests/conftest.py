@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -64,6 +65,61 @@ def _guarded_connect_ex(self: socket.socket, address: object) -> int:
 
 socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
 socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--shuffle-seed",
+        type=int,
+        default=None,
+        help="run the test files in an order shuffled with this seed, and each file's tests in "
+        "an order of their own, to find a test that passes only after (or before) another",
+    )
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    seed = config.getoption("--shuffle-seed")
+    return None if seed is None else f"tests shuffled with --shuffle-seed {seed}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    seed = config.getoption("--shuffle-seed")
+    if seed is not None:
+        items[:] = shuffled(items, random.Random(seed))
+
+
+def shuffled(items: list[pytest.Item], rng: random.Random) -> list[pytest.Item]:
+    """``items`` with their files in a random order and each file's tests in one of their own.
+
+    A file's tests stay together: a module-scoped fixture (a whole run made once for a file's
+    tests) is then made once, as in an ordinary run, instead of once per visit.
+    """
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::")[0], []).append(item)
+    groups = list(files.values())
+    rng.shuffle(groups)
+    for group in groups:
+        rng.shuffle(group)
+    return [item for group in groups for item in group]
+
+
+@pytest.fixture(autouse=True)
+def _no_command_helper_left_running() -> Iterator[None]:
+    """Fail a test that leaves ``synth generate``'s file reader or Chroma writer running: every
+    later test in the process would read or store through it (a test of ``ingest_for_run`` once
+    failed only after tests/test_update.py had run the command in this process)."""
+    from synth.store._worker_reads import READ_WORKER
+    from synth.store._worker_writes import WRITE_WORKER
+
+    helpers = (("file reader", READ_WORKER), ("Chroma writer", WRITE_WORKER))  # before any patch
+    yield
+    left = [name for name, worker in helpers if worker.available]
+    if left:
+        for _, worker in helpers:  # so that the tests after it run as they would alone
+            worker.close()
+            worker.forget()
+        pytest.fail(f"the test left synth generate's {' and '.join(left)} running")
 
 
 @pytest.fixture(autouse=True)

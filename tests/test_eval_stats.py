@@ -5,12 +5,13 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from typing import Any
 
 import numpy as np
 import pytest
 
 from synth import ConfigError, bootstrap_interval, compare_reports, sign_flip_test
-from synth.evaluate.report import ItemResult
+from synth.evaluate.report import AnswerEvaluation, Evaluation, ItemResult, PreferenceEvaluation
 from synth.evaluate.retrieval import RetrievalEvaluation
 from synth.evaluate.stats import mean_score
 
@@ -176,6 +177,98 @@ def test_compare_uses_monte_carlo_for_many_items() -> None:
     assert not row.exact
     assert row == compare_reports(a, b, seed=4, n_resamples=2000)["m"]
     assert row.ci_low <= row.delta <= row.ci_high
+
+
+def _scored(
+    scores: dict[str, dict[str, float]], kind: type[Evaluation] = RetrievalEvaluation
+) -> Any:
+    """A report of ``kind`` with ``{item id: {metric: score}}`` (a metric an item lacks is absent)."""
+    items = [ItemResult(id=i, scores=s) for i, s in scores.items()]
+    metrics = sorted({m for s in scores.values() for m in s})
+    return kind(items=items, metrics={m: 0.5 for m in metrics})
+
+
+def test_each_metric_is_compared_with_the_statistics_of_its_own_seed() -> None:
+    """Metric i's interval and p-value are those of its differences with ``seed + i``, the
+    caller's resamples and exact limit; the defaults are seed 0, 10000 resamples, 20 exact."""
+    rng = random.Random(3)
+    ids = [str(i) for i in range(21)]
+    a = _scored({i: {"m": rng.random(), "n": rng.random()} for i in ids})
+    b = _scored({i: {"m": rng.random(), "n": rng.random()} for i in ids})
+    diffs = {
+        m: [b.items[k].scores[m] - a.items[k].scores[m] for k in range(len(ids))] for m in "mn"
+    }
+    given = compare_reports(a, b, seed=5, n_resamples=300, exact_max=3)
+    for offset, metric in enumerate("mn"):
+        row = given[metric]
+        seed = 5 + offset
+        assert (row.ci_low, row.ci_high) == bootstrap_interval(diffs[metric], seed=seed)
+        assert (row.p_value, row.exact) == sign_flip_test(
+            diffs[metric], n_resamples=300, seed=seed, exact_max=3
+        )
+    default = compare_reports(a, b)["m"]  # 21 differences: one past the exact limit
+    assert (default.ci_low, default.ci_high) == bootstrap_interval(diffs["m"], seed=0)
+    assert (default.p_value, default.exact) == sign_flip_test(
+        diffs["m"], n_resamples=10000, seed=0, exact_max=20
+    )
+    assert not default.exact
+    assert compare_reports(a, b, exact_max=21)["m"].exact
+
+
+def test_a_comparison_counts_the_items_of_each_report_and_records_its_seed() -> None:
+    a = _scored({"1": {"m": 0.0}, "2": {"m": 1.0}, "3": {"m": 0.5}})
+    b = _scored({"2": {"m": 0.0}, "3": {"m": 1.0}})
+    comparison = compare_reports(a, b, seed=9)
+    assert (comparison.n_a, comparison.n_b, comparison.n_paired, comparison.seed) == (3, 2, 2, 9)
+    with pytest.raises(KeyError, match="absent"):
+        comparison["absent"]
+
+
+def test_an_item_without_a_metric_is_left_out_of_that_metric_only() -> None:
+    a = _scored({"1": {"m": 0.0, "n": 0.0}, "2": {"m": 1.0}, "3": {"m": 0.0, "n": 1.0}})
+    b = _scored({"1": {"m": 1.0, "n": 1.0}, "2": {"m": 1.0, "n": 0.0}, "3": {"n": 0.0}})
+    comparison = compare_reports(a, b)
+    assert (comparison["m"].n, comparison["m"].delta) == (2, 0.5)  # item 3 lacks m in b
+    assert (comparison["n"].n, comparison["n"].delta) == (2, 0.0)  # item 2 lacks n in a
+
+
+def test_a_metric_no_item_has_in_both_reports_is_all_undefined() -> None:
+    a = _scored({"1": {"m": 0.5, "n": math.nan}, "2": {"m": 0.5}})
+    b = _scored({"1": {"m": 0.5, "n": 1.0}, "2": {"m": 1.0, "n": 0.0}})
+    row = compare_reports(a, b)["n"]
+    assert (row.n, row.exact) == (0, True)
+    values = (row.a, row.b, row.delta, row.ci_low, row.ci_high, row.p_value)
+    assert all(math.isnan(value) for value in values)
+
+
+def test_repeated_item_ids_in_either_report_cannot_be_paired() -> None:
+    once = _scored({"1": {"m": 0.0}, "2": {"m": 1.0}})
+    twice = RetrievalEvaluation(
+        items=[ItemResult(id="1", scores={"m": 0.0}), ItemResult(id="1", scores={"m": 1.0})],
+        metrics={"m": 0.5},
+    )
+    for a, b in ((once, twice), (twice, once)):
+        with pytest.raises(ConfigError, match=r"^cannot pair reports whose item ids repeat$"):
+            compare_reports(a, b)
+
+
+def test_two_reports_of_one_kind_on_the_same_items_and_metrics_warn_of_nothing() -> None:
+    a = _scored({"1": {"m": 0.0}, "2": {"m": 1.0}})
+    b = _scored({"2": {"m": 0.5}, "1": {"m": 0.5}})
+    assert compare_reports(a, b).warnings == []
+
+
+def test_every_mismatch_between_the_reports_is_one_warning() -> None:
+    a = _scored({"1": {"m": 0.0, "x": 1.0}, "2": {"m": 1.0, "x": 1.0}}, AnswerEvaluation)
+    a.judges = {"j": {"model": "one"}}
+    b = _scored({"2": {"m": 0.5, "y": 1.0}, "3": {"m": 0.5, "y": 0.0}}, PreferenceEvaluation)
+    b.judges = {"j": {"model": "two"}}
+    assert compare_reports(a, b).warnings == [
+        "the reports are of different kinds (answers and preference)",
+        "only 1 item ids are in both reports (2 and 2 items)",
+        "the reports were scored by different judges; their deltas may reflect that",
+        "metrics in only one report are not compared: x, y",
+    ]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

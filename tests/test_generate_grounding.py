@@ -135,3 +135,43 @@ def test_source_chunks_carry_each_chunks_pages_and_none_without() -> None:
     plain = Context(id="p", chunk_ids=["a", "b"], texts=["x", "y"], source_files=["a", "b"])
     assert [c.pages for c in expected.source_chunks(plain)] == [(), ()]
     assert expected.source_chunks(None) == []
+
+
+# ---- the language of an answer ---------------------------------------------------------------------
+GERMAN = "Eine volle Ladung dauert an einem sonnigen Tag etwa vier Stunden."
+FRENCH = "Une charge complète prend environ quatre heures par une journée ensoleillée."
+CHARGE = "A full charge takes about four hours on a sunny day."
+
+
+def german_drafts(context: Context | None) -> list[Draft]:
+    return [
+        Draft(id="d0", input="Wie lange dauert eine Ladung?", context=context).model_copy(
+            update={"metadata": {"language": "de"}}
+        )
+    ]
+
+
+def test_a_cross_lingual_answer_is_scored_by_its_quotes_found_and_says_so() -> None:
+    english = Context(id="en", chunk_ids=["k"], texts=[CHARGE], source_files=["a.txt"])
+    english.metadata["language"] = "en"
+    model, prompts = replying((GERMAN, [CHARGE]))
+    [draft] = german_drafts(english)
+    run_sync(expected.run([draft], model))
+    assert draft.kept and draft.expected_output == GERMAN and len(prompts) == 1
+    grounding = draft.metadata["grounding"]
+    assert grounding["measure"] == "quotes_found" and grounding["score"] == 1.0
+
+
+def test_an_answer_in_another_language_with_nothing_to_cite_is_asked_again() -> None:
+    model, prompts = replying((FRENCH, []), (GERMAN, []))
+    [draft] = german_drafts(None)
+    stats = StageStats(stage="expected")
+    run_sync(expected.run([draft], model, stats=stats))
+    assert len(prompts) == 2 and "French" in prompts[1]
+    assert draft.kept and draft.expected_output == GERMAN
+    assert stats.notes["asked_again_wrong_language"] == 1
+    model, _ = replying((FRENCH, []), (FRENCH, []))
+    [again] = german_drafts(None)
+    run_sync(expected.run([again], model))
+    assert (again.dropped_at, again.drop_reason) == ("expected", "wrong_language")
+    assert again.drop_detail.endswith(", after it was asked again")

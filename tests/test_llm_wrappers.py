@@ -635,6 +635,103 @@ def test_retry_after_headers_and_status_codes_become_typed_errors() -> None:
     }
 
 
+def test_a_retry_after_that_cannot_be_used_gives_way_to_the_next_header() -> None:
+    from synth.llm._http import retry_after
+
+    assert retry_after({"retry-after-ms": "soon", "retry-after": "4"}) == 4.0
+    assert retry_after({"retry-after-ms": "inf", "retry-after": "4"}) == 4.0
+    assert retry_after({"retry-after-ms": "-5", "retry-after": "2"}) == 2.0
+    assert retry_after({"retry-after": "0"}) == 0.0  # now is a wait of its own
+    past = email.utils.formatdate(time.time() - 60, usegmt=True)
+    assert retry_after({"retry-after": past}) == 0.0  # a date gone by: no wait
+
+
+def test_each_status_becomes_its_error_carrying_the_servers_message() -> None:
+    from synth.errors import BadRequestError, ModelError
+    from synth.llm._http import error_for_status
+
+    quota = error_for_status(429, "no credit", code="insufficient_quota")
+    assert str(quota) == "no credit (the account's quota is spent)"
+    refused = error_for_status(401, "bad key")
+    assert str(refused) == (
+        "bad key (the API key was refused: check the provider's key variable, e.g. "
+        "OPENAI_API_KEY, and the base URL)"
+    )
+    for status, kind in [
+        (429, RateLimitError),
+        (408, ModelTimeoutError),
+        (409, ServerError),
+        (500, ServerError),
+        (410, BadRequestError),
+        (499, BadRequestError),
+        (None, ModelError),
+        (302, ModelError),
+    ]:
+        error = error_for_status(status, "the message")
+        assert type(error) is kind and str(error) == "the message", status
+    assert error_for_status(404, "gone").status == 404  # type: ignore[attr-defined]
+
+
+def test_a_hopeless_servers_error_names_the_server_the_reason_the_fix_and_the_last_error() -> None:
+    from synth.errors import BadRequestError, EndpointError
+    from synth.llm._http import EndpointGuard
+
+    guard = EndpointGuard(None, "chat", "check --base-url")
+    noise = "no such\n   route " + "y" * 400
+    error = guard.failed(BadRequestError(noise, status=404))  # a 404 trips it at once
+    assert isinstance(error, EndpointError) and error.base_url == "the default server"
+    last = ("no such route " + "y" * 400)[:300]
+    assert str(error) == (
+        "cannot use the chat server at the default server: it answers 404 Not Found (a wrong "
+        f"path or model name); check --base-url (last error: {last})"
+    )
+    with pytest.raises(EndpointError):
+        guard.check()
+    refused = ServerError("connect failed")
+    refused.unreachable = True  # type: ignore[attr-defined]
+    error = EndpointGuard("http://127.0.0.1:9/v1", "embedding", "start it").failed(refused)
+    assert error is not None and error.base_url == "http://127.0.0.1:9/v1"
+    assert str(error).startswith(
+        "cannot use the embedding server at http://127.0.0.1:9/v1: nothing answers there "
+        "(connection refused or unknown host); start it"
+    )
+
+
+def test_invalid_requests_trip_the_guard_on_the_third_and_name_their_status() -> None:
+    from synth.errors import BadRequestError
+    from synth.llm._http import EndpointGuard
+
+    for status, shown in ((422, "HTTP 422"), (None, "HTTP 400")):
+        guard = EndpointGuard("http://h/v1", "chat", "fix it")
+        assert guard.failed(BadRequestError("bad", status=status)) is None
+        assert guard.failed(BadRequestError("bad", status=status)) is None
+        error = guard.failed(BadRequestError("bad", status=status))
+        assert error is not None
+        assert f"it refuses every request as invalid ({shown}); fix it" in str(error)
+    answered = EndpointGuard("http://h/v1", "chat", "fix it")
+    answered.ok()
+    assert answered.failed(BadRequestError("gone", status=404)) is None  # per item from now on
+    answered.check()
+
+
+def test_only_a_connection_never_made_is_unreachable() -> None:
+    from synth.llm._http import unreachable
+
+    def chain(depth: int, last: BaseException) -> BaseException:
+        """``last`` as the cause of the cause ... of an error ``depth`` levels above it."""
+        error = last
+        for level in range(depth):
+            wrapper = RuntimeError(f"level {level}")
+            wrapper.__cause__ = error
+            error = wrapper
+        return error
+
+    assert not unreachable(ValueError("a reply that did not parse"))
+    assert unreachable(chain(7, ConnectionRefusedError()))  # the eighth exception looked at
+    assert not unreachable(chain(8, ConnectionRefusedError()))  # past the eight looked at
+    assert not unreachable(chain(12, ValueError("deep")))
+
+
 def test_the_meter_passes_the_call_whole_and_failures_are_kept_under_their_model() -> None:
     from synth.errors import CacheError
     from synth.llm.base import REQUESTS_SENT

@@ -78,6 +78,44 @@ def test_the_page_needs_the_token_and_carries_a_strict_csp(client: TestClient) -
     assert page.headers["referrer-policy"] == "no-referrer"
 
 
+#: what every answer carries, whatever it answers (the page's CSP differs only by its nonce)
+SECURITY_HEADERS = {
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+    "cross-origin-opener-policy": "same-origin",
+    "cross-origin-resource-policy": "same-origin",
+    "x-frame-options": "DENY",
+}
+API_CSP = (
+    "default-src 'none'; script-src 'none'; style-src 'none'; connect-src 'self'; "
+    "img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+
+def test_every_answer_carries_the_security_headers(client: TestClient) -> None:
+    key = _keys(client)[0]
+    answers = {
+        "page": client.get(f"/?token={TOKEN}"),
+        "refused page": client.get("/"),
+        "goldens": client.get("/api/goldens", headers=_auth()),
+        "decision": _decide(client, key, "accepted"),
+        "unknown golden": _decide(client, "nope", "accepted"),
+        "refused decision": client.post("/api/decide", json={"key": key, "status": "accepted"}),
+    }
+    for name, answer in answers.items():
+        assert {h: answer.headers.get(h) for h in SECURITY_HEADERS} == SECURITY_HEADERS, name
+        if name != "page":
+            assert answer.headers["content-security-policy"] == API_CSP, name
+    nonce = answers["page"].headers["content-security-policy"].split("'nonce-")[1].split("'")[0]
+    assert answers["page"].headers["content-security-policy"] == API_CSP.replace(
+        "'none'; style-src 'none'", f"'nonce-{nonce}'; style-src 'nonce-{nonce}'"
+    )
+    refusal = answers["refused page"]
+    assert refusal.headers["content-type"].startswith("text/plain")
+    assert refusal.text.startswith("synth review: refused: ")
+
+
 def test_reads_and_writes_without_the_token_are_refused(client: TestClient) -> None:
     assert client.get("/api/goldens").status_code == 403
     key = _keys(client)[0]
@@ -169,6 +207,10 @@ def test_decisions_survive_a_new_server_on_the_same_file(dataset_file: Path) -> 
     with _client(dataset_file, reviewer="bob") as client:
         answer = client.get("/api/goldens", headers=_auth()).json()
     assert answer["counts"] == {"accepted": 1, "rejected": 1, "pending": 8}
+    with _client(dataset_file) as client:
+        for key in _keys(client)[5:8]:
+            counts = _decide(client, key, "accepted").json()["counts"]
+    assert counts == {"accepted": 4, "rejected": 1, "pending": 5}  # counted, not recounted
     assert answer["goldens"][3]["reason"] == "duplicate"
 
 
@@ -219,6 +261,9 @@ def test_a_file_changed_behind_the_servers_back_is_not_overwritten(dataset_file:
         Dataset.load(dataset_file)[:3].save(dataset_file)  # e.g. a refill ran meanwhile
         answer = _decide(client, keys[0], "accepted")
     assert answer.status_code == 409 and "changed by something else" in answer.json()["error"]
+    assert answer.json()["error"].endswith(
+        "nothing was saved: restart synth review to review the file as it is now"
+    )
     assert len(Dataset.load(dataset_file)) == 3
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 import report_data
@@ -11,7 +13,7 @@ import report_data
 from synth import Dataset, DatasetError
 from synth.dataset._journal import journal_path
 from synth.dataset.review import status_of
-from synth.review import ReviewStore
+from synth.review import ReviewStore, _store
 
 
 @pytest.fixture(params=[".jsonl", ".json", ".csv"])
@@ -53,6 +55,73 @@ def test_closing_the_store_folds_everything_and_removes_the_journal(dataset_file
             store.decide(key, "accepted")
     assert not journal_path(dataset_file).exists()
     assert {status_of(g) for g in Dataset.load(dataset_file)} == {"accepted"}
+
+
+def test_a_flush_folds_the_decisions_into_the_file_while_the_review_goes_on(
+    dataset_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_store, "QUIET", 3600.0)  # no fold in the background meanwhile
+    monkeypatch.setattr(_store, "LATEST", 3600.0)
+    with ReviewStore(dataset_file, reviewer="ann") as store:
+        store.decide(store.keys[1], "rejected", "trivial")
+        assert journal_path(dataset_file).exists()
+        store.flush()
+        assert not journal_path(dataset_file).exists()  # in the file itself now
+        assert status_of(Dataset.load(dataset_file)[1]) == "rejected"
+        store.decide(store.keys[2], "accepted")  # the file's new stat is the store's own
+        assert status_of(Dataset.load(dataset_file)[2]) == "accepted"
+
+
+def test_a_fold_that_failed_in_the_background_is_done_at_close(
+    dataset_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The background fold fails once (a full disk, say); the decision stays in the journal and
+    closing the store folds it into the file."""
+    monkeypatch.setattr(_store, "QUIET", 0.0)  # fold as soon as a decision is journaled
+    store = ReviewStore(dataset_file, reviewer="ann")
+    failed = threading.Event()
+    real_write = store._writer.write
+
+    def write(*args: Any) -> None:
+        if not failed.is_set():
+            failed.set()
+            raise OSError(28, "No space left on device")
+        real_write(*args)
+
+    monkeypatch.setattr(store._writer, "write", write)
+    store.decide(store.keys[1], "rejected", "trivial")
+    assert failed.wait(60)  # a bound for a failure, never reached when it works
+    assert status_of(Dataset.load(dataset_file)[1]) == "rejected"  # from the journal
+    store.close()
+    assert not journal_path(dataset_file).exists()
+    assert status_of(Dataset.load(dataset_file)[1]) == "rejected"
+
+
+def test_a_decision_made_while_the_file_is_folded_is_taken_not_refused(
+    dataset_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fold's own write changes the file's stat: a decision made while it writes is not a
+    change by something else, and it stays in the journal for the next fold."""
+    monkeypatch.setattr(_store, "QUIET", 3600.0)  # the test's fold is the only one
+    monkeypatch.setattr(_store, "LATEST", 3600.0)
+    store = ReviewStore(dataset_file, reviewer="ann")
+    real_write = store._writer.write
+    during: list[str] = []
+
+    def write(*args: Any) -> None:
+        real_write(*args)
+        if not during:  # the file is written, the fold not yet done
+            during.append(status_of(store.decide(store.keys[3], "rejected", "duplicate")))
+
+    monkeypatch.setattr(store._writer, "write", write)
+    store.decide(store.keys[1], "accepted")
+    store.flush()
+    assert during == ["rejected"]
+    assert journal_path(dataset_file).exists()  # the decision made meanwhile, still to fold
+    store.close()
+    assert not journal_path(dataset_file).exists()
+    saved = [status_of(g) for g in Dataset.load(dataset_file)]
+    assert saved[1] == "accepted" and saved[3] == "rejected"
 
 
 def test_saving_over_the_file_supersedes_its_journal(dataset_file: Path) -> None:

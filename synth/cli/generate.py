@@ -190,6 +190,16 @@ def small_corpus_note(reused: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Generate the goldens the arguments ask for; EXIT_PARTIAL when fewer than asked."""
+    from synth.run.workers import stop_workers
+
+    try:
+        return _command(args)
+    finally:
+        # a program calling synth.cli.main goes on: the helpers the command started end with it
+        stop_workers()
+
+
+def _command(args: argparse.Namespace) -> int:
     from synth.run.output import claim_output
     from synth.run.workers import read_ahead, start_workers
 

@@ -29,6 +29,19 @@ def start_workers() -> None:
     FULL_MODELS.start()
 
 
+def stop_workers() -> None:
+    """End the file reader and the Chroma writer that :func:`start_workers` started, so none
+    outlives the command (a program that calls ``synth.cli.main`` goes on, and a helper left
+    running would serve its later library calls); the next :func:`start_workers` starts them
+    again. The full models' worker is the library's (every run starts it) and stays."""
+    from synth.store._worker_reads import READ_WORKER
+    from synth.store._worker_writes import WRITE_WORKER
+
+    for worker in (READ_WORKER, WRITE_WORKER):
+        worker.close()
+        worker.forget()  # close() alone would keep it from starting for the next command
+
+
 def read_ahead(
     paths: Sequence[str | os.PathLike[str]],
     contexts: ContextConstructionConfig,
@@ -47,4 +60,4 @@ def read_ahead(
         READ_WORKER.read_ahead(paths, chunking_of(contexts))
 
 
-__all__ = ["read_ahead", "start_workers"]
+__all__ = ["read_ahead", "start_workers", "stop_workers"]
