@@ -99,9 +99,8 @@ def parse_url(url: str) -> tuple[str, int, bool]:
 
 @contextlib.contextmanager
 def chroma_errors(action: str) -> Iterator[None]:
-    """Turn what chromadb (and its HTTP client) raises into StoreError. (chromadb's errors are
-    looked up, not imported: a process that never loaded chromadb, whose store's adds go to the
-    write worker, gets none of them.)"""
+    """Turn what chromadb (and its HTTP client) raises into StoreError (chromadb's errors are
+    looked up, not imported)."""
     import httpx
 
     try:
