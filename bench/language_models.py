@@ -8,9 +8,8 @@ wakes every 10 ms, as a run's requests and progress do) while it checks texts as
 ``--head-start`` seconds of settled texts first (the run's first questions), then one doubtful
 text (prepared on a thread, then checked, as the steps do). It reports the ticker's longest pause
 (how long nothing else on the loop could run), how long the doubtful check took and the process's
-peak memory, with the models loaded ahead on a thread as the run starts (``ahead``, what a run's
-first wave does: synth.generate.language.warm_checks_soon) and loaded when the doubtful text
-needs them (``on demand``), trials in turn::
+peak memory, with the models loaded when the doubtful text needs them (``on demand``, what a run
+does) and loaded ahead on a thread as the loop starts (``ahead``), trials in turn::
 
     python bench/language_models.py --trials 3 --head-start 3 --out bench-results/language-models.json
 """
@@ -36,8 +35,8 @@ SETTLED = "How long does the battery of the solar lamp last on a sunny day?"
 
 #: one trial, in its own interpreter: prints a JSON line
 TRIAL = f"""
-import asyncio, json, resource, sys, time
-from synth._language import check_language, full_models_for, load_full_models_soon, prepare_checks
+import asyncio, json, resource, sys, threading, time
+from synth._language import check_language, full_models_for, load_full_models, prepare_checks
 
 async def main(head_start, ahead):
     pauses = []
@@ -51,7 +50,8 @@ async def main(head_start, ahead):
     ticker = asyncio.create_task(tick())
     await asyncio.sleep(0)  # the ticker is running before anything is checked
     if ahead:
-        load_full_models_soon(full_models_for("en"))  # as a run's first wave does
+        codes = full_models_for("en")
+        threading.Thread(target=load_full_models, args=(codes,), daemon=True).start()
     end = time.perf_counter() + head_start
     while time.perf_counter() < end:
         check_language({SETTLED!r}, "en")

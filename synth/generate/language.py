@@ -30,9 +30,7 @@ from synth._language import (
     LanguageVerdict,
     check_codes,
     check_language,
-    full_models_for,
     language_name,
-    load_full_models_soon,
     main_language,
     prepare_checks,
     warm_checks,
@@ -112,7 +110,7 @@ _warmed: set[frozenset[str]] = set()
 def warm_checks_soon(target: str | None, also: Iterable[str] = ()) -> None:
     """Load, :data:`WARM_DELAY` seconds from now on the running loop, the trigram models that
     checks against ``target`` weigh (:func:`synth._language.warm_checks`; once per process and
-    set of languages), then start loading their full models on a thread.
+    set of languages).
 
     The first check loads them otherwise: 0.09 s on an idle machine, 0.1 to 0.2 s in a run
     (measured), holding the interpreter's lock at the moment the first replies are back and the
@@ -125,15 +123,7 @@ def warm_checks_soon(target: str | None, also: Iterable[str] = ()) -> None:
     if languages in _warmed:
         return
     _warmed.add(languages)
-    asyncio.get_running_loop().call_later(WARM_DELAY, _warm, target, also)
-
-
-def _warm(target: str, also: list[str]) -> None:
-    """The trigram models now, and the full models on a thread of their own, one language at a
-    time (:func:`synth._language.load_full_models`): a text the trigrams leave in doubt finds
-    them loaded, and the loop, waiting for the first replies, runs between two languages."""
-    warm_checks(target, also)
-    load_full_models_soon(full_models_for(target, also))
+    asyncio.get_running_loop().call_later(WARM_DELAY, warm_checks, target, also)
 
 
 async def prepare_draft(draft: Draft, *texts: str) -> None:
