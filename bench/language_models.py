@@ -8,8 +8,9 @@ wakes every 10 ms, as a run's requests and progress do) while it checks texts as
 ``--head-start`` seconds of settled texts first (the run's first questions), then one doubtful
 text (prepared on a thread, then checked, as the steps do). It reports the ticker's longest pause
 (how long nothing else on the loop could run), how long the doubtful check took and the process's
-peak memory, with the models loaded when the doubtful text needs them (``on demand``, what a run
-does) and loaded ahead on a thread as the loop starts (``ahead``), trials in turn::
+peak memory, with the models loaded ahead on a thread as the loop starts (``ahead``, what a run
+does as its first wave goes out) and loaded when the doubtful text needs them (``on demand``),
+trials in turn::
 
     python bench/language_models.py --trials 3 --head-start 3 --out bench-results/language-models.json
 """
