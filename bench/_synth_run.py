@@ -43,10 +43,8 @@ def run_synth(
 
     from synth.contexts.config import ContextConstructionConfig
     from synth.pipeline import Synthesizer
-    from synth.run.gc import freeze_heap_during_runs
 
     import_seconds = time.perf_counter() - started
-    freeze_heap_during_runs()  # as the synth command does: this process is the bench's own
 
     options: dict[str, Any] = {
         "model": MODEL,

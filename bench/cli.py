@@ -49,13 +49,9 @@ DEEPEVAL_DRIVER = Path(__file__).resolve().parent / "_deepeval_cli.py"
 REPLIES = "bench.compare_replies:reply"
 #: what each command imports before its first request, timed apart
 IMPORTS = {
-    # chromadb is the write worker's (synth.store._worker_writes): the command never imports it
-    "generate": "import synth.cli.generate, synth.pipeline, openai",
+    "generate": "import synth.cli.generate, synth.pipeline, openai, chromadb",
     "evaluate": "import synth.cli.evaluate, synth.evaluate.answers, openai",
 }
-#: run first, as the program does: what the openai SDK imports unused is left out
-#: (synth.llm._left_out)
-LEAVE_OUT = "from synth.llm._left_out import leave_out; leave_out(); "
 
 
 #: the checkout whose synth runs (--synth-path: another one, to compare before and after)
@@ -278,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     precompile(SYNTH_PATH[0])
     with work_dir(args.work, "cli") as work:
         corpus = build_corpus(work, args.copies)
-        imports = {name: import_seconds(LEAVE_OUT + code) for name, code in IMPORTS.items()}
+        imports = {name: import_seconds(code) for name, code in IMPORTS.items()}
         rows.append(generate(corpus, work, options, args.goldens))
         items = work / "answered.json"
         answered_items(work / "generate" / "goldens.jsonl", items)

@@ -12,9 +12,10 @@ Two detectors, each built once, on first use:
   candidates: far fewer wrong guesses on a ten-word question). Trigrams first (lingua's
   low-accuracy mode, a third of a second to load): a text they find in its target at least
   :data:`QUICK_CONFIDENCE` likely is a match. Any other text is judged again in lingua's
-  high-accuracy mode, whose models for short texts take seconds to load: in a worker process
-  started by the first check (:mod:`synth._full_models`), so that the load holds neither the
-  interpreter nor the run's event loop, and in this process only when no worker can answer.
+  high-accuracy mode, whose models for short texts take seconds to load and hold the
+  interpreter while they do: a run starts loading them, one language at a time on a thread of
+  its own (:func:`load_full_models_soon`), as its first wave of requests goes out; a text in
+  doubt before they are loaded waits for them off the loop (:func:`prepare_checks`).
 
 A check is ``"unsure"``, never a mismatch, when the text is too short to judge (under
 :data:`MIN_LETTERS` letters, a CJK character counting as :data:`CJK_WEIGHT`), or when no other
@@ -27,13 +28,13 @@ target text mostly not.
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Literal
 
-from synth._full_models import FULL_MODELS
 from synth._function_words import ASCII_FUNCTION_WORDS, FUNCTION_WORDS
 
 if TYPE_CHECKING:
@@ -307,7 +308,6 @@ def _settled(text: str, target: str, also: Iterable[str]) -> LanguageVerdict | f
         found = detect_language(text)
         return LanguageVerdict("mismatch", target, found, round(share, 2))
     codes = check_codes(target, also)
-    FULL_MODELS.start()  # the first check of a process starts the full models' worker
     quick = _quick_confidences(codes, text)
     if quick and max(quick, key=lambda c: quick[c]) == target and quick[target] >= QUICK_CONFIDENCE:
         return LanguageVerdict("match", target, target, round(quick[target], 2))
@@ -331,12 +331,54 @@ def warm_checks(target: str, also: Iterable[str] = ()) -> None:
     _confidences(_check_detector(check_codes(target, also), quick=True), _WARM_TEXT)
 
 
+#: the languages of :data:`COMMON` written in Latin letters: a check of a text in Latin letters
+#: weighs the full models of every one of them (lingua settles a text in Cyrillic, Chinese,
+#: Japanese or Korean letters by its letters, with no model)
+LATIN_COMMON = ("de", "en", "es", "fr", "it", "nl", "pl", "pt", "sv")
+_full_loaded: set[str] = set()
+_full_lock = threading.Lock()
+
+
+def full_models_for(target: str, also: Iterable[str] = ()) -> list[str]:
+    """The languages whose full models checks against ``target`` (in a corpus of the languages
+    ``also``) will need: those languages, and the Latin-letter ones of :data:`COMMON` when one of
+    them is among those (its texts are weighed against all of them)."""
+    codes = {target, *(c for c in also if c)}
+    if codes & set(LATIN_COMMON):
+        codes |= set(LATIN_COMMON)
+    return sorted(codes, key=lambda code: (code != "en", code))
+
+
+def load_full_models(codes: Iterable[str]) -> None:
+    """Load lingua's full models of ``codes`` now (once a process; lingua keeps them for every
+    detector). One language at a time: a load holds the interpreter's lock throughout (0.3 s of
+    a core a language), so a thread running this lets the event loop in between languages."""
+    from lingua import LanguageDetectorBuilder
+
+    iso, _ = _lingua()
+    for code in codes:
+        with _full_lock:
+            if code in _full_loaded:
+                continue
+            other = next(iter(_full_loaded), "de" if code == "en" else "en")  # lingua needs two
+            isos = [iso.from_str(c) for c in (code, other)]  # type: ignore[attr-defined]
+            builder = LanguageDetectorBuilder.from_iso_codes_639_1(*isos)
+            builder.with_preloaded_language_models().build()
+            _full_loaded.update((code, other))
+
+
+def load_full_models_soon(codes: Iterable[str]) -> None:
+    """:func:`load_full_models` on a thread of its own (a daemon: an exit does not wait for it)."""
+    threading.Thread(
+        target=load_full_models, args=(list(codes),), name="synth-language-models", daemon=True
+    ).start()
+
+
 @lru_cache(maxsize=1024)
 def _full_confidences(codes: frozenset[str], text: str) -> dict[str, float]:
-    """The full models' confidences for ``text`` among ``codes``: from the worker, or loaded here
-    when no worker can answer. Kept for the check that follows :func:`prepare_checks`."""
-    found = FULL_MODELS.confidences(codes, text)
-    return found if found is not None else _confidences(_check_detector(codes), text)
+    """The full models' confidences for ``text`` among ``codes`` (kept for the check that
+    follows :func:`prepare_checks`)."""
+    return _confidences(_check_detector(codes), text)
 
 
 def check_language(text: str, target: str, also: Iterable[str] = ()) -> LanguageVerdict:
@@ -362,8 +404,8 @@ async def prepare_checks(
     texts: Iterable[str], target: str | None, also: Iterable[str] = ()
 ) -> None:
     """Judge off the event loop the ``texts`` the trigrams leave in doubt (their full models'
-    confidences, on a thread that waits for the worker), so that the :func:`check_language` of
-    each that follows, on the loop, finds them ready. Nothing to do without a ``target``."""
+    confidences, on a thread), so that the :func:`check_language` of each that follows, on the
+    loop, finds them ready. Nothing to do without a ``target``."""
     if not target:
         return
     import asyncio  # here: `synth --help` reaches this module and must not load asyncio
@@ -372,6 +414,8 @@ async def prepare_checks(
     for text in texts:
         settled = _settled(text, target, also)
         if not isinstance(settled, LanguageVerdict):
+            # loaded one language at a time (the loop runs in between), unless loaded already
+            await asyncio.to_thread(load_full_models, full_models_for(target, also))
             await asyncio.to_thread(_full_confidences, settled, text)
 
 
@@ -382,6 +426,7 @@ __all__ = [
     "COMMON",
     "FUNCTION_WORDS",
     "LANGUAGE_KEY",
+    "LATIN_COMMON",
     "MIN_CONFIDENCE",
     "MIN_LETTERS",
     "MIN_MARGIN",
@@ -391,7 +436,10 @@ __all__ = [
     "check_language",
     "detect_language",
     "document_languages",
+    "full_models_for",
     "language_name",
+    "load_full_models",
+    "load_full_models_soon",
     "long_enough",
     "main_language",
     "normalize_code",

@@ -1,8 +1,8 @@
 """A package's public names imported from their modules the first time each is read (PEP 562).
 
 :mod:`synth`, :mod:`synth.store` and :mod:`synth.report` keep their public names this way, so
-importing the package imports none of its heavy modules (``synth --help``, the helper processes
-``synth generate`` starts first thing, a run reading manifests through :mod:`synth.report`).
+importing the package imports none of its heavy modules (``synth --help``, a run reading
+manifests through :mod:`synth.report`).
 """
 
 from __future__ import annotations
@@ -13,14 +13,11 @@ from typing import Any
 
 
 def lazy_names(
-    namespace: dict[str, Any],
-    home: Mapping[str, str],
-    adopt: Callable[[str, Any], Any] | None = None,
+    namespace: dict[str, Any], home: Mapping[str, str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The ``__getattr__`` and ``__dir__`` of the package whose ``globals()`` are
     ``namespace``: a name of ``home`` is imported from its module (``home[name]``) when first
-    read, passed through ``adopt(module, value)`` when given, and kept in ``namespace`` (the next
-    read does not come here)."""
+    read and kept in ``namespace`` (the next read does not come here)."""
     package = namespace["__name__"]
 
     def __getattr__(name: str) -> Any:
@@ -28,8 +25,6 @@ def lazy_names(
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(module), name)
-        if adopt is not None:
-            value = adopt(module, value)
         namespace[name] = value
         return value
 

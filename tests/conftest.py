@@ -105,24 +105,6 @@ def shuffled(items: list[pytest.Item], rng: random.Random) -> list[pytest.Item]:
 
 
 @pytest.fixture(autouse=True)
-def _no_command_helper_left_running() -> Iterator[None]:
-    """Fail a test that leaves ``synth generate``'s file reader or Chroma writer running: every
-    later test in the process would read or store through it (a test of ``ingest_for_run`` once
-    failed only after tests/test_update.py had run the command in this process)."""
-    from synth.store._worker_reads import READ_WORKER
-    from synth.store._worker_writes import WRITE_WORKER
-
-    helpers = (("file reader", READ_WORKER), ("Chroma writer", WRITE_WORKER))  # before any patch
-    yield
-    left = [name for name, worker in helpers if worker.available]
-    if left:
-        for _, worker in helpers:  # so that the tests after it run as they would alone
-            worker.close()
-            worker.forget()
-        pytest.fail(f"the test left synth generate's {' and '.join(left)} running")
-
-
-@pytest.fixture(autouse=True)
 def _isolated_cwd(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -21,7 +21,6 @@ from fake_openai import FakeOpenAI
 from language_corpus import TEXTS, write_corpus
 
 from synth import Synthesizer, _language
-from synth._full_models import FullModels
 from synth._language import check_language, detect_language, language_name
 from synth._words import content_words, overlap, words
 from synth.contexts.config import ContextConstructionConfig
@@ -73,9 +72,6 @@ def test_a_text_in_its_language_is_settled_by_trigrams_and_only_doubt_loads_the_
         return real(codes, quick)
 
     monkeypatch.setattr(_language, "_check_detector", spy)
-    closed = FullModels()
-    closed.close()  # no worker: the full models would load in this process (as they did)
-    monkeypatch.setattr(_language, "FULL_MODELS", closed)
     _language._full_confidences.cache_clear()
     _language._quick_confidences.cache_clear()
     right = {
@@ -92,6 +88,37 @@ def test_a_text_in_its_language_is_settled_by_trigrams_and_only_doubt_loads_the_
     verdict = check_language(right["de"], "en")
     assert verdict.mismatch and verdict.found == "de"
     assert built == [True, False]  # doubted, then judged with the full models
+
+
+def test_the_full_models_a_check_needs_are_the_corpus_languages_and_their_scripts_common_ones() -> (
+    None
+):
+    latin = set(_language.LATIN_COMMON)
+    assert set(_language.full_models_for("en")) == latin
+    assert _language.full_models_for("en", ["de"])[0] == "en"  # loaded first, with one other
+    assert set(_language.full_models_for("en", ["vi", ""])) == latin | {"vi"}
+    assert _language.full_models_for("ru") == ["ru"]  # Cyrillic: no Latin model is weighed
+    assert _language.full_models_for("ja", ["ko"]) == ["ja", "ko"]
+
+
+def test_the_full_models_load_one_language_at_a_time_and_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # each load holds the interpreter's lock: a run's loop may run only between two of them
+    import lingua
+
+    loads: list[int] = []
+    real = lingua.LanguageDetectorBuilder.from_iso_codes_639_1
+
+    def counting(*isos: object) -> object:
+        loads.append(len(isos))
+        return real(*isos)
+
+    monkeypatch.setattr(lingua.LanguageDetectorBuilder, "from_iso_codes_639_1", counting)
+    monkeypatch.setattr(_language, "_full_loaded", set())
+    _language.load_full_models(["sv", "nl"])
+    _language.load_full_models(["nl", "sv"])  # loaded: nothing again
+    assert loads == [2, 2] and _language._full_loaded == {"sv", "en", "nl"}
 
 
 def test_a_text_prepared_then_checked_is_scored_by_the_trigrams_once(

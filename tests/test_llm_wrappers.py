@@ -760,3 +760,21 @@ def test_the_meter_passes_the_call_whole_and_failures_are_kept_under_their_model
     assert usage.cost({"scripted:s1": (1.0, 10.0)}).total_usd == pytest.approx((4 + 20) / 1e6)
     counts = UsageCounts(retries={"server": 1}).add(UsageCounts(retries={"server": 2}))
     assert counts.retries == {"server": 3}
+
+
+def test_a_sync_function_model_runs_more_calls_at_once_than_the_loops_default_pool() -> None:
+    # the loop's default pool has min(32, cores + 4) threads; a run's limiter lets 64 out at once
+    at_once = 40
+    barrier = threading.Barrier(at_once, timeout=30)  # broken (an error) if they never meet
+
+    def reply(prompt: str, system: str | None) -> str:
+        barrier.wait()
+        return prompt
+
+    model = FunctionModel(reply)
+
+    async def main() -> list[str]:
+        done = await asyncio.gather(*(model.arequest(f"p{i}") for i in range(at_once)))
+        return [c.text for c in done]
+
+    assert asyncio.run(main()) == [f"p{i}" for i in range(at_once)]

@@ -450,33 +450,3 @@ def test_fewer_goldens_than_asked_exits_3_naming_the_cause(
         assert json.loads(out)["shortfall"][0] in last
     else:
         assert "wrote 0 of 5 goldens to short.jsonl" in out
-
-
-def test_the_commands_file_reader_and_chroma_writer_end_with_it(monkeypatch) -> None:
-    """``synth generate`` called in a program that goes on: the helpers it started have ended
-    when ``main`` returns (left running, they would serve the program's later library runs), and
-    the next command starts them again."""
-    from synth.run.workers import stop_workers
-    from synth.store._worker_reads import READ_WORKER
-    from synth.store._worker_writes import WRITE_WORKER
-
-    read_before = READ_WORKER.counts["worker"]
-    with fake_openai.FakeOpenAI(reply=synth_replies.reply) as fake:
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-cli-not-a-real-key")
-        monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
-        assert main(["generate", SAMPLE, "--goldens", "2", "--quiet"]) == 0
-    assert READ_WORKER.counts["worker"] > read_before  # the files were read by the helper
-    assert not READ_WORKER.available and not WRITE_WORKER.available
-    with fake_openai.FakeOpenAI(reply=synth_replies.reply) as fake:
-        monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
-        started: list[bool] = []
-        real_start = READ_WORKER.start
-
-        def start() -> None:
-            real_start()
-            started.append(READ_WORKER.available)
-
-        monkeypatch.setattr(READ_WORKER, "start", start)
-        assert main(["generate", SAMPLE, "--goldens", "2", "--quiet", "-o", "again.jsonl"]) == 0
-    assert started == [True] and not READ_WORKER.available
-    stop_workers()

@@ -49,7 +49,7 @@ def test_the_critic_asks_while_a_remote_embedders_ingest_is_still_out() -> None:
 
     async def model(prompt: str, system: str | None = None) -> str:
         if stage_of(prompt) == "critic" and not embedder.release.is_set():
-            # the embedding's thread may start after the critic asks (synth.llm._threads): the
+            # the embedding's thread may start after the critic asks: the
             # critic's answer waits for the embedding to be out, never for its reply
             await asyncio.to_thread(embedder.sent.wait, PATIENCE)
             if not embedder.release.is_set():  # the first critic request only

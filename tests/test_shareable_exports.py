@@ -21,8 +21,8 @@ import pytest
 
 from synth import Dataset, Golden
 from synth.cli import main
-from synth.cli.export import HF_FORMAT, OWN_FORMATS, TOOL_FORMATS
-from synth.dataset._export import default_export_path
+from synth.cli.export import HF_FORMAT, OWN_FORMATS
+from synth.dataset._export import EXPORT_FORMATS, default_export_path
 from synth.dataset._public import public_golden, public_metadata, public_source
 
 pytestmark = pytest.mark.slow
@@ -48,7 +48,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         argv = ["generate", f"../../{LAYOUT}/corpus", "--goldens", "4", "--base-url", server.url]
         assert main([*argv, "--grounding-threshold", "0", "-o", "goldens.jsonl"]) == 0
         outputs: dict[str, Path] = {}
-        for name in (*OWN_FORMATS, *TOOL_FORMATS):
+        for name in (*OWN_FORMATS, *EXPORT_FORMATS):
             outputs[name] = target = work / "out" / name
             target.mkdir(parents=True)
             output = target / _file_name(name)
@@ -126,7 +126,7 @@ def test_the_local_goldens_keep_their_paths_and_models(run) -> None:
     assert golden.metadata["models"]["generator"]["base_url"].startswith("http://127.0.0.1:")
 
 
-@pytest.mark.parametrize("name", [*OWN_FORMATS, *TOOL_FORMATS, HF_FORMAT, "pushed"])
+@pytest.mark.parametrize("name", [*OWN_FORMATS, *EXPORT_FORMATS, HF_FORMAT, "pushed"])
 def test_no_export_names_the_model_server_or_a_local_path(run, name: str) -> None:
     folder = run["outputs"][name]
     assert any(p.is_file() for p in folder.rglob("*")), f"{name} wrote nothing"

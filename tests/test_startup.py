@@ -18,8 +18,6 @@ import pytest
 
 import synth
 from synth.cli._status import STATUS_FILTERS
-from synth.cli.export import TOOL_FORMATS
-from synth.dataset._export import EXPORT_FORMATS
 from synth.dataset.review import STATUS_FILTERS as REVIEW_STATUS_FILTERS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,7 +89,7 @@ def test_import_synth_loads_a_name_when_it_is_read() -> None:
         "golden.__module__)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "True", "False", "synth"]
+    assert out.stdout.split() == ["False", "True", "False", "synth.data"]
 
 
 def test_from_synth_import_works_for_every_name() -> None:
@@ -121,14 +119,6 @@ def _type_checking_imports(package: str = "synth") -> dict[str, tuple[str, ...]]
     return found
 
 
-def test_the_lazy_map_names_what_type_checkers_read() -> None:
-    """The imports type checkers see and the map ``__getattr__`` reads name the same things."""
-    assert _type_checking_imports() == {m: tuple(n.split()) for m, n in synth._EXPORTS.items()}
-    assert (
-        sorted(name for names in synth._EXPORTS.values() for name in names.split()) == synth.__all__
-    )
-
-
 def test_a_run_imports_no_evaluator_nor_report_page() -> None:
     """A run reads manifests through synth.report (refills): the package imports a report's
     page, and with it the evaluators and their YAML, only when one is read."""
@@ -152,5 +142,4 @@ def test_every_report_function_is_read_from_its_module() -> None:
 
 
 def test_names_copied_into_the_cli_agree_with_the_library() -> None:
-    assert TOOL_FORMATS == tuple(EXPORT_FORMATS)
     assert STATUS_FILTERS == REVIEW_STATUS_FILTERS

@@ -122,9 +122,7 @@ def test_a_reopened_store_remembers_its_chunks(store_factory: StoreFactory) -> N
 
 def test_adding_more_than_chromas_batch_limit(store_factory: StoreFactory) -> None:
     store = store_factory(CountingEmbedder(batch_size=50))
-    store._handle.set_max_batch(
-        7
-    )  # as if the server allowed 7 records per call: several insert calls
+    store._max_batch = 7  # as if the server allowed 7 records per call: several insert calls
     result = store.add([make_chunk(i) for i in range(30)])
     assert result.embedded == 30 and store.count() == 30
     assert sorted(store.ids()) == sorted(make_chunk(i).id for i in range(30))

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import os
 import sys
 import warnings
@@ -137,20 +136,12 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_ERROR
     ctrl_c = args.ctrl_c = CtrlC()  # a command may say where a rerun resumes: ctrl_c.where
     as_program = argv is None and run_as_program()
-    if as_program:  # the process is the command's: leave out what the SDKs import unused
-        from synth.llm._left_out import leave_out
-
-        leave_out()
     with ctrl_c if as_program else contextlib.nullcontext():
         code = _run_command(args)
         if ctrl_c.interrupted:  # even when something on the way swallowed the KeyboardInterrupt
             if as_program:
                 ctrl_c.exit_now()
             return ctrl_c.exit_code
-    if as_program:
-        # the process ends now: the collections of the interpreter's teardown need not walk the
-        # heap the command built (chromadb, the SDK, the corpus; 0.9 s after a default generate)
-        gc.freeze()
     return code
 
 

@@ -11,20 +11,6 @@ from synth.cli._status import add_status_argument
 
 #: the formats synth reads back losslessly (the others are other tools')
 OWN_FORMATS = ("jsonl", "json", "csv", "parquet")
-#: other tools' formats: the keys of synth.dataset._export.EXPORT_FORMATS, named here so that
-#: `synth --help` does not import the dataset package (tests/test_startup.py checks they agree)
-TOOL_FORMATS = (
-    "deepeval",
-    "deepeval-csv",
-    "judgeval",
-    "judgeval-legacy",
-    "ragas",
-    "messages",
-    "promptfoo",
-    "langsmith",
-    "langfuse",
-    "phoenix",
-)
 #: a Hugging Face folder with a dataset card (synth/cli/_export_hf.py)
 HF_FORMAT = "hf"
 
@@ -48,8 +34,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "-f",
         "--format",
-        choices=[*OWN_FORMATS, *TOOL_FORMATS, HF_FORMAT],
-        help="synth's own format or the tool (default: synth's format -o's suffix names)",
+        metavar="FORMAT",
+        help="synth's own format, another tool's or hf, as listed above (default: synth's "
+        "format -o's suffix names)",
     )
     p.add_argument(
         "-o",
@@ -123,10 +110,15 @@ def output_path(source: Path, format: str | None, output: str | None) -> Path:
         if path.suffix.lower() != suffix:
             raise ConfigError(f"{path}: a {format} dataset is written as {suffix}")
     else:
+        from synth.dataset._export import EXPORT_FORMATS
+
+        if format not in EXPORT_FORMATS:
+            known = ", ".join([*OWN_FORMATS, *EXPORT_FORMATS, HF_FORMAT])
+            raise ConfigError(f"unknown format {format!r}; choose one of: {known}")
         path = Path(output) if output else default_export_path(source, format)
     if path.resolve() == source.resolve():
         raise ConfigError(f"{path}: is the dataset being exported; choose another -o")
     return path
 
 
-__all__ = ["HF_FORMAT", "OWN_FORMATS", "TOOL_FORMATS", "add_parser", "output_path", "run"]
+__all__ = ["HF_FORMAT", "OWN_FORMATS", "add_parser", "output_path", "run"]

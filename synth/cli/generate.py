@@ -190,24 +190,9 @@ def small_corpus_note(reused: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Generate the goldens the arguments ask for; EXIT_PARTIAL when fewer than asked."""
-    from synth.run.workers import stop_workers
-
-    try:
-        return _command(args)
-    finally:
-        # a program calling synth.cli.main goes on: the helpers the command started end with it
-        stop_workers()
-
-
-def _command(args: argparse.Namespace) -> int:
     from synth.run.output import claim_output
-    from synth.run.workers import read_ahead, start_workers
 
-    if not args.plan:
-        start_workers()  # on the other core while this process imports the rest
     config = pipeline_from_args(args)
-    if not args.plan:
-        read_ahead(args.paths, config.contexts, ray=config.ray)
     output = Path(config.output or DEFAULT_OUTPUT)
     if args.plan:
         return _run(args, config, output)
@@ -281,12 +266,7 @@ def _write_report(dataset: Dataset, manifest: dict[str, Any], output: Path) -> P
 def _generate(
     synthesizer: Synthesizer, args: argparse.Namespace, config: PipelineConfig
 ) -> Dataset:
-    """The dataset the run delivers, shown on a live display unless ``--quiet`` or ``--json``.
-
-    Choices that reach beyond this one run (the process's garbage collector, see
-    :mod:`synth.run.gc`) are the command's to make, here around the run, never the library's.
-    """
-    from synth.run.gc import freeze_heap_during_runs
+    """The dataset the run delivers, shown on a live display unless ``--quiet`` or ``--json``."""
     from synth.run.progress import NullProgress
 
     if args.quiet or args.json:
@@ -301,7 +281,6 @@ def _generate(
     if ctrl_c is not None:
         ctrl_c.where = lambda: synthesizer.last_run_dir
         ctrl_c.last_words.append(synthesizer.mark_interrupted)  # before a forced end, too
-    freeze_heap_during_runs()  # the command owns its process: its runs freeze their heap
     try:
         dataset = make_goldens(synthesizer, args, config.num_goldens)
         if ctrl_c is not None and ctrl_c.interrupted:
@@ -318,7 +297,6 @@ def _generate(
         raise
     finally:
         synthesizer.close()
-        freeze_heap_during_runs(False)
     return dataset
 
 

@@ -35,12 +35,9 @@ def split_name(spec: str) -> tuple[str | None, str]:
 
 def load_callable(spec: str) -> Callable[..., Any]:
     """Return the function named by ``module:function`` or ``file.py:function``."""
-    from synth.llm._left_out import take_back
-
     target, sep, attr = spec.rpartition(":")
     if not sep or not target or not attr:
         raise ConfigError(f"expected module:function or path/to/file.py:function, got {spec!r}")
-    take_back()  # the user's code may use what the program left out (aiohttp's openai client)
     if _is_path(target):
         module = _load_file(Path(target), spec)
     else:

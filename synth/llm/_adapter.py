@@ -8,6 +8,7 @@ import functools
 import inspect
 from abc import abstractmethod
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NoReturn
 
 from pydantic import BaseModel
@@ -15,7 +16,6 @@ from pydantic import BaseModel
 from synth.errors import BadRequestError, ConfigError, ModelConnectionError, ModelError
 from synth.llm._http import EndpointGuard
 from synth.llm._redact import redact_options, redact_text, redact_url, secret_values
-from synth.llm._threads import IOThreads
 from synth.llm.base import LLM, Completion
 
 STRUCTURED_MODES = ("auto", "json_schema", "json_object", "prompt")
@@ -25,15 +25,8 @@ def import_sdk(module: str, package: str, provider: str) -> Any:
     """Import an optional SDK, or say which package to install."""
     import importlib
 
-    from synth.llm._left_out import take_back
-
     try:
-        try:
-            return importlib.import_module(module)
-        except ImportError:
-            if not take_back():  # a module left out of the process, needed after all: with it
-                raise
-            return importlib.import_module(module)
+        return importlib.import_module(module)
     except ImportError as exc:
         raise ConfigError(
             f"the {provider} provider needs the {package!r} package: pip install {package}"
@@ -120,7 +113,7 @@ class SDKModel(LLM):
         self.base_url = base_url
         self.timeout = timeout
         self._max_workers = max_workers
-        self._executor: IOThreads | None = None
+        self._executor: ThreadPoolExecutor | None = None
         self._owned_client: Any = None
         self._secrets: tuple[str, ...] = ()
         self.load_sdk()
@@ -222,9 +215,9 @@ class SDKModel(LLM):
             result = await result
         return result
 
-    def _threads(self) -> IOThreads:
+    def _threads(self) -> ThreadPoolExecutor:
         if self._executor is None:
-            self._executor = IOThreads(self._max_workers, f"synth-{self.provider}")
+            self._executor = ThreadPoolExecutor(self._max_workers, f"synth-{self.provider}")
         return self._executor
 
     def identity(self) -> dict[str, Any]:

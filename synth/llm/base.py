@@ -16,12 +16,12 @@ import inspect
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from synth.llm._threads import IOThreads
 from synth.llm.structured import parse_verdict
 
 M = TypeVar("M", bound=BaseModel)
@@ -170,16 +170,16 @@ def _is_async(fn: object) -> bool:
 
 
 _POOL_LOCK = threading.Lock()
-_POOL: IOThreads | None = None
+_POOL: ThreadPoolExecutor | None = None
 #: threads shared by every sync callable model (their calls usually wait on I/O)
 FUNCTION_THREADS = 64
 
 
-def _function_pool() -> IOThreads:
+def _function_pool() -> ThreadPoolExecutor:
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = IOThreads(FUNCTION_THREADS, "synth-fn")
+            _POOL = ThreadPoolExecutor(FUNCTION_THREADS, "synth-fn")
         return _POOL
 
 

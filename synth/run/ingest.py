@@ -42,25 +42,17 @@ def ingest_for_run(
     files as Ray tasks (:mod:`synth.store.ray_ingest`); this process stores them."""
     from synth.store import ChunkStore
     from synth.store._reads import Reads, read_here
-    from synth.store._worker_reads import READ_WORKER
-    from synth.store._worker_writes import WRITE_WORKER
     from synth.store.ingest_run import start_ingest
 
     chunking = chunking_of(config)
-    # read in the worker `synth generate` started, when it did (on another core); here otherwise
-    reads: Reads = READ_WORKER.reads if READ_WORKER.available else read_here
+    reads: Reads = read_here  # read and chunked in this process, file by file
     store_embedder = embedder
     if ray:
         from synth.store.ray_ingest import RayReads
 
         reads = RayReads(ray, embedder)
         store_embedder = reads.embedder
-    # a new store's chunks go to the write worker `synth generate` started, if it did; without
-    # it the store opens now (opened later, a failed run's writer thread might outlive the run)
-    later = WRITE_WORKER.available and not ray
-    store = ChunkStore(
-        store_embedder, path=store_path, url=store_url, chunking=chunking, open_later=later
-    )
+    store = ChunkStore(store_embedder, path=store_path, url=store_url, chunking=chunking)
     pending = None
     try:
         # every chunk is kept for the run anyway, so the writes may wait until all files are
@@ -68,8 +60,7 @@ def ingest_for_run(
         # as the files are read (its requests wait on the network, not on this process) and go
         # on while the critic's are out, both within the run's limiter
         # into a new store, a remote embedder's writes are held as well: its vectors are then
-        # handed to the run as soon as they come back, before Chroma (opened by that first
-        # write) is imported and stores them
+        # handed to the run as soon as they come back, before Chroma stores them
         hold = not embedder.remote or store.new
         pending = start_ingest(paths, store, keep_chunks=True, hold_writes=hold, reads=reads)
         if not pending.report.any_read:
@@ -143,16 +134,11 @@ def record_ingest(
     report: IngestReport,
     paths: list[str],
     chunks: list[Chunk],
-    notes: dict[str, int] | None = None,
 ) -> None:
-    """Put stage 1 in the run's manifest: the ingest's notice, its row (``notes``: where the files
-    were read, when some were read in the worker) and what the run read."""
+    """Put stage 1 in the run's manifest: the ingest's notice, its row and what the run read."""
     if report.notice:
         run.note(report.notice)
-    row = ingest_row(report)
-    if notes:
-        row["notes"] = notes
-    run.rows.append(row)
+    run.rows.append(ingest_row(report))
     run.info["inputs"] = {
         "paths": paths,
         "files": len(report.files),
@@ -172,15 +158,10 @@ def ingest_in_run(
     are handed over (the last chunks may still be being stored while the first critic requests
     are out); when the block ends, the ingest is finished and recorded (files, chunks, embedding
     requests). On an error the writes still waiting are dropped; the store is closed either way."""
-    from synth.store._worker_reads import READ_WORKER
-
     sent_before = embedder.batches_embedded
-    read_before = dict(READ_WORKER.counts)
     store, pending, chunks = ingest()  # every file is read when it returns
     try:
-        read = {k: READ_WORKER.counts[k] - read_before[k] for k in read_before}
-        notes = {f"files_read_{k}": n for k, n in read.items() if read["worker"] and n}
-        record_ingest(run, pending.report, paths, chunks, notes)
+        record_ingest(run, pending.report, paths, chunks)
         yield pending, chunks
         report = pending.finish()
         run.count_embeddings("ingest", embedder, sent_before, pending.embedder_batches)

@@ -13,7 +13,6 @@ import asyncio
 import os
 import time
 from collections import Counter
-from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -30,7 +29,6 @@ from synth.llm.limiter import RateLimiter
 from synth.llm.usage import Usage
 from synth.run.difficulty import DifficultyMeter, max_easy
 from synth.run.dir import Journal, RunDir, replay_note
-from synth.run.gc import frozen_heap
 from synth.run.manifest import (
     USAGE_FIELDS,
     add_usage,
@@ -125,8 +123,6 @@ class RunSession:
         except BaseException:  # the manifest cannot be written (a full disk): let go of the folder
             self.dir.close()
             raise
-        self._heap = ExitStack()  # closed by __aexit__
-        self._heap.enter_context(frozen_heap())  # see synth.run.gc: no full scans of the imports
         return self
 
     async def __aexit__(
@@ -147,7 +143,6 @@ class RunSession:
         finally:
             assert self.dir is not None
             self.dir.close()
-            self._heap.close()
 
     @property
     def _saved(self) -> Path:

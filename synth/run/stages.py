@@ -16,7 +16,6 @@ from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from synth._full_models import FULL_MODELS
 from synth.contexts.feed import Candidate
 from synth.data import Context
 from synth.errors import AuthenticationError, ModelError
@@ -99,9 +98,6 @@ class CandidateRunner:
             settings = dataclasses.replace(settings, search=meter)
         self.steps: list[Step] = build_steps(settings)
         self.stages = [step.name for step in self.steps]
-        # the language checks' full models start loading beside the run now, before a doubtful
-        # text needs them (synth._full_models)
-        FULL_MODELS.start()
         self._scratch_inputs: dict[int, asyncio.Future[list[str]]] = {}
         #: by step: how its runs made ahead of the step before it ended (synth.run.ahead)
         self.ahead_counts: defaultdict[str, Counter[str]] = defaultdict(Counter)

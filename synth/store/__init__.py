@@ -1,10 +1,8 @@
 """Embedders, the Chroma chunk store, and ``ingest_documents``: load, chunk, embed and store.
 
-Each name is imported from its module the first time it is read (as :mod:`synth` does): the
-helper processes ``synth generate`` starts first thing (:mod:`synth.run.workers`) are handled by
-modules of this package, and importing it must not import Chroma's side of it (numpy, the
-embedders, the SDK's error types) before they are started: 0.16 s sooner to the first request
-(bench/cli.py, 4 alternated pairs).
+Each name is imported from its module the first time it is read (as :mod:`synth` does), so that
+a module of this package (an embedder, the readers' hook) can be imported without Chroma's side
+of it (numpy, the embedders, the SDK's error types).
 """
 
 import typing as _typing

@@ -109,9 +109,8 @@ FULL_BELOW = 16 * 2**20
 @contextlib.contextmanager
 def chroma_errors(action: str, folder: Path | None = None) -> Iterator[None]:
     """Turn what chromadb (and its HTTP client) raises into StoreError; for an embedded store in
-    ``folder``, a failure on a full disk is said as such. (chromadb's errors are looked up, not
-    imported: a process that never loaded chromadb, whose store's adds go to the write worker,
-    gets none of them.)"""
+    ``folder``, a failure on a full disk is said as such (chromadb's errors are looked up, not
+    imported)."""
     import httpx
 
     try:

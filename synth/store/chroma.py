@@ -22,8 +22,14 @@ from synth.data import Chunk
 from synth.errors import StoreError
 from synth.ingest import ChunkingConfig, as_chunking_config
 from synth.llm._redact import redact_url
-from synth.store._chroma_client import chroma_errors, with_scheme
-from synth.store._handle import ChromaHandle
+from synth.store._chroma_client import (
+    chroma_errors,
+    close_client,
+    connect,
+    open_collection,
+    opening,
+    with_scheme,
+)
 from synth.store._naming import check_collection_name, collection_name
 from synth.store._queries import column, query_matrix, source_filter
 from synth.store._records import from_record, to_metadata
@@ -44,7 +50,6 @@ class ChunkStore:
     ``embedder`` is an :class:`Embedder` or a spec string (``None`` picks the default);
     ``chunking`` is the :class:`~synth.ingest.ChunkingConfig` the chunks were cut with (or its
     parameters as a dict). Both name the collection unless ``collection`` is given.
-    ``open_later``: a store whose folder does not exist yet is opened by its first use.
     """
 
     def __init__(
@@ -55,7 +60,6 @@ class ChunkStore:
         url: str | None = None,
         chunking: ChunkingConfig | Mapping[str, Any] | None = None,
         collection: str | None = None,
-        open_later: bool = False,
     ) -> None:
         self.embedder = make_embedder(embedder)
         self._owns_embedder = self.embedder is not embedder  # made here: closed by close()
@@ -68,11 +72,19 @@ class ChunkStore:
             else collection_name(self.embedder, self.chunking)
         )
         self._lock = threading.RLock()  # one Chroma call at a time, whichever thread makes it
-        self._handle = ChromaHandle(self, later=open_later)  # opened now or by its first use
-        self.new = self._handle.new  # the folder did not exist: nothing stored, nothing opened
-
-    _collection = property(lambda self: self._handle.open()[1])  # opened by the first use
-    _max_batch = property(lambda self: self._handle.open()[2])
+        #: the folder did not exist: nothing is stored yet
+        self.new = self.path is not None and not self.path.exists()
+        with opening(self.path):
+            self._client: Any = connect(self.path, self.url)
+            try:
+                self._collection, self._max_batch = open_collection(
+                    self._client, self.collection_name, self.embedder.name, self.chunking
+                )
+            except BaseException:
+                close_client(self._client)
+                self._close_embedder()
+                raise
+        self._closed = False
 
     # ---- writing ---------------------------------------------------------------------------------
     def add(
@@ -115,13 +127,12 @@ class ChunkStore:
         """The second half of :meth:`add`: store what :meth:`prepare` made, with ``marks``."""
         marks = marks or {}
         order = sorted(range(len(prepared.new)), key=lambda i: prepared.new[i].id in marks)
-        collection, max_batch = self._handle.for_adds()  # the write worker's, for a new store
-        step = min(max_batch, max(self.embedder.batch_size, 1) * 8)
+        step = min(self._max_batch, max(self.embedder.batch_size, 1) * 8)
         for start in range(0, len(order), step):
             rows = order[start : start + step]
             batch = [prepared.new[i] for i in rows]
             with self._calling("add chunks"):
-                collection.add(
+                self._collection.add(
                     ids=[chunk.id for chunk in batch],
                     embeddings=prepared.vectors[rows],
                     documents=[chunk.text for chunk in batch],
@@ -152,8 +163,6 @@ class ChunkStore:
     # ---- reading ---------------------------------------------------------------------------------
     def count(self) -> int:
         """How many chunks are stored."""
-        if self._handle.unopened_new:
-            return 0  # nothing was stored: a store is opened by its first write
         with self._calling("count chunks"):
             return int(self._collection.count())
 
@@ -306,8 +315,11 @@ class ChunkStore:
     def close(self) -> None:
         """Release the Chroma client (its files, or its HTTP connections) and an embedder made
         from a spec; safe to call twice."""
-        self._handle.close()
-        self._close_embedder()
+        with self._lock:
+            closed, self._closed = self._closed, True
+        if not closed:
+            close_client(self._client)
+            self._close_embedder()
 
     def _close_embedder(self) -> None:
         if self._owns_embedder:
@@ -328,6 +340,8 @@ class ChunkStore:
     def _calling(self, action: str) -> Iterator[None]:
         """One Chroma call: alone (a background writer may share this store), errors translated."""
         with self._lock, chroma_errors(action, self.path):
+            if self._closed:
+                raise StoreError(f"the store at {self.path or redact_url(self.url)} is closed")
             yield
 
     def _batches(self, ids: list[str]) -> Iterator[list[str]]:
@@ -337,8 +351,6 @@ class ChunkStore:
 
     def _existing_ids(self, ids: list[str]) -> set[str]:
         found: set[str] = set()
-        if self._handle.unopened_new:
-            return found  # a new store holds nothing yet: not opened to say so
         for batch in self._batches(ids):
             with self._calling("look up stored chunks"):
                 answer = self._collection.get(ids=batch, include=[])

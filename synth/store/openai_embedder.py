@@ -270,7 +270,7 @@ class OpenAIEmbedder(Embedder):
 
 
 def _openai() -> Any:
-    """The openai SDK (imported as a chat model's is: see synth.llm._left_out)."""
+    """The openai SDK (or which package to install)."""
     from synth.llm._adapter import import_sdk
 
     return import_sdk("openai", "openai", "openai")

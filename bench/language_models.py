@@ -1,16 +1,18 @@
-"""Language-worker bench: how long a doubtful language check holds a run's event loop.
+"""Language-models bench: how long a doubtful language check holds a run's event loop.
 
 A text lingua's trigrams leave in doubt is judged with its full models, whose models for short
-texts take seconds to load, once a process (``synth/_full_models.py``). Each trial is a fresh
-interpreter running an event loop with a ticker (a task that wakes every 10 ms, as a run's
-requests and progress do) while it checks texts as a run does: ``--head-start`` seconds of
-settled texts first (the run's first questions), then one doubtful text (prepared on a thread,
-then checked, as the steps do). It reports the
-ticker's longest pause (how long nothing else on the loop could run), how long the doubtful check
-took, and the peak memory of the process and of its worker, with the worker (the default) and without it
-(``SYNTH_LANGUAGE_WORKER=0``: the models load in the run's own process), trials in turn::
+texts take seconds to load, once a process, holding the interpreter while they do
+(``synth._language.load_full_models`` loads them one language at a time, so a loop runs in
+between). Each trial is a fresh interpreter running an event loop with a ticker (a task that
+wakes every 10 ms, as a run's requests and progress do) while it checks texts as a run does:
+``--head-start`` seconds of settled texts first (the run's first questions), then one doubtful
+text (prepared on a thread, then checked, as the steps do). It reports the ticker's longest pause
+(how long nothing else on the loop could run), how long the doubtful check took and the process's
+peak memory, with the models loaded ahead on a thread as the loop starts (``ahead``, what a run
+does as its first wave goes out) and loaded when the doubtful text needs them (``on demand``),
+trials in turn::
 
-    python bench/language_worker.py --trials 3 --head-start 3 --out bench-results/language-worker.json
+    python bench/language_models.py --trials 3 --head-start 3 --out bench-results/language-models.json
 """
 
 from __future__ import annotations
@@ -34,11 +36,10 @@ SETTLED = "How long does the battery of the solar lamp last on a sunny day?"
 
 #: one trial, in its own interpreter: prints a JSON line
 TRIAL = f"""
-import asyncio, json, resource, time
-from synth._full_models import FULL_MODELS
-from synth._language import check_language, prepare_checks
+import asyncio, json, resource, sys, threading, time
+from synth._language import check_language, full_models_for, load_full_models, prepare_checks
 
-async def main(head_start):
+async def main(head_start, ahead):
     pauses = []
     async def tick():
         last = time.perf_counter()
@@ -49,7 +50,9 @@ async def main(head_start):
             last = now
     ticker = asyncio.create_task(tick())
     await asyncio.sleep(0)  # the ticker is running before anything is checked
-    FULL_MODELS.start()  # as a run's stages do
+    if ahead:
+        codes = full_models_for("en")
+        threading.Thread(target=load_full_models, args=(codes,), daemon=True).start()
     end = time.perf_counter() + head_start
     while time.perf_counter() < end:
         check_language({SETTLED!r}, "en")
@@ -60,25 +63,18 @@ async def main(head_start):
     check_s = time.perf_counter() - start
     await asyncio.sleep(0.05)
     ticker.cancel()
-    used = FULL_MODELS.available
-    FULL_MODELS.close()  # waited for: its peak memory is the children's
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(json.dumps({{"max_pause_s": max(pauses), "check_s": check_s, "verdict": verdict.status,
-                      "worker": used, "rss_mib": rss, "worker_rss_mib": child}}))
+                      "rss_mib": rss}}))
 
-asyncio.run(main(float(__import__("sys").argv[1])))
+asyncio.run(main(float(sys.argv[1]), sys.argv[2] == "ahead"))
 """
 
 
-def trial(worker: bool, head_start: float, synth_path: Path) -> dict[str, Any]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(synth_path),
-        "SYNTH_LANGUAGE_WORKER": "1" if worker else "0",
-    }
+def trial(mode: str, head_start: float, synth_path: Path) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(synth_path)}
     done = subprocess.run(
-        [sys.executable, "-c", TRIAL, str(head_start)],
+        [sys.executable, "-c", TRIAL, str(head_start), mode],
         env=env,
         capture_output=True,
         text=True,
@@ -96,10 +92,10 @@ def main() -> None:
     parser.add_argument("--synth-path", type=Path, default=REPO)
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args()
-    found: dict[str, list[dict[str, Any]]] = {"worker": [], "in process": []}
+    found: dict[str, list[dict[str, Any]]] = {"ahead": [], "on demand": []}
     for _ in range(args.trials):
-        found["worker"].append(trial(True, args.head_start, args.synth_path))
-        found["in process"].append(trial(False, args.head_start, args.synth_path))
+        for mode, trials in found.items():
+            trials.append(trial(mode, args.head_start, args.synth_path))
     rows = []
     for name, trials in found.items():
         rows.append(
@@ -110,9 +106,6 @@ def main() -> None:
                 round(max(t["max_pause_s"] for t in trials), 3),
                 round(statistics.median(t["check_s"] for t in trials), 3),
                 round(statistics.median(t["rss_mib"] for t in trials)),
-                round(statistics.median(t["worker_rss_mib"] for t in trials))
-                if name == "worker"
-                else "",
                 ", ".join(sorted({t["verdict"] for t in trials})),
             ]
         )
@@ -123,7 +116,6 @@ def main() -> None:
         "(max)",
         "doubtful check s",
         "peak RSS MiB",
-        "worker's MiB",
         "verdict",
     ]
     print(markdown_table(headers, rows))
