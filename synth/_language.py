@@ -27,18 +27,21 @@ target text mostly not.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from synth._function_words import ASCII_FUNCTION_WORDS, FUNCTION_WORDS
 
 if TYPE_CHECKING:
     from lingua import LanguageDetector
+
+T = TypeVar("T")
 
 #: the metadata key under which documents, chunks, contexts and goldens record their language
 LANGUAGE_KEY = "language"
@@ -408,15 +411,44 @@ async def prepare_checks(
     loop, finds them ready. Nothing to do without a ``target``."""
     if not target:
         return
-    import asyncio  # here: `synth --help` reaches this module and must not load asyncio
-
     also = [c for c in also if c]
     for text in texts:
         settled = _settled(text, target, also)
         if not isinstance(settled, LanguageVerdict):
             # loaded one language at a time (the loop runs in between), unless loaded already
-            await asyncio.to_thread(load_full_models, full_models_for(target, also))
-            await asyncio.to_thread(_full_confidences, settled, text)
+            await _on_a_daemon(load_full_models, full_models_for(target, also))
+            await _on_a_daemon(_full_confidences, settled, text)
+
+
+async def _on_a_daemon(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` on a daemon thread, awaited. Not ``asyncio.to_thread``: the loop's executor
+    is joined when the run ends, so a Ctrl-C would wait for a load it cannot stop midway (seconds
+    of a core); a daemon thread is left behind by an exit."""
+    import asyncio  # here: `synth --help` reaches this module and must not load asyncio
+
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if done.done():  # the waiting task was cancelled
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(value)
+
+    def work() -> None:
+        value: Any = None
+        error: BaseException | None = None
+        try:
+            value = fn(*args)
+        except Exception as exc:  # handed to the task that waits, raised there
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, value, error)
+
+    threading.Thread(target=work, name="synth-language-check", daemon=True).start()
+    return await done
 
 
 __all__ = [

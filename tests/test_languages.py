@@ -121,6 +121,40 @@ def test_the_full_models_load_one_language_at_a_time_and_once(
     assert loads == [2, 2] and _language._full_loaded == {"sv", "en", "nl"}
 
 
+def test_a_run_stopped_while_the_full_models_load_ends_without_waiting_for_the_load(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a load cannot be stopped midway and takes seconds of a core: a Ctrl-C that cancels the run
+    # must not wait for it (asyncio.to_thread's pool is joined when the loop ends)
+    import asyncio
+    import threading
+
+    loading, release = threading.Event(), threading.Event()
+
+    def blocked_load(codes: object) -> None:
+        loading.set()
+        release.wait()
+
+    monkeypatch.setattr(_language, "load_full_models", blocked_load)
+    doubtful = "Wie lange dauert die Garantie für die Batterie im Keller?"
+
+    async def run() -> None:
+        task = asyncio.ensure_future(_language.prepare_checks([doubtful], "en"))
+        while not loading.is_set():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    ended = threading.Event()
+    runner = threading.Thread(target=lambda: (asyncio.run(run()), ended.set()), daemon=True)
+    try:
+        runner.start()
+        assert ended.wait(60), "the run's end waited for the language models' load"
+    finally:
+        release.set()
+
+
 def test_a_text_prepared_then_checked_is_scored_by_the_trigrams_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
