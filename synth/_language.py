@@ -13,9 +13,10 @@ Two detectors, each built once, on first use:
   low-accuracy mode, a third of a second to load): a text they find in its target at least
   :data:`QUICK_CONFIDENCE` likely is a match. Any other text is judged again in lingua's
   high-accuracy mode, whose models for short texts take seconds to load and hold the
-  interpreter while they do: a run starts loading them, one language at a time on a thread of
-  its own (:func:`load_full_models_soon`), as its first wave of requests goes out; a text in
-  doubt before they are loaded waits for them off the loop (:func:`prepare_checks`).
+  interpreter while they do: they load when the first text in doubt comes, one language at a
+  time on a daemon thread, and that text waits for them off the loop (:func:`prepare_checks`).
+  Not ahead of need: loaded ahead, each language's load (0.3 s of a core) held the interpreter
+  in every run, and a Ctrl-C waited for it on a busy machine.
 
 A check is ``"unsure"``, never a mismatch, when the text is too short to judge (under
 :data:`MIN_LETTERS` letters, a CJK character counting as :data:`CJK_WEIGHT`), or when no other
@@ -370,13 +371,6 @@ def load_full_models(codes: Iterable[str]) -> None:
             _full_loaded.update((code, other))
 
 
-def load_full_models_soon(codes: Iterable[str]) -> None:
-    """:func:`load_full_models` on a thread of its own (a daemon: an exit does not wait for it)."""
-    threading.Thread(
-        target=load_full_models, args=(list(codes),), name="synth-language-models", daemon=True
-    ).start()
-
-
 @lru_cache(maxsize=1024)
 def _full_confidences(codes: frozenset[str], text: str) -> dict[str, float]:
     """The full models' confidences for ``text`` among ``codes`` (kept for the check that
@@ -471,7 +465,6 @@ __all__ = [
     "full_models_for",
     "language_name",
     "load_full_models",
-    "load_full_models_soon",
     "long_enough",
     "main_language",
     "normalize_code",

@@ -30,9 +30,7 @@ from synth._language import (
     LanguageVerdict,
     check_codes,
     check_language,
-    full_models_for,
     language_name,
-    load_full_models_soon,
     main_language,
     prepare_checks,
     warm_checks,
@@ -112,7 +110,7 @@ _warmed: set[frozenset[str]] = set()
 def warm_checks_soon(target: str | None, also: Iterable[str] = ()) -> None:
     """Load, :data:`WARM_DELAY` seconds from now on the running loop, the trigram models that
     checks against ``target`` weigh (:func:`synth._language.warm_checks`; once per process and
-    set of languages), then start loading their full models on a thread.
+    set of languages).
 
     The first check loads them otherwise: 0.09 s on an idle machine, 0.1 to 0.2 s in a run
     (measured), holding the interpreter's lock at the moment the first replies are back and the
@@ -129,12 +127,9 @@ def warm_checks_soon(target: str | None, also: Iterable[str] = ()) -> None:
 
 
 def _warm(target: str, also: list[str]) -> None:
-    """The trigram models now; the full models on a thread, one language at a time (a text the
-    trigrams leave in doubt then finds them loaded: loaded when it comes, the load is its wait,
-    2.6 s of a core for the nine Latin-script ones, after the run's last reply, measured in
-    docs/benchmarks.md)."""
+    """The trigram models now (the full models load when a text the trigrams leave in doubt
+    comes: see :mod:`synth._language`)."""
     warm_checks(target, also)
-    load_full_models_soon(full_models_for(target, also))
 
 
 async def prepare_draft(draft: Draft, *texts: str) -> None:
