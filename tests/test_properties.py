@@ -27,6 +27,7 @@ from synth.contexts.index import ChunkIndex
 from synth.data import Chunk
 from synth.dataset._export import EXPORT_FORMATS
 from synth.dataset._hf_folder import write_hf_folder
+from synth.dataset._public import public_goldens
 from synth.errors import DatasetError
 
 # ---- datasets: every format ------------------------------------------------------------------------
@@ -127,7 +128,8 @@ def test_any_goldens_survive_every_export_synth_reads_back(
 ) -> None:
     """Each export loads back to the same goldens, or (deepeval's CSV, whose reader would change
     some cells) is refused with a DatasetError and no file; the chat-format ``messages`` export
-    keeps each golden's input and expected output only, by design."""
+    keeps each golden's input and expected output only, by design. An export is what leaves the
+    machine: the goldens come back in their shareable form (no base URL, corpus paths)."""
     path = Path(f"p-{tool}{suffix}")
     path.unlink(missing_ok=True)  # from the previous example
     try:
@@ -142,7 +144,7 @@ def test_any_goldens_survive_every_export_synth_reads_back(
             (g.input, g.expected_output) for g in goldens
         ]
         return
-    assert loaded == goldens
+    assert loaded == public_goldens(goldens)
 
 
 # ---- cosine and the chunk index ------------------------------------------------------------------

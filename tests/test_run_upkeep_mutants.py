@@ -178,14 +178,17 @@ def test_a_plan_takes_the_owners_seed_paths_and_a_files_run_manifest(
     assert seen["known"] == (2, None)
 
 
-def test_an_update_with_nothing_retired_gives_the_dataset_back_and_asks_nothing(
+def test_an_update_with_nothing_retired_keeps_the_goldens_asks_nothing_and_records_the_files(
     tmp_path: Path,
 ) -> None:
     a, b, chunks = corpus(tmp_path)
     dataset = Dataset([Golden(input="kept?", context_ids=["a#0"], source_files=[a])])
     maker = Maker(chunks)
-    assert asyncio.run(maker.a_update(dataset, [a, b])) is dataset
+    updated = asyncio.run(maker.a_update(dataset, [a, b]))
+    assert updated.goldens == dataset.goldens
     assert maker.asked == []
+    # the new file b, which gave no golden, is recorded as seen: `update --check` is then clean
+    assert "b.md" in updated.metadata["updates"][-1]["seen_files"]
 
 
 def test_an_update_asks_one_new_golden_per_retired_one_with_the_plans_seed(
