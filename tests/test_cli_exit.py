@@ -1,8 +1,8 @@
-"""The command's exit: the heap it built is frozen before the interpreter's teardown.
+"""The command leaves the garbage collector alone, as a program and inside another one.
 
-The teardown's collections walk every object the collector tracks; after a default ``synth
-generate`` (chromadb, the openai SDK, the corpus) that took 0.9 s of the command's wall time
-(docs/benchmarks.md). Frozen objects are skipped by them and still freed with their modules.
+It once froze its heap before the interpreter's teardown (0.9 s saved against a fast fake
+server); against a hosted model's seconds a request that was noise, and it was removed with the
+rest of the start-up machinery (docs/benchmarks.md, "Start-up machinery removed").
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _dataset(tmp_path: Path) -> Path:
     return Dataset(goldens).save(tmp_path / "goldens.jsonl")
 
 
-def test_the_program_freezes_its_heap_before_the_teardown(tmp_path: Path) -> None:
+def test_the_program_freezes_no_heap_before_the_teardown(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-c", PROGRAM, "inspect", str(_dataset(tmp_path)), "--json"],
         capture_output=True,
@@ -42,7 +42,7 @@ def test_the_program_freezes_its_heap_before_the_teardown(tmp_path: Path) -> Non
     )
     assert proc.returncode == EXIT_OK, proc.stderr
     frozen = [line for line in proc.stderr.splitlines() if line.startswith("frozen at exit:")]
-    assert frozen and int(frozen[0].split(":")[1]) > 1000, proc.stderr
+    assert frozen and int(frozen[0].split(":")[1]) == 0, proc.stderr
 
 
 def test_main_called_inside_another_program_leaves_its_collector_alone(tmp_path: Path) -> None:
