@@ -88,7 +88,9 @@ def test_a_server_that_never_answers_stops_generate_with_one_line_and_exit_2(
         )
         assert held, "the run never connected to the server"
     assert done.returncode == 2, done.stderr
-    lines = done.stderr.strip().splitlines()
+    assert "Traceback" not in done.stderr, done.stderr
+    # one line says what went wrong (a first run on a machine may also print tiktoken's notice)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("synth:")]
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("synth: error: the model server at http://127.0.0.1:")
     assert "no reply of any kind within 2 s" in lines[0]
