@@ -46,6 +46,7 @@ from synth.run.conversations import ConversationalModes
 from synth.run.dir import fingerprint_paths
 from synth.run.ingest import files_read, ingest_in_run
 from synth.run.inputs import SCRATCH_BATCH, as_contexts, as_paths, candidates_from_goldens
+from synth.run.manifest import merged as merged_manifest
 from synth.run.models import DEFAULT_CACHE, BatchArg, ModelArg, RunModels, checked_model
 from synth.run.owner import RunOwner
 from synth.run.plan import Plan, plan_docs, planned_coverage
@@ -117,6 +118,8 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     absolute_paths: bool = False
     _session: RunSession | None = field(default=None, init=False, repr=False)
     _made: RunModels | None = field(default=None, init=False, repr=False)
+    #: a call of several runs (one per question type): their manifests as one
+    _merged: dict[str, Any] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         # a model name that cannot work is refused here, not at the first call; "gpt-4.1-mini"
@@ -165,9 +168,27 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
         contexts = context_construction_config or self.context_construction_config
         configs = RunConfigs.of(self, include_expected_output, max_goldens_per_context, contexts)
         configs = configs.but(seed=seed, avoid_chunks=frozenset(avoid_chunks))
+        self._merged = None
         if configs.generation.asks_types:  # one run per question type, each exact in count
-            return await typed_runs(configs, num_goldens, functools.partial(self._docs_run, paths))
+            return await self._typed_runs(paths, configs, num_goldens)
         return await self._docs_run(paths, configs, num_goldens)
+
+    async def _typed_runs(
+        self, paths: list[str], configs: RunConfigs, num_goldens: int | None
+    ) -> Dataset:
+        """One run per question type; :attr:`manifest` is then theirs as one."""
+        parts: list[tuple[str, dict[str, Any]]] = []
+
+        async def one(typed: RunConfigs, n: int) -> Dataset:
+            made = await self._docs_run(paths, typed, n)
+            if self._session is not None and self._session.manifest is not None:
+                parts.append((typed.part or "run", self._session.manifest))
+            return made
+
+        try:
+            return await typed_runs(configs, num_goldens, one)
+        finally:
+            self._merged = merged_manifest(parts) if len(parts) > 1 else None
 
     async def _docs_run(
         self, paths: list[str], configs: RunConfigs, num_goldens: int | None, mode: str = "docs"

@@ -188,6 +188,40 @@ def test_the_closing_line_of_a_mixed_run_pairs_the_goldens_written_with_those_as
     last = capsys.readouterr().out.strip().splitlines()[-1]
     # the last type's run asked for 1 of the 4: the line is about the whole dataset
     assert last.startswith("wrote 4 of 4 goldens to out.jsonl;"), last
+    # and so are its requests: every type's, not the last run's alone
+    requests = int(re.search(r"; (\d+) requests", last).group(1))  # type: ignore[union-attr]
+    assert requests == len(server.requests_to("chat")), last
+    assert last.count(".synth/runs/") == 2, last  # both runs named
+
+
+def test_a_mixed_runs_manifest_sums_every_types_stages_and_names_each_run(
+    server, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    pipeline = tmp_path / "mixed.toml"
+    pipeline.write_text(
+        "[generation]\ngrounding_threshold = 0.0\n"
+        "question_types = { simple = 0.75, situational = 0.25 }\n"
+        "[contexts]\nchunk_size = 64\n",
+        encoding="utf-8",
+    )
+    argv = ["generate", long_docs(tmp_path), "--goldens", "4", "--embedder", "hash", "--json"]
+    assert main([*argv, "--pipeline", str(pipeline), "-o", "out.jsonl"]) == 0
+    manifest = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert manifest["num_goldens"] == 4 and manifest["delivered"] == 4
+    assert sorted(manifest["parts"]) == ["simple", "situational"]
+    assert [p["delivered"] for p in manifest["parts"].values()] == [3, 1]
+    rows = {row["stage"]: row for row in manifest["stages"]}
+    assert rows["expected"]["items_out"] >= 4  # three of one run's and one of the other's
+    assert manifest["totals"]["requests"] == len(server.requests_to("chat"))
+    assert sum(row["requests"] for row in manifest["stages"]) == manifest["totals"]["requests"]
+    each = [
+        json.loads((Path(p["run_dir"]) / "manifest.json").read_text(encoding="utf-8"))
+        for p in manifest["parts"].values()
+    ]
+    assert manifest["totals"]["requests"] == sum(m["totals"]["requests"] for m in each)
 
 
 def test_mixed_types_need_documents(server) -> None:

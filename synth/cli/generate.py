@@ -358,16 +358,18 @@ def _summary(manifest: dict[str, Any], output: Path, dataset: Dataset) -> str:
     """The closing line: the goldens written of those asked, the requests, cost and run."""
     totals = manifest.get("totals", {})
     per = manifest.get("requests_per_golden")
-    # the dataset's own count: a run of several question types is one run per type, and the
-    # manifest is the last one's, with that type's share only
     asked = dataset.metadata.get("num_goldens", manifest.get("num_goldens"))
     count = len(dataset)
     of = f" of {asked}" if asked else ""
     sessions = manifest.get("sessions") or []
+    parts = manifest.get("parts") or {}  # a call of one run per question type
     resumed = ""
-    if len(sessions) > 1:  # the totals are the whole run's: say what this command added
+    if len(sessions) > 1 or any(p.get("resumed") for p in parts.values()):
+        # the totals are the whole run's: say what this command added
         made = sum(int(row.get("requests", 0)) for row in sessions[-1].get("usage", {}).values())
         resumed = f"; {made} made by this resumed run"
+    folders = [str(p.get("run_dir")) for p in parts.values()] or [str(manifest.get("run_dir"))]
+    runs = ("runs " if len(folders) > 1 else "run ") + ", ".join(folders)
     models = manifest.get("models") or {}
     offline = any(isinstance(m, dict) and m.get("provider") == "offline" for m in models.values())
     answered = " answered offline" if offline else ""  # no request left the machine
@@ -375,7 +377,7 @@ def _summary(manifest: dict[str, Any], output: Path, dataset: Dataset) -> str:
         f"wrote {count}{of} goldens to {os.fspath(output)}; {totals.get('requests', 0)} requests"
         f"{answered} "
         f"({per if per is not None else '-'} per golden, {totals.get('cached', 0)} cached"
-        f"{resumed}), cost ${totals.get('cost_usd', 0):.4f}; run {manifest.get('run_dir')}"
+        f"{resumed}), cost ${totals.get('cost_usd', 0):.4f}; {runs}"
     )
 
 

@@ -197,12 +197,92 @@ def totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def merged(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    """One manifest for a call made of several runs (``(name, manifest)``, one run per question
+    type): each stage's counts, drops and usage summed over the runs, the totals of those, the
+    goldens asked and delivered summed, and under ``parts`` each run's id, folder and status.
+
+    Each run's own manifest stays in its run directory; this one is what the call reports (the
+    stage table, the closing line, ``--json``, the report)."""
+    if not parts:
+        raise ValueError("no runs to merge")
+    stages: dict[str, dict[str, Any]] = {}
+    for _, manifest in parts:
+        for row in manifest.get("stages", []):
+            into = stages.get(row["stage"])
+            stages[row["stage"]] = dict(row) if into is None else _added_rows(into, row)
+    rows = list(stages.values())
+    total = totals(rows)
+    manifests = [m for _, m in parts]
+    asked = sum(int(m.get("num_goldens") or 0) for m in manifests)
+    delivered = sum(int(m.get("delivered") or 0) for m in manifests)
+    statuses = [str(m.get("status")) for m in manifests]
+    worst = next((s for s in _STATUS_ORDER if s in statuses), statuses[-1])
+    return {
+        **manifests[0],
+        "run_id": manifests[0].get("run_id"),
+        "run_dir": manifests[0].get("run_dir"),
+        "status": worst,
+        "num_goldens": asked,
+        "delivered": delivered,
+        "shortfall": [f"{name}: {line}" for name, m in parts for line in m.get("shortfall") or []],
+        "requests_per_golden": round(total["requests"] / delivered, 3) if delivered else None,
+        "stages": rows,
+        "totals": total,
+        "updated_at": max(str(m.get("updated_at", "")) for m in manifests),
+        # what this call's command made (a resumed run's earlier sessions are not this call's)
+        "sessions": [_last_sessions(manifests)],
+        "parts": {
+            name: {
+                "run_id": m.get("run_id"),
+                "run_dir": m.get("run_dir"),
+                "status": m.get("status"),
+                "num_goldens": m.get("num_goldens"),
+                "delivered": m.get("delivered"),
+                "resumed": len(m.get("sessions") or []) > 1,
+            }
+            for name, m in parts
+        },
+    }
+
+
+#: a merged manifest's status is its runs' worst, in this order
+_STATUS_ORDER = ("failed", "interrupted", "running", "partial", "complete")
+
+
+def _added_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+    """Two runs' rows of one stage, as one: counts, drops, notes and usage summed."""
+    row = dict(a)
+    for key in ("items_in", "items_out"):
+        row[key] = int(a.get(key, 0)) + int(b.get(key, 0))
+    for key in ("dropped", "notes"):
+        if key in a or key in b:
+            both: dict[str, int] = dict(a.get(key) or {})
+            for reason, n in (b.get(key) or {}).items():
+                both[reason] = both.get(reason, 0) + n
+            row[key] = dict(sorted(both.items()))
+    for key in USAGE_FIELDS:
+        row[key] = _round(key, float(a.get(key, 0)) + float(b.get(key, 0)))
+    row["retries_by_kind"] = retries_by_kind([a, b])
+    return row
+
+
+def _last_sessions(manifests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The runs' last sessions as one: their usage summed, replayed when every one was."""
+    last = [(m.get("sessions") or [{}])[-1] for m in manifests]
+    return {
+        "usage": add_usage(*[s.get("usage") or {} for s in last]),
+        "replayed": all(bool(s.get("replayed")) for s in last),
+    }
+
+
 __all__ = [
     "LABEL_STAGE",
     "RETRY_FAMILIES",
     "RETRY_KINDS",
     "USAGE_FIELDS",
     "add_usage",
+    "merged",
     "now",
     "package_versions",
     "retries_by_kind",

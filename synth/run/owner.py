@@ -39,11 +39,15 @@ class RunOwner:
     store_url: str | None
     ray: str | bool | None
     _session: RunSession | None
+    _merged: dict[str, Any] | None
     _made: RunModels | None
 
     @property
     def manifest(self) -> dict[str, Any] | None:
-        """The manifest of the last run (also in its run directory), as last written."""
+        """The manifest of the last run (also in its run directory), as last written; for a call
+        of several runs (one per question type), theirs as one (each stays in its own folder)."""
+        if self._merged is not None:
+            return self._merged
         return self._session.manifest if self._session is not None else None
 
     @property
