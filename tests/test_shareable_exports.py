@@ -2,7 +2,8 @@
 against the fake OpenAI-compatible server on an internal-looking address (``--base-url
 http://127.0.0.1:PORT/v1``), run from a folder beside the corpus's (so its goldens name
 ``../../<layout>/corpus/...``), then every format ``synth export`` writes, the ``hf`` folder with
-its card, and what ``--push-to-hub`` uploads (the Hub's calls recorded, nothing sent), each
+its card, what ``--push-to-hub`` uploads (the Hub's calls recorded, nothing sent) and the
+dataset's HTML report, each
 searched for the host, the port, the temporary folder, the layout's folder and ``../``."""
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         hf = ["export", "goldens.jsonl", "--format", HF_FORMAT, "-o", "out/hf"]
         assert main([*hf, "--push-to-hub", HUB_REPO]) == 0
         outputs[HF_FORMAT] = work / "out" / "hf"
+        # the dataset's report (with its run's manifest, found from the run id) is shared too
+        outputs["report"] = work / "out" / "report"
+        report = ["report", "goldens.jsonl", "-o", str(work / "out" / "report" / "goldens.html")]
+        assert main(report) == 0
         outputs["pushed"] = pushed
         yield {
             "root": root,
@@ -126,7 +131,9 @@ def test_the_local_goldens_keep_their_paths_and_models(run) -> None:
     assert golden.metadata["models"]["generator"]["base_url"].startswith("http://127.0.0.1:")
 
 
-@pytest.mark.parametrize("name", [*OWN_FORMATS, *EXPORT_FORMATS, HF_FORMAT, "pushed"])
+@pytest.mark.parametrize(
+    "name", [*OWN_FORMATS, *EXPORT_FORMATS, HF_FORMAT, "pushed", "report"]
+)
 def test_no_export_names_the_model_server_or_a_local_path(run, name: str) -> None:
     folder = run["outputs"][name]
     assert any(p.is_file() for p in folder.rglob("*")), f"{name} wrote nothing"

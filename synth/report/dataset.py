@@ -16,6 +16,7 @@ from typing import Any
 from synth._words import words
 from synth.data import Golden
 from synth.dataset import Dataset
+from synth.dataset._public import public_goldens, public_metadata, public_source
 from synth.dataset.inspect import NONE, DatasetInspection, inspect_dataset
 from synth.report import _figures
 from synth.report._html import render
@@ -37,7 +38,9 @@ def dataset_report(
     :func:`synth.report.find_manifest`), and the report leaves out what only a manifest knows.
     ``source`` names the dataset's file when ``dataset`` is already loaded (default: ``dataset``
     itself when it is a path); the manifest is looked for beside it too.
-    Write the page with ``Path("dataset.html").write_text(html, encoding="utf-8")``.
+    Write the page with ``Path("dataset.html").write_text(html, encoding="utf-8")``. The page
+    is made to be shared: it names no model server and no local path (files are named as the
+    corpus names them).
     """
     if source is None and isinstance(dataset, str | os.PathLike):
         source = dataset
@@ -46,8 +49,12 @@ def dataset_report(
         run = find_manifest(data.metadata, source)
     else:
         run = dict(manifest) if isinstance(manifest, Mapping) else load_manifest(manifest)
+    # a report is shared: its goldens, facts and title in their shareable form (files named as
+    # the corpus names them, no model server), as every export is (synth.dataset._public)
+    data = Dataset(public_goldens(data.goldens), public_metadata(data.metadata))
+    run = public_metadata(run) if run is not None else None
     inspection = inspect_dataset(data)
-    name = os.fspath(source) if source is not None else None
+    name = public_source(os.fspath(source)) if source is not None else None
     plots = _plots(data, inspection, run)
     return render(
         "dataset.html.j2",
