@@ -131,9 +131,7 @@ def test_the_local_goldens_keep_their_paths_and_models(run) -> None:
     assert golden.metadata["models"]["generator"]["base_url"].startswith("http://127.0.0.1:")
 
 
-@pytest.mark.parametrize(
-    "name", [*OWN_FORMATS, *EXPORT_FORMATS, HF_FORMAT, "pushed", "report"]
-)
+@pytest.mark.parametrize("name", [*OWN_FORMATS, *EXPORT_FORMATS, HF_FORMAT, "pushed", "report"])
 def test_no_export_names_the_model_server_or_a_local_path(run, name: str) -> None:
     folder = run["outputs"][name]
     assert any(p.is_file() for p in folder.rglob("*")), f"{name} wrote nothing"
