@@ -82,7 +82,8 @@ def hashed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    """Four readable files of a few chunks each, a broken PDF and an unsupported file."""
+    """Four readable files of a few chunks each (the PDF with a page without text), a broken PDF
+    and an unsupported file."""
     root = tmp_path / "docs"
     root.mkdir()
     (root / "a.txt").write_text(
@@ -93,7 +94,9 @@ def folder(tmp_path: Path) -> Path:
         root / "c.docx",
         [("p", "Lamp oil is ordered each spring from the mainland. " * 8), ("p", "Wicks too.")],
     )
-    make_pdf(root / "d.pdf", ["Page one tells of fog horns and rocks. " * 10, "Page two. " * 20])
+    # its last page has no text: the note the report gives it must come back with an unread file
+    pages = ["Page one tells of fog horns and rocks. " * 10, "Page two. " * 20, ""]
+    make_pdf(root / "d.pdf", pages)
     (root / "broken.pdf").write_bytes(b"not a pdf")
     (root / "picture.png").write_bytes(b"\x89PNG")
     settle(root)
@@ -139,6 +142,9 @@ def test_a_second_run_reads_chunks_and_embeds_no_unchanged_file(
     assert hashed == ["broken.pdf"]  # the stat of a file modified long ago settles the others
     assert embedder.embedded_texts == first.embedded  # nothing embedded
     assert rows(second) == rows(first)  # the same rows: statuses, reasons, chunks, tokens, ids
+    assert [f.reason for f in second.files if f.path.endswith("d.pdf")] == [
+        "1 of 3 pages have no text"
+    ]
     assert (second.chunks, second.tokens) == (first.chunks, first.tokens)
     assert (second.embedded, second.reused) == (0, first.chunks)
     assert second.unchanged == 4 and second.to_json()["unchanged"] == 4
