@@ -40,7 +40,6 @@ from synth.dataset import Dataset
 from synth.errors import ConfigError
 from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig, StylingConfig
 from synth.generate.conversation import ConversationConfig
-from synth.generate.templates import PromptOverrides, PromptSet
 from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.conversations import ConversationalModes
 from synth.run.dir import fingerprint_paths
@@ -56,6 +55,7 @@ from synth.run.setup import RunConfigs, check_num_goldens, docs_feed, per_contex
 from synth.run.sources import locate_source_files, source_locations
 from synth.run.sync import sync_twin, warns_if_short
 from synth.run.upkeep import DatasetUpkeep
+from synth.stage.templates import PromptOverrides, PromptSet
 
 
 @dataclass(eq=False, repr=False)

@@ -10,12 +10,12 @@ import pytest
 from pydantic import BaseModel
 
 from synth.errors import IncompleteCompletionError, OutputParseError
-from synth.generate._call import REFUSED, ask_checked, ask_raw, forget
-from synth.generate.stats import StageStats
-from synth.generate.templates import SYSTEM
 from synth.llm.base import LLM, Completion, FunctionModel, run_sync
 from synth.llm.factory import wrap_llm
 from synth.llm.structured import parse_verdict
+from synth.stage.call import REFUSED, ask_checked, ask_raw, forget
+from synth.stage.stats import StageStats
+from synth.stage.templates import SYSTEM
 
 
 class Reply(BaseModel):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from synth.generate.draft import Draft
-from synth.generate.stats import StageStats, count_stages
 from synth.run.manifest import stage_row, stats_rows
+from synth.stage.stats import StageStats, count_stages
 
 STAGES = ["inputs", "filter", "evolve", "style", "expected"]
 

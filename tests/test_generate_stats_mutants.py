@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from synth.errors import ModelError, RateLimitError
 from synth.generate.draft import Draft
-from synth.generate.stats import StageStats, count_stages, model_error_reason
+from synth.stage.stats import StageStats, count_stages, model_error_reason
 
 
 def _draft(stage: str | None = None, reason: str | None = "x") -> Draft:

@@ -29,7 +29,6 @@ from synth.generate.config import (
 )
 from synth.generate.conversation import ConversationConfig
 from synth.generate.question_types import DISTRACTING, OUT_OF_SCOPE
-from synth.generate.templates import PromptOverrides, PromptSet
 from synth.llm.base import LLM
 from synth.llm.batch import JOURNAL as BATCH_JOURNAL
 from synth.run.models import Models, RunModels
@@ -38,6 +37,7 @@ from synth.run.session import RunSession
 from synth.run.stages import StageSettings
 from synth.run.stream import Target
 from synth.run.yields import PRIOR_KEEP
+from synth.stage.templates import PromptOverrides, PromptSet
 
 if TYPE_CHECKING:
     from synth.store.embedder import Embedder
