@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from synth._journal import Journal, reject_row
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import (
     BELOW_THRESHOLD,
@@ -44,8 +45,6 @@ from synth.contexts.select import SeedSelector
 from synth.data import Chunk
 from synth.errors import AuthenticationError, ModelError, raw_reply
 from synth.llm.base import LLM
-from synth.run.dir import Journal
-from synth.run.rejects import reject_row
 from synth.stage.stats import StageStats, model_error_reason
 from synth.stage.templates import PromptSet
 
