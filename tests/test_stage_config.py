@@ -1,5 +1,5 @@
 """The base of the stage configs: its error messages, the model and embedder checks, and how a
-config is validated, copied and recorded (what mutation testing found unchecked)."""
+config is validated, copied and recorded."""
 
 from __future__ import annotations
 

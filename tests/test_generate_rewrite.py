@@ -1,4 +1,4 @@
-"""What the mutation run of synth/generate/_rewrite.py found unchecked: the one-rewrite stages'
+"""The one-rewrite stages'
 shared loop (blank replies refused, failures dropped, live drafts run and tallied)."""
 
 from __future__ import annotations

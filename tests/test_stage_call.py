@@ -1,4 +1,4 @@
-"""What the mutation run of synth/generate/_call.py found unchecked: what a stage's one request
+"""What a stage's one request
 sends, counts, re-asks and forgets."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What the mutation run of synth/generate/plan.py found unchecked: each stage's requests and
+"""Each stage's requests and
 prompt tokens, to the token, and which stages a plan holds."""
 
 from __future__ import annotations
