@@ -27,40 +27,49 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterable, MutableMapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.coverage import file_quotas
 from synth.contexts.feed import Candidate, ListFeed, ScratchFeed
-from synth.data import Context
+from synth.data import Chunk, Context
 from synth.dataset import Dataset
 from synth.errors import ConfigError
 from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig, StylingConfig
 from synth.generate.conversation import ConversationConfig
-from synth.generate.templates import PromptOverrides, PromptSet
 from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.conversations import ConversationalModes
 from synth.run.dir import fingerprint_paths
-from synth.run.ingest import files_read, ingest_in_run
+from synth.run.ingest import files_read, ingest_for_run, ingest_in_run, read_chunks
 from synth.run.inputs import SCRATCH_BATCH, as_contexts, as_paths, candidates_from_goldens
 from synth.run.manifest import merged as merged_manifest
-from synth.run.models import DEFAULT_CACHE, BatchArg, ModelArg, RunModels, checked_model
-from synth.run.owner import RunOwner
+from synth.run.models import ModelSettings, RunModels, checked_model
 from synth.run.plan import Plan, plan_docs, planned_coverage
-from synth.run.progress import Progress
+from synth.run.progress import Progress, as_progress
 from synth.run.question_types import typed_runs
+from synth.run.refill import refill
 from synth.run.session import RunSession
-from synth.run.setup import RunConfigs, check_num_goldens, docs_feed, per_context_note
+from synth.run.setup import (
+    RunConfigs,
+    RunPlace,
+    check_num_goldens,
+    docs_feed,
+    open_session,
+    per_context_note,
+)
 from synth.run.sources import locate_source_files, source_locations
 from synth.run.sync import sync_twin, warns_if_short
-from synth.run.upkeep import DatasetUpkeep
+from synth.run.update import UpdatePlan, merge_update, plan_update, write_update
+from synth.stage.templates import PromptOverrides, PromptSet
+
+DocsArg = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
-@dataclass(eq=False, repr=False)
-class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
+@dataclass(eq=False, repr=False, kw_only=True)
+class Synthesizer(ModelSettings, ConversationalModes):
     """Makes goldens from documents, contexts, a scenario or example goldens; refills datasets.
 
     ``model`` and ``critic_model`` are ``"provider:model"`` specs, :class:`~synth.LLM` objects or
@@ -84,16 +93,8 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     refused here; nothing else is checked or connected until a ``generate_*`` call.
     """
 
-    model: ModelArg = None
-    _: KW_ONLY
-    critic_model: ModelArg = None
-    embedder: Any = None
-    max_concurrent: int | None = None
-    rpm: float | None = None
-    tpm: float | None = None
-    rate_window: float = 60.0
-    batch: BatchArg = None
-    timeout: float | None = None
+    # the model arguments (model, critic_model, embedder, max_concurrent, rpm, tpm, rate_window,
+    # batch, timeout, cache, base_url) are ModelSettings'; the rest are the stages' and the run's
     filtration_config: FiltrationConfig = field(default_factory=FiltrationConfig)
     evolution_config: EvolutionConfig = field(default_factory=EvolutionConfig)
     styling_config: StylingConfig = field(default_factory=StylingConfig)
@@ -108,9 +109,7 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     max_easy_share: float | None = None
     seed: int = 0
     run_dir: str | os.PathLike[str] | None = None
-    cache: str | os.PathLike[str] | MutableMapping[str, str] | None = DEFAULT_CACHE
     prompts: PromptOverrides | PromptSet | None = None
-    base_url: str | None = None
     store_path: str | os.PathLike[str] = Path(".synth") / "chroma"
     store_url: str | None = None
     ray: str | bool | None = None
@@ -146,6 +145,64 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
         options = config.synthesizer_options()
         options.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**options)
+
+    # ---- what it owns for its runs: the models made once, the store, the last run's session ------
+    @property
+    def manifest(self) -> dict[str, Any] | None:
+        """The manifest of the last run (also in its run directory), as last written; for a call
+        of several runs (one per question type), theirs as one (each stays in its own folder)."""
+        if self._merged is not None:
+            return self._merged
+        return self._session.manifest if self._session is not None else None
+
+    @property
+    def last_run_dir(self) -> Path | None:
+        """The run directory of the last run."""
+        return self._session.path if self._session is not None else None
+
+    def _models(self) -> RunModels:
+        """What makes and owns the models: on first use, from this Synthesizer's arguments."""
+        if self._made is None:
+            self._made = RunModels.of(self)
+        return self._made
+
+    def _ingest(self, paths: list[str], config: ContextConstructionConfig) -> tuple[Any, Any, Any]:
+        """Stage 1: the store, the ingest under way and this run's chunks (ingest_for_run)."""
+        embedder = self._models().embedder(config.embedder)
+        return ingest_for_run(
+            paths,
+            config,
+            embedder,
+            store_path=self.store_path,
+            store_url=self.store_url,
+            ray=self.ray,
+        )
+
+    def _run(
+        self, mode: str, key_inputs: dict[str, Any], num_goldens: int | None, configs: RunConfigs
+    ) -> RunSession:
+        place = RunPlace(run_dir=self.run_dir, progress=as_progress(self.progress))
+        place = place.of_part(configs.part)
+        self._session = open_session(mode, key_inputs, num_goldens, configs, self._models(), place)
+        return self._session
+
+    def mark_interrupted(self) -> None:
+        """Record at once, from any thread, that the last run was interrupted (its manifest says
+        so): for a process about to be ended by force before the run could unwind."""
+        if self._session is not None:
+            self._session.mark_interrupted()
+
+    def close(self) -> None:
+        """Release the clients and threads of the models and embedders made from specs, and the
+        cache file (after Ctrl-C: ends requests still waiting on a server, so the process exits)."""
+        if self._made is not None:
+            self._made.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ---- the four ways in (each with a sync twin, made by sync_twin, after it) ---------------------
     @warns_if_short
@@ -213,8 +270,8 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
             feed = docs_feed(chunks, pending, configs, num_goldens, run, pending.raise_if_failed)
             files = files_read(pending.report)
             coverage = planned_coverage(feed, configs, num_goldens, files=files)
-            target = configs.target(num_goldens, feed.wanted)
-            target.quotas = file_quotas(coverage, num_goldens)
+            quotas = file_quotas(coverage, num_goldens)
+            target = configs.target(num_goldens, feed.wanted, quotas)
             if num_goldens is None:
                 run.progress.note(per_context_note(target))
             return await run.execute(feed, target, coverage)
@@ -310,6 +367,63 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
         contexts = self.context_construction_config
         configs = RunConfigs.of(self, include_expected_output, max_goldens_per_context, contexts)
         return plan_docs(paths, configs, self._ingest, self._models().names(), num_goldens)
+
+    # ---- a dataset's upkeep after its run: refilled after a review, updated after its documents
+    # changed. Both end at exactly N goldens: those kept untouched, the new ones made by
+    # a_generate_goldens_from_docs from chunks the kept did not use, the replaced kept apart in a
+    # file beside the dataset (the rules: synth.run.refill and synth.run.update) ------------------
+    async def a_refill(self, dataset: Any, *, docs: DocsArg | None = None) -> Dataset:
+        """A reviewed dataset, its rejected goldens replaced by new pending ones from chunks it
+        did not use, from ``docs`` or its run's documents (a path is written back, the rejected
+        kept in ``<file>.rejected.jsonl``; see :mod:`synth.run.refill`)."""
+        generate = self.a_generate_goldens_from_docs
+        return (await refill(dataset, docs, seed=self.seed, generate=generate)).dataset
+
+    refill = sync_twin(a_refill)
+
+    async def a_update(
+        self, dataset: Any, docs: DocsArg, *, plan: UpdatePlan | None = None
+    ) -> Dataset:
+        """``dataset`` brought up to date with ``docs``: goldens whose chunks are all still there
+        kept as they are, the stale and orphaned replaced by new pending ones from the changed and
+        new files (a path is written back, beside it ``.retired.jsonl`` and ``.changes.json``;
+        see :mod:`synth.run.update`). ``plan`` is :meth:`plan_update`'s, when already made."""
+        paths = as_paths(docs)
+        if plan is None:
+            plan = self.plan_update(dataset, paths)
+        if not plan.stale:
+            return plan.dataset
+        new = Dataset()  # only new files, nothing retired: the update records that it saw them
+        if plan.retired:
+            new = await self.a_generate_goldens_from_docs(
+                paths, num_goldens=len(plan.retired), avoid_chunks=plan.avoid, seed=plan.seed
+            )
+        updated, retired = merge_update(plan, new)
+        if isinstance(dataset, str | os.PathLike):
+            write_update(dataset, updated, retired, plan)
+        return updated
+
+    update = sync_twin(a_update)
+
+    def plan_update(self, dataset: Any, docs: DocsArg, *, embed: bool = True) -> UpdatePlan:
+        """What :meth:`update` would do. ``embed``: ingest ``docs`` as a run does (unchanged files
+        are not read; changed and new ones are embedded and stored, ready for the update);
+        without it, no model request and nothing stored: the files are read and cut only."""
+        paths = as_paths(docs)
+        config = self.context_construction_config
+        chunks = self._ingested_chunks(paths) if embed else read_chunks(config, paths)
+        locations = source_locations(paths, absolute=self.absolute_paths)
+        return plan_update(dataset, chunks, locations, seed=self.seed)
+
+    def _ingested_chunks(self, paths: list[str]) -> list[Chunk]:
+        """The corpus's chunks now, by the run's own ingest (unchanged files are not read again)."""
+        store, pending, chunks = self._ingest(paths, self.context_construction_config)
+        try:
+            pending.finish()
+        finally:
+            pending.close()
+            store.close()
+        return list(chunks)
 
 
 __all__ = ["Synthesizer"]

@@ -21,11 +21,11 @@ from synth.contexts.critic import (
 from synth.contexts.seed_feed import DocsFeed
 from synth.data import Chunk
 from synth.errors import OutputParseError, ServerError
-from synth.generate.stats import StageStats
-from synth.generate.templates import PromptSet
 from synth.llm import Usage, make_llm
 from synth.llm.base import FunctionModel, run_sync
 from synth.run.dir import Journal
+from synth.stage.stats import StageStats
+from synth.stage.templates import PromptSet
 
 PASSAGE = re.compile(r'<passage index="(\d+)">\n(.*?)\n</passage>', re.DOTALL)
 

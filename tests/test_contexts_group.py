@@ -14,7 +14,7 @@ from synth.contexts.group import TOO_FEW, group_contexts, prefetch_neighbours
 from synth.contexts.index import ChunkIndex
 from synth.contexts.select import SeedSelector
 from synth.data import Chunk
-from synth.generate.stats import StageStats
+from synth.stage.stats import StageStats
 from synth.store import ChunkStore, HashEmbedder
 from synth.store.embedder import Embedder
 

@@ -12,7 +12,7 @@ from synth.contexts.critic import ScoredSeed
 from synth.contexts.group import group_contexts, prefetch_neighbours
 from synth.contexts.index import ChunkIndex
 from synth.data import Chunk
-from synth.generate.stats import StageStats
+from synth.stage.stats import StageStats
 
 SAME = [1.0, 0.0, 0.0, 0.0]  # cosine 1 to the seed
 HALF = [0.5, 0.5, 0.5, 0.5]  # exactly 0.5, in float32 too

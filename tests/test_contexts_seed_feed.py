@@ -23,10 +23,10 @@ from synth.contexts.index import ChunkIndex
 from synth.contexts.seed_feed import DocsFeed, SeedBatch, lookahead_batches
 from synth.data import Chunk
 from synth.errors import AuthenticationError, ServerError
-from synth.generate.stats import StageStats
-from synth.generate.templates import PromptSet
 from synth.llm.base import FunctionModel
 from synth.run.dir import Journal
+from synth.stage.stats import StageStats
+from synth.stage.templates import PromptSet
 
 
 class Critic:

@@ -23,8 +23,8 @@ from synth.generate.base import Source
 from synth.generate.config import StylingConfig
 from synth.generate.conversation import ConversationConfig, ConversationStep
 from synth.generate.follow_ups import STANDALONE, FollowUpStep, follow_ups
-from synth.generate.templates import default_prompts
 from synth.llm.base import FunctionModel, run_sync
+from synth.stage.templates import default_prompts
 
 SAMPLE = str(Path(__file__).resolve().parent.parent / "sample_docs")
 #: a 401 as the API sends it when it refuses a key

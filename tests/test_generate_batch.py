@@ -11,19 +11,19 @@ import pytest
 
 from synth.contexts.critic import CriticReply
 from synth.errors import OutputParseError
-from synth.generate._batch import (
+from synth.generate.expected import ExpectedReply
+from synth.generate.inputs import InputsReply
+from synth.llm.base import FunctionModel, run_sync
+from synth.llm.factory import wrap_llm
+from synth.llm.structured import json_schema, parse_verdict, strict_json_schema
+from synth.stage.batch import (
     BatchRequest,
     ask_batch,
     batch_schema,
     describe,
     match_entries,
 )
-from synth.generate.expected import ExpectedReply
-from synth.generate.inputs import InputsReply
-from synth.generate.stats import StageStats
-from synth.llm.base import FunctionModel, run_sync
-from synth.llm.factory import wrap_llm
-from synth.llm.structured import json_schema, parse_verdict, strict_json_schema
+from synth.stage.stats import StageStats
 
 # ---- matching: one test per rule ---------------------------------------------------------------
 
@@ -231,7 +231,7 @@ def test_a_partial_reply_that_led_to_a_reask_is_replayed_and_only_the_reask_aske
 def test_a_reply_its_step_refuses_is_asked_again_and_counted_as_refused() -> None:
     """ask_checked: a reply that parses but fails the step's check (a blank input) is evicted and
     asked again, counted as ``refused`` (not as a malformed reply)."""
-    from synth.generate._call import ask_checked
+    from synth.stage.call import ask_checked
 
     replies = iter(['{"inputs": [" "]}', '{"inputs": ["What is it?"]}'])
     cache: dict[str, str] = {}
@@ -258,7 +258,7 @@ def test_a_reply_its_step_refuses_is_asked_again_and_counted_as_refused() -> Non
 def test_a_schema_without_exactly_one_list_field_is_refused_by_name() -> None:
     from pydantic import BaseModel
 
-    from synth.generate._batch import list_field
+    from synth.stage.batch import list_field
 
     class TwoLists(BaseModel):
         a: list[int]
@@ -277,7 +277,7 @@ def test_no_items_match_nothing_and_a_shift_leaves_nothing_missing() -> None:
 
 
 def test_read_batch_matches_identical_copies_and_says_how_many_items_it_read_for() -> None:
-    from synth.generate._batch import read_batch
+    from synth.stage.batch import read_batch
 
     entry = {"index": 1, "expected_output": "one"}
     text = json.dumps({"outputs": [entry, entry, {"index": 2, "expected_output": " "}]})
@@ -287,7 +287,7 @@ def test_read_batch_matches_identical_copies_and_says_how_many_items_it_read_for
 
 
 def test_values_of_says_what_is_missing_or_unusable_and_keeps_the_replys_json() -> None:
-    from synth.generate._batch import values_of
+    from synth.stage.batch import values_of
 
     short = ExpectedReply.model_validate({"outputs": [{"index": 1, "expected_output": "a"}]})
     with pytest.raises(OutputParseError) as info:

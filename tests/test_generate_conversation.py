@@ -15,7 +15,6 @@ import pytest
 from synth import FunctionModel
 from synth.data import Context
 from synth.errors import ConfigError, OutputParseError
-from synth.generate._batch import batch_schema
 from synth.generate.base import Source
 from synth.generate.config import StylingConfig
 from synth.generate.conversation import (
@@ -33,7 +32,8 @@ from synth.generate.conversation import (
 )
 from synth.generate.draft import Draft, draft_id
 from synth.generate.expected import source_chunks
-from synth.generate.templates import SYSTEM, PromptSet, default_prompts
+from synth.stage.batch import batch_schema
+from synth.stage.templates import SYSTEM, PromptSet, default_prompts
 
 TEXT = (
     "Heat pumps move heat from the outside air into the house. A specialist services the heat "

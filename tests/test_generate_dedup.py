@@ -11,7 +11,7 @@ from synth.data import Context
 from synth.errors import ConfigError
 from synth.generate.dedup import DUPLICATE, Deduplicator
 from synth.generate.draft import Draft
-from synth.generate.stats import StageStats
+from synth.stage.stats import StageStats
 from synth.store import HashEmbedder
 
 

@@ -20,7 +20,7 @@ from synth.generate.distracting import (
     distraction_words,
 )
 from synth.generate.draft import draft_id
-from synth.generate.templates import PromptSet, default_prompts
+from synth.stage.templates import PromptSet, default_prompts
 
 CTX = Context(
     id="c",

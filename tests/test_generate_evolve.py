@@ -14,9 +14,9 @@ from synth.errors import ModelTimeoutError, OutputParseError
 from synth.generate import evolve
 from synth.generate.config import Evolution, EvolutionConfig
 from synth.generate.draft import Draft
-from synth.generate.stats import StageStats
-from synth.generate.templates import default_prompts
 from synth.llm.base import FunctionModel, run_sync
+from synth.stage.stats import StageStats
+from synth.stage.templates import default_prompts
 
 ONE = Context(
     id="ctx_1",
@@ -173,7 +173,7 @@ class Sent(FunctionModel):
 
 
 def _custom_prompts():  # type: ignore[no-untyped-def]
-    from synth.generate.templates import PromptSet
+    from synth.stage.templates import PromptSet
 
     return PromptSet({"evolve": MARK + default_prompts().text("evolve")})
 

@@ -13,8 +13,8 @@ from synth.errors import OutputParseError, ServerError
 from synth.generate import filter as input_filter
 from synth.generate.config import FiltrationConfig
 from synth.generate.draft import Draft
-from synth.generate.stats import StageStats
 from synth.llm.base import FunctionModel, run_sync
+from synth.stage.stats import StageStats
 
 CONTEXT = Context(
     id="ctx_b",
@@ -318,7 +318,7 @@ def scores_06(prompt: str, system: str | None) -> str:
 
 
 def _custom_prompts():  # type: ignore[no-untyped-def]
-    from synth.generate.templates import PromptSet, default_prompts
+    from synth.stage.templates import PromptSet, default_prompts
 
     default = default_prompts()
     return PromptSet({name: MARK + default.text(name) for name in ("filter", "rewrite")})

@@ -24,11 +24,11 @@ from synth.generate import evolve, expected, inputs
 from synth.generate import filter as input_filter
 from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig
 from synth.generate.dedup import Deduplicator
-from synth.generate.plan import plan_requests
-from synth.generate.stats import StageStats
-from synth.generate.templates import default_prompts
 from synth.llm import make_llm
 from synth.llm.base import LLM, FunctionModel
+from synth.run.stage_plan import plan_requests
+from synth.stage.stats import StageStats
+from synth.stage.templates import default_prompts
 from synth.store import ChunkStore, HashEmbedder
 
 TOPICS = [

@@ -22,7 +22,7 @@ from synth.generate.follow_ups import (
     follow_ups,
     judge,
 )
-from synth.generate.templates import PromptSet, default_prompts
+from synth.stage.templates import PromptSet, default_prompts
 
 MESSAGE = re.compile(r'<message index="(\d+)">\n?(.*?)\n?</message>', re.DOTALL)
 

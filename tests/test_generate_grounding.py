@@ -9,8 +9,8 @@ import re
 from synth.data import Context
 from synth.generate import expected
 from synth.generate.draft import Draft
-from synth.generate.stats import StageStats
 from synth.llm.base import FunctionModel, run_sync
+from synth.stage.stats import StageStats
 
 REFUND = "Refunds are paid within 30 days of the return. Opened items are not refunded."
 SHIPPING = "Orders ship from the Leeds warehouse.\nDelivery takes two to four working days."

@@ -10,8 +10,8 @@ from synth.data import Context
 from synth.errors import ConfigError, OutputParseError, RateLimitError
 from synth.generate import inputs
 from synth.generate.config import GenerationConfig, StylingConfig
-from synth.generate.stats import StageStats
 from synth.llm.base import FunctionModel, run_sync
+from synth.stage.stats import StageStats
 
 CONTEXT = Context(
     id="ctx_solar",
@@ -176,7 +176,7 @@ class Sent(FunctionModel):
 
 
 def _custom_prompts():  # type: ignore[no-untyped-def]
-    from synth.generate.templates import PromptSet, default_prompts
+    from synth.stage.templates import PromptSet, default_prompts
 
     default = default_prompts()
     names = ("inputs", "inputs_from_scratch", "inputs_from_goldens")

@@ -26,7 +26,7 @@ from synth.generate.language import (
     parse,
     target_language,
 )
-from synth.generate.templates import PromptSet, default_prompts
+from synth.stage.templates import PromptSet, default_prompts
 
 GERMAN = "Wie oft muss ein Fachbetrieb die Wärmepumpe im Jahr warten und was wird dabei geprüft?"
 ENGLISH = "How often must a specialist service the heat pump each year, and what do they check?"

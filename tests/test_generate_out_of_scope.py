@@ -23,7 +23,7 @@ from synth.generate.out_of_scope import (
     near_chunks,
     unscoped,
 )
-from synth.generate.templates import PromptSet, default_prompts
+from synth.stage.templates import PromptSet, default_prompts
 
 CTX = Context(
     id="c", chunk_ids=["a#0"], texts=["The pump needs three checks a year."], source_files=["a"]

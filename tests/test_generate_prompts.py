@@ -13,11 +13,12 @@ from synth.contexts import critic
 from synth.contexts.config import ContextConstructionConfig
 from synth.data import Chunk, Context
 from synth.errors import ConfigError
-from synth.generate import evolve, expected, inputs, style, templates
+from synth.generate import evolve, expected, inputs, style
 from synth.generate import filter as input_filter
 from synth.generate.config import Evolution, GenerationConfig, StylingConfig
-from synth.generate.templates import SLOTS, SYSTEM, PromptSet, default_prompts
 from synth.llm.base import FunctionModel, run_sync
+from synth.stage import templates
+from synth.stage.templates import SLOTS, SYSTEM, PromptSet, default_prompts
 
 
 def test_every_template_is_packaged_and_valid() -> None:

@@ -13,8 +13,8 @@ from synth.errors import BadRequestError, OutputParseError
 from synth.generate import expected, style
 from synth.generate.config import StylingConfig
 from synth.generate.draft import Draft
-from synth.generate.stats import StageStats
 from synth.llm.base import FunctionModel, run_sync
+from synth.stage.stats import StageStats
 
 CTX_A = Context(
     id="ctx_a", chunk_ids=["a#0"], texts=["Flour is milled grain."], source_files=["a.txt"]
@@ -216,7 +216,7 @@ class Recording(FunctionModel):
 
 def test_expected_step_passes_on_its_prompts_label_and_format() -> None:
     from synth.generate.base import Source
-    from synth.generate.templates import PromptSet
+    from synth.stage.templates import PromptSet
 
     prompts = PromptSet({"expected": "Answer $count from $context:\n$inputs$output_format"})
 
@@ -304,7 +304,7 @@ def test_the_style_step_restyles_with_its_seed_prompts_and_the_context() -> None
     import random
 
     from synth.generate.base import Source
-    from synth.generate.templates import PromptSet, default_prompts
+    from synth.stage.templates import PromptSet, default_prompts
 
     prompts = PromptSet({"style": "Custom. " + default_prompts().text("style")})
     model = SentStyle()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from synth.data import Context
-from synth.generate._text import (
+from synth.stage.text import (
     NO_CONTEXT,
     context_text,
     feedback_items,

@@ -16,8 +16,8 @@ from synth.generate.base import Source
 from synth.generate.conversation import as_text
 from synth.generate.draft import Draft
 from synth.generate.language import WRONG_LANGUAGE, LanguageReply
-from synth.generate.templates import PromptSet, default_prompts
 from synth.generate.turn_language import TurnsChecked
+from synth.stage.templates import PromptSet, default_prompts
 
 GERMAN_Q = "Wie oft muss ein Fachbetrieb die Wärmepumpe im Jahr warten und was wird dabei geprüft?"
 ENGLISH_Q = "How often must a specialist service the heat pump each year, and what do they check?"

@@ -1,4 +1,9 @@
-"""No import cycle anywhere in synth/: every import, at module level or inside a function, counts.
+"""synth's packages import down a table of layers, and nowhere is there an import cycle.
+
+Every import counts, at module level or inside a function. ``LAYERS`` lists the packages from the
+bottom up; a module may import its own package and the layers below it, never a layer above and
+never a sibling on its own layer (``contexts`` knows nothing of ``generate``, private modules or
+public; what both need lives in ``stage`` below them).
 
 The graph is read from the source with ``ast``, not by importing, so an import a test never runs
 still counts. Imports under ``if TYPE_CHECKING:`` are left out: they never run, and are the way to
@@ -20,6 +25,28 @@ ROOT = Path(__file__).resolve().parent.parent / "synth"
 # Cycles allowed, each as the sorted tuple of the modules in one strongly connected component.
 # Keep it empty: a new cycle fails the test, and so does an entry that no longer happens.
 ALLOWED_CYCLES: list[tuple[str, ...]] = []
+
+
+#: the packages from the bottom up; one row is one layer. ``CORE`` is synth's root modules (the
+#: records in ``data``, ``errors``, and the one-concept helpers ``_ids``, ``_files``, ``_journal``,
+#: ``_manifest``...), which every package may use; ``synth`` itself is the public surface on top.
+CORE = "synth's root modules"
+LAYERS: list[tuple[str, ...]] = [
+    (CORE,),
+    ("synth.ingest", "synth.llm"),  # readers and chunking; one adapter per provider
+    ("synth.store",),  # embedders and Chroma: stores ingest's chunks, embeds through llm's clients
+    ("synth.stage", "synth.dataset"),  # what LLM stages share; the goldens' file and its formats
+    ("synth.contexts", "synth.generate"),  # stages 2-4; stages 5-10
+    ("synth.run",),  # the run machinery that drives the stages
+    ("synth.pipeline", "synth.evaluate"),  # Synthesizer; scoring a system against a dataset
+    ("synth.report",),
+    ("synth.review",),
+    ("synth.cli",),
+    ("synth",),  # the lazy public names, and ``python -m synth``
+]
+#: imports the layers would allow that are kept out all the same: a report is drawn from a
+#: dataset and its manifest (``synth._manifest`` finds it), never from the run machinery
+KEPT_APART = {("synth.report", "synth.run")}
 
 
 def module_name(path: Path) -> str:
@@ -82,6 +109,41 @@ def import_graph() -> dict[str, set[str]]:
     return {name: imports_of(name, path, modules) for name, path in modules.items()}
 
 
+def unit_of(module: str) -> str:
+    """The row of ``LAYERS`` that ``module`` belongs to: its package, or ``CORE`` for a root module."""
+    parts = module.split(".")
+    if module in ("synth", "synth.__main__"):
+        return "synth"
+    if len(parts) == 2 and module != "synth.pipeline" and module not in _PACKAGES:
+        return CORE
+    return ".".join(parts[:2])
+
+
+_PACKAGES = {f"synth.{path.name}" for path in ROOT.iterdir() if (path / "__init__.py").is_file()}
+
+
+def layer_of(unit: str) -> int:
+    return next(number for number, row in enumerate(LAYERS) if unit in row)
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Each import of a layer above the importer's, or of a sibling on its own layer."""
+    found = []
+    for module in sorted(graph):
+        unit = unit_of(module)
+        for target in sorted(graph[module]):
+            other = unit_of(target)
+            if other == unit:
+                continue
+            if (unit, other) in KEPT_APART:
+                found.append(f"{module} imports {target}, which its layer is kept apart from")
+            elif layer_of(other) > layer_of(unit):
+                found.append(f"{module} imports {target}, a layer above it")
+            elif layer_of(other) == layer_of(unit):
+                found.append(f"{module} imports {target}, a sibling on its own layer")
+    return found
+
+
 def cycles(graph: dict[str, set[str]]) -> list[tuple[str, ...]]:
     """Every strongly connected component of more than one module, sorted (Tarjan's algorithm)."""
     index: dict[str, int] = {}
@@ -129,6 +191,17 @@ def cycles(graph: dict[str, set[str]]) -> list[tuple[str, ...]]:
     return sorted(found)
 
 
+def test_every_package_has_a_place_in_the_layers() -> None:
+    placed = {unit for row in LAYERS for unit in row}
+    unplaced = sorted({unit_of(module) for module in all_modules()} - placed)
+    assert unplaced == [], f"add these to LAYERS in {Path(__file__).name}: {unplaced}"
+
+
+def test_imports_point_down_the_layers() -> None:
+    found = layer_violations(import_graph())
+    assert not found, "imports against the layer order in synth/:\n" + "\n".join(found)
+
+
 def test_no_import_cycle_in_synth() -> None:
     found = cycles(import_graph())
     unexpected = [cycle for cycle in found if cycle not in ALLOWED_CYCLES]
@@ -144,6 +217,30 @@ def test_every_allowed_cycle_still_exists() -> None:
 
 
 # ---- the checker itself ------------------------------------------------------------------------
+def test_layer_violations_catches_an_import_up_and_one_across() -> None:
+    graph = {
+        "synth.contexts.critic": {"synth.stage.batch", "synth.data", "synth.generate._text"},
+        "synth.run.stream": {"synth.contexts.feed", "synth.report.dataset"},
+        "synth.stage.batch": {"synth.llm.base"},
+        "synth.report.dataset": {"synth._manifest", "synth.evaluate.report", "synth.run.dir"},
+        "synth.data": {"synth.errors"},
+    }
+    assert layer_violations(graph) == [
+        "synth.contexts.critic imports synth.generate._text, a sibling on its own layer",
+        "synth.report.dataset imports synth.run.dir, which its layer is kept apart from",
+        "synth.run.stream imports synth.report.dataset, a layer above it",
+    ]
+
+
+def test_unit_of_names_the_package_or_the_root() -> None:
+    assert unit_of("synth.generate.stats") == "synth.generate"
+    assert unit_of("synth.stage") == "synth.stage"
+    assert unit_of("synth._journal") == CORE
+    assert unit_of("synth.data") == CORE
+    assert unit_of("synth.pipeline") == "synth.pipeline"
+    assert unit_of("synth.__main__") == unit_of("synth") == "synth"
+
+
 def test_cycles_finds_a_loop_and_ignores_a_chain() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert cycles(graph) == [("a", "b", "c")]

@@ -554,8 +554,8 @@ def test_a_language_prompt_set_writes_the_prompts_of_that_languages_goldens(
 
 def test_a_language_prompt_set_is_checked_and_counted_in_the_version() -> None:
     from synth.errors import ConfigError
-    from synth.generate.templates import PromptSet
     from synth.run.config import pipeline_from_dict
+    from synth.stage.templates import PromptSet
 
     german = PromptSet({"DE": {"inputs": GERMAN_INPUTS}})
     assert german.languages == {"de"} and german.version != PromptSet().version

@@ -141,7 +141,7 @@ def test_a_run_of_the_offline_model_embeds_with_the_hash_embedder_unless_one_is_
     monkeypatch.setenv("OPENAI_API_KEY", "sk-set-but-never-used")
 
     def embedder_of(model: object, embedder: object = None) -> str:
-        settings = ModelSettings(model, None, embedder, None, None, None, None, None, 60.0, None)
+        settings = ModelSettings(model, embedder=embedder, cache=None)
         made = RunModels(settings)
         try:
             return made.embedder().name

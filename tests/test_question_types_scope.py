@@ -30,7 +30,7 @@ from synth.generate.distracting import (
 from synth.generate.draft import Draft
 from synth.generate.out_of_scope import ANSWERABLE, NEAR_MISS_KEY, TOPIC_KEY
 from synth.generate.question_types import expected_note, inputs_instruction, type_counts
-from synth.generate.templates import default_prompts
+from synth.stage.templates import default_prompts
 
 CTX = Context(
     id="c", chunk_ids=["a#0"], texts=["The pump needs three checks a year."], source_files=["a"]

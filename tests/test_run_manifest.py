@@ -10,7 +10,6 @@ from importlib import metadata
 
 import pytest
 
-from synth.generate.stats import StageStats
 from synth.llm.pricing import price_for
 from synth.llm.usage import Usage
 from synth.run import manifest
@@ -28,6 +27,7 @@ from synth.run.manifest import (
     usage_by_stage,
     with_usage,
 )
+from synth.stage.stats import StageStats
 
 MODEL = "openai:gpt-4o-mini"
 ZERO_KINDS = dict.fromkeys(RETRY_KINDS, 0)

@@ -188,11 +188,11 @@ def test_settings_copy_every_option() -> None:
     options = Options()
     for n, f in enumerate(fields(ModelSettings)):
         setattr(options, f.name, f"value {n}")
+    values = [f"value {n}" for n in range(len(fields(ModelSettings)))]
     copied = ModelSettings.of(options)  # type: ignore[arg-type]
-    assert [getattr(copied, f.name) for f in fields(ModelSettings)] == [
-        f"value {n}" for n in range(len(fields(ModelSettings)))
-    ]
-    assert RunModels.of(options).settings == copied  # type: ignore[arg-type]
+    assert [getattr(copied, f.name) for f in fields(ModelSettings)] == values
+    made = RunModels.of(options).settings  # type: ignore[arg-type]
+    assert [getattr(made, f.name) for f in fields(ModelSettings)] == values
 
 
 def test_the_models_are_made_once_from_the_specs_sharing_cache_limiter_and_usage(

@@ -14,8 +14,6 @@ from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.seed_feed import DocsFeed
 from synth.data import Chunk, Context
 from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig, StylingConfig
-from synth.generate.plan import plan_requests
-from synth.generate.templates import default_prompts
 from synth.llm.pricing import price_for
 from synth.run.plan import (
     REPLY_TOKENS,
@@ -28,6 +26,8 @@ from synth.run.plan import (
     plan_docs,
 )
 from synth.run.setup import RunConfigs
+from synth.run.stage_plan import plan_requests
+from synth.stage.templates import default_prompts
 
 GENERATOR = "openai:gpt-4o-mini"
 CRITIC = "openai:gpt-4.1-nano"

@@ -19,7 +19,6 @@ from synth.generate.config import (
     GenerationConfig,
     StylingConfig,
 )
-from synth.generate.templates import PromptSet
 from synth.llm.base import FunctionModel
 from synth.llm.usage import UsageModel
 from synth.run.models import ModelSettings, RunModels
@@ -31,6 +30,7 @@ from synth.run.setup import (
     open_session,
 )
 from synth.run.stream import Target
+from synth.stage.templates import PromptSet
 
 
 def options(**kw: Any) -> SimpleNamespace:

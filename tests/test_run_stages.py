@@ -25,10 +25,10 @@ from synth.generate.config import (
     StylingConfig,
 )
 from synth.generate.draft import Draft, draft_id
-from synth.generate.templates import default_prompts
 from synth.llm.base import FunctionModel
 from synth.run.dir import RunDir
 from synth.run.stages import MAX_EXAMPLES, CandidateRunner, StageSettings, dump_drafts, load_drafts
+from synth.stage.templates import default_prompts
 from synth.store import HashEmbedder
 
 CONTEXT = Context(

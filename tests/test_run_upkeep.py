@@ -1,8 +1,8 @@
-"""A dataset's upkeep (synth/run/upkeep.py): ``refill`` handing the Synthesizer's seed and its
-own generate to the refill, ``plan_update`` ingesting (or only reading) the documents and sorting
-the goldens with the owner's seed and paths, and ``update`` asking for one new golden per
-retired one, writing back only a file. A bare DatasetUpkeep with a recorded generate and
-ingest; the plan, merge and write are the real ones (synth/run/update.py)."""
+"""A dataset's upkeep by the Synthesizer: ``refill`` handing its seed and its own generate to the
+refill, ``plan_update`` ingesting (or only reading) the documents and sorting the goldens with
+its seed and paths, and ``update`` asking for one new golden per retired one, writing back only a
+file. A Synthesizer with a recorded generate and ingest; the plan, merge and write are the real
+ones (synth/run/update.py)."""
 
 from __future__ import annotations
 
@@ -13,15 +13,16 @@ from typing import Any
 
 import pytest
 
+from synth import pipeline
 from synth.contexts.config import ContextConstructionConfig
 from synth.data import Chunk, Golden
 from synth.dataset import Dataset
 from synth.ingest import chunk_documents, load_documents
-from synth.run import upkeep as run_upkeep
+from synth.pipeline import Synthesizer
+from synth.run import update as run_update
 from synth.run.ingest import chunking_of
 from synth.run.sources import source_locations
 from synth.run.update import RETIRED_SUFFIX, side_path, sort_goldens
-from synth.run.upkeep import DatasetUpkeep
 
 
 class Closing:
@@ -39,13 +40,12 @@ class Closing:
         self.events.append(f"{self.name} close")
 
 
-class Maker(DatasetUpkeep):
-    """The Synthesizer's part the upkeep needs, recorded."""
+class Maker(Synthesizer):
+    """A Synthesizer whose generate and ingest are recorded."""
 
     def __init__(self, chunks: list[Chunk], seed: int = 7, absolute: bool = False) -> None:
-        self.seed = seed
-        self.absolute_paths = absolute
-        self.context_construction_config = ContextConstructionConfig(chunk_size=64)
+        config = ContextConstructionConfig(chunk_size=64)
+        super().__init__(seed=seed, absolute_paths=absolute, context_construction_config=config)
         self.chunks = chunks
         self.events: list[str] = []
         self.fail = False
@@ -93,7 +93,7 @@ def test_refill_gives_the_refill_the_dataset_docs_seed_and_the_own_generate(
         calls.append((dataset, docs, seed, generate))
         return SimpleNamespace(dataset=refilled)
 
-    monkeypatch.setattr(run_upkeep, "refill", refill)
+    monkeypatch.setattr(pipeline, "refill", refill)
     maker = Maker([], seed=11)
     assert asyncio.run(maker.a_refill("data.jsonl", docs="docs")) is refilled
     # the sync twin runs the method as the class body saw it (outside mutmut's reach: the
@@ -163,8 +163,8 @@ def test_a_plan_takes_the_owners_seed_paths_and_a_files_run_manifest(
         seen["known"] = (len(dataset), source)
         return {"a.md", "c.md"}
 
-    monkeypatch.setattr(run_upkeep, "source_locations", source_locations)
-    monkeypatch.setattr(run_upkeep, "known_files", known_files)
+    monkeypatch.setattr(pipeline, "source_locations", source_locations)
+    monkeypatch.setattr(run_update, "known_files", known_files)
     path = tmp_path / "data.jsonl"
     goldens(a, b).save(path)
     maker = Maker(chunks, seed=3, absolute=True)

@@ -49,6 +49,7 @@ def shareable(dataset: Dataset) -> Dataset:
 
 def export_hf(args: argparse.Namespace, source: Path, output: Path) -> int:
     """Write ``source`` as an hf folder at ``output`` (and push it); say what was written."""
+    from synth._manifest import find_manifest, load_manifest
     from synth.dataset import Dataset
     from synth.dataset._card import dataset_card
     from synth.dataset._hf import require
@@ -56,7 +57,6 @@ def export_hf(args: argparse.Namespace, source: Path, output: Path) -> int:
     from synth.dataset._hub import check_repo_id, hub_token, push_folder
     from synth.dataset._public import public_metadata
     from synth.dataset.review import select
-    from synth.report._manifest import find_manifest, load_manifest
 
     require("datasets")
     repo: str | None = args.push_to_hub

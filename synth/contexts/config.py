@@ -7,7 +7,7 @@ from typing import Any, Literal, Self
 import tiktoken
 from pydantic import Field, field_validator, model_validator
 
-from synth.generate._config import EmbedderChoice, ModelChoice, StageConfig
+from synth.stage.config import EmbedderChoice, ModelChoice, StageConfig
 
 #: DeepEval settings we cannot honour, and what to use instead
 _REFUSED = {

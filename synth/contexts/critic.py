@@ -17,12 +17,12 @@ from pydantic import BaseModel, Field
 from synth.contexts.config import ContextConstructionConfig
 from synth.data import Chunk
 from synth.errors import ModelError
-from synth.generate._batch import BatchRequest, ask_batch, values_of
-from synth.generate._text import tagged_list
-from synth.generate.stats import StageStats
-from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
+from synth.stage.batch import BatchRequest, ask_batch, values_of
+from synth.stage.stats import StageStats
+from synth.stage.templates import PromptSet, default_prompts
+from synth.stage.text import tagged_list
 
 LABEL = "critic"
 #: how a failed match of the critic's reply is described
@@ -68,7 +68,7 @@ def build_prompt(chunks: Sequence[Chunk | str], prompts: PromptSet | None = None
 
 def check_reply(reply: CriticReply, n: int, raw: str = "") -> list[ContextScore]:
     """The ``n`` scores of a parsed reply, in passage order, matched as a batch reply is
-    (:mod:`synth.generate._batch`); OutputParseError if one is left unmatched."""
+    (:mod:`synth.stage.batch`); OutputParseError if one is left unmatched."""
     return values_of(reply, n, WHAT, _score, raw)
 
 
@@ -106,7 +106,7 @@ async def score_contexts(
 
     Returns one entry per candidate, in order: its :class:`ContextScore`, or the
     :class:`~synth.errors.ModelError` that left it unscored (never raised). A reply that misnumbers
-    its entries keeps what it can match; the rest is asked again (see ``synth.generate._batch``).
+    its entries keeps what it can match; the rest is asked again (see ``synth.stage.batch``).
     """
     size = config.contexts_per_critic_call
     batches = [list(candidates[i : i + size]) for i in range(0, len(candidates), size)]

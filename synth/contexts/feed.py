@@ -20,8 +20,8 @@ from typing import Any, Protocol
 
 from synth.contexts.critic import BELOW_THRESHOLD
 from synth.data import Context
-from synth.generate.stats import StageStats
 from synth.llm.base import LLM
+from synth.stage.stats import StageStats
 
 #: what a feed calls, from the event loop, when it has something new for the stream
 Notify = Callable[[], None]

@@ -27,7 +27,7 @@ from synth.contexts.context import make_context
 from synth.contexts.critic import ScoredSeed
 from synth.contexts.index import unit_rows
 from synth.data import Chunk, Context
-from synth.generate.stats import StageStats
+from synth.stage.stats import StageStats
 
 TOO_FEW = "too_few_similar_chunks"
 

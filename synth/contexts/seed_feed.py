@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from synth._journal import Journal, reject_row
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import (
     BELOW_THRESHOLD,
@@ -43,11 +44,9 @@ from synth.contexts.seed_batch import SeedBatch, lookahead_batches
 from synth.contexts.select import SeedSelector
 from synth.data import Chunk
 from synth.errors import AuthenticationError, ModelError, raw_reply
-from synth.generate.stats import StageStats, model_error_reason
-from synth.generate.templates import PromptSet
 from synth.llm.base import LLM
-from synth.run.dir import Journal
-from synth.run.rejects import reject_row
+from synth.stage.stats import StageStats, model_error_reason
+from synth.stage.templates import PromptSet
 
 
 class DocsFeed:

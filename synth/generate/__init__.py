@@ -20,8 +20,8 @@ from synth.generate.config import (
 from synth.generate.conversation import ConversationConfig
 from synth.generate.dedup import DedupDecision, Deduplicator
 from synth.generate.draft import Draft
-from synth.generate.stats import StageStats
-from synth.generate.templates import PromptSet, default_prompts
+from synth.stage.stats import StageStats
+from synth.stage.templates import PromptSet, default_prompts
 
 __all__ = [
     "ConversationConfig",

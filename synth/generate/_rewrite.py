@@ -9,10 +9,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from synth.errors import ModelError, OutputParseError
-from synth.generate._call import ask_checked
 from synth.generate.draft import Draft, by_context, drop_failed, live
-from synth.generate.stats import StageStats
 from synth.llm.base import LLM
+from synth.stage.call import ask_checked
+from synth.stage.stats import StageStats
 
 
 def nonblank_input(text: str, what: str, reply: BaseModel, raw: str = "") -> str:

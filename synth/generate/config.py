@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from pydantic import Field, field_validator
 
 from synth._language import AUTO, normalize_code
 from synth.errors import ConfigError
-from synth.generate._config import ModelChoice, StageConfig
 from synth.generate.query_style import QUERY_LENGTHS, QUERY_STYLES, check_distribution
 from synth.generate.question_types import SIMPLE, check_types, single_type
-
-
-class Evolution(StrEnum):
-    """The seven ways to make an input harder; values are the names used in files and metadata."""
-
-    REASONING = "reasoning"
-    MULTICONTEXT = "multicontext"
-    CONCRETIZING = "concretizing"
-    CONSTRAINED = "constrained"
-    COMPARATIVE = "comparative"
-    HYPOTHETICAL = "hypothetical"
-    IN_BREADTH = "in_breadth"
-
+from synth.stage.config import ModelChoice, StageConfig
+from synth.stage.templates import Evolution
 
 #: evolutions that need a context of at least two chunks
 MULTI_CHUNK_EVOLUTIONS = frozenset({Evolution.MULTICONTEXT, Evolution.COMPARATIVE})

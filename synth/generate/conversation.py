@@ -29,19 +29,19 @@ from pydantic import BaseModel, Field
 from synth._language import AUTO, LANGUAGE_KEY
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
-from synth.generate._batch import batch_schema
-from synth.generate._call import ask_checked
-from synth.generate._config import StageConfig
-from synth.generate._text import context_text, tagged_list
 from synth.generate.base import Source
 from synth.generate.citations import SourceChunk
 from synth.generate.config import DEFAULT_GROUNDING_THRESHOLD, StylingConfig
 from synth.generate.draft import Draft, draft_id, drop_failed
 from synth.generate.expected import Answer, check_answer, source_chunks
 from synth.generate.language import language_line, target_language
-from synth.generate.templates import PromptSet, prompts_for
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
+from synth.stage.batch import batch_schema
+from synth.stage.call import ask_checked
+from synth.stage.config import StageConfig
+from synth.stage.templates import PromptSet, prompts_for
+from synth.stage.text import context_text, tagged_list
 
 LABEL = "conversation"
 MISSING_TURNS = "missing_turns"

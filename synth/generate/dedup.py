@@ -17,7 +17,7 @@ import numpy as np
 
 from synth.errors import ConfigError
 from synth.generate.draft import Draft
-from synth.generate.stats import StageStats
+from synth.stage.stats import StageStats
 
 LABEL = "dedup"
 DUPLICATE = "near_duplicate"

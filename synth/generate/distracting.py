@@ -24,8 +24,8 @@ from synth.generate import inputs
 from synth.generate.base import CorpusSearch, Source
 from synth.generate.config import GenerationConfig, StylingConfig
 from synth.generate.draft import Draft, draft_id
-from synth.generate.templates import PromptSet
 from synth.llm.base import LLM
+from synth.stage.templates import PromptSet
 
 #: the drop reasons: no chunk to take a detail from; an input that took none
 NO_DISTRACTOR = "no_distractor"

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from synth._ids import joined_hash
 from synth.data import Context, ConversationalGolden, Golden
 from synth.errors import ModelError, raw_reply
-from synth.generate.stats import model_error_reason
+from synth.stage.stats import model_error_reason
 
 
 def draft_id(*parts: object) -> str:

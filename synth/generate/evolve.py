@@ -18,15 +18,15 @@ from pydantic import BaseModel
 
 from synth.data import Context
 from synth.generate._rewrite import nonblank_input, rewrite, run_live
-from synth.generate._text import context_text, tagged
 from synth.generate.base import Source
 from synth.generate.config import MULTI_CHUNK_EVOLUTIONS, Evolution, EvolutionConfig
 from synth.generate.draft import Draft
 from synth.generate.language import draft_language, language_line
-from synth.generate.stats import StageStats
-from synth.generate.templates import PromptSet, prompts_for
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
+from synth.stage.stats import StageStats
+from synth.stage.templates import PromptSet, prompts_for
+from synth.stage.text import context_text, tagged
 
 LABEL = "evolve"
 

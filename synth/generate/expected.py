@@ -22,9 +22,7 @@ from pydantic import BaseModel, Field
 from synth._language import check_language, prepare_checks
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
-from synth.generate._batch import BatchRequest, ask_batch, values_of
 from synth.generate._rewrite import run_live_batches
-from synth.generate._text import context_text, tagged_list
 from synth.generate.base import Source
 from synth.generate.citations import (
     Citation,
@@ -43,10 +41,12 @@ from synth.generate.language import (
     language_line,
 )
 from synth.generate.question_types import expected_note
-from synth.generate.stats import StageStats
-from synth.generate.templates import PromptSet, prompts_for
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
+from synth.stage.batch import BatchRequest, ask_batch, values_of
+from synth.stage.stats import StageStats
+from synth.stage.templates import PromptSet, prompts_for
+from synth.stage.text import context_text, tagged_list
 
 LABEL = "expected"
 #: how a failed match of a reply is described
@@ -113,7 +113,7 @@ def _feedback_block(feedback: Sequence[str] | None) -> str:
 
 def check_reply(reply: ExpectedReply, n: int, raw: str = "") -> list[Answer]:
     """The ``n`` answers in input order, matched as a batch reply is
-    (:mod:`synth.generate._batch`); OutputParseError if one is left unmatched or blank."""
+    (:mod:`synth.stage.batch`); OutputParseError if one is left unmatched or blank."""
     return values_of(reply, n, WHAT, _answer, raw)
 
 
@@ -300,7 +300,7 @@ async def run(
     ``question_type`` adds what its answers must do to the format line.
 
     A reply that misnumbers its answers keeps those it can match and asks again for the rest
-    (``synth.generate._batch``); a draft left unanswered is dropped with ``model_error:<kind>``,
+    (``synth.stage.batch``); a draft left unanswered is dropped with ``model_error:<kind>``,
     one whose quotes do not support it (after one more try) with ``ungrounded``.
     """
     output_format = styling.expected_output_format if styling is not None else None

@@ -18,17 +18,17 @@ from pydantic import BaseModel, Field
 
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
-from synth.generate._batch import BatchRequest, ask_batch, values_of
 from synth.generate._rewrite import run_live_batches
-from synth.generate._text import context_text, feedback_items, tagged_list
 from synth.generate.base import Source
 from synth.generate.config import FiltrationConfig
 from synth.generate.draft import Draft, drop_failed
 from synth.generate.language import draft_language, language_line
-from synth.generate.stats import StageStats
-from synth.generate.templates import PromptSet, prompts_for
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
+from synth.stage.batch import BatchRequest, ask_batch, values_of
+from synth.stage.stats import StageStats
+from synth.stage.templates import PromptSet, prompts_for
+from synth.stage.text import context_text, feedback_items, tagged_list
 
 LABEL = "filter"
 REWRITE_LABEL = "filter_rewrite"
@@ -90,7 +90,7 @@ def build_prompt(
 
 def check_reply(reply: FilterReply, n: int, raw: str = "") -> list[InputScore]:
     """The ``n`` scores in input order, matched as a batch reply is
-    (:mod:`synth.generate._batch`); OutputParseError if one is left unmatched."""
+    (:mod:`synth.stage.batch`); OutputParseError if one is left unmatched."""
     return values_of(reply, n, WHAT, _input_score, raw)
 
 

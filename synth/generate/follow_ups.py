@@ -17,12 +17,12 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from synth.errors import ModelError
-from synth.generate._batch import BatchRequest, ask_batch
-from synth.generate._text import tagged_list
 from synth.generate.base import Source
 from synth.generate.draft import Draft, drop_failed, live
-from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
+from synth.stage.batch import BatchRequest, ask_batch
+from synth.stage.templates import PromptSet, default_prompts
+from synth.stage.text import tagged_list
 
 LABEL = "follow_ups"
 STANDALONE = "standalone_follow_up"

@@ -16,9 +16,6 @@ from pydantic import BaseModel
 from synth._language import LANGUAGE_KEY
 from synth.data import Context
 from synth.errors import ModelError, OutputParseError
-from synth.generate._batch import batch_schema
-from synth.generate._call import ask_checked
-from synth.generate._text import context_text, styling_block, tagged, tagged_list
 from synth.generate.base import Source
 from synth.generate.config import GenerationConfig, StylingConfig
 from synth.generate.draft import Draft, draft_id, drop_failed
@@ -29,10 +26,13 @@ from synth.generate.language import (
     warm_checks_soon,
 )
 from synth.generate.question_types import OUT_OF_SCOPE, inputs_instruction
-from synth.generate.stats import StageStats, model_error_reason
-from synth.generate.templates import SYSTEM, PromptSet, prompts_for
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
+from synth.stage.batch import batch_schema
+from synth.stage.call import ask_checked
+from synth.stage.stats import StageStats, model_error_reason
+from synth.stage.templates import SYSTEM, PromptSet, prompts_for
+from synth.stage.text import context_text, styling_block, tagged, tagged_list
 
 LABEL = "inputs"
 NO_INPUTS = "no_inputs"

@@ -37,14 +37,14 @@ from synth._language import (
 )
 from synth.data import Context
 from synth.errors import ModelError
-from synth.generate._call import ask_checked
 from synth.generate._rewrite import nonblank_input
-from synth.generate._text import context_text, tagged
 from synth.generate.base import Source, Step
 from synth.generate.draft import Draft
-from synth.generate.templates import PromptSet, prompts_for
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
+from synth.stage.call import ask_checked
+from synth.stage.templates import PromptSet, prompts_for
+from synth.stage.text import context_text, tagged
 
 #: the drop reason of a text still in another language after it was asked again
 WRONG_LANGUAGE = "wrong_language"

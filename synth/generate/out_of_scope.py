@@ -25,12 +25,12 @@ from pydantic import BaseModel
 from synth._untrusted import tag, wrap
 from synth.data import Golden
 from synth.errors import ModelError
-from synth.generate._batch import BatchRequest, ask_batch
-from synth.generate._text import tagged
 from synth.generate.base import CorpusSearch, Source
 from synth.generate.draft import Draft, drop_failed, live
-from synth.generate.templates import PromptSet, default_prompts
 from synth.llm.base import LLM
+from synth.stage.batch import BatchRequest, ask_batch
+from synth.stage.templates import PromptSet, default_prompts
+from synth.stage.text import tagged
 from synth.store.embedder import Embedder
 
 LABEL = "scope"

@@ -32,10 +32,10 @@ from synth.generate.config import (
 )
 from synth.generate.conversation import ConversationConfig, ConversationStep
 from synth.generate.language import LanguageChecked
-from synth.generate.templates import PromptSet
 from synth.generate.turn_language import TurnsChecked
 from synth.llm.base import LLM
 from synth.llm.limiter import RateLimiter
+from synth.stage.templates import PromptSet
 from synth.store.embedder import Embedder
 
 

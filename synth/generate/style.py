@@ -16,17 +16,17 @@ from pydantic import BaseModel
 
 from synth.data import Context
 from synth.generate._rewrite import nonblank_input, rewrite, run_live
-from synth.generate._text import context_text, styling_block, tagged
 from synth.generate.base import Source
 from synth.generate.config import StylingConfig
 from synth.generate.draft import Draft
 from synth.generate.evolve import draft_rng
 from synth.generate.language import draft_language, language_line
 from synth.generate.query_style import draw, query_lines
-from synth.generate.stats import StageStats
-from synth.generate.templates import PromptSet, prompts_for
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
+from synth.stage.stats import StageStats
+from synth.stage.templates import PromptSet, prompts_for
+from synth.stage.text import context_text, styling_block, tagged
 
 LABEL = "style"
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from synth.errors import ModelError
-from synth.generate._call import ask_checked
 from synth.generate.base import Source
 from synth.generate.conversation import as_text
 from synth.generate.draft import Draft
@@ -31,6 +30,7 @@ from synth.generate.language import (
     parse,
     prepare_draft,
 )
+from synth.stage.call import ask_checked
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ that gathers its data. Reports are functions returning the page, not ``Dataset.t
 import typing as _typing
 
 from synth._lazy import lazy_names as _lazy_names
-from synth.report._manifest import find_manifest, load_manifest
+from synth._manifest import find_manifest, load_manifest
 
 if _typing.TYPE_CHECKING:
     from synth.report.benchmark import benchmark_report

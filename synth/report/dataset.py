@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from synth._manifest import find_manifest, load_manifest
 from synth._words import words
 from synth.data import Golden
 from synth.dataset import Dataset
@@ -20,7 +21,6 @@ from synth.dataset._public import public_goldens, public_metadata, public_source
 from synth.dataset.inspect import NONE, DatasetInspection, inspect_dataset
 from synth.report import _figures
 from synth.report._html import render
-from synth.report._manifest import find_manifest, load_manifest
 from synth.report._rows import mapping, number, table
 
 

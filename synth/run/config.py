@@ -38,8 +38,8 @@ from synth.generate.config import (
     GenerationConfig,
     StylingConfig,
 )
-from synth.generate.templates import PromptSet
 from synth.llm.batch import BatchConfig
+from synth.stage.templates import PromptSet
 
 #: where a key of each table lands in PipelineConfig
 _TABLES: dict[str, dict[str, str]] = {

@@ -22,12 +22,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from synth._files import write_atomic, writing
+from synth._files import write_atomic
 from synth._ids import canonical_json, file_hash, text_hash
+from synth._journal import Journal
+from synth._manifest import MANIFEST, RUNS_FOLDER
 from synth.errors import ConfigError, SynthError
 
-RUNS_FOLDER = Path(".synth") / "runs"
-MANIFEST = "manifest.json"
 #: bump when the layout of a run directory changes, so old runs are not misread
 RUN_FORMAT = 1
 
@@ -69,68 +69,6 @@ def _file_digest(path: Path) -> str:
         return file_hash(path)
     except OSError as exc:
         return f"unreadable: {exc.strerror or exc}"
-
-
-class Journal:
-    """An append-only JSONL file of records keyed by ``"key"``; the last record of a key wins.
-
-    Existing complete lines are read on opening; a partial last line (a process killed while
-    writing it) is cut off. Every append is flushed to the operating system at once, so a killed
-    process loses nothing it had written.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.records: dict[str, dict[str, Any]] = {}
-        self._load()
-        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
-
-    def _load(self) -> None:
-        if not self.path.exists():
-            return
-        data = self.path.read_bytes()
-        end = data.rfind(b"\n") + 1
-        if end < len(data):
-            with open(self.path, "r+b") as fh:
-                fh.truncate(end)
-        for number, line in enumerate(data[:end].splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                key = record["key"]
-            except (ValueError, KeyError, TypeError):
-                raise SynthError(
-                    f"{self.path}: line {number} is not a run record; "
-                    "the run directory is damaged: delete it (or choose another --run-dir)"
-                ) from None
-            self.records[str(key)] = record
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        return self.records.get(key)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.records
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-    def append(self, key: str, record: Mapping[str, Any]) -> None:
-        """Write ``{"key": key, **record}`` as one line and flush it."""
-        row = {"key": key, **record}
-        with writing(self.path):  # a full disk names the journal
-            self._fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-            self._fh.flush()
-        self.records[key] = row
-
-    def close(self) -> None:
-        self._fh.close()
-
-    def __enter__(self) -> Journal:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class RunDir:

@@ -187,7 +187,15 @@ def ingest_row(report: Any) -> dict[str, Any]:
     return stage_row("ingest", len(report.files), files_read(report), dropped)
 
 
+def read_chunks(config: ContextConstructionConfig, paths: list[str]) -> list[Chunk]:
+    """The corpus's chunks now, read and cut as the ingest cuts them, nothing embedded."""
+    from synth.ingest import chunk_documents, load_documents
+
+    return chunk_documents(load_documents(paths).documents, chunking_of(config))
+
+
 __all__ = [
+    "read_chunks",
     "SHOWN_FILES",
     "chunking_of",
     "chunks_of_run",

@@ -18,10 +18,10 @@ from datetime import UTC, datetime
 from importlib import metadata
 from typing import Any
 
-from synth.generate.stats import StageStats
 from synth.llm.pricing import estimate_cost
 from synth.llm.usage import EMBEDDINGS_LABEL, Usage
 from synth.run.slots import NOT_NEEDED
+from synth.stage.stats import StageStats
 
 #: usage labels (one per request kind) -> the stage row they are counted in
 LABEL_STAGE = {

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, MutableMapping
-from dataclasses import dataclass, fields
+from dataclasses import KW_ONLY, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from synth.errors import ConfigError
 from synth.llm.base import LLM
@@ -159,43 +159,32 @@ class Models(NamedTuple):
         return self.usages[0]
 
 
-class ModelOptions(Protocol):
-    """What the models are made from: a Synthesizer's arguments of these names, read when the
-    models are first needed."""
-
-    model: ModelArg
-    critic_model: ModelArg
-    embedder: Any
-    base_url: str | None
-    cache: CacheArg
-    max_concurrent: int | None
-    rpm: float | None
-    tpm: float | None
-    rate_window: float
-    batch: BatchArg
-    timeout: float | None
-
-
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)  # a Synthesizer shows no model object, hence no key in one
 class ModelSettings:
-    """The :class:`ModelOptions` of a Synthesizer as they were when its first run began."""
+    """What a run's models are made from: the one declaration of the model arguments.
 
-    model: ModelArg
-    critic_model: ModelArg
-    embedder: Any
-    base_url: str | None
-    cache: CacheArg
-    max_concurrent: int | None
-    rpm: float | None
-    tpm: float | None
-    rate_window: float
-    batch: BatchArg
+    :class:`~synth.Synthesizer` takes these as its own first arguments (it extends this class);
+    :class:`RunModels` keeps a copy made when the first run began (:meth:`of`), so a later change
+    of an argument does not reach models already made, and no reference keeps a Synthesizer alive.
+    """
+
+    model: ModelArg = None
+    _: KW_ONLY
+    critic_model: ModelArg = None
+    embedder: Any = None
+    max_concurrent: int | None = None
+    rpm: float | None = None
+    tpm: float | None = None
+    rate_window: float = 60.0
+    batch: BatchArg = None
     #: seconds a request may wait for its reply (None: DEFAULT_TIMEOUT)
     timeout: float | None = None
+    cache: CacheArg = DEFAULT_CACHE
+    base_url: str | None = None
 
     @classmethod
-    def of(cls, options: ModelOptions) -> ModelSettings:
-        """A copy of ``options``' values."""
+    def of(cls, options: ModelSettings) -> ModelSettings:
+        """A copy of ``options``' model arguments (of a Synthesizer, this class's alone)."""
         return cls(**{f.name: getattr(options, f.name) for f in fields(cls)})
 
 
@@ -214,7 +203,7 @@ class RunModels:
         self._breaker: SilenceBreaker | None = None
 
     @classmethod
-    def of(cls, options: ModelOptions) -> RunModels:
+    def of(cls, options: ModelSettings) -> RunModels:
         """Nothing made yet: the models will be made from ``options`` as they are now (a copy,
         so that no reference cycle keeps a Synthesizer alive)."""
         return cls(ModelSettings.of(options))
@@ -375,7 +364,6 @@ __all__ = [
     "batch_config",
     "CacheArg",
     "ModelArg",
-    "ModelOptions",
     "ModelSettings",
     "Models",
     "RunModels",

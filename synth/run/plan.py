@@ -1,7 +1,7 @@
 """``--plan``: what a run will do before it calls a model. Contexts, requests, tokens and cost.
 
 The contexts are the ones the run would start from if the critic accepted every seed; requests and
-prompt tokens per stage come from :func:`synth.generate.plan.plan_requests`, reply tokens from a
+prompt tokens per stage come from :func:`synth.run.stage_plan.plan_requests`, reply tokens from a
 rough per-stage allowance, and the cost from the model layer's price table.
 """
 
@@ -18,11 +18,11 @@ from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.coverage import Coverage, file_targets, measure_coverage
 from synth.contexts.select import SEED_PASSES, most_goldens
 from synth.data import Chunk, Context
-from synth.generate.plan import plan_requests
 from synth.llm.pricing import price_for
 from synth.run.ingest import files_read
 from synth.run.languages import chunk_languages, language_notes, planned_languages
 from synth.run.setup import RunConfigs, docs_feed
+from synth.run.stage_plan import plan_requests
 
 if TYPE_CHECKING:
     from synth.contexts.seed_feed import DocsFeed

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from synth._ids import text_hash
+from synth._manifest import find_manifest, load_manifest
 from synth.data import Golden
 from synth.dataset import Dataset
 from synth.dataset.review import decide, golden_key, status_of
 from synth.errors import ConfigError
-from synth.report import find_manifest, load_manifest
 
 #: what is appended to a dataset's file name for the file of its rejected goldens
 REJECTED_SUFFIX = ".rejected.jsonl"

@@ -10,27 +10,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-from synth._ids import text_hash
-from synth.run.dir import Journal
+from synth._journal import reject_row
 
 BAD_REPLIES = "bad_replies"
-
-
-def reject_row(
-    record: dict[str, Any], detail: str | None, raw: str | None, bad_replies: Journal | None
-) -> dict[str, Any]:
-    """``record`` with the drop's ``detail`` and, when the raw reply is known, where it is kept."""
-    row = dict(record)
-    if detail:
-        row["detail"] = detail
-    if raw and bad_replies is not None:
-        key = text_hash(raw, 16)
-        if key not in bad_replies:
-            bad_replies.append(key, {"reply": raw})
-        row["raw_reply"] = {"file": bad_replies.path.name, "key": key}
-    return row
 
 
 def first_drops(run_dir: str | Path) -> list[str]:

@@ -29,7 +29,6 @@ from synth.generate.config import (
 )
 from synth.generate.conversation import ConversationConfig
 from synth.generate.question_types import DISTRACTING, OUT_OF_SCOPE
-from synth.generate.templates import PromptOverrides, PromptSet
 from synth.llm.base import LLM
 from synth.llm.batch import JOURNAL as BATCH_JOURNAL
 from synth.run.models import Models, RunModels
@@ -38,6 +37,7 @@ from synth.run.session import RunSession
 from synth.run.stages import StageSettings
 from synth.run.stream import Target
 from synth.run.yields import PRIOR_KEEP
+from synth.stage.templates import PromptOverrides, PromptSet
 
 if TYPE_CHECKING:
     from synth.store.embedder import Embedder
@@ -146,12 +146,18 @@ class RunConfigs:
             return None
         return -(-num_goldens // self.generation.max_goldens_per_context)
 
-    def target(self, num_goldens: int | None, contexts: int | None) -> Target:
-        """What the run aims for: ``num_goldens`` goldens, or else ``contexts`` contexts' worth."""
+    def target(
+        self,
+        num_goldens: int | None,
+        contexts: int | None,
+        quotas: dict[str, int] | None = None,
+    ) -> Target:
+        """What the run aims for: ``num_goldens`` goldens, or else ``contexts`` contexts' worth;
+        with ``quotas``, the goldens each file gives while it can."""
         per_context = self.generation.max_goldens_per_context
         if num_goldens is not None:
-            return Target(per_context=per_context, num_goldens=num_goldens)
-        return Target(per_context=per_context, contexts=contexts or 0)
+            return Target(per_context=per_context, num_goldens=num_goldens, quotas=quotas)
+        return Target(per_context=per_context, contexts=contexts or 0, quotas=quotas)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from synth.generate.draft import Draft
 NOT_NEEDED = "not_needed"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Target:
     """What the run aims for: ``num_goldens`` goldens, or else ``contexts`` contexts' worth."""
 

@@ -23,7 +23,6 @@ from synth.generate.base import Source, Step
 from synth.generate.dedup import LABEL as DEDUP
 from synth.generate.draft import Draft, drop_failed
 from synth.generate.inputs import InputsStep
-from synth.generate.stats import StageStats, count_stages
 from synth.generate.steps import RUNS_AHEAD, WRITES_INPUTS, StageSettings, build_steps
 from synth.llm.cache import CacheModel
 from synth.llm.wrapper import WrapperModel
@@ -31,6 +30,7 @@ from synth.run.ahead import Ahead, run_ahead
 from synth.run.difficulty import DifficultyMeter
 from synth.run.dir import RunDir
 from synth.run.rejects import BAD_REPLIES, reject_row
+from synth.stage.stats import StageStats, count_stages
 
 #: style examples shown when generating from scratch or from goldens
 MAX_EXAMPLES = 12

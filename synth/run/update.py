@@ -241,6 +241,17 @@ def known_files(dataset: Dataset, source: str | os.PathLike[str] | None) -> set[
     return {str(row["source"]) for row in rows if isinstance(row, Mapping) and "source" in row}
 
 
+def plan_update(
+    dataset: Any, chunks: list[Chunk], locations: Mapping[str, str], *, seed: int
+) -> UpdatePlan:
+    """What an update of ``dataset`` (a Dataset, goldens or a path) to the corpus whose chunks
+    are now ``chunks`` would do: its goldens sorted, the files it knew read from a file's run."""
+    source = dataset if isinstance(dataset, str | os.PathLike) else None
+    given = Dataset.coerce(dataset)
+    known = known_files(given, source)
+    return sort_goldens(given, chunks, locations, known_files=known, seed=seed)
+
+
 def merge_update(plan: UpdatePlan, new: Dataset) -> tuple[Dataset, list[Golden]]:
     """The dataset with the retired goldens' places taken by ``new`` (pending, with the round),
     and the retired goldens (each with why). Places ``new`` cannot fill are closed up."""
@@ -330,6 +341,7 @@ def write_update(
 
 
 __all__ = [
+    "plan_update",
     "CHANGES_SUFFIX",
     "RETIRED_SUFFIX",
     "FileChange",

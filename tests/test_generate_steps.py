@@ -17,9 +17,9 @@ from synth.generate.conversation import ConversationConfig, ConversationStep
 from synth.generate.language import LanguageChecked
 from synth.generate.question_types import HopsStep
 from synth.generate.steps import StageSettings, build_steps
-from synth.generate.templates import PromptSet
 from synth.generate.turn_language import TurnsChecked
 from synth.llm.base import FunctionModel
+from synth.stage.templates import PromptSet
 
 GENERATOR = FunctionModel(lambda prompt, system: "{}", name="generator")
 CRITIC = FunctionModel(lambda prompt, system: "{}", name="critic")

@@ -9,7 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from synth.errors import ConfigError
-from synth.run.dir import MANIFEST, RUNS_FOLDER
+
+#: where runs live unless ``--run-dir`` says otherwise, under the current folder
+RUNS_FOLDER = Path(".synth") / "runs"
+#: the file in a run directory that records the run (``synth.run.dir`` writes it)
+MANIFEST = "manifest.json"
 
 
 def load_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -55,4 +59,4 @@ def find_manifest(
     return None
 
 
-__all__ = ["find_manifest", "load_manifest"]
+__all__ = ["MANIFEST", "RUNS_FOLDER", "find_manifest", "load_manifest"]

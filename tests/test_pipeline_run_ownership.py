@@ -1,7 +1,6 @@
-"""What a Synthesizer owns for its runs (synth/run/owner.py): the models made once, the ingest
-called with the owner's store, a run opened in the owner's place, the last session's manifest
-and directory, and the models closed on close and on leaving a ``with`` block. A bare RunOwner
-with recorded stand-ins for what it calls, no model, no store."""
+"""What a Synthesizer owns for its runs: the models made once, the ingest called with its store,
+a run opened in its place, the last session's manifest and directory, and the models closed on
+close and on leaving a ``with`` block. Recorded stand-ins for what it calls, no model, no store."""
 
 from __future__ import annotations
 
@@ -11,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from synth.run import owner as run_owner
-from synth.run.owner import RunOwner
+from synth import pipeline
+from synth.pipeline import Synthesizer
 from synth.run.setup import RunPlace
 
 
@@ -32,27 +31,27 @@ class Made:
         self.closed += 1
 
 
-class Owner(RunOwner):
-    def __init__(self, run_dir: Any = None, progress: Any = None) -> None:
-        self.run_dir = run_dir
-        self.progress = progress
-        self.store_path = "the/store"
-        self.store_url = "http://store.example"
-        self.ray = "auto"
-        self._session = None
-        self._made = None
+def Owner(run_dir: Any = None, progress: Any = None) -> Synthesizer:  # noqa: N802 (a maker)
+    """A Synthesizer whose run and store arguments the tests look for."""
+    return Synthesizer(
+        run_dir=run_dir,
+        progress=progress,
+        store_path="the/store",
+        store_url="http://store.example",
+        ray="auto",
+    )
 
 
 @pytest.fixture
 def made(monkeypatch: pytest.MonkeyPatch) -> list[Made]:
-    """Every RunModels the owner makes, in order."""
+    """Every RunModels the Synthesizer makes, in order."""
     every: list[Made] = []
 
     def of(options: object) -> Made:
         every.append(Made(options))
         return every[-1]
 
-    monkeypatch.setattr(run_owner.RunModels, "of", of)
+    monkeypatch.setattr(pipeline.RunModels, "of", of)
     return every
 
 
@@ -74,7 +73,7 @@ def test_ingest_takes_the_configs_embedder_and_the_owners_store(
         calls.append((args, kw))
         return ("store", "pending", "chunks")
 
-    monkeypatch.setattr(run_owner, "ingest_for_run", ingest_for_run)
+    monkeypatch.setattr(pipeline, "ingest_for_run", ingest_for_run)
     owner = Owner()
     config = SimpleNamespace(embedder="hash")
     assert owner._ingest(["a.md", "b.md"], config) == ("store", "pending", "chunks")  # type: ignore[arg-type]
@@ -94,7 +93,7 @@ def open_recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
         calls.append(args)
         return SimpleNamespace(manifest={"status": "running", "n": len(calls)}, path=Path("r"))
 
-    monkeypatch.setattr(run_owner, "open_session", open_session)
+    monkeypatch.setattr(pipeline, "open_session", open_session)
     return calls
 
 

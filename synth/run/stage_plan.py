@@ -17,7 +17,7 @@ from synth.contexts.config import ContextConstructionConfig
 from synth.generate import expected as expected_stage
 from synth.generate import filter as filter_stage
 from synth.generate.config import EvolutionConfig, GenerationConfig, StylingConfig
-from synth.generate.templates import PromptSet, default_prompts
+from synth.stage.templates import PromptSet, default_prompts
 
 #: tokens assumed for one generated input when estimating prompts that quote inputs
 INPUT_TOKENS = 40

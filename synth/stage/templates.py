@@ -5,7 +5,7 @@ dollar sign is ``$$``. Evolution instructions live in ``prompts/evolutions.toml`
 as ``"evolution.<name>"`` (plain text, no variables). The version hash covers every template text,
 so a golden records exactly which prompts produced it.
 
-Untrusted text reaches a template only tagged and escaped (``synth.generate._text`` lists what each
+Untrusted text reaches a template only tagged and escaped (``synth.stage.text`` lists what each
 variable holds), and every prompt is sent with :data:`SYSTEM`, which says that tagged text is data.
 A user's own template gets the same tagged values. ``$language`` (optional in every stage that
 writes text) is a line naming the language to write in, empty when there is none: the templates
@@ -17,13 +17,26 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import cache
 from importlib import resources
 from string import Template
 
 from synth._ids import joined_hash
 from synth.errors import ConfigError
-from synth.generate.config import Evolution
+
+
+class Evolution(StrEnum):
+    """The seven ways to make an input harder; values are the names used in files and metadata."""
+
+    REASONING = "reasoning"
+    MULTICONTEXT = "multicontext"
+    CONCRETIZING = "concretizing"
+    CONSTRAINED = "constrained"
+    COMPARATIVE = "comparative"
+    HYPOTHETICAL = "hypothetical"
+    IN_BREADTH = "in_breadth"
+
 
 #: the system message sent with every generation prompt (the context critic's too)
 SYSTEM = (
@@ -77,7 +90,7 @@ for _evolution in Evolution:
 
 @cache
 def _default_texts() -> dict[str, str]:
-    folder = resources.files("synth.generate") / "prompts"
+    folder = resources.files("synth.stage") / "prompts"
     texts = {}
     for name in SLOTS:
         if not name.startswith("evolution."):

@@ -1,5 +1,5 @@
 """A context made from its chunks: its id, its seed, similarities, pages and language, each
-checked exactly (what mutation testing found unchecked)."""
+checked exactly."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The base of the stage configs: its error messages, the model and embedder checks, and how a
-config is validated, copied and recorded (what mutation testing found unchecked)."""
+config is validated, copied and recorded."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 
 from synth import ContextConstructionConfig, FiltrationConfig
 from synth.errors import ConfigError
-from synth.generate._config import embedder_identity
 from synth.llm.base import FunctionModel
+from synth.stage.config import embedder_identity
 
 
 def answer(prompt: str, system: str | None = None) -> str:

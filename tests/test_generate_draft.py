@@ -1,4 +1,4 @@
-"""What the mutation run of synth/generate/draft.py found unchecked: ids, drops, goldens, batches."""
+"""Ids, drops, goldens, batches."""
 
 from __future__ import annotations
 

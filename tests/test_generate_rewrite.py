@@ -1,4 +1,4 @@
-"""What the mutation run of synth/generate/_rewrite.py found unchecked: the one-rewrite stages'
+"""The one-rewrite stages'
 shared loop (blank replies refused, failures dropped, live drafts run and tallied)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from synth.data import Context
 from synth.errors import OutputParseError
 from synth.generate._rewrite import nonblank_input, rewrite, run_live, run_live_batches
 from synth.generate.draft import Draft
-from synth.generate.stats import StageStats
 from synth.llm.base import FunctionModel, run_sync
 from synth.llm.factory import wrap_llm
 from synth.llm.structured import parse_verdict
+from synth.stage.stats import StageStats
 
 
 class Rewritten(BaseModel):

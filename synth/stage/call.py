@@ -14,12 +14,12 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from synth.errors import OutputParseError
-from synth.generate.stats import StageStats
-from synth.generate.templates import SYSTEM
 from synth.llm.base import LLM, check_complete
 from synth.llm.cache import forget_reply
 from synth.llm.retry import count_reask, reask_budget
 from synth.llm.structured import parse_verdict
+from synth.stage.stats import StageStats
+from synth.stage.templates import SYSTEM
 
 T = TypeVar("T")
 

@@ -36,11 +36,11 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, Field, create_model
 
 from synth.errors import ModelError, OutputParseError
-from synth.generate._call import ask_raw, forget
-from synth.generate.stats import StageStats
 from synth.llm.base import LLM
 from synth.llm.retry import count_reask, reask_budget
 from synth.llm.structured import parse_verdict
+from synth.stage.call import ask_raw, forget
+from synth.stage.stats import StageStats
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")

@@ -1,4 +1,4 @@
-"""What the mutation run of synth/generate/stats.py found unchecked: each count, word for word."""
+"""The one per-stage record: counted from the drafts a run used, as the run's manifest counts them."""
 
 from __future__ import annotations
 
@@ -7,10 +7,70 @@ from types import SimpleNamespace
 
 from synth.errors import ModelError, RateLimitError
 from synth.generate.draft import Draft
-from synth.generate.stats import StageStats, count_stages, model_error_reason
+from synth.run.manifest import stage_row, stats_rows
+from synth.stage.stats import StageStats, count_stages, model_error_reason
+
+STAGES = ["inputs", "filter", "evolve", "style", "expected"]
 
 
-def _draft(stage: str | None = None, reason: str | None = "x") -> Draft:
+def _draft(i: int, stage: str | None = None, reason: str = "x") -> Draft:
+    draft = Draft(id=f"d{i}", input=f"q{i}?")
+    if stage is not None:
+        draft.drop(stage, reason)
+    return draft
+
+
+DRAFTS = [
+    _draft(0),
+    _draft(1, "inputs", "model_error:server"),
+    _draft(2, "filter", "below_input_quality_threshold"),
+    _draft(3, "filter", "model_error:timeout"),
+    _draft(4, "evolve", "model_error:server"),
+    _draft(5, "dedup", "duplicate"),
+    _draft(6, "elsewhere", "odd"),  # a stage not listed counts at dedup
+    _draft(7),
+]
+
+
+def test_records_add_up_and_chain_from_stage_to_stage() -> None:
+    records = count_stages(STAGES, DRAFTS, contexts=3)
+    assert [r.stage for r in records] == [*STAGES, "dedup"]
+    assert (records[0].items_in, records[0].items_out) == (3, 7)
+    assert records[0].dropped == {"model_error:server": 1}
+    assert records[1].dropped == {"below_input_quality_threshold": 1, "model_error:timeout": 1}
+    assert records[-1].dropped == {"duplicate": 1, "odd": 1}
+    for before, after in zip(records[1:], records[2:], strict=False):
+        assert after.items_in == before.items_out
+    for record in records[1:]:  # the first takes contexts in and gives inputs out
+        assert record.items_in == record.items_out + record.dropped_total
+    assert records[-1].items_out == 2
+
+
+def test_rows_are_the_manifests_rows() -> None:
+    records = count_stages(STAGES[:2], DRAFTS, contexts=4)
+    expected = [
+        stage_row("inputs", 4, 7, {"model_error:server": 1}),
+        stage_row("filter", 7, 5, {"below_input_quality_threshold": 1, "model_error:timeout": 1}),
+        # a drop at a stage not run (evolve here) or not listed counts at dedup
+        stage_row("dedup", 5, 2, {"duplicate": 1, "model_error:server": 1, "odd": 1}),
+    ]
+    assert [r.row() for r in records] == expected
+    assert stats_rows(records) == expected
+
+
+def test_usage_adds_requests_tokens_and_cost() -> None:
+    record = StageStats(stage="filter", requests=1)
+    record.add_usage({"requests": 2, "input_tokens": 30, "output_tokens": 5, "cost_usd": 0.25})
+    record.add_usage({"requests": 1, "cost_usd": 0.5})
+    summary = record.as_dict()
+    assert summary["requests"] == 4 and summary["cost_usd"] == 0.75
+    assert (summary["input_tokens"], summary["output_tokens"]) == (30, 5)
+
+
+# ---- Each count, word for word.
+
+
+def _one_draft(stage: str | None = None, reason: str | None = "x") -> Draft:
     draft = Draft(id="d", input="q")
     if stage is not None:
         draft.drop(stage, reason)  # type: ignore[arg-type]
@@ -49,7 +109,9 @@ def test_drop_and_note_count_one_by_default_or_the_count_given() -> None:
 def test_tally_counts_each_item_in_and_then_out_or_by_its_reason() -> None:
     record = StageStats(stage="s", items_in=1, items_out=1)
     unnamed = SimpleNamespace(kept=False, drop_reason=None)  # dropped, with no reason given
-    record.tally([_draft(), _draft("s", "bad"), _draft(), unnamed, _draft("s", "bad")])
+    record.tally(
+        [_one_draft(), _one_draft("s", "bad"), _one_draft(), unnamed, _one_draft("s", "bad")]
+    )
     assert (record.items_in, record.items_out) == (6, 3)
     assert record.dropped == Counter({"bad": 2, "unknown": 1})
 
@@ -122,7 +184,12 @@ def test_row_and_summary_sort_drops_and_notes_by_name() -> None:
 
 
 def test_count_stages_with_one_step_counts_every_later_drop_at_the_final_stage() -> None:
-    drafts = [_draft(), _draft("inputs", None), _draft("evolve", None), _draft("mine", "dup")]
+    drafts = [
+        _one_draft(),
+        _one_draft("inputs", None),
+        _one_draft("evolve", None),
+        _one_draft("mine", "dup"),
+    ]
     made, final = count_stages(["inputs"], drafts, contexts=2, final_stage="mine")
     assert (made.stage, made.items_in, made.items_out) == ("inputs", 2, 3)
     assert made.dropped == Counter({"unknown": 1})
@@ -131,7 +198,13 @@ def test_count_stages_with_one_step_counts_every_later_drop_at_the_final_stage()
 
 
 def test_count_stages_chains_each_step_from_the_one_before() -> None:
-    drafts = [_draft(), _draft("b", "r1"), _draft("b", "r2"), _draft("c", "r3"), _draft()]
+    drafts = [
+        _one_draft(),
+        _one_draft("b", "r1"),
+        _one_draft("b", "r2"),
+        _one_draft("c", "r3"),
+        _one_draft(),
+    ]
     records = count_stages(["a", "b", "c"], drafts, contexts=1)
     assert [(r.stage, r.items_in, r.items_out, dict(r.dropped)) for r in records] == [
         ("a", 1, 5, {}),

@@ -1,4 +1,4 @@
-"""deepeval's CSV (synth/dataset/_deepeval_csv.py): what its first mutation run found unchecked.
+"""deepeval's CSV (synth/dataset/_deepeval_csv.py).
 The refusal of a separator in a list item word for word, a cell pandas reads as a number shown
 as the number, the sixty-character cut at its edge, and rows shorter than the header or with a
 bad field read back naming the row."""

@@ -1,4 +1,4 @@
-"""What the mutation run of synth/generate/_call.py found unchecked: what a stage's one request
+"""What a stage's one request
 sends, counts, re-asks and forgets."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import pytest
 from pydantic import BaseModel
 
 from synth.errors import IncompleteCompletionError, OutputParseError
-from synth.generate._call import REFUSED, ask_checked, ask_raw, forget
-from synth.generate.stats import StageStats
-from synth.generate.templates import SYSTEM
 from synth.llm.base import LLM, Completion, FunctionModel, run_sync
 from synth.llm.factory import wrap_llm
 from synth.llm.structured import parse_verdict
+from synth.stage.call import REFUSED, ask_checked, ask_raw, forget
+from synth.stage.stats import StageStats
+from synth.stage.templates import SYSTEM
 
 
 class Reply(BaseModel):

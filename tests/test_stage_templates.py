@@ -10,7 +10,7 @@ import pytest
 from synth._ids import joined_hash
 from synth.errors import ConfigError
 from synth.generate.config import Evolution
-from synth.generate.templates import (
+from synth.stage.templates import (
     SLOTS,
     SYSTEM,
     PromptSet,
@@ -107,7 +107,7 @@ def test_no_language_or_one_without_a_set_gives_the_set_itself() -> None:
 
 
 def test_the_version_hashes_the_system_message_and_every_text_in_order() -> None:
-    folder = resources.files("synth.generate") / "prompts"
+    folder = resources.files("synth.stage") / "prompts"
     texts = default_prompts()._texts
     assert texts["filter"] == (folder / "filter.txt").read_text(encoding="utf-8")
     parts = [SYSTEM, *(x for name in sorted(texts) for x in (name, texts[name])), ""]

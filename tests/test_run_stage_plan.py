@@ -1,4 +1,4 @@
-"""What the mutation run of synth/generate/plan.py found unchecked: each stage's requests and
+"""Each stage's requests and
 prompt tokens, to the token, and which stages a plan holds."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from synth._tokens import count_tokens
 from synth.contexts.config import ContextConstructionConfig
 from synth.generate.config import EvolutionConfig, GenerationConfig, StylingConfig
-from synth.generate.plan import INPUT_TOKENS, StagePlan, plan_requests
-from synth.generate.templates import PromptSet, default_prompts
+from synth.run.stage_plan import INPUT_TOKENS, StagePlan, plan_requests
+from synth.stage.templates import PromptSet, default_prompts
 
 
 def _overhead(name: str) -> int:
