@@ -35,7 +35,7 @@ TWO = Context(
 def evolver(prompt: str, system: str | None) -> str:
     """Appends the evolution's first instruction word to the input, so the order is visible."""
     current = re.search(
-        r"\nInput:\n<input>\n(.*?)\n</input>\n\nRewrite it as follows: (\w+)", prompt, re.DOTALL
+        r"<input>\n(.*?)\n</input>\n\nRewrite it as follows: (\w+)", prompt, re.DOTALL
     )
     assert current is not None
     return json.dumps({"input": f"{current.group(1)} +{current.group(2)}"})

@@ -32,7 +32,7 @@ from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import batch_schema
 from synth.generate._call import ask_checked
 from synth.generate._config import StageConfig
-from synth.generate._text import context_text, tagged_list
+from synth.generate._text import context_text, orientation_text, tagged_list
 from synth.generate.base import Source
 from synth.generate.citations import SourceChunk
 from synth.generate.config import DEFAULT_GROUNDING_THRESHOLD, StylingConfig
@@ -94,6 +94,7 @@ def build_prompt(
     return prompts_for(prompts, language).render(
         LABEL,
         context=context_text(context),
+        orientation=orientation_text(context),
         count=count,
         max_turns=max_turns,
         personas=shown,

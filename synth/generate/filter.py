@@ -20,7 +20,7 @@ from synth.data import Context
 from synth.errors import ModelError, OutputParseError
 from synth.generate._batch import BatchRequest, ask_batch, values_of
 from synth.generate._rewrite import run_live_batches
-from synth.generate._text import context_text, feedback_items, tagged_list
+from synth.generate._text import context_text, feedback_items, orientation_text, tagged_list
 from synth.generate.base import Source
 from synth.generate.config import FiltrationConfig
 from synth.generate.draft import Draft, drop_failed
@@ -41,15 +41,19 @@ MAX_BATCH = 10
 
 
 class InputScore(BaseModel):
-    """The critic's verdict on one input, with its proposed rewrite when it scored low."""
+    """The critic's verdict on one input, with its proposed rewrite when it scored low; the
+    feedback comes first (strict decoding writes fields in order: the reason before the score)."""
 
-    score: float = Field(ge=0.0, le=1.0)
     feedback: str = ""
+    score: float = Field(ge=0.0, le=1.0)
     rewrite: str | None = None
 
 
-class _ScoreItem(InputScore):
+class _ScoreItem(BaseModel):
     index: int
+    feedback: str = ""
+    score: float = Field(ge=0.0, le=1.0)
+    rewrite: str | None = None
 
 
 class FilterReply(BaseModel):
@@ -82,6 +86,7 @@ def build_prompt(
         "filter",
         inputs=tagged_list("inputs", "input", list(inputs)),
         context=context_text(context),
+        orientation=orientation_text(context),
         count=len(inputs),
         threshold=f"{threshold:g}",
         language=language_line(language, "every rewrite"),
@@ -110,6 +115,7 @@ def build_rewrite_prompt(
         "rewrite",
         items=feedback_items(items),
         context=context_text(context),
+        orientation=orientation_text(context),
         count=len(items),
         language=language_line(language),
     )

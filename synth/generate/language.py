@@ -39,7 +39,7 @@ from synth.data import Context
 from synth.errors import ModelError
 from synth.generate._call import ask_checked
 from synth.generate._rewrite import nonblank_input
-from synth.generate._text import context_text, tagged
+from synth.generate._text import context_text, orientation_text, tagged
 from synth.generate.base import Source, Step
 from synth.generate.draft import Draft
 from synth.generate.templates import PromptSet, prompts_for
@@ -148,6 +148,7 @@ def build_prompt(
         language=language_name(verdict.target),
         reason=verdict.reason("input"),
         context=context_text(context),
+        orientation=orientation_text(context),
     )
 
 

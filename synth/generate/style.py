@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from synth.data import Context
 from synth.generate._rewrite import nonblank_input, rewrite, run_live
-from synth.generate._text import context_text, styling_block, tagged
+from synth.generate._text import context_text, orientation_text, styling_block, tagged
 from synth.generate.base import Source
 from synth.generate.config import StylingConfig
 from synth.generate.draft import Draft
@@ -80,6 +80,7 @@ def build_prompt(
         input=tagged("input", text),
         styling=block,
         context=context_text(context),
+        orientation=orientation_text(context),
         language=language_line(language, "the rewritten input"),
     )
 
