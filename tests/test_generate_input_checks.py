@@ -98,6 +98,10 @@ def test_a_question_that_gained_the_answers_facts_leaks_it_and_one_that_named_it
     )
     assert leaked is not None and leaked.reason == checks.ANSWER_LEAKED
     assert "ten" in leaked.detail and "year" in leaked.detail
+    # gained in an evolution: three of the five words the first version lacked
+    gained = "Is the X200 battery warranty ten years?"
+    assert checks.answer_leak(gained, answer, first, CONTEXT) is not None
+    assert checks.answer_leak(gained, answer, None, CONTEXT) is None  # it states 5 of 7 only
     # concretizing names the product: one word of the answer gained is no leak
     assert (
         checks.answer_leak("How long is the X200 battery warranty?", answer, first, CONTEXT) is None

@@ -333,14 +333,29 @@ def _note_again(stats: StageStats | None, short: dict[int, Checked], threshold: 
         stats.note("asked_again_unanswerable", partial)
 
 
+#: the steps that rewrite an input without being asked to fix it: where leaks appear
+_REWRITERS = frozenset({"evolve", "style"})
+
+
+def _before_rewrites(draft: Draft) -> str | None:
+    """The input before evolution and styling rewrote it, when nothing else has since (a rewrite
+    asked with feedback writes a new question, whose words are its own); None otherwise."""
+    stages = [str(h.get("stage")) for h in draft.history]
+    first = next((i for i, s in enumerate(stages) if s in _REWRITERS), None)
+    if first is None or any(s not in _REWRITERS for s in stages[first:]):
+        return None
+    return str(draft.history[first]["input"])
+
+
 def _check_leaks(drafts: list[Draft]) -> None:
     """Drop each live draft whose question gives away its answer (``answer_leaked``): the words of
     the answer the question gained after it was first written (:func:`answer_leak`)."""
     for draft in drafts:
         if not draft.kept or draft.expected_output is None or draft.context is None:
             continue
-        first = str(draft.history[0]["input"]) if draft.history else draft.input
-        leak = answer_leak(draft.input, draft.expected_output, first, draft.context.texts)
+        leak = answer_leak(
+            draft.input, draft.expected_output, _before_rewrites(draft), draft.context.texts
+        )
         if leak is not None:
             draft.drop(LABEL, ANSWER_LEAKED, leak.detail)
 

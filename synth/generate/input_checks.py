@@ -13,10 +13,11 @@ step runs the answer's (:func:`answer_leak`, :func:`hedged`).
   not understanding.
 - :func:`double_question`: two questions in one input (outside the ``double`` question type).
 - :func:`too_long`: an input over :data:`MAX_INPUT_WORDS` words.
-- :func:`answer_leak`: the words of the answer the question gained after it was first written (by
-  evolution or styling, which is where leaks appear) are :data:`LEAK_MIN_WORDS` or more and at
-  least :data:`LEAK_SHARE` of the answer's facts: the question states what it asks for. It needs
-  the answer, so the expected-output step runs it.
+- :func:`answer_leak`: the question states its answer: it holds :data:`STATED_SHARE` of the
+  answer's facts (the answer's words its context holds), or, rewritten by evolution or styling
+  alone (which is where leaks appear), it gained :data:`LEAK_MIN_WORDS` or more of them, at least
+  :data:`LEAK_SHARE` of those its first version lacked. It needs the answer, so the
+  expected-output step runs it.
 - :func:`hedged`: an answer that hedges ("the context does not say exactly; it only mentions ...")
   answers only part of its input, whatever its ``answerable`` says.
 
@@ -48,6 +49,9 @@ MAX_INPUT_WORDS = 80
 LEAK_MIN_WORDS = 2
 #: the share of the answer's facts the gained words must reach to count as a leak
 LEAK_SHARE = 0.5
+#: the share of the answer's facts (and how many, at least) a question that states it holds
+STATED_SHARE = 0.8
+STATED_MIN_WORDS = 3
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -266,24 +270,35 @@ def _stem(word: str) -> str:
 
 
 def answer_leak(
-    question: str, answer: str, first_written: str, sources: Iterable[str]
+    question: str, answer: str, first_written: str | None, sources: Iterable[str]
 ) -> Problem | None:
-    """The answer's facts that ``question`` gained since it was ``first_written`` (words of the
-    answer its context holds that the question first did not), when they are a leak: at least
-    :data:`LEAK_MIN_WORDS` and :data:`LEAK_SHARE` of the answer's facts."""
+    """The answer's facts (its words that its context holds) that ``question`` states, when they
+    are a leak: :data:`STATED_SHARE` of them or more (at least :data:`STATED_MIN_WORDS`), or,
+    when the question was rewritten by evolution or styling alone since it was ``first_written``,
+    :data:`LEAK_MIN_WORDS` or more that it gained in those rewrites, :data:`LEAK_SHARE` of the
+    facts the first version lacked. ``first_written`` None: the first rule alone."""
     held: set[str] = set()
     for source in sources:
         held |= _facts(source)
-    facts = (_facts(answer) & held) - _facts(first_written)
-    if not facts:
+    facts = _facts(answer) & held
+    stated = facts & _facts(question)
+    if len(stated) >= STATED_MIN_WORDS and len(stated) >= STATED_SHARE * len(facts):
+        shown = ", ".join(sorted(stated)[:8])
+        return Problem(
+            ANSWER_LEAKED,
+            f"the question states {len(stated)} of the {len(facts)} words of its answer: {shown}",
+            f"it gives away its answer ({shown}): ask without stating it",
+        )
+    if first_written is None:
         return None
-    gained = facts & _facts(question)
-    if len(gained) < LEAK_MIN_WORDS or len(gained) < LEAK_SHARE * len(facts):
+    new = facts - _facts(first_written)
+    gained = new & stated
+    if not new or len(gained) < LEAK_MIN_WORDS or len(gained) < LEAK_SHARE * len(new):
         return None
     shown = ", ".join(sorted(gained)[:8])
     return Problem(
         ANSWER_LEAKED,
-        f"the question states {len(gained)} of the {len(facts)} words its answer adds: {shown}",
+        f"the question gained {len(gained)} of the {len(new)} words its answer adds: {shown}",
         f"it gives away its answer ({shown}): ask without stating it",
     )
 
