@@ -391,7 +391,9 @@ class _Generic:
         if "const" in schema:
             return schema["const"]
         if schema.get("enum"):
-            return self.rng.choice(schema["enum"])
+            # the first member, as a model that cannot read the prompt writes the first value it
+            # is offered (a verdict schema lists its passing value first)
+            return schema["enum"][0]
         for key in ("anyOf", "oneOf"):
             if key in schema:
                 options = [o for o in schema[key] if _resolve(o, self.root).get("type") != "null"]
@@ -467,7 +469,7 @@ def generic_reply(
 
     Fill rules: every property present (so every required one); strings are generic sentences
     (nothing taken from the prompt); numbers three quarters of the way from ``minimum`` to
-    ``maximum`` (0 and 1 when unbounded); an enum picks a member; arrays have ``minItems`` entries
+    ``maximum`` (0 and 1 when unbounded); an enum gives its first member; arrays have ``minItems`` entries
     but at least 3, never more than ``maxItems``; in an array of objects, the numbering property
     (``index``, else the first integer with a ``minimum``) is ``minimum + position``, capped at
     ``maximum`` (a careful model numbers in order). ``sloppy`` (``{kind: probability}``, kinds

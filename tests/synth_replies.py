@@ -92,7 +92,7 @@ def _sentences(text: str) -> list[str]:
 
 def _question(sentence: str, n: int) -> str:
     words = _WORDS.findall(sentence)
-    subject = " ".join(words[: min(len(words), 9)])
+    subject = " ".join(words[: min(len(words), 6)])  # under the eight words of a copied span
     forms = ("What does this say about", "How does", "Why is", "Which detail explains")
     return f"{forms[n % len(forms)]} {subject.lower()}?"
 
@@ -135,7 +135,7 @@ def _critic(prompt: str) -> dict[str, Any]:
 
 
 def _context(prompt: str) -> str:
-    ends = ("\n\nInputs", "\n\nInput:", "\n\nWrite ", "\nWrite ", "\n\nLanguage:")
+    ends = ("\n\nInputs", "\n\nInput:", "\n\nWrite ", "\nWrite ", "\n\nLanguage:", "\n\nYou ")
     return _section(prompt, "Context", ends)
 
 
@@ -178,15 +178,43 @@ def _inputs(prompt: str) -> dict[str, Any]:
 
 def _inputs_out_of_scope(prompt: str) -> dict[str, Any]:
     """Questions on the context's subject about what it does not say (a place and a year it never
-    names)."""
+    names), each with the sentence it starts from as its fact."""
     n = _count(prompt)
-    words = [w for w in _WORDS.findall(_context(prompt)) if len(w) > 4] or ["device"]
+    context = _context(prompt)
+    words = [w for w in _WORDS.findall(context) if len(w) > 4] or ["device"]
+    sentences = _sentences(context)
     start = int(_hashed(prompt) * len(words))
     asks = ("What did the {} cost in Reykjavik in 2031", "Who invented the {} in Mongolia")
     return {
         "inputs": [
-            f"{asks[k % len(asks)].format(words[(start + 7 * k) % len(words)].lower())}?"
+            {
+                "fact": sentences[k % len(sentences)],
+                "input": f"{asks[k % len(asks)].format(words[(start + 7 * k) % len(words)].lower())}?",
+            }
             for k in range(n)
+        ]
+    }
+
+
+def _check_alone(prompt: str) -> dict[str, Any]:
+    """A question stands alone unless it names "the passage" or "the context"."""
+    questions = _items(_section(prompt, "Questions (", ("\n\nFor each",)))
+    verdicts = []
+    for i, text in enumerate(questions, start=1):
+        leans = re.search(r"\bthe (?:passage|context)\b", text, re.IGNORECASE) is not None
+        reason = "refers to a text the reader lacks" if leans else "names its subject"
+        verdicts.append({"index": i, "reason": reason, "standalone": not leans})
+    return {"verdicts": verdicts}
+
+
+def _check_context(prompt: str) -> dict[str, Any]:
+    """Every question is answered fully by the context's first sentence."""
+    questions = _items(_section(prompt, "Questions (", ("\n\nFor each",)))
+    first = _sentences(_context(prompt))[0]
+    return {
+        "verdicts": [
+            {"index": i, "quotes": [first], "answerable": "fully"}
+            for i in range(1, len(questions) + 1)
         ]
     }
 
@@ -202,13 +230,13 @@ def _scope(prompt: str) -> dict[str, Any]:
             best = max(best, len(question & held) / max(1, len(question)))
         answered = best >= 0.6
         reason = "a passage gives it" if answered else "no passage gives the fact asked for"
-        verdicts.append({"index": i + 1, "answered": answered, "reason": reason})
+        verdicts.append({"index": i + 1, "reason": reason, "answered": answered})
     return {"verdicts": verdicts}
 
 
 def _language(prompt: str) -> dict[str, Any]:
     """The re-ask of an input in the wrong language: a new question in the one asked for."""
-    sentences = _sentences(_section(prompt, "Context it must", ("\n\nInput:",)))
+    sentences = _sentences(_context(prompt))
     return {"input": _ask(prompt, sentences[int(_hashed(prompt) * len(sentences))], 0, prompt)}
 
 
@@ -220,8 +248,8 @@ def _filter(prompt: str) -> dict[str, Any]:
         low = not text.endswith("(clarified)") and _hashed("filter:" + text) < vague
         entry: dict[str, Any] = {
             "index": i,
-            "score": 0.3 if low else 0.9,
             "feedback": "name the component it asks about" if low else "",
+            "score": 0.3 if low else 0.9,
         }
         if low:
             entry["rewrite"] = f"{text.rstrip('?')} (clarified)"
@@ -250,7 +278,7 @@ _EVOLVED = {
 
 
 def _evolve(prompt: str) -> dict[str, Any]:
-    text = _untag(_section(prompt, "Input:", ("\n\nRewrite it",)), "input")
+    text = _untag(_section(prompt, "Input to rewrite:", ("\n\nRewrite it",)), "input")
     instruction = prompt.split("Rewrite it as follows:", 1)[-1]
     tail = next((t for k, t in _EVOLVED.items() if k in instruction), "in more detail")
     language = _language_of(prompt, prompt)
@@ -290,7 +318,9 @@ def _expected(prompt: str) -> dict[str, Any]:
         # than the context's, a stock answer of that language, the sentence its quote)
         language = _language_of(prompt, prompt + question)
         text = sentence.strip() if language is None else lang.answer(language, sentence.strip())
-        outputs.append({"index": i, "expected_output": text, "quotes": [sentence]})
+        outputs.append(
+            {"index": i, "quotes": [sentence], "answerable": "fully", "expected_output": text}
+        )
     return {"outputs": outputs}
 
 
@@ -299,7 +329,12 @@ def _two_passages(index: int, question: str, passages: list[str]) -> dict[str, A
     first = int(_hashed(question) * len(passages))
     picked = [passages[first], passages[(first + 1) % len(passages)]]
     quotes = [_sentences(p)[0] for p in picked]
-    return {"index": index, "expected_output": " ".join(quotes), "quotes": quotes}
+    return {
+        "index": index,
+        "quotes": quotes,
+        "answerable": "fully",
+        "expected_output": " ".join(quotes),
+    }
 
 
 def _conversation(prompt: str) -> dict[str, Any]:
@@ -341,7 +376,7 @@ def _follow_ups(prompt: str) -> dict[str, Any]:
     for i, text in enumerate(messages, start=1):
         alone = not re.match(r"(and|what about)\b", text.strip(), re.IGNORECASE)
         reason = "a question of its own" if alone else "refers to the earlier turn"
-        verdicts.append({"index": i, "standalone": alone, "reason": reason})
+        verdicts.append({"index": i, "reason": reason, "standalone": alone})
     return {"verdicts": verdicts}
 
 
@@ -350,6 +385,9 @@ _BY_SCHEMA = {
     "FollowUpReply": _follow_ups,
     "CriticReply": _critic,
     "InputsReply": _inputs,
+    "NearMissReply": _inputs_out_of_scope,
+    "AloneReply": _check_alone,
+    "ContextReply": _check_context,
     "FilterReply": _filter,
     "RewriteReply": _rewrite,
     "EvolveReply": _evolve,
@@ -362,6 +400,8 @@ _BY_PROMPT = (
     ("You are judging passages", _critic),
     ("whether an AI system admits what its documents do not say", _inputs_out_of_scope),
     ("You check whether documents answer questions", _scope),
+    ("You see each question alone", _check_alone),
+    ("You check questions written for evaluating an AI system, against", _check_context),
     ("You write questions", _inputs),
     ("You write inputs", _inputs),
     ("You review synthetic inputs", _filter),

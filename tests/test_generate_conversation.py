@@ -127,7 +127,7 @@ def run(model: Writer, source: Source | None = None, **kw) -> list[Draft]:
 
 def test_the_prompt_shows_the_context_the_count_the_turns_and_the_language() -> None:
     prompt = build_prompt(context("Heat pumps move heat."), 2, 4, language="de")
-    assert prompt.startswith("You write conversations for evaluating an AI assistant")
+    assert "You write conversations for evaluating an AI assistant" in prompt
     assert "Context:\n<context>\nHeat pumps move heat.\n</context>\n" in prompt
     assert "Write 2 distinct conversations" in prompt and "have 2 to 4 user turns" in prompt
     line = "\nLanguage: write every turn (the user's and the assistant's) in German.\n"
@@ -152,7 +152,7 @@ def test_a_prompt_with_personas_lists_them_in_order_and_fills_a_template_of_ones
 def test_a_language_with_its_own_prompt_set_is_asked_in_it() -> None:
     own = PromptSet({"de": {"conversation": "GERMAN $count $context"}})
     assert build_prompt(context("Heat."), 2, 3, (), own, "de").startswith("GERMAN 2 <context>")
-    assert build_prompt(context("Heat."), 2, 3, (), own, "fr").startswith("You write")
+    assert "You write" in build_prompt(context("Heat."), 2, 3, (), own, "fr")
 
 
 def test_the_reply_keeps_its_conversations_in_order_up_to_the_count_asked() -> None:

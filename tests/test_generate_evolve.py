@@ -35,7 +35,7 @@ TWO = Context(
 def evolver(prompt: str, system: str | None) -> str:
     """Appends the evolution's first instruction word to the input, so the order is visible."""
     current = re.search(
-        r"\nInput:\n<input>\n(.*?)\n</input>\n\nRewrite it as follows: (\w+)", prompt, re.DOTALL
+        r"<input>\n(.*?)\n</input>\n\nRewrite it as follows: (\w+)", prompt, re.DOTALL
     )
     assert current is not None
     return json.dumps({"input": f"{current.group(1)} +{current.group(2)}"})
@@ -256,3 +256,41 @@ def test_the_step_evolves_with_its_seed_prompts_the_context_and_the_reply_schema
     for prompt, label, schema in model.sent:
         assert prompt.startswith(MARK) and "Bishops move diagonally." in prompt
         assert label == "evolve" and schema is evolve.EvolveReply
+
+
+def _evolve_with(reply: str, text: str = "How do rooks move?") -> tuple[Draft, StageStats, list]:
+    sent: list[str] = []
+
+    def model(prompt: str, system: str | None) -> str:
+        sent.append(prompt)
+        return json.dumps({"input": reply})
+
+    draft = Draft(id="d", input=text, context=ONE)
+    draft.history.append({"stage": "filter", "input": "How does a rook move at all?"})
+    stats = StageStats(stage="evolve")
+    config = EvolutionConfig(evolutions={"reasoning": 1})
+    run_sync(evolve.run([draft], FunctionModel(model), config, seed=1, stats=stats))
+    return draft, stats, sent
+
+
+def test_the_prompt_shows_the_input_as_first_written_beside_the_one_to_rewrite() -> None:
+    _, _, sent = _evolve_with("How do rooks move, step by step?")
+    assert "<original>\nHow does a rook move at all?\n</original>" in sent[0]
+    assert "<input>\nHow do rooks move?\n</input>" in sent[0]
+    assert "add at most 20 words" in sent[0] and '{"input": "unchanged"}' in sent[0]
+
+
+def test_an_unchanged_reply_keeps_the_input_and_says_so() -> None:
+    draft, stats, _ = _evolve_with(" Unchanged. ")
+    assert draft.kept and draft.input == "How do rooks move?" and draft.evolutions == []
+    assert draft.metadata["evolutions_held"] == [{"evolution": "reasoning", "why": "unchanged"}]
+    assert stats.notes["unchanged"] == 1 and stats.items_out == 1
+
+
+def test_a_rewrite_over_the_word_budget_is_not_taken() -> None:
+    long = "How do rooks move " + "and why " * 11 + "?"  # 22 words more than the input
+    draft, stats, _ = _evolve_with(long)
+    assert draft.input == "How do rooks move?" and stats.notes["over_budget"] == 1
+    within = "How do rooks move " + "and why " * 10 + "?"  # 20 more: taken
+    taken, _, _ = _evolve_with(within)
+    assert taken.input == within and taken.evolutions == ["reasoning"]

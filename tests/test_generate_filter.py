@@ -50,9 +50,8 @@ class Critic:
 
     def __call__(self, prompt: str, system: str | None) -> str:
         items = items_of(prompt)
-        if prompt.startswith("You review"):
+        if "You review" in prompt:
             self.calls.append("score")
-            assert "below 0.5, also give" in prompt
             verdicts = []
             for i, t in items:
                 verdict = {"index": int(i), "score": self.scores[t], "feedback": f"fix {t}"}
@@ -60,7 +59,7 @@ class Critic:
                     verdict["rewrite"] = self.rewrites[t]
                 verdicts.append(verdict)
             return json.dumps({"scores": verdicts})
-        assert prompt.startswith("You improve")
+        assert "You improve" in prompt
         self.calls.append("rewrite")
         if self.fail_rewrite:
             raise ServerError("503")
@@ -321,12 +320,14 @@ def _custom_prompts():  # type: ignore[no-untyped-def]
     from synth.stage.templates import PromptSet, default_prompts
 
     default = default_prompts()
-    return PromptSet({name: MARK + default.text(name) for name in ("filter", "rewrite")})
+    texts = {name: MARK + default.text(name) for name in ("filter", "rewrite")}
+    texts["filter"] = MARK + "(rewrite below $threshold) " + default.text("filter")
+    return PromptSet(texts)
 
 
-def test_the_prompts_default_to_a_threshold_of_0_5_and_count_their_items() -> None:
+def test_the_prompts_count_their_items_and_keep_the_threshold_from_the_critic() -> None:
     prompt = input_filter.build_prompt(["What is in bread?", "Why?"], CONTEXT)
-    assert "Inputs (2 in all):" in prompt and "below 0.5, also give" in prompt
+    assert "Inputs (2 in all):" in prompt and "0.5" not in prompt  # the threshold is not shown
     rewrite = input_filter.build_rewrite_prompt([("Why?", "say what about")], CONTEXT)
     assert "Inputs with feedback (1 in all):" in rewrite
 
@@ -357,7 +358,7 @@ def test_every_request_uses_the_runs_prompts_context_threshold_and_label() -> No
     strict = Sent(scores_06)
     config = FiltrationConfig(synthetic_input_quality_threshold=0.7, max_quality_retries=0)
     run_sync(input_filter.run(drafts("Why?"), strict, config, prompts=_custom_prompts()))
-    assert "below 0.7, also give" in strict.sent[0][0]
+    assert "(rewrite below 0.7)" in strict.sent[0][0]  # a template that shows it gets it
 
 
 def test_the_step_runs_the_filter_with_its_config_and_prompts() -> None:
@@ -369,7 +370,7 @@ def test_the_step_runs_the_filter_with_its_config_and_prompts() -> None:
     items = drafts("Why?")
     out = run_sync(step.run(items, Source(key="k", context=CONTEXT)))
     assert out == items and out[0].drop_reason == "below_input_quality_threshold"
-    assert model.sent[0][0].startswith(MARK) and "below 0.7, also give" in model.sent[0][0]
+    assert model.sent[0][0].startswith(MARK) and "(rewrite below 0.7)" in model.sent[0][0]
 
 
 def test_each_rewrite_is_kept_in_history_with_the_score_feedback_and_round_it_replaced() -> None:

@@ -191,13 +191,13 @@ def _ids(key: str, n: int) -> list[str]:
 
 def test_prompts_without_styling_hold_no_styling_lines_and_every_styling_line_when_given() -> None:
     bare = inputs.build_prompt(CONTEXT, 3)
-    assert "</context>\n\nWrite 3 distinct" in bare
+    assert "context above.\n\nWrite 3 distinct" in bare
     styled = inputs.build_prompt(CONTEXT, 3, styling=STYLING)
     block = (
         "\nScenario: shop customers\nTask of the system under test: support\n"
         "Input format: chat message\n"
     )
-    assert styled == bare.replace("</context>\n\n", "</context>\n" + block + "\n")
+    assert styled == bare.replace("above.\n\nWrite", "above.\n" + block + "\nWrite")
     examples = inputs.build_examples_prompt(["Where is it?"], 2, styling=STYLING)
     assert block in examples and "Scenario" not in inputs.build_examples_prompt(["Where?"], 2)
     scratch = inputs.build_scratch_prompt(2, STYLING)
@@ -297,6 +297,7 @@ def test_the_step_makes_drafts_from_examples_from_the_styling_or_from_the_contex
     grounded = run_sync(step.run([], Source(key="s3", context=CONTEXT)))
     assert [d.id for d in grounded] == _ids("s3", 2) and grounded[0].context == CONTEXT
     prompt = model.sent[-1][0]
-    assert prompt.startswith(MARK + "You write questions") and "Write 2 distinct" in prompt
+    assert prompt.startswith(MARK) and "You write questions" in prompt
+    assert "Write 2 distinct" in prompt
     assert "Scenario: shop customers" in prompt
     assert [label for _, label, _ in model.sent] == ["inputs"] * 3

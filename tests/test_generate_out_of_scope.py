@@ -190,3 +190,33 @@ def test_a_golden_without_context_gets_no_topic_and_one_with_texts_alone_an_empt
     texts = Golden(input="Who?", context=["x"])
     unscoped(texts)
     assert texts.metadata[TOPIC_KEY] == [] and texts.context == []
+
+
+def test_a_near_miss_records_the_fact_it_started_from() -> None:
+    from synth.generate import inputs
+    from synth.generate.config import GenerationConfig
+
+    sent: list[str] = []
+
+    def model(prompt: str, system: str | None) -> str:
+        sent.append(prompt)
+        entries = [
+            {"fact": "The X200 stores 10 kWh.", "input": "How much did the X200 cost in 2031?"},
+            {"fact": " ", "input": "Who designed the X200 casing?"},
+        ]
+        return json.dumps({"inputs": entries})
+
+    context = Context(
+        id="c", chunk_ids=["k"], texts=["The X200 stores 10 kWh."], source_files=["a"]
+    )
+    config = GenerationConfig(question_types={"out_of_scope": 1.0})
+    drafts = asyncio.run(inputs.run(context, FunctionModel(model), config))
+    assert [d.input for d in drafts] == [
+        "How much did the X200 cost in 2031?",
+        "Who designed the X200 casing?",
+    ]
+    assert drafts[0].metadata["near_miss_fact"] == "The X200 stores 10 kWh."
+    assert "near_miss_fact" not in drafts[1].metadata  # a blank fact is not recorded
+    # the recipe: a fact the documents state first, then a detail they do not give
+    assert sent[0].index('"fact"') < sent[0].index('"input"') and "NOT give" in sent[0]
+    assert drafts[0].to_golden().metadata["near_miss_fact"] == "The X200 stores 10 kWh."

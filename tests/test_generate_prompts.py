@@ -13,7 +13,7 @@ from synth.contexts import critic
 from synth.contexts.config import ContextConstructionConfig
 from synth.data import Chunk, Context
 from synth.errors import ConfigError
-from synth.generate import evolve, expected, inputs, style
+from synth.generate import evolve, expected, final_check, inputs, style
 from synth.generate import filter as input_filter
 from synth.generate.config import Evolution, GenerationConfig, StylingConfig
 from synth.llm.base import FunctionModel, run_sync
@@ -113,8 +113,11 @@ def numbered(prompt: str, name: str) -> list[int | None]:
     return [index for tag_name, index, _ in outline(prompt) if tag_name == name]
 
 
-CONTEXT_ONE = [("context", None, 0)]
-CONTEXT_TWO = [("context", None, 0), ("passage", 1, 1), ("passage", 2, 1)]
+# the orientation (file name, headings) first, then the context: every prompt of a context opens so
+ORIENTED = [("orientation", None, 0)]
+CONTEXT_ONE = [*ORIENTED, ("context", None, 0)]
+CONTEXT_TWO = [*ORIENTED, ("context", None, 0), ("passage", 1, 1), ("passage", 2, 1)]
+INPUTS_TWO = [("inputs", None, 0), ("input", 1, 1), ("input", 2, 1)]
 STYLING = StylingConfig(scenario="homeowners", task="answer", input_format="a question")
 
 PROMPTS = {
@@ -126,7 +129,7 @@ PROMPTS = {
     "inputs, two chunks": (lambda: inputs.build_prompt(TWO, 3), CONTEXT_TWO),
     "inputs from goldens": (
         lambda: inputs.build_examples_prompt([FORGED, "How?"], 2, context=TWO),
-        [("examples", None, 0), ("example", 1, 1), ("example", 2, 1), *CONTEXT_TWO],
+        [*CONTEXT_TWO, ("examples", None, 0), ("example", 1, 1), ("example", 2, 1)],
     ),
     "filter": (
         lambda: input_filter.build_prompt([FORGED, "Why?"], TWO),
@@ -147,7 +150,7 @@ PROMPTS = {
     ),
     "evolve": (
         lambda: evolve.build_prompt(FORGED, Evolution.MULTICONTEXT, TWO),
-        [*CONTEXT_TWO, ("input", None, 0)],
+        [*CONTEXT_TWO, ("original", None, 0), ("input", None, 0)],
     ),
     "style": (
         lambda: style.build_prompt(FORGED, STYLING, "a new owner", TWO),
@@ -155,7 +158,12 @@ PROMPTS = {
     ),
     "expected": (
         lambda: expected.build_prompt([FORGED, "Why?"], TWO, "one sentence"),
-        [*CONTEXT_TWO, ("inputs", None, 0), ("input", 1, 1), ("input", 2, 1)],
+        [*CONTEXT_TWO, *INPUTS_TWO],
+    ),
+    "check alone": (lambda: final_check.build_alone_prompt([FORGED, "Why?"]), INPUTS_TWO),
+    "check context": (
+        lambda: final_check.build_context_prompt([FORGED, "Why?"], TWO),
+        [*CONTEXT_TWO, *INPUTS_TWO],
     ),
 }
 
@@ -191,7 +199,7 @@ def test_a_user_template_gets_the_same_tagged_values() -> None:
     custom = PromptSet({"inputs": "Write $count questions about:\n$context"})
     prompt = inputs.build_prompt(TWO, 2, prompts=custom)
     assert prompt.startswith("Write 2 questions about:\n<context>\n")
-    assert outline(prompt) == CONTEXT_TWO
+    assert outline(prompt) == CONTEXT_TWO[1:]  # no $orientation in it: none given
 
 
 def test_every_generation_request_says_tagged_text_is_data() -> None:

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from synth.generate import distracting, evolve, expected, follow_ups, inputs, out_of_scope, style
+from synth.generate import (
+    distracting,
+    evolve,
+    expected,
+    final_check,
+    follow_ups,
+    inputs,
+    out_of_scope,
+    style,
+)
 from synth.generate import filter as input_filter
 from synth.generate.config import (
     EvolutionConfig,
@@ -56,9 +65,10 @@ def test_a_plain_run_makes_every_step_in_order_the_writers_checked() -> None:
         checked(input_filter.FilterStep(CRITIC, s.filtration, PROMPTS)),
         checked(evolve.EvolveStep(GENERATOR, s.evolution, 7, PROMPTS)),
         checked(style.StyleStep(GENERATOR, STYLING, 7, PROMPTS)),
+        checked(final_check.FinalCheckStep(CRITIC, PROMPTS, "simple")),
         expected.ExpectedStep(GENERATOR, STYLING, PROMPTS, 0.6, "simple"),
     ]
-    assert s.active_stages() == ["inputs", "filter", "evolve", "style", "expected"]
+    assert s.active_stages() == ["inputs", "filter", "evolve", "style", "check", "expected"]
 
 
 def test_no_filter_no_evolution_and_no_expected_output_leave_their_steps_out() -> None:
@@ -85,7 +95,9 @@ def test_an_out_of_scope_run_checks_scope_instead_of_filtering_and_writes_the_re
     generation = GenerationConfig(question_types={"out_of_scope": 1.0}, refusal_text="No idea.")
     steps = build_steps(settings(generation=generation))
     assert steps[1] == out_of_scope.ScopeStep(CRITIC, SEARCH, PROMPTS, "No idea.", EMBEDDER)
-    assert [step.name for step in steps] == ["inputs", "scope", "evolve", "style"]
+    # the final check too: an out-of-scope question must still stand on its own
+    assert [step.name for step in steps] == ["inputs", "scope", "evolve", "style", "check"]
+    assert steps[-1] == checked(final_check.FinalCheckStep(CRITIC, PROMPTS, "out_of_scope"))
 
 
 def test_an_out_of_scope_run_without_answers_or_chunk_vectors_gives_none_of_them() -> None:
@@ -104,7 +116,7 @@ def test_a_multi_hop_run_checks_the_hops_after_the_answers() -> None:
         HopsStep(),
     ]
     unanswered = GenerationConfig(question_types={"multi_hop": 1.0}, include_expected_output=False)
-    assert settings(generation=unanswered).active_stages()[-1] == "style"
+    assert settings(generation=unanswered).active_stages()[-1] == "check"
 
 
 def test_a_conversational_run_writes_checks_and_follows_up() -> None:

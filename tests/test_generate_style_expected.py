@@ -115,7 +115,7 @@ def test_style_failure_drops() -> None:
 def test_expected_prompt_and_parse() -> None:
     prompt = expected.build_prompt(["What is flour?", "Is it grain?"], CTX_A, "two sentences")
     assert ITEM.findall(prompt) == [("1", "What is flour?"), ("2", "Is it grain?")]
-    assert "using only the context above" in prompt
+    assert "using only what the quotes" in prompt and "Flour is milled grain." in prompt
     assert expected.parse(
         json.dumps(
             {

@@ -241,7 +241,7 @@ def test_prompts_name_the_language_and_stay_english() -> None:
     context = Context(id="c", chunk_ids=["k"], texts=[TEXTS["de"]], source_files=["a.txt"])
     prompt = inputs.build_prompt(context, 2, language="de")
     assert "Language: write every input in German." in prompt
-    assert prompt.startswith("You write questions")
+    assert "You write questions" in prompt
     assert "Language:" not in inputs.build_prompt(context, 2)
     answer = expected.build_prompt(["Wie warm?"], context, language="ja")
     assert "write every answer (the quotes stay as the context has them) in Japanese" in answer

@@ -38,6 +38,13 @@ def test_every_stage_counts_its_requests_and_tokens_exactly() -> None:
             stage="style", requests=15, input_tokens=15 * (_overhead("style") + 40) + 3 * 1 * 150
         ),
         StagePlan(
+            stage="check",
+            requests=10,
+            input_tokens=5 * (_overhead("check_alone") + _overhead("check_context"))
+            + 150
+            + 2 * quoted,
+        ),
+        StagePlan(
             stage="expected", requests=5, input_tokens=5 * _overhead("expected") + 150 + quoted
         ),
     ]
@@ -50,7 +57,7 @@ def test_batches_round_up_per_context_and_the_critic_sees_whole_contexts_by_defa
         evolution=EvolutionConfig(num_evolutions=0),
     )
     by_stage = {p.stage: p for p in plans}
-    assert list(by_stage) == ["critic", "inputs", "filter", "expected"]
+    assert list(by_stage) == ["critic", "inputs", "filter", "check", "expected"]
     assert by_stage["critic"] == StagePlan(
         stage="critic", requests=1, input_tokens=_overhead("context_critic") + 24
     )
@@ -58,15 +65,17 @@ def test_batches_round_up_per_context_and_the_critic_sees_whole_contexts_by_defa
     assert by_stage["filter"].requests == 6
     assert by_stage["filter"].input_tokens == 6 * _overhead("filter") + 24 + 33 * 40
     assert by_stage["expected"].requests == 6
+    assert by_stage["check"].requests == 12  # two a batch: the inputs alone, and with the context
 
 
-def test_the_defaults_plan_critic_inputs_filter_one_evolution_and_expected() -> None:
+def test_the_defaults_plan_critic_inputs_filter_one_evolution_the_check_and_expected() -> None:
     plans = plan_requests([100] * 9)
     assert [(p.stage, p.requests) for p in plans] == [
         ("critic", 3),
         ("inputs", 9),
         ("filter", 9),
         ("evolve", 18),
+        ("check", 18),
         ("expected", 9),
     ]
 
@@ -94,6 +103,7 @@ def test_a_plan_of_no_contexts_asks_nothing() -> None:
         ("filter", 0),
         ("evolve", 0),
         ("style", 0),
+        ("check", 0),
         ("expected", 0),
     ]
     assert all(p.input_tokens == 0 for p in plans)

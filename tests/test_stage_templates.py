@@ -29,7 +29,8 @@ def refusal(overrides: dict) -> str:
 def test_an_unknown_prompt_refused_naming_the_known_ones_sorted() -> None:
     message = refusal({"nosuch": "x"})
     assert message.startswith(
-        "unknown prompt 'nosuch'; known: context_critic, conversation, evolution.comparative, "
+        "unknown prompt 'nosuch'; known: check_alone, check_context, context_critic, conversation, "
+        "evolution.comparative, "
         "evolution.concretizing, evolution.constrained, "
     )
     assert message.endswith(", rewrite, scope, style")

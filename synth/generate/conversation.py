@@ -41,7 +41,7 @@ from synth.stage.batch import batch_schema
 from synth.stage.call import ask_checked
 from synth.stage.config import StageConfig
 from synth.stage.templates import PromptSet, prompts_for
-from synth.stage.text import context_text, tagged_list
+from synth.stage.text import context_text, orientation_text, tagged_list
 
 LABEL = "conversation"
 MISSING_TURNS = "missing_turns"
@@ -94,6 +94,7 @@ def build_prompt(
     return prompts_for(prompts, language).render(
         LABEL,
         context=context_text(context),
+        orientation=orientation_text(context),
         count=count,
         max_turns=max_turns,
         personas=shown,

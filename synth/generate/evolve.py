@@ -5,30 +5,44 @@ run's seed and the draft's id, so the choice does not depend on the order in whi
 Multicontext and comparative need a context of at least two chunks: for a smaller context they are
 left out and the remaining weights used (recorded as ``evolution_reweighted``); if no evolution is
 left, the round is skipped (recorded as ``evolution_skipped``). One request per input per round.
+
+The prompt shows the input as first written beside the one to rewrite, so a round keeps its
+subject. A rewrite that adds more than :data:`MAX_ADDED_WORDS` words, or a reply of "unchanged"
+(the model may decline an evolution that would break the rules), leaves the input as it was:
+recorded in ``metadata["evolutions_held"]`` and in the stage's notes (``over_budget``,
+``unchanged``), not applied and not a drop.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 from pydantic import BaseModel
 
+from synth._words import words
 from synth.data import Context
-from synth.generate._rewrite import nonblank_input, rewrite, run_live
+from synth.errors import ModelError
+from synth.generate._rewrite import nonblank_input, run_live
 from synth.generate.base import Source
 from synth.generate.config import MULTI_CHUNK_EVOLUTIONS, Evolution, EvolutionConfig
-from synth.generate.draft import Draft
+from synth.generate.draft import Draft, drop_failed
 from synth.generate.language import draft_language, language_line
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
+from synth.stage.call import ask_checked
 from synth.stage.stats import StageStats
 from synth.stage.templates import PromptSet, prompts_for
-from synth.stage.text import context_text, tagged
+from synth.stage.text import context_text, orientation_text, tagged
 
 LABEL = "evolve"
+#: words an evolution may add to an input at most (a longer rewrite is not taken)
+MAX_ADDED_WORDS = 20
+#: the reply of a model that cannot evolve an input within the rules
+UNCHANGED = re.compile(r"[\W_]*unchanged[\W_]*", re.IGNORECASE)
 
 
 class EvolveReply(BaseModel):
@@ -68,16 +82,32 @@ def build_prompt(
     context: Context | None,
     prompts: PromptSet | None = None,
     language: str | None = None,
+    original: str | None = None,
 ) -> str:
-    """The prompt evolving ``text`` by ``evolution``, bounded by ``context``, in ``language``."""
+    """The prompt evolving ``text`` by ``evolution``, bounded by ``context``, in ``language``;
+    ``original`` is the input as first written (``text`` when None), shown so the rewrite keeps
+    its subject."""
     prompts = prompts_for(prompts, language)
     return prompts.render(
         "evolve",
+        original=tagged("original", original if original is not None else text),
         input=tagged("input", text),
         instruction=prompts.instruction(evolution),
         context=context_text(context),
+        orientation=orientation_text(context),
         language=language_line(language, "the rewritten input"),
     )
+
+
+def held_back(before: str, after: str) -> str | None:
+    """Why an evolved input ``after`` is not taken in place of ``before``: ``unchanged`` when the
+    model declined (its reply is the word "unchanged"), ``over_budget`` when it adds more than
+    :data:`MAX_ADDED_WORDS` words; None when it is taken."""
+    if UNCHANGED.fullmatch(after.strip()):
+        return "unchanged"
+    if len(words(after)) - len(words(before)) > MAX_ADDED_WORDS:
+        return "over_budget"
+    return None
 
 
 def check_reply(reply: EvolveReply, raw: str = "") -> str:
@@ -113,12 +143,24 @@ async def _evolve_one(
             if stats is not None:
                 stats.note("skipped")
             return
-        prompt = build_prompt(draft.input, evolution, draft.context, prompts, draft_language(draft))
-        kept = await rewrite(
-            draft, llm, prompt, EvolveReply, parse, LABEL, stats, evolution=evolution.value
-        )
-        if not kept:
+        original = draft.history[0]["input"] if draft.history else draft.input
+        language = draft_language(draft)
+        prompt = build_prompt(draft.input, evolution, draft.context, prompts, language, original)
+        try:
+            text = await ask_checked(llm, prompt, EvolveReply, parse, LABEL, stats)
+        except ModelError as exc:
+            drop_failed(draft, LABEL, exc)
             return
+        held = held_back(draft.input, text)
+        if held is not None:
+            # the model declined, or added more than the budget: the input stays as it was
+            draft.metadata.setdefault("evolutions_held", []).append(
+                {"evolution": evolution.value, "why": held}
+            )
+            if stats is not None:
+                stats.note(held)
+            continue
+        draft.revise(LABEL, text, evolution=evolution.value)
         draft.evolutions.append(evolution.value)
 
 

@@ -9,13 +9,23 @@ quote that is not in the context is never a citation. An answer confidently in a
 than the draft's (:mod:`synth.generate.language`) is asked again the same way, with that reason,
 and dropped as ``wrong_language`` when it still is. Without a context (generation from scratch)
 there is nothing to cite: answers are kept as they are, with no citations recorded.
+
+The reply gives, for each input, its quotes, then ``answerable`` (``fully``, ``partly``, ``no``),
+then the answer, in that order (the answer is written after its evidence and its verdict). An
+answer that is not ``fully`` answerable, or that hedges ("the context does not say exactly; it only
+mentions ..."), which counts as ``partly`` whatever the reply says, is asked again the same way and
+dropped as ``unanswerable`` when it still is. Last, a kept answer whose words the question gained
+after it was first written (by evolution or styling) is dropped as ``answer_leaked``: the question
+gives its answer away (:func:`synth.generate.input_checks.answer_leak`). That check needs the
+answer, so it runs here, and it drops rather than rewrites: a new question would need a new answer.
+Out-of-scope goldens never reach this step (their expected output is the refusal).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
@@ -34,6 +44,7 @@ from synth.generate.citations import (
 )
 from synth.generate.config import DEFAULT_GROUNDING_THRESHOLD, StylingConfig
 from synth.generate.draft import Draft, drop_failed
+from synth.generate.input_checks import ANSWER_LEAKED, answer_leak, hedged
 from synth.generate.language import (
     WRONG_LANGUAGE,
     context_language,
@@ -46,7 +57,7 @@ from synth.llm.structured import parse_verdict
 from synth.stage.batch import BatchRequest, ask_batch, values_of
 from synth.stage.stats import StageStats
 from synth.stage.templates import PromptSet, prompts_for
-from synth.stage.text import context_text, tagged_list
+from synth.stage.text import context_text, orientation_text, tagged_list
 
 LABEL = "expected"
 #: how a failed match of a reply is described
@@ -55,20 +66,34 @@ WHAT = "the reply answers items"
 MAX_BATCH = 10
 #: the drop reason of an answer its quotes do not support
 UNGROUNDED = "ungrounded"
+#: the drop reason of an input its context answers only in part (or not), by the reply's word
+#: or by a hedge in its answer
+UNANSWERABLE = "unanswerable"
+
+
+#: how fully the context answers an input, as the reply says ("fully" first: a confident reply)
+Answerable = Literal["fully", "partly", "no"]
 
 
 class _Output(BaseModel):
+    # the quotes and the verdict before the answer: strict decoding writes fields in order, so
+    # the answer is written from the quotes, after the model said how fully they answer
     index: int
-    expected_output: str
     quotes: list[str] = Field(default_factory=list)  # passages of the context, word for word
+    # required in the schema sent (strict schemas require every field); a reply parsed without
+    # it, from a model without structured outputs, is judged by its hedges alone
+    answerable: Answerable = "fully"
+    expected_output: str
 
 
 @dataclass(frozen=True)
 class Answer:
-    """One expected output and the quotes the model gave for it."""
+    """One expected output, the quotes the model gave for it and how fully it says the context
+    answers its input."""
 
     text: str
     quotes: tuple[str, ...] = ()
+    answerable: str = "fully"
 
 
 class ExpectedReply(BaseModel):
@@ -93,6 +118,7 @@ def build_prompt(
         "expected",
         inputs=tagged_list("inputs", "input", list(inputs)),
         context=context_text(context),
+        orientation=orientation_text(context),
         count=len(inputs),
         output_format=fmt,
         feedback=_feedback_block(feedback),
@@ -128,7 +154,7 @@ def _answer(entry: _Output) -> Answer:
         raise OutputParseError("the answer is blank")
     # the context was shown escaped (synth._untrusted): a quote copied from it carries the escapes
     quotes = (q.replace("<\\", "<").strip() for q in entry.quotes)
-    return Answer(text, tuple(q for q in quotes if q))
+    return Answer(text, tuple(q for q in quotes if q), entry.answerable)
 
 
 def source_chunks(context: Context | None) -> list[SourceChunk]:
@@ -154,10 +180,18 @@ class Checked:
     problem: str
     wrong_language: bool = False
     cross_lingual: bool = False
+    #: why the answer does not answer its input fully ("" when it does)
+    partial: str = ""
 
-    def rank(self) -> tuple[bool, float]:
-        """What makes one attempt better than another: the right language, then grounding."""
-        return (not self.wrong_language, self.grounding.score)
+    def rank(self) -> tuple[bool, bool, float]:
+        """What makes one attempt better than another: the right language, a full answer, then
+        grounding."""
+        return (not self.wrong_language, not self.partial, self.grounding.score)
+
+    @property
+    def short(self) -> bool:
+        """Whether the answer needs asking again (then dropping): language, answerability."""
+        return self.wrong_language or bool(self.partial)
 
 
 def check_answer(
@@ -192,7 +226,26 @@ def check_answer(
             "behind every statement, or leave out what the context does not say"
         )
     wrong = verdict is not None and verdict.mismatch
-    return Checked(answer, [c for c in found if c is not None], score, problem, wrong, cross)
+    partial = partial_answer(answer) if chunks else ""
+    if partial and not problem:
+        problem = (
+            f"{partial}: answer every part of the input from the quotes, stating it plainly, or "
+            'say "partly" or "no" in "answerable" when the context does not answer it all'
+        )
+    citations = [c for c in found if c is not None]
+    return Checked(answer, citations, score, problem, wrong, cross, partial)
+
+
+def partial_answer(answer: Answer) -> str:
+    """Why ``answer`` does not answer its input fully ("" when it does): the model said so
+    (``answerable`` partly or no), or the answer hedges (:func:`synth.generate.input_checks.hedged`),
+    which counts as partly whatever ``answerable`` says."""
+    if answer.answerable != "fully":
+        return f"the reply says the context answers it {answer.answerable!r}"
+    hedge = hedged(answer.text)
+    if hedge:
+        return f"the answer hedges ({hedge!r})"
+    return ""
 
 
 def _record(draft: Draft, checked: Checked) -> None:
@@ -256,15 +309,71 @@ async def _answer_group(
         else:
             checked = check_answer(answer, chunks, threshold, *languages)
             _record(draft, checked)
-            if checked.grounding.score < threshold or checked.wrong_language:
+            if checked.grounding.score < threshold or checked.short:
                 short[i] = checked
-    if not short:
+    if short:
+        await _ask_again(drafts, short, llm, output_format, prompts, stats, threshold)
+    if chunks:
+        _check_leaks(drafts)
+
+
+def _note_again(stats: StageStats | None, short: dict[int, Checked], threshold: float) -> None:
+    if stats is None:
         return
-    if stats is not None:
-        wrong = sum(1 for c in short.values() if c.wrong_language)
-        stats.note("asked_again_ungrounded", len(short) - wrong)
-        if wrong:
-            stats.note("asked_again_wrong_language", wrong)
+    wrong = sum(1 for c in short.values() if c.wrong_language)
+    partial = sum(
+        1
+        for c in short.values()
+        if not c.wrong_language and c.partial and c.grounding.score >= threshold
+    )
+    stats.note("asked_again_ungrounded", len(short) - wrong - partial)
+    if wrong:
+        stats.note("asked_again_wrong_language", wrong)
+    if partial:
+        stats.note("asked_again_unanswerable", partial)
+
+
+#: the steps that rewrite an input without being asked to fix it: where leaks appear
+_REWRITERS = frozenset({"evolve", "style"})
+
+
+def _before_rewrites(draft: Draft) -> str | None:
+    """The input before evolution and styling rewrote it, when nothing else has since (a rewrite
+    asked with feedback writes a new question, whose words are its own); None otherwise."""
+    stages = [str(h.get("stage")) for h in draft.history]
+    first = next((i for i, s in enumerate(stages) if s in _REWRITERS), None)
+    if first is None or any(s not in _REWRITERS for s in stages[first:]):
+        return None
+    return str(draft.history[first]["input"])
+
+
+def _check_leaks(drafts: list[Draft]) -> None:
+    """Drop each live draft whose question gives away its answer (``answer_leaked``): the words of
+    the answer the question gained after it was first written (:func:`answer_leak`)."""
+    for draft in drafts:
+        if not draft.kept or draft.expected_output is None or draft.context is None:
+            continue
+        leak = answer_leak(
+            draft.input, draft.expected_output, _before_rewrites(draft), draft.context.texts
+        )
+        if leak is not None:
+            draft.drop(LABEL, ANSWER_LEAKED, leak.detail)
+
+
+async def _ask_again(
+    drafts: list[Draft],
+    short: dict[int, Checked],
+    llm: LLM,
+    output_format: str | None,
+    prompts: PromptSet | None,
+    stats: StageStats | None,
+    threshold: float,
+) -> None:
+    """Ask once more for the ``short`` answers, with what failed; keep the better of the two
+    attempts, and drop the drafts whose best attempt still fails."""
+    chunks = source_chunks(drafts[0].context)
+    languages = (draft_language(drafts[0]), context_language(drafts[0].context))
+    _note_again(stats, short, threshold)
     again = [drafts[i] for i in short]
     feedback = [c.problem for c in short.values()]
     replies = await _ask(again, llm, output_format, prompts, stats, feedback)
@@ -284,6 +393,8 @@ async def _answer_group(
         elif chunks and best.grounding.score < threshold:
             detail = f"grounding {best.grounding.score:.2f} under {threshold}: {best.problem}"
             drafts[i].drop(LABEL, UNGROUNDED, detail)
+        elif best.partial:
+            drafts[i].drop(LABEL, UNANSWERABLE, f"{best.partial}, after it was asked again")
 
 
 async def run(
@@ -337,7 +448,9 @@ class ExpectedStep:
 
 
 __all__ = [
+    "UNANSWERABLE",
     "UNGROUNDED",
+    "partial_answer",
     "Answer",
     "Checked",
     "ExpectedReply",

@@ -28,7 +28,7 @@ from synth.llm.structured import parse_verdict
 from synth.stage.batch import BatchRequest, ask_batch, values_of
 from synth.stage.stats import StageStats
 from synth.stage.templates import PromptSet, prompts_for
-from synth.stage.text import context_text, feedback_items, tagged_list
+from synth.stage.text import context_text, feedback_items, orientation_text, tagged_list
 
 LABEL = "filter"
 REWRITE_LABEL = "filter_rewrite"
@@ -41,15 +41,19 @@ MAX_BATCH = 10
 
 
 class InputScore(BaseModel):
-    """The critic's verdict on one input, with its proposed rewrite when it scored low."""
+    """The critic's verdict on one input, with its proposed rewrite when it scored low; the
+    feedback comes first (strict decoding writes fields in order: the reason before the score)."""
 
-    score: float = Field(ge=0.0, le=1.0)
     feedback: str = ""
+    score: float = Field(ge=0.0, le=1.0)
     rewrite: str | None = None
 
 
-class _ScoreItem(InputScore):
+class _ScoreItem(BaseModel):
     index: int
+    feedback: str = ""
+    score: float = Field(ge=0.0, le=1.0)
+    rewrite: str | None = None
 
 
 class FilterReply(BaseModel):
@@ -82,6 +86,7 @@ def build_prompt(
         "filter",
         inputs=tagged_list("inputs", "input", list(inputs)),
         context=context_text(context),
+        orientation=orientation_text(context),
         count=len(inputs),
         threshold=f"{threshold:g}",
         language=language_line(language, "every rewrite"),
@@ -110,6 +115,7 @@ def build_rewrite_prompt(
         "rewrite",
         items=feedback_items(items),
         context=context_text(context),
+        orientation=orientation_text(context),
         count=len(items),
         language=language_line(language),
     )

@@ -31,8 +31,8 @@ WHAT = "the critic judged messages"
 
 class _Verdict(BaseModel):
     index: int
-    standalone: bool
     reason: str = Field(default="")
+    standalone: bool
 
 
 class FollowUpReply(BaseModel):

@@ -32,7 +32,7 @@ from synth.stage.batch import batch_schema
 from synth.stage.call import ask_checked
 from synth.stage.stats import StageStats, model_error_reason
 from synth.stage.templates import SYSTEM, PromptSet, prompts_for
-from synth.stage.text import context_text, styling_block, tagged, tagged_list
+from synth.stage.text import context_text, orientation_text, styling_block, tagged, tagged_list
 
 LABEL = "inputs"
 NO_INPUTS = "no_inputs"
@@ -42,6 +42,27 @@ class InputsReply(BaseModel):
     """The reply schema: the new inputs."""
 
     inputs: list[str]
+
+
+class _NearMiss(BaseModel):
+    fact: str  # what the documents state, written before the question it starts from
+    input: str
+
+
+class NearMissReply(BaseModel):
+    """The reply schema of out-of-scope inputs: each with the fact of the context it starts from
+    (a near miss: the question asks for a detail of that fact the documents do not give)."""
+
+    inputs: list[_NearMiss]
+
+
+#: the metadata key of the fact an out-of-scope input started from
+NEAR_MISS_FACT_KEY = "near_miss_fact"
+
+
+def reply_schema(question_type: str | None) -> type[BaseModel]:
+    """The reply schema the inputs of ``question_type`` are asked in."""
+    return NearMissReply if question_type == OUT_OF_SCOPE else InputsReply
 
 
 def _styling(styling: StylingConfig | None, instruction: str = "") -> str:
@@ -76,6 +97,7 @@ def build_prompt(
     return prompts_for(prompts, language).render(
         name,
         context=context_text(context),
+        orientation=orientation_text(context),
         count=n,
         styling=block,
         language=language_line(language),
@@ -111,6 +133,7 @@ def build_examples_prompt(
         "inputs_from_goldens",
         examples=tagged_list("examples", "example", list(examples)),
         context=context_text(context),
+        orientation=orientation_text(context),
         count=n,
         styling=_styling(styling),
         language=language_line(language),
@@ -134,6 +157,26 @@ def parse(text: str, n: int) -> list[str]:
     return check_reply(parse_verdict(text, InputsReply), n, raw=text)
 
 
+def parse_near_misses(text: str, n: int) -> list[tuple[str, str]]:
+    """Parse an out-of-scope reply into at most ``n`` ``(input, fact)`` pairs, distinct inputs;
+    OutputParseError (with the raw text) when none has an input."""
+    reply = parse_verdict(text, NearMissReply)
+    out: dict[str, str] = {}
+    for entry in reply.inputs:
+        question = entry.input.strip()
+        if question and question not in out:
+            out[question] = entry.fact.strip()
+    if not out:
+        raise OutputParseError("the reply holds no input", raw=text)
+    return list(out.items())[:n]
+
+
+def _parse_any(text: str, n: int, question_type: str | None) -> list[tuple[str, str | None]]:
+    if question_type == OUT_OF_SCOPE:
+        return [(q, f or None) for q, f in parse_near_misses(text, n)]
+    return [(q, None) for q in parse(text, n)]
+
+
 async def _generate(
     prompt: str,
     n: int,
@@ -142,12 +185,15 @@ async def _generate(
     context: Context | None,
     stats: StageStats | None,
     language: str | None = None,
+    question_type: str | None = None,
 ) -> list[Draft]:
     if stats is not None:
         stats.items_in += 1
     try:
-        schema = batch_schema(InputsReply, n)
-        texts = await ask_checked(llm, prompt, schema, lambda text: parse(text, n), LABEL, stats)
+        schema = batch_schema(reply_schema(question_type), n)
+        found = await ask_checked(
+            llm, prompt, schema, lambda text: _parse_any(text, n, question_type), LABEL, stats
+        )
     except ModelError as exc:
         failed = Draft(id=draft_id(key, "failed"), input="", context=context)
         drop_failed(failed, LABEL, exc)
@@ -155,14 +201,17 @@ async def _generate(
             stats.drop(failed.drop_reason or model_error_reason(exc))
         return [failed]
     if stats is not None:
-        stats.items_out += len(texts)
-        if len(texts) < n:
-            stats.note("fewer_than_asked", n - len(texts))
+        stats.items_out += len(found)
+        if len(found) < n:
+            stats.note("fewer_than_asked", n - len(found))
     metadata = {LANGUAGE_KEY: language} if language else {}
-    return [
-        Draft(id=draft_id(key, i), input=t, context=context, metadata=dict(metadata))
-        for i, t in enumerate(texts)
-    ]
+    drafts = []
+    for i, (text, fact) in enumerate(found):
+        extra = {NEAR_MISS_FACT_KEY: fact} if fact else {}
+        drafts.append(
+            Draft(id=draft_id(key, i), input=text, context=context, metadata={**metadata, **extra})
+        )
+    return drafts
 
 
 async def run(
@@ -189,7 +238,8 @@ async def run(
     n = config.max_goldens_per_context
     language = target_language(config.language, context)
     prompt = context_prompt(context, config, styling, prompts, aside)
-    return await _generate(prompt, n, llm, key or context.id, context, stats, language)
+    kind = config.question_type
+    return await _generate(prompt, n, llm, key or context.id, context, stats, language, kind)
 
 
 def context_prompt(
@@ -299,12 +349,18 @@ class InputsStep:
         language = target_language(self.config.language, context)
         warm_checks_soon(language, [context_language(context) or ""])
         prompt = context_prompt(context, self.config, self.styling, self.prompts)
-        schema = batch_schema(InputsReply, self.config.max_goldens_per_context)
+        schema = batch_schema(
+            reply_schema(self.config.question_type), self.config.max_goldens_per_context
+        )
         await self.llm.arequest(prompt, system=SYSTEM, schema=schema, label=LABEL)
 
 
 __all__ = [
+    "NEAR_MISS_FACT_KEY",
     "InputsReply",
+    "NearMissReply",
+    "parse_near_misses",
+    "reply_schema",
     "InputsStep",
     "build_examples_prompt",
     "build_prompt",

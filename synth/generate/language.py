@@ -44,7 +44,7 @@ from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
 from synth.stage.call import ask_checked
 from synth.stage.templates import PromptSet, prompts_for
-from synth.stage.text import context_text, tagged
+from synth.stage.text import context_text, orientation_text, tagged
 
 #: the drop reason of a text still in another language after it was asked again
 WRONG_LANGUAGE = "wrong_language"
@@ -148,6 +148,7 @@ def build_prompt(
         language=language_name(verdict.target),
         reason=verdict.reason("input"),
         context=context_text(context),
+        orientation=orientation_text(context),
     )
 
 

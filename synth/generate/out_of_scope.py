@@ -49,12 +49,14 @@ TOPIC_KEY = "topic_chunk_ids"
 class Verdict(BaseModel):
     """The critic's verdict on one question: do its passages answer it, and why (not)."""
 
-    answered: bool
     reason: str = ""
+    answered: bool
 
 
-class _VerdictItem(Verdict):
+class _VerdictItem(BaseModel):
     index: int
+    reason: str = ""
+    answered: bool
 
 
 class ScopeReply(BaseModel):

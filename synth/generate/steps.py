@@ -1,7 +1,7 @@
 """The generation steps after grouping, in order, made from one run's settings.
 
 :data:`STEPS` is the pipeline from a context to a finished draft: inputs, filter, evolve, style,
-expected. A conversational run has its own two steps instead (:func:`conversation_steps`).
+check (the final input, :mod:`synth.generate.final_check`), expected. A conversational run has its own two steps instead (:func:`conversation_steps`).
 Each entry makes its step from the run's :class:`StageSettings`, or gives None when the
 settings switch the step off; a new stage is one module with its step class and one entry here.
 Deduplication, which compares drafts across candidates, follows in the run's stream.
@@ -16,6 +16,7 @@ from synth.generate import (
     distracting,
     evolve,
     expected,
+    final_check,
     follow_ups,
     inputs,
     out_of_scope,
@@ -95,6 +96,13 @@ def _evolve(s: StageSettings) -> Step | None:
     return evolve.EvolveStep(s.generator, s.evolution, s.seed, s.prompts)
 
 
+def _check(s: StageSettings) -> Step | None:
+    # the final check is the input filter's second half: switched off with it
+    if s.filtration is None:
+        return None
+    return final_check.FinalCheckStep(s.critic, s.prompts, s.generation.question_type)
+
+
 def _expected(s: StageSettings) -> Step | None:
     if not s.generation.include_expected_output:
         return None
@@ -117,6 +125,7 @@ STEPS: tuple[Callable[[StageSettings], Step | None], ...] = (
     _filter,
     _evolve,
     lambda s: style.StyleStep(s.generator, s.styling, s.seed, s.prompts),
+    _check,
     _expected,
     _hops,
 )
@@ -143,7 +152,9 @@ RUNS_AHEAD: dict[tuple[str, str], frozenset[str]] = {
 }
 
 #: the steps that write inputs, each wrapped so the language of what it wrote is checked
-WRITES_INPUTS = frozenset({inputs.LABEL, input_filter.LABEL, evolve.LABEL, style.LABEL})
+WRITES_INPUTS = frozenset(
+    {inputs.LABEL, input_filter.LABEL, evolve.LABEL, style.LABEL, final_check.LABEL}
+)
 
 
 def build_steps(settings: StageSettings) -> list[Step]:

@@ -26,7 +26,7 @@ from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
 from synth.stage.stats import StageStats
 from synth.stage.templates import PromptSet, prompts_for
-from synth.stage.text import context_text, styling_block, tagged
+from synth.stage.text import context_text, orientation_text, styling_block, tagged
 
 LABEL = "style"
 
@@ -80,6 +80,7 @@ def build_prompt(
         input=tagged("input", text),
         styling=block,
         context=context_text(context),
+        orientation=orientation_text(context),
         language=language_line(language, "the rewritten input"),
     )
 

@@ -13,7 +13,9 @@ the reply schema the step asks for, and writes every reply from the documents th
   which adds a second passage's subject to it;
 - an expected output is the sentence (or two) of the context that answers the input best, quoted
   word for word, so its citations are found and its grounding is full;
-- the checks (out of scope, follow-ups) decide by word overlap and by how a message opens.
+- the checks (out of scope, follow-ups, the final check of an input) decide by word overlap, by how
+  a message opens and by whether it names "the passage"; an input told it copies its context is
+  rewritten to ask about the sentence's keyphrase.
 
 Replies are deterministic: the same prompt gets the same reply in every process. A step it does
 not know (an evaluation judge, a prompt with no schema) is refused with a ConfigError, and a step
@@ -49,6 +51,8 @@ _MULTI_PASSAGE = re.compile(r"\bpassages\b")
 _LEANS = re.compile(
     r"\b(?:the|this|that) (?:context|passage|excerpt|text|document)\b|\babove\b", re.IGNORECASE
 )
+# feedback saying an input copies its context (synth.generate.input_checks)
+_COPIED = re.compile(r"word for word|copies", re.IGNORECASE)
 _FOLLOW_UP = re.compile(
     r"^(?:and|but|so|then|also|what about|how about|and what|why)\b|\b(?:it|that one|this one|"
     r"the second|the first|those|them)\b",
@@ -159,22 +163,24 @@ def _critic(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
 
 def _inputs(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
     n = _count(schema, "inputs", 2)
-    # out-of-scope inputs come back in the same schema: their prompt is known by what it asks
-    if "do NOT answer" in prompt.text or "does not give" in prompt.text:
-        return {"inputs": _out_of_scope(prompt, n)}
     picked = _picked(prompt, n)
     return {"inputs": [ex.question(s, prompt.english, turn=k) for k, s in enumerate(picked)]}
 
 
-def _out_of_scope(prompt: Prompt, n: int) -> list[str]:
-    """Questions on the context's subjects about what documents like it do not say: who first
-    thought of a thing, and what it was called before."""
+def _near_misses(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
+    """Out-of-scope questions, each from a sentence of the context (its fact) about what
+    documents like it do not say: who first thought of a thing, and what it was called before."""
     asks = (
         "Who first came up with {}, and in which year?",
         "What was {} called before its current name?",
     )
-    picked = _picked(prompt, n)
-    return [asks[k % len(asks)].format(ex.keyphrase(s)) for k, s in enumerate(picked)]
+    picked = _picked(prompt, _count(schema, "inputs", 2))
+    return {
+        "inputs": [
+            {"fact": s.plain, "input": asks[k % len(asks)].format(ex.keyphrase(s))}
+            for k, s in enumerate(picked)
+        ]
+    }
 
 
 def _filter(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
@@ -212,10 +218,44 @@ def _rewritten(text: str) -> str:
 
 def _rewrite(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
     out = []
+    sentences = ex.context_sentences(prompt.passages) if prompt.passages else []
     for i, block in enumerate(_raw_blocks(prompt.text, "item"), start=1):
         found = _blocks(block, "input")
-        out.append({"index": i, "input": _rewritten(found[0] if found else block)})
+        text = found[0] if found else block
+        feedback = " ".join(_blocks(block, "feedback"))
+        if sentences and _COPIED.search(feedback):
+            # told it copies its context: ask about the sentence's keyphrase instead
+            answering = ex.answering_sentences(text, sentences, most=1)
+            if answering:
+                phrase = ex.keyphrase(answering[0])
+                text = (
+                    f"What does the documentation say about {phrase}?"
+                    if prompt.english
+                    else f"{phrase}?"
+                )
+        out.append({"index": i, "input": _rewritten(text)})
     return {"inputs": out}
+
+
+def _check_alone(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
+    """A question stands alone unless it leans on "the passage" or "above"."""
+    verdicts = []
+    for i, text in enumerate(prompt.items("input"), start=1):
+        leans = _LEANS.search(text) is not None
+        reason = "it refers to a text the reader does not have" if leans else "names its subject"
+        verdicts.append({"index": i, "reason": reason, "standalone": not leans})
+    return {"verdicts": verdicts}
+
+
+def _check_context(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
+    """A question is answered fully when a sentence of the context answers it."""
+    sentences = _sentences(prompt, "checks")
+    verdicts = []
+    for i, text in enumerate(_blocks(_first(prompt.text, "inputs"), "input"), start=1):
+        found = ex.answering_sentences(text, sentences)
+        quotes = [s.quote for s in found]
+        verdicts.append({"index": i, "quotes": quotes, "answerable": "fully" if found else "no"})
+    return {"verdicts": verdicts}
 
 
 def _evolve(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
@@ -264,8 +304,9 @@ def _expected(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
         outputs.append(
             {
                 "index": i,
-                "expected_output": " ".join(s.plain for s in found),
                 "quotes": [s.quote for s in found],
+                "answerable": "fully" if found else "no",
+                "expected_output": " ".join(s.plain for s in found),
             }
         )
     return {"outputs": outputs}
@@ -287,7 +328,7 @@ def _scope(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
             if answered
             else f"no passage holds more than {best:.0%} of the question's words"
         )
-        verdicts.append({"index": i, "answered": answered, "reason": reason})
+        verdicts.append({"index": i, "reason": reason, "answered": answered})
     return {"verdicts": verdicts}
 
 
@@ -327,7 +368,7 @@ def _follow_ups(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
     for i, text in enumerate(prompt.items("message"), start=1):
         leans = _FOLLOW_UP.search(text.strip()) is not None
         reason = "refers to something said earlier" if leans else "a question of its own"
-        verdicts.append({"index": i, "standalone": not leans, "reason": reason})
+        verdicts.append({"index": i, "reason": reason, "standalone": not leans})
     return {"verdicts": verdicts}
 
 
@@ -337,6 +378,9 @@ Writer = Callable[[Prompt, type[BaseModel]], dict[str, Any]]
 WRITERS: Mapping[str, Writer] = {
     "CriticReply": _critic,
     "InputsReply": _inputs,
+    "NearMissReply": _near_misses,
+    "AloneReply": _check_alone,
+    "ContextReply": _check_context,
     "FilterReply": _filter,
     "RewriteReply": _rewrite,
     "EvolveReply": _evolve,

@@ -32,6 +32,11 @@ LABEL_STAGE = {
     "evolve": "evolve",
     "style": "style",
     "expected": "expected",
+    # the final check of the input (synth.generate.final_check): its two checks and its rewrite
+    "check_alone": "check",
+    "check_context": "check",
+    "check_rewrite": "check",
+    "check_language": "check",
     # the language check's re-asks (synth.generate.language), counted in the stage they check
     "inputs_language": "inputs",
     "filter_language": "filter",

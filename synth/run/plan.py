@@ -34,10 +34,11 @@ REPLY_TOKENS = {
     "filter": 40,
     "evolve": 45,
     "style": 45,
-    "expected": 120,
+    "check": 40,
+    "expected": 160,
 }
 #: stages whose requests go to the critic model
-CRITIC_STAGES = ("critic", "filter")
+CRITIC_STAGES = ("critic", "filter", "check")
 
 
 class PlannedStage(BaseModel):

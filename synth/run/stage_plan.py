@@ -1,7 +1,7 @@
 """What a run will cost before it runs: requests and prompt tokens per stage, for ``--plan``.
 
 The counts are the minimum the stages make when every item passes the first time (no critic
-replacement, no filter rewrite); each rewrite round adds one filter request per context that has a
+replacement, no filter rewrite, no final-check rewrite); each rewrite round adds one filter request per context that has a
 failing input, and each replaced seed adds a share of a critic request.
 """
 
@@ -16,6 +16,7 @@ from synth._tokens import count_tokens
 from synth.contexts.config import ContextConstructionConfig
 from synth.generate import expected as expected_stage
 from synth.generate import filter as filter_stage
+from synth.generate import final_check as final_check_stage
 from synth.generate.config import EvolutionConfig, GenerationConfig, StylingConfig
 from synth.stage.templates import PromptSet, default_prompts
 
@@ -64,6 +65,15 @@ class _Shape:
         tokens = calls * self.overhead(stage) + self.total_context + quoted
         return StagePlan(stage=stage, requests=calls, input_tokens=tokens)
 
+    def checks(self, max_batch: int) -> StagePlan:
+        """The final check: per batch, one request with the inputs alone and one with the
+        context too."""
+        calls = self.n * math.ceil(self.per_context / max_batch)
+        quoted = self.goldens * INPUT_TOKENS
+        overhead = self.overhead("check_alone") + self.overhead("check_context")
+        tokens = calls * overhead + self.total_context + 2 * quoted
+        return StagePlan(stage="check", requests=2 * calls, input_tokens=tokens)
+
     def per_input(self, stage: str, rounds: int) -> StagePlan:
         """A stage asking once per input per round, the context quoted every time."""
         calls = self.goldens * rounds
@@ -108,6 +118,8 @@ def plan_requests(
         plans.append(shape.per_input("evolve", evolution.num_evolutions))
     if styling is not None and styling.rewrites_inputs:
         plans.append(shape.per_input("style", 1))
+    if use_filter:  # the final check goes with the filter
+        plans.append(shape.checks(final_check_stage.MAX_BATCH))
     if generation.include_expected_output:
         plans.append(shape.batched("expected", expected_stage.MAX_BATCH))
     return plans

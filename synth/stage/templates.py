@@ -10,6 +10,10 @@ variable holds), and every prompt is sent with :data:`SYSTEM`, which says that t
 A user's own template gets the same tagged values. ``$language`` (optional in every stage that
 writes text) is a line naming the language to write in, empty when there is none: the templates
 stay in English whatever the documents' language (:mod:`synth.generate.language`).
+``$orientation`` (optional wherever ``$context`` is) says where the context comes from, as
+orientation, not evidence. The packaged templates open with it and the context, then give the
+step's instructions: every prompt of one context's steps starts with the same text, which a
+provider's prompt cache serves once.
 """
 
 from __future__ import annotations
@@ -57,32 +61,48 @@ class _Slot:
 #: every template and the variables it must use (required) or may use (optional)
 SLOTS: dict[str, _Slot] = {
     "context_critic": _Slot(frozenset({"chunks"}), frozenset({"count"})),
-    "inputs": _Slot(frozenset({"context", "count"}), frozenset({"styling", "language"})),
+    "inputs": _Slot(
+        frozenset({"context", "count"}), frozenset({"styling", "language", "orientation"})
+    ),
     "inputs_out_of_scope": _Slot(
-        frozenset({"context", "count"}), frozenset({"styling", "language"})
+        frozenset({"context", "count"}), frozenset({"styling", "language", "orientation"})
     ),
     "inputs_from_scratch": _Slot(
         frozenset({"scenario", "task", "input_format", "count"}), frozenset({"language"})
     ),
     "inputs_from_goldens": _Slot(
-        frozenset({"examples", "count"}), frozenset({"context", "styling", "language"})
+        frozenset({"examples", "count"}),
+        frozenset({"context", "styling", "language", "orientation"}),
     ),
     "filter": _Slot(
-        frozenset({"inputs"}), frozenset({"context", "count", "threshold", "language"})
+        frozenset({"inputs"}),
+        frozenset({"context", "count", "threshold", "language", "orientation"}),
     ),
-    "rewrite": _Slot(frozenset({"items"}), frozenset({"context", "count", "language"})),
+    "rewrite": _Slot(
+        frozenset({"items"}), frozenset({"context", "count", "language", "orientation"})
+    ),
     "scope": _Slot(frozenset({"items"}), frozenset({"count"})),
-    "evolve": _Slot(frozenset({"input", "instruction"}), frozenset({"context", "language"})),
-    "style": _Slot(frozenset({"input", "styling"}), frozenset({"context", "language"})),
+    "evolve": _Slot(
+        frozenset({"input", "instruction"}),
+        frozenset({"context", "language", "orientation", "original"}),
+    ),
+    "style": _Slot(
+        frozenset({"input", "styling"}), frozenset({"context", "language", "orientation"})
+    ),
     "expected": _Slot(
         frozenset({"inputs"}),
-        frozenset({"context", "count", "output_format", "feedback", "language"}),
+        frozenset({"context", "count", "output_format", "feedback", "language", "orientation"}),
     ),
+    "check_alone": _Slot(frozenset({"inputs"}), frozenset({"count"})),
+    "check_context": _Slot(frozenset({"inputs", "context"}), frozenset({"count", "orientation"})),
     "conversation": _Slot(
-        frozenset({"context", "count"}), frozenset({"max_turns", "personas", "language"})
+        frozenset({"context", "count"}),
+        frozenset({"max_turns", "personas", "language", "orientation"}),
     ),
     "follow_ups": _Slot(frozenset({"messages"}), frozenset({"count"})),
-    "language": _Slot(frozenset({"input", "language"}), frozenset({"context", "reason"})),
+    "language": _Slot(
+        frozenset({"input", "language"}), frozenset({"context", "reason", "orientation"})
+    ),
 }
 for _evolution in Evolution:
     SLOTS[f"evolution.{_evolution.value}"] = _Slot(frozenset())

@@ -6,6 +6,10 @@ holds:
 
 - ``$context``: ``<context>`` around the text of a one-chunk context, or around one
   ``<passage index="i">`` per chunk; ``(no context given)`` when there is none.
+- ``$orientation``: where the context comes from (its file, title and heading path) inside
+  ``<orientation>``, introduced as orientation and not evidence; empty without a context. It and
+  the context open every prompt of a context's steps, so those prompts share their first tokens
+  (the provider's prompt cache serves them once).
 - ``$chunks`` (critic): ``<passages>`` around one ``<passage index="i">`` per chunk.
 - ``$inputs`` (filter, expected): ``<inputs>`` around one ``<input index="i">`` per input.
 - ``$examples``: ``<examples>`` around one ``<example index="i">`` per example.
@@ -16,12 +20,23 @@ holds:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from pathlib import PurePath
 
 from synth._untrusted import tag, tag_list, wrap
 from synth.data import Context
 
 NO_CONTEXT = "(no context given)"
+#: the context's metadata key of its heading path (a list of headings, outermost first; or one
+#: such list per chunk, the seed's first)
+HEADING_PATH_KEY = "heading_path"
+#: the line that introduces the orientation: what it is for, and what it is not
+ORIENTATION_NOTE = (
+    "Where the context comes from (orientation only, not evidence: use it to name what a text is "
+    "about, never as a source of facts or quotes):"
+)
+_MARKDOWN_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 
 
 def tagged_list(outer: str, inner: str, texts: Sequence[str]) -> str:
@@ -44,6 +59,45 @@ def context_text(context: Context | None) -> str:
         tag("passage", text.strip(), index=i) for i, text in enumerate(context.texts, start=1)
     )
     return wrap("context", passages)
+
+
+def heading_path(context: Context) -> list[str]:
+    """The headings the context's seed chunk sits under, outermost first: the path ingest
+    recorded (``metadata["heading_path"]``) when there is one, else the markdown headings found in
+    the seed chunk's text, each deeper one replacing those at its level and below (the last
+    heading's path); [] when neither is there."""
+    recorded = context.metadata.get(HEADING_PATH_KEY)
+    if isinstance(recorded, list) and recorded:
+        first = recorded[0]
+        path = first if isinstance(first, list) else recorded
+        return [str(h).strip() for h in path if str(h).strip()]
+    if not context.texts:
+        return []
+    levels: dict[int, str] = {}
+    for match in _MARKDOWN_HEADING.finditer(context.texts[0]):
+        level = len(match.group(1))
+        levels = {k: v for k, v in levels.items() if k < level}
+        levels[level] = match.group(2).strip()
+    return [levels[k] for k in sorted(levels)]
+
+
+def orientation_text(context: Context | None) -> str:
+    """Where ``context`` comes from, for a prompt: its file, title (when known) and heading path,
+    tagged, after :data:`ORIENTATION_NOTE` and followed by a blank line; "" without a context."""
+    if context is None or not context.texts:
+        return ""
+    lines = []
+    if context.source_files:
+        lines.append(f"file: {PurePath(context.source_files[0]).name}")
+    title = context.metadata.get("title")
+    if title:
+        lines.append(f"title: {str(title).strip()}")
+    path = heading_path(context)
+    if path:
+        lines.append(f"section: {' > '.join(path)}")
+    if not lines:
+        return ""
+    return f"{ORIENTATION_NOTE}\n{tag('orientation', chr(10).join(lines))}\n\n"
 
 
 def feedback_items(items: Sequence[tuple[str, str]]) -> str:

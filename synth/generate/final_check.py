@@ -1,0 +1,320 @@
+"""The final check of each input: the question that is delivered, after evolution and styling.
+
+The filter scores inputs as they are first written; evolution and styling rewrite them after,
+and that is where references to "the passage", copied spans, drift and leaks appear. This step
+checks the input as it will be delivered, before its expected output is written:
+
+1. plain code first, at no request cost (:mod:`synth.generate.input_checks`): a reference to the
+   passage (``meta_reference``), a span of the context copied word for word (``copied_span``),
+   two questions in one outside the ``double`` type (``double_question``), the length budget
+   (``too_long``);
+2. then, for the inputs that pass, two critic requests per context, sent together:
+   - the inputs *alone*, without the context or the orientation (``check_alone``): can a user
+     who never saw the documents tell what it asks, does it name its subject? (``not_standalone``)
+     A model that sees the context reads "the device" as the device it just read about, so this
+     judgement gets a request of its own rather than a field of the second;
+   - the inputs with the context (``check_context``): does the context answer each *fully*?
+     (``unanswerable``; the critic's quotes come before its verdict). Out-of-scope inputs, meant
+     to be unanswerable, skip it.
+
+An input with a problem is rewritten once, with the problem as feedback (one request for the
+context's failing inputs), and checked again the same way; one that still fails is dropped with
+the reason of its first problem and what was found (``detail``). A check request that fails drops
+its inputs as ``model_error:<kind>``. The answer's own checks (a leak of the answer into the
+question, a hedged answer) need the answer: the expected-output step runs them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field
+
+from synth.data import Context
+from synth.errors import ModelError, OutputParseError
+from synth.generate._rewrite import run_live_batches
+from synth.generate.base import Source
+from synth.generate.draft import Draft, drop_failed
+from synth.generate.filter import RewriteReply, build_rewrite_prompt
+from synth.generate.input_checks import Problem, input_problems
+from synth.generate.language import draft_language
+from synth.llm.base import LLM
+from synth.stage.batch import BatchRequest, ask_batch
+from synth.stage.stats import StageStats
+from synth.stage.templates import PromptSet, prompts_for
+from synth.stage.text import context_text, orientation_text, tagged_list
+
+LABEL = "check"
+ALONE_LABEL = "check_alone"
+CONTEXT_LABEL = "check_context"
+REWRITE_LABEL = "check_rewrite"
+#: the drop reason of an input a reader without the documents cannot understand
+NOT_STANDALONE = "not_standalone"
+#: the drop reason of an input its context does not answer fully
+UNANSWERABLE = "unanswerable"
+#: inputs checked in one request at most
+MAX_BATCH = 10
+#: the question types whose inputs may ask two questions, and those meant to be unanswerable
+DOUBLE = "double"
+OUT_OF_SCOPE = "out_of_scope"
+
+#: how fully a context answers an input ("fully" first: what a confident reply says)
+Answerable = Literal["fully", "partly", "no"]
+
+
+class _AloneVerdict(BaseModel):
+    index: int
+    reason: str = ""
+    standalone: bool
+
+
+class AloneReply(BaseModel):
+    """The reply schema of the check without the context: one verdict per input, its reason
+    first."""
+
+    verdicts: list[_AloneVerdict]
+
+
+class _ContextVerdict(BaseModel):
+    index: int
+    quotes: list[str] = Field(default_factory=list)
+    answerable: Answerable
+
+
+class ContextReply(BaseModel):
+    """The reply schema of the check against the context: one verdict per input, the quotes
+    that answer it before how fully they do."""
+
+    verdicts: list[_ContextVerdict]
+
+
+def build_alone_prompt(
+    inputs: Sequence[str], prompts: PromptSet | None = None, language: str | None = None
+) -> str:
+    """The prompt asking whether each of ``inputs``, seen alone, stands on its own."""
+    return prompts_for(prompts, language).render(
+        "check_alone", inputs=tagged_list("inputs", "input", list(inputs)), count=len(inputs)
+    )
+
+
+def build_context_prompt(
+    inputs: Sequence[str],
+    context: Context | None,
+    prompts: PromptSet | None = None,
+    language: str | None = None,
+) -> str:
+    """The prompt asking how fully ``context`` answers each of ``inputs``."""
+    return prompts_for(prompts, language).render(
+        "check_context",
+        orientation=orientation_text(context),
+        context=context_text(context),
+        inputs=tagged_list("inputs", "input", list(inputs)),
+        count=len(inputs),
+    )
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """One check's verdict on one input: the problem it found (None: it passes)."""
+
+    problem: Problem | None
+
+
+def _alone(entry: _AloneVerdict) -> _Verdict:
+    if entry.standalone:
+        return _Verdict(None)
+    why = entry.reason.strip() or "no reason given"
+    return _Verdict(
+        Problem(
+            NOT_STANDALONE,
+            f"seen alone, it cannot be understood: {why}",
+            f"a reader without the documents cannot tell what it asks ({why}): name its subject",
+        )
+    )
+
+
+def _answerable(entry: _ContextVerdict) -> _Verdict:
+    if entry.answerable == "fully":
+        return _Verdict(None)
+    how = "only in part" if entry.answerable == "partly" else "not at all"
+    return _Verdict(
+        Problem(
+            UNANSWERABLE,
+            f"its context answers it {how} (answerable: {entry.answerable})",
+            f"the context answers it {how}: ask only what the context states",
+        )
+    )
+
+
+def _rewritten(entry: object) -> str:
+    text = str(getattr(entry, "input", "")).strip()
+    if not text:
+        raise OutputParseError("the rewritten input is blank")
+    return text
+
+
+Found = dict[str, "list[Problem] | ModelError"]
+
+
+@dataclass(frozen=True)
+class _Checker:
+    """The checks of the inputs of one context."""
+
+    llm: LLM
+    prompts: PromptSet | None
+    stats: StageStats | None
+    question_type: str | None
+    context: Context | None
+    language: str | None
+
+    async def problems(self, drafts: list[Draft]) -> Found:
+        """Each failing draft's problems (plain code first, then the critic's), or the error that
+        left it unchecked; drafts that pass are left out."""
+        sources = list(self.context.texts) if self.context is not None else []
+        found: Found = {}
+        for draft in drafts:
+            plain = input_problems(draft.input, sources, allow_double=self.question_type == DOUBLE)
+            if plain:
+                found[draft.id] = plain
+        asked = [d for d in drafts if d.id not in found]
+        if not asked:
+            return found
+        texts = [d.input for d in asked]
+        with_context = self.context is not None and self.question_type != OUT_OF_SCOPE
+        alone, answered = await asyncio.gather(
+            self._ask(ALONE_LABEL, AloneReply, _alone, texts),
+            self._ask(CONTEXT_LABEL, ContextReply, _answerable, texts if with_context else []),
+        )
+        for verdicts in (alone, answered):
+            for draft, verdict in zip(asked, verdicts, strict=False):
+                if draft.id in found:
+                    continue  # the first failure of a draft is the one it is rewritten for
+                if isinstance(verdict, ModelError):
+                    found[draft.id] = verdict
+                elif verdict.problem is not None:
+                    found[draft.id] = [verdict.problem]
+        return found
+
+    async def _ask(
+        self,
+        label: str,
+        schema: type[BaseModel],
+        value: Callable[[Any], _Verdict],
+        texts: list[str],
+    ) -> list[_Verdict | ModelError]:
+        if not texts:
+            return []
+
+        def prompt(positions: list[int]) -> str:
+            chosen = [texts[i] for i in positions]
+            if label == ALONE_LABEL:
+                return build_alone_prompt(chosen, self.prompts, self.language)
+            return build_context_prompt(chosen, self.context, self.prompts, self.language)
+
+        request = BatchRequest(label, schema, f"the {label} reply covers items", prompt, value)
+        return await ask_batch(self.llm, request, len(texts), self.stats)
+
+    async def rewrite(self, drafts: list[Draft], found: Found) -> list[str | ModelError]:
+        pairs = []
+        for draft in drafts:
+            problems = found[draft.id]
+            assert isinstance(problems, list)
+            pairs.append((draft.input, "; ".join(p.feedback for p in problems)))
+
+        def prompt(positions: list[int]) -> str:
+            chosen = [pairs[i] for i in positions]
+            return build_rewrite_prompt(chosen, self.context, self.prompts, self.language)
+
+        what = "the rewrite reply covers items"
+        request = BatchRequest(REWRITE_LABEL, RewriteReply, what, prompt, _rewritten)
+        return await ask_batch(self.llm, request, len(pairs), self.stats)
+
+
+async def _check_group(
+    drafts: list[Draft],
+    llm: LLM,
+    prompts: PromptSet | None,
+    stats: StageStats | None,
+    question_type: str | None,
+) -> None:
+    checker = _Checker(
+        llm, prompts, stats, question_type, drafts[0].context, draft_language(drafts[0])
+    )
+    found = await checker.problems(drafts)
+    failing = []
+    for draft in drafts:
+        problems = found.get(draft.id)
+        if isinstance(problems, ModelError):
+            drop_failed(draft, LABEL, problems)
+        elif problems:
+            failing.append(draft)
+    if not failing:
+        return
+    if stats is not None:
+        stats.note("asked_again", len(failing))
+    rewritten = await checker.rewrite(failing, found)
+    again = []
+    for draft, text in zip(failing, rewritten, strict=True):
+        first = found[draft.id]
+        assert isinstance(first, list)
+        if isinstance(text, ModelError):
+            draft.drop(LABEL, first[0].reason, f"{first[0].detail}; asked again: {text}")
+            continue
+        draft.revise(LABEL, text, problem=first[0].reason, detail=first[0].detail)
+        again.append(draft)
+    still = await checker.problems(again) if again else {}
+    for draft in again:
+        problems = still.get(draft.id)
+        if isinstance(problems, ModelError):
+            drop_failed(draft, LABEL, problems)
+        elif problems:
+            draft.drop(LABEL, problems[0].reason, f"{problems[0].detail}, after it was asked again")
+
+
+async def run(
+    drafts: Sequence[Draft],
+    llm: LLM,
+    *,
+    prompts: PromptSet | None = None,
+    stats: StageStats | None = None,
+    question_type: str | None = None,
+) -> list[Draft]:
+    """Check every live draft's input (see the module); returns all drafts, dropped ones marked
+    with the reason of the problem that remained (or ``model_error:<kind>``)."""
+
+    async def step(batch: list[Draft]) -> None:
+        await _check_group(batch, llm, prompts, stats, question_type)
+
+    return await run_live_batches(drafts, MAX_BATCH, step, stats)
+
+
+@dataclass(frozen=True)
+class FinalCheckStep:
+    """The final check as a step: each live draft's input checked, rewritten once, or dropped."""
+
+    name: ClassVar[str] = LABEL
+    llm: LLM
+    prompts: PromptSet
+    question_type: str | None = None
+
+    async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
+        return await run(drafts, self.llm, prompts=self.prompts, question_type=self.question_type)
+
+
+__all__ = [
+    "ALONE_LABEL",
+    "CONTEXT_LABEL",
+    "LABEL",
+    "NOT_STANDALONE",
+    "REWRITE_LABEL",
+    "UNANSWERABLE",
+    "AloneReply",
+    "ContextReply",
+    "FinalCheckStep",
+    "build_alone_prompt",
+    "build_context_prompt",
+    "run",
+]

@@ -1,0 +1,96 @@
+"""Answerability in the expected output: quotes, then how fully they answer, then the answer;
+hedged or partial answers dropped as ``unanswerable``; a question that gives its answer away dropped
+as ``answer_leaked`` (synth/generate/expected.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from synth.data import Context
+from synth.generate import expected
+from synth.generate.draft import Draft
+from synth.llm.base import FunctionModel, run_sync
+from synth.stage.stats import StageStats
+
+FACT = "The X200 battery has a warranty of ten years from the date of purchase."
+CONTEXT = Context(id="ctx", chunk_ids=["m#0"], texts=[FACT], source_files=["manual.md"])
+ITEM = re.compile(r'<input index="(\d+)">\n(.*?)\n</input>', re.DOTALL)
+
+
+class Answers:
+    """Answers from a queue of ``(answerable, text)`` per request; every answer quotes FACT."""
+
+    def __init__(self, *replies: tuple[str, str]) -> None:
+        self.replies = list(replies)
+        self.prompts: list[str] = []
+
+    def __call__(self, prompt: str, system: str | None) -> str:
+        self.prompts.append(prompt)
+        answerable, text = self.replies.pop(0)
+        outputs = [
+            {"index": int(i), "quotes": [FACT], "answerable": answerable, "expected_output": text}
+            for i, _ in ITEM.findall(prompt)
+        ]
+        return json.dumps({"outputs": outputs})
+
+
+def answer(model: Answers, question: str = "How long is the X200 warranty?", **draft) -> Draft:  # type: ignore[no-untyped-def]
+    made = Draft(id="d", input=question, context=CONTEXT, **draft)
+    stats = StageStats(stage="expected")
+    run_sync(expected.run([made], FunctionModel(model), stats=stats))
+    made.metadata["_stats"] = stats
+    return made
+
+
+def test_the_schema_asks_for_the_quotes_and_the_verdict_before_the_answer() -> None:
+    fields = list(expected.ExpectedReply.model_json_schema()["$defs"]["_Output"]["properties"])
+    assert fields == ["index", "quotes", "answerable", "expected_output"]
+    prompt = expected.build_prompt(["Q?"], CONTEXT)
+    assert (
+        prompt.index('"quotes"') < prompt.index('"answerable"') < prompt.index('"expected_output"')
+    )
+
+
+def test_a_full_answer_is_kept_in_one_request() -> None:
+    model = Answers(("fully", "Ten years from purchase."))
+    draft = answer(model)
+    assert draft.kept and draft.expected_output == "Ten years from purchase."
+    assert len(model.prompts) == 1
+
+
+def test_a_partial_answer_is_asked_again_once_then_dropped_unanswerable() -> None:
+    model = Answers(("partly", "Ten years."), ("partly", "Ten years."))
+    draft = answer(model)
+    assert draft.drop_reason == "unanswerable" and draft.dropped_at == "expected"
+    assert "'partly'" in draft.drop_detail and draft.drop_detail.endswith("asked again")
+    assert len(model.prompts) == 2 and "answerable" in model.prompts[1].split("<problems>")[1]
+    assert draft.metadata["_stats"].notes["asked_again_unanswerable"] == 1
+
+
+def test_a_hedged_answer_counts_as_partly_whatever_the_reply_says() -> None:
+    hedge = f"The context does not say exactly; it only mentions that {FACT[0].lower()}{FACT[1:]}"
+    model = Answers(("fully", hedge), ("fully", hedge))
+    draft = answer(model)
+    assert draft.drop_reason == "unanswerable" and "hedges" in draft.drop_detail
+
+
+def test_a_hedge_answered_plainly_when_asked_again_is_kept() -> None:
+    hedge = "It is not clear; it only mentions ten years."
+    model = Answers(("fully", hedge), ("fully", "Ten years from purchase."))
+    draft = answer(model)
+    assert draft.kept and draft.expected_output == "Ten years from purchase."
+
+
+def test_a_question_that_gained_its_answer_after_it_was_first_written_is_dropped_leaked() -> None:
+    first = "How long is the battery warranty?"
+    leaky = "Is the X200 battery warranty ten years from purchase?"
+    model = Answers(("fully", FACT))
+    history = [{"stage": "evolve", "input": first, "evolution": "concretizing"}]
+    draft = answer(model, leaky, history=history)
+    assert draft.drop_reason == "answer_leaked" and draft.dropped_at == "expected"
+    assert "ten" in draft.drop_detail
+    kept = answer(
+        Answers(("fully", FACT)), "How long is the X200 battery warranty?", history=history
+    )
+    assert kept.kept
