@@ -314,3 +314,17 @@ def test_a_judge_reply_cache_makes_a_rerun_cost_no_judge_call(project) -> None:
     assert calls == 30
     assert gate(project, "good", "--cache", "judge.sqlite", "--json") == EXIT_OK
     assert Path("judge_calls.txt").stat().st_size == calls  # every reply came from the file
+
+
+def test_a_metric_that_does_not_apply_is_a_skipped_case(project) -> None:
+    dataset = Dataset.load("goldens.jsonl")
+    dataset.goldens[7].expected_output = None  # token_f1 needs a reference
+    dataset.save("goldens.jsonl")
+    assert gate(project, "good", "--update-baseline") == EXIT_OK
+    assert gate(project, "good", "--junit", "gate.xml") == EXIT_OK
+    document = validate("gate.xml")
+    skipped = [c for c in document.findall(".//testcase") if c.find("skipped") is not None]
+    assert [(c.get("name"), c.find("skipped").get("message")) for c in skipped] == [
+        ("7: What is 7 + 7?", "token_f1: no reference")
+    ]
+    assert document.find("testsuite").get("skipped") == "1"
