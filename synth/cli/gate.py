@@ -37,7 +37,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="fail CI when a system got worse than its baseline (paired, with intervals)",
         description="Score a system on DATASET (or the answers stored in it) and compare every "
         "metric with the baseline, item by item. Exit 1 when a metric is worse than the baseline "
-        "by more than its margin with its bootstrap 95%% interval clear of zero, 0 otherwise, 3 "
+        "by more than its margin with its bootstrap 95% interval clear of zero, 0 otherwise, 3 "
         "when items failed, 2 when the dataset, the judges or the metrics are not those of the "
         "baseline. --update-baseline writes this run as the baseline.",
     )
@@ -78,6 +78,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     add_status_argument(p)
     add_judging_arguments(p)
+    for action in p._actions:  # a gate's --metric names text metrics too: say so
+        if action.dest == "metric":
+            action.help = (
+                "a metric to gate: exact_match, token_f1, or a judge metric (faithfulness, "
+                "answer_relevance, context_precision, context_recall, answer_correctness); "
+                "repeatable (default: the text metrics, and with judges faithfulness and "
+                "answer_relevance)"
+            )
     p.set_defaults(func=run)
 
 
