@@ -116,7 +116,7 @@ def runner(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, st
     assert done.returncode == 0, done.stderr[-2000:]
     where = subprocess.run(
         ["python", "-c", "import synth; print(synth.__file__)"],
-        env=env, capture_output=True, text=True, check=True,
+        env=env, capture_output=True, text=True, check=True, cwd=root,
     ).stdout  # fmt: skip
     assert where.startswith(str(venv)), where  # the clone's synth, installed by the action
     return clone, env
