@@ -328,3 +328,37 @@ def test_a_metric_that_does_not_apply_is_a_skipped_case(project) -> None:
         ("7: What is 7 + 7?", "token_f1: no reference")
     ]
     assert document.find("testsuite").get("skipped") == "1"
+
+
+def test_an_output_in_a_missing_folder_is_refused_before_anything_is_scored(
+    project, capsys
+) -> None:
+    assert gate(project, "good", "--update-baseline") == EXIT_OK
+    calls = Path("calls.txt").stat().st_size
+    capsys.readouterr()
+    assert gate(project, "good", "--junit", "reports/gate.xml") == EXIT_ERROR
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "synth: error: --junit reports/gate.xml: the folder reports does not exist"
+    ]
+    assert gate(project, "good", "--baseline", "ci/base.json", "--update-baseline") == EXIT_ERROR
+    assert Path("calls.txt").stat().st_size == calls
+
+
+def test_a_changed_rubric_is_one_line(project, capsys) -> None:
+    args = ["gate", "goldens.jsonl", "--system", f"{project}:good", "--baseline", "base.json"]
+    args += ["--judge", f"j={project}:judge", "--text-metric", "none"]
+    assert main([*args, "--criteria", "numeric=The answer is a number.", "--update-baseline"]) == 0
+    capsys.readouterr()
+    assert main([*args, "--criteria", "numeric=The answer is a number."]) == EXIT_OK
+    assert main([*args, "--criteria", "numeric=The answer is short."]) == EXIT_ERROR
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "synth: error: the rubric of 'numeric' changed since base.json was made; if that is "
+        "meant, make a new baseline with --update-baseline"
+    )
+
+
+def test_text_metrics_are_gated_without_the_baselines_judges(project, capsys) -> None:
+    assert gate(project, "good", "--update-baseline") == EXIT_OK
+    args = ["gate", "goldens.jsonl", "--baseline", "base.json", "--metric", "token_f1"]
+    assert main([*args, "--system", f"{project}:good"]) == EXIT_OK  # no judge: no judge changed
+    assert main([*args, "--system", f"{project}:worse"]) == EXIT_WORSE

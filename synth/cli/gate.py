@@ -128,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
 
     margins = parse_margins(args.margin)
     baseline_path = Path(args.baseline)
+    _check_folders(args)
     baseline = None if args.update_baseline else GateScores.read(baseline_path)
     items = as_items(dataset_with_status(args.dataset, args.status))
     if baseline is not None and baseline.dataset != dataset_fingerprint(items):
@@ -167,6 +168,19 @@ def run(args: argparse.Namespace) -> int:
     )
     _write_outputs(result, args)
     return _verdict_code(result)
+
+
+def _check_folders(args: argparse.Namespace) -> None:
+    """Refuse, before anything is scored, an output whose folder does not exist: the scores paid
+    for must not be lost to a typo in a path."""
+    from synth.errors import ConfigError
+
+    outputs = [("--junit", args.junit), ("--summary", args.summary)]
+    if args.update_baseline:
+        outputs.append(("--baseline", args.baseline))
+    for flag, path in outputs:
+        if path and not Path(path).resolve().parent.is_dir():
+            raise ConfigError(f"{flag} {path}: the folder {Path(path).parent} does not exist")
 
 
 def _fingerprint_only(items: Any) -> GateScores:
