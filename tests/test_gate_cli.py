@@ -171,8 +171,15 @@ def test_failed_items_exit_3_and_are_errors_in_junit(project, capsys) -> None:
 
 
 def test_failed_items_while_making_a_baseline_exit_3_and_keep_the_baseline(project, capsys) -> None:
-    assert gate(project, "flaky", "--update-baseline") == EXIT_PARTIAL
-    assert "6 of 30 items failed" in capsys.readouterr().err
+    assert gate(project, "flaky", "--update-baseline", "--json") == EXIT_PARTIAL
+    captured = capsys.readouterr()
+    assert "6 of 30 items failed" in captured.err
+    assert json.loads(captured.out) == {
+        "baseline": "base.json",
+        "items": 30,
+        "metrics": ["token_f1", "answer_relevance"],
+        "failed_items": 6,
+    }
     assert GateScores.read("base.json").failed_items == 6
 
 

@@ -11,6 +11,7 @@ failed).
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import sys
@@ -158,10 +159,15 @@ def run(args: argparse.Namespace) -> int:
             cache.close()
     if baseline is None:
         current.write(baseline_path)
-        print(
-            f"wrote the baseline {baseline_path}: {current.n_items} items, "
-            f"{', '.join(current.metrics)}"
-        )
+        if args.json:
+            written = {"baseline": str(baseline_path), "items": current.n_items}
+            written |= {"metrics": current.metrics, "failed_items": current.failed_items}
+            print(json.dumps(written))
+        else:
+            print(
+                f"wrote the baseline {baseline_path}: {current.n_items} items, "
+                f"{', '.join(current.metrics)}"
+            )
         return _failed_code(current)
     result = judge_gate(
         baseline, current, margins=margins, seed=args.seed, source=str(baseline_path)
