@@ -85,6 +85,7 @@ _EXPORTS: dict[str, str] = {
     "synth.dataset.inspect": "DatasetInspection inspect_dataset",
     "synth.evaluate.agreement": "cohen_kappa fleiss_kappa krippendorff_alpha",
     "synth.evaluate.answers": "AnswerEvaluation evaluate_answers",
+    "synth.evaluate.assertions": "assert_answer",
     "synth.evaluate.benchmark": "BenchmarkResult LeaderboardRow PairComparison benchmark",
     "synth.evaluate.compare": "Comparison MetricComparison compare_reports",
     "synth.evaluate.retrieved": "context_ids context_texts",

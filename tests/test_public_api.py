@@ -89,6 +89,7 @@ EXPORTED = [
     "Synthesizer",
     "Turn",
     "Usage",
+    "assert_answer",
     "average_precision",
     "benchmark",
     "bootstrap_interval",

@@ -11,6 +11,7 @@ its arguments and a ``run(args)`` that calls the library and returns an exit cod
 - :mod:`synth.cli.review`: a dataset's review page in the browser (accept, reject, edit)
 - :mod:`synth.cli.evaluate`, :mod:`synth.cli.compare`, :mod:`synth.cli.benchmark`: score systems
   on a dataset, compare two reports, rank several systems
+- :mod:`synth.cli.gate`: a system against its baseline, the exit code CI acts on
 
 What they print is drawn with rich by :mod:`synth.cli.console` and the ``_*_view`` modules,
 so that the library itself prints nothing. A :class:`~synth.errors.SynthError` becomes one line on stderr and exit
@@ -65,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         compare,
         evaluate,
         export,
+        gate,
         generate,
         ingest,
         inspect,
@@ -86,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         evaluate,
         compare,
         benchmark,
+        gate,
     )  # as the data flows
     parser = _Parser(
         prog="synth",

@@ -12,6 +12,9 @@ from synth._interrupt import EXIT_INTERRUPTED, EXIT_TERMINATED
 EXIT_OK = 0
 #: ``synth ingest``: no file could be read
 EXIT_NOTHING_READ = 1
+#: ``synth gate``: a metric is worse than the baseline by more than its margin, its interval clear
+#: of zero
+EXIT_WORSE = 1
 #: a usage error or a ``synth: error:`` line (nothing, or nothing useful, was written)
 EXIT_ERROR = 2
 #: the output was written but is short: fewer goldens than asked, or evaluation items that failed
@@ -32,4 +35,5 @@ __all__ = [
     "EXIT_PARTIAL",
     "EXIT_STALE",
     "EXIT_TERMINATED",
+    "EXIT_WORSE",
 ]
