@@ -223,7 +223,7 @@ def test_at_the_budget_a_drawn_batch_stays_unsent() -> None:
     assert feed.sent_seeds == 6 and feed.scored_seeds == 6 and feed.pending == 0
     assert feed.budget_reached and not feed.can_send and feed.exhausted
     assert feed.seed_outcomes(None) == {"below_quality_threshold": 6}
-    critic, group = feed.stage_stats(None)
+    _prose, critic, group = feed.stage_stats(None)
     assert (critic.items_in, critic.items_out, critic.dropped_total) == (6, 0, 6)
     assert (group.items_in, group.items_out) == (0, 0)
 
@@ -420,7 +420,7 @@ def test_a_seed_too_far_from_every_chunk_is_a_grouping_reject(tmp_path: Path) ->
         }
         for b, s in drops
     ]
-    (group,) = feed.stage_stats(None)
+    _prose, group = feed.stage_stats(None)
     assert (group.items_in, group.items_out, group.dropped) == (6, 1, {"too_few_similar_chunks": 5})
     assert (
         feed.candidates[0].position
@@ -462,13 +462,13 @@ def test_stage_records_count_each_grouped_seed_once_up_to_a_draw_position() -> N
     assert feed.seed_outcomes(None) == upto(11) == Counter({"ok": 8, "below_quality_threshold": 4})
     for last in (0, 1, 4, 7):
         assert feed.seed_outcomes(last) == upto(last)
-    critic, group = feed.stage_stats(None)
+    _prose, critic, group = feed.stage_stats(None)
     expected_critic = StageStats(stage="critic", items_in=12, items_out=8)
     expected_critic.drop("below_quality_threshold", 4)
     assert critic == expected_critic
     assert group == StageStats(stage="group", items_in=8, items_out=8)
     cut = upto(4)
-    critic, group = feed.stage_stats(4)
+    _prose, critic, group = feed.stage_stats(4)
     assert (critic.items_in, critic.items_out, group.items_in, group.items_out) == (
         5,
         cut["ok"],
