@@ -30,7 +30,7 @@ from synth.run.dir import Journal
 
 
 class Critic:
-    """Scripted critic replies (0.1 for 'junk', 0.9 otherwise); ``broken`` texts make a request
+    """Scripted critic replies (grades 0 for 'junk', 3 otherwise); ``broken`` texts make a request
     fail with a 503, ``unreadable`` ones get a reply that is not JSON."""
 
     def __init__(self, broken: str | None = None, unreadable: str | None = None) -> None:
@@ -243,8 +243,15 @@ def passages(prompt: str) -> list[str]:
     return [text for _, text in PASSAGE.findall(prompt)]
 
 
-HIGH = {"clarity": 0.9, "depth": 0.9, "structure": 0.9, "relevance": 0.9, "reason": "scripted"}
-LOW = {**HIGH, "clarity": 0.1, "depth": 0.1, "structure": 0.1, "relevance": 0.1}
+HIGH = {
+    "reason": "scripted",
+    "prose": True,
+    "disqualifier": "none",
+    "self_contained": 3,
+    "informative": 3,
+    "coherent": 3,
+}
+LOW = {**HIGH, "self_contained": 0, "informative": 0, "coherent": 0}
 
 
 def test_a_resumed_feed_replays_its_journal_and_asks_the_critic_nothing(tmp_path: Path) -> None:
@@ -259,7 +266,7 @@ def test_a_resumed_feed_replays_its_journal_and_asks_the_critic_nothing(tmp_path
     assert len(first) == 8 and len({c[3][0] for c in first}) == 4
     assert [c[0] for c in first] == list(range(8))
     assert [c[1] for c in first] == [f"{c.context.id}#{c.seq}" for c in feed.candidates]
-    assert len({c[1] for c in first}) == 8 and all(c[4] == 0.9 for c in first)
+    assert len({c[1] for c in first}) == 8 and all(c[4] == 1.0 for c in first)
     sent = [b for b in feed.batches if b.sent]
     assert len(critic.prompts) == len(sent) == 4
     # one line per batch scored: its key, its seeds, each score as given

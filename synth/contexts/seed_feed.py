@@ -27,7 +27,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import (
-    BELOW_THRESHOLD,
     ContextScore,
     ScoredSeed,
     dump_score,
@@ -332,8 +331,9 @@ class DocsFeed:
         assert batch.scores is not None
         accepted: list[ScoredSeed | Chunk] = []
         for chunk, score in zip(batch.seeds, batch.scores, strict=True):
-            if isinstance(score, ContextScore) and not score.passes(self.config):
-                batch.outcome[chunk.id] = BELOW_THRESHOLD
+            dropped = score.outcome(self.config) if isinstance(score, ContextScore) else None
+            if dropped is not None:  # labelled not prose, or scored at or under the threshold
+                batch.outcome[chunk.id] = dropped
                 self.selector.release(chunk.id)
             elif isinstance(score, str) and score:
                 batch.outcome[chunk.id] = score
