@@ -16,6 +16,7 @@ from typing import Any
 from synth._words import words
 from synth.data import Golden
 from synth.dataset import Dataset
+from synth.dataset._diversity import corpus_totals, diversity_rows
 from synth.dataset.inspect import NONE, DatasetInspection, inspect_dataset
 from synth.report import _figures
 from synth.report._html import render
@@ -46,7 +47,8 @@ def dataset_report(
         run = find_manifest(data.metadata, source)
     else:
         run = dict(manifest) if isinstance(manifest, Mapping) else load_manifest(manifest)
-    inspection = inspect_dataset(data)
+    files_total, chunks_total = corpus_totals(run)
+    inspection = inspect_dataset(data, files_total=files_total, chunks_total=chunks_total)
     name = os.fspath(source) if source is not None else None
     plots = _plots(data, inspection, run)
     return render(
@@ -55,6 +57,7 @@ def dataset_report(
         facts=_facts(data, run, name),
         numbers=_numbers(inspection),
         stages=_stages(run),
+        diversity=diversity_rows(inspection.diversity) if inspection.diversity else [],
         figures=list(plots),
         data={"figures": plots, "table": table(data.goldens)},
     )
