@@ -49,7 +49,18 @@ AIM_RATIO = 1.5
 AIM_REQUESTS_PER_GOLDEN = 3.0
 PACKAGES = ("synth", "openai", "chromadb", "tiktoken", "pydantic")
 #: stages in pipeline order, as the manifest names them
-STAGES = ("ingest", "critic", "group", "inputs", "filter", "evolve", "style", "expected", "dedup")
+STAGES = (
+    "ingest",
+    "prose",
+    "critic",
+    "group",
+    "inputs",
+    "filter",
+    "evolve",
+    "style",
+    "expected",
+    "dedup",
+)
 
 
 # ---- the child: one run -------------------------------------------------------------------------

@@ -109,7 +109,10 @@ def make_evaluation(count: int, words: int, seed: int) -> AnswerEvaluation:
                 panel.append(scores[key])
                 reason = " ".join(rng.choices(VOCABULARY, k=20))
                 verdicts[key] = (
-                    {"claims": [{"claim": reason, "supported": rng.random() < 0.7}]}
+                    {
+                        "claims": [reason],
+                        "verdicts": [{"index": 1, "supported": rng.random() < 0.7}],
+                    }
                     if metric == "faithfulness"
                     else {"score": rng.randint(1, 5), "reason": reason}
                 )

@@ -9,6 +9,8 @@ import json
 import warnings
 from typing import Any
 
+from judge_replies import faithfulness_reply
+
 from synth import (
     AnswerEvaluation,
     BenchmarkResult,
@@ -71,7 +73,7 @@ def sloppy(question: str) -> str:
 def lenient(prompt: str, system: str | None) -> str:
     """A judge that rates high and finds every claim supported; its reasons carry markup."""
     if '"claims"' in prompt:
-        return json.dumps({"claims": [{"claim": "it stores energy", "supported": True}]})
+        return json.dumps(faithfulness_reply(prompt, [True], ["it stores energy"]))
     return json.dumps({"score": 5 if "kWh" in prompt else 3, "reason": XSS_REASON})
 
 
@@ -82,7 +84,7 @@ def strict(prompt: str, system: str | None) -> str:
         return "not json at all"
     wrong = "about 5 kWh" in prompt
     if '"claims"' in prompt:
-        return json.dumps({"claims": [{"claim": "5 kWh", "supported": not wrong}]})
+        return json.dumps(faithfulness_reply(prompt, [not wrong], ["5 kWh"]))
     return json.dumps({"score": 1 if wrong else 4, "reason": "too vague" if wrong else "fine"})
 
 

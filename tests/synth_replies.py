@@ -120,15 +120,16 @@ def _critic(prompt: str) -> dict[str, Any]:
     scores = []
     for i, text in enumerate(passages, start=1):
         low = _hashed("critic:" + text) < reject
-        value = 0.3 if low else 0.8
+        grade = 1 if low else 3
         scores.append(
             {
                 "index": i,
-                "clarity": value,
-                "depth": value,
-                "structure": value,
-                "relevance": value,
                 "reason": "thin and fragmentary" if low else "clear, substantive passage",
+                "prose": True,
+                "disqualifier": "none",
+                "self_contained": grade,
+                "informative": grade,
+                "coherent": 2,
             }
         )
     return {"scores": scores}

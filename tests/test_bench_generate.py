@@ -68,7 +68,7 @@ def test_run_delivers_what_was_asked_and_counts_agree(result: dict) -> None:
     assert run["tokens"] > 0 and run["tokens_per_golden"] == pytest.approx(run["tokens"] / 6)
     assert 1 <= counts["peak_in_flight"] <= counts["requests"]
     stages = [row["stage"] for row in run["stages"]]
-    assert stages[:4] == ["ingest", "critic", "group", "inputs"] and "expected" in stages
+    assert stages[:5] == ["ingest", "prose", "critic", "group", "inputs"] and "expected" in stages
 
 
 def test_floor_follows_from_chain_and_rate(result: dict) -> None:

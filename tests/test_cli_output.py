@@ -36,7 +36,9 @@ def answer_when_told(question):
 
 def {LONG_JUDGE.replace("-", "_")}(prompt, system):
     if '"claims"' in prompt:
-        return json.dumps({{"claims": [{{"claim": "c", "supported": True}}]}})
+        quote = prompt.split('<context index="1">\\n')[1].split('\\n</context>')[0]
+        verdict = {{"index": 1, "evidence": quote, "supported": True}}
+        return json.dumps({{"claims": ["c"], "verdicts": [verdict]}})
     return json.dumps({{"score": 5, "reason": ""}})
 """
 

@@ -11,10 +11,15 @@ import pytest
 
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import (
+    CRITERIA,
+    CRITIC_WORDS,
+    DISQUALIFIERS,
+    NOT_PROSE,
     ContextScore,
     CriticReply,
     build_prompt,
     check_reply,
+    excerpt,
     parse,
     score_contexts,
 )
@@ -36,21 +41,24 @@ def chunk(source: str, i: int, text: str) -> Chunk:
     )
 
 
+def labels(grade: int, **extra) -> dict:
+    """One passage's labels: prose, every criterion at ``grade``."""
+    entry = {
+        "reason": "scripted",
+        "prose": True,
+        "disqualifier": "none",
+        "self_contained": grade,
+        "informative": grade,
+        "coherent": grade,
+    }
+    return {**entry, **extra}
+
+
 def critic_reply(prompt: str) -> str:
-    """Scores 0.1 for passages containing 'junk', 0.9 otherwise."""
+    """Grades 0 for passages containing 'junk', 3 otherwise."""
     scores = []
     for index, text in PASSAGE.findall(prompt):
-        value = 0.1 if "junk" in text else 0.9
-        scores.append(
-            {
-                "index": int(index),
-                "clarity": value,
-                "depth": value,
-                "structure": value,
-                "relevance": value,
-                "reason": "scripted",
-            }
-        )
+        scores.append({"index": int(index), **labels(0 if "junk" in text else 3)})
     return json.dumps({"scores": scores})
 
 
@@ -72,70 +80,74 @@ def test_build_prompt_numbers_every_passage() -> None:
     prompt = build_prompt(["alpha text", "beta text"])
     assert '<passage index="1">\nalpha text\n</passage>' in prompt
     assert '<passage index="2">\nbeta text\n</passage>' in prompt
-    assert "clarity" in prompt and "relevance" in prompt
     assert PASSAGE.findall(prompt) == [("1", "alpha text"), ("2", "beta text")]
+
+
+def test_the_prompt_names_every_disqualifier_and_criterion_and_never_the_threshold() -> None:
+    prompt = build_prompt(["alpha"])
+    assert all(name in prompt for name in (*DISQUALIFIERS, *CRITERIA))
+    assert "0.5" not in prompt and "threshold" not in prompt.lower()
+    # three to five calibration examples, each with its labels as the reply gives them
+    examples = re.findall(r'^\s+\{"reason": .*\}$', prompt, re.MULTILINE)
+    assert 3 <= len(examples) <= 5
+    for example in examples:
+        ContextScore.model_validate_json(example)
+
+
+def test_the_critic_sees_the_head_of_a_long_passage_marked_as_cut() -> None:
+    long = " ".join(f"w{i}" for i in range(CRITIC_WORDS + 50))
+    (seen,) = [text for _, text in PASSAGE.findall(build_prompt([long]))]
+    assert seen.split()[-2:] == [f"w{CRITIC_WORDS - 1}", "[...]"]
+    assert excerpt("short passage\nkept whole") == "short passage\nkept whole"
+
+
+def test_the_reply_schema_puts_the_reason_before_the_labels() -> None:
+    item = CriticReply.model_json_schema()["$defs"]["_Item"]["properties"]
+    assert list(item)[:3] == ["index", "reason", "prose"]
+    assert list(ContextScore.model_fields)[0] == "reason"
 
 
 def test_parse_good_reply_out_of_order() -> None:
     text = json.dumps(
         {
             "scores": [
-                {"index": 2, "clarity": 1, "depth": 0.5, "structure": 0.5, "relevance": 0.0},
-                {
-                    "index": 1,
-                    "clarity": 0.2,
-                    "depth": 0.4,
-                    "structure": 0.6,
-                    "relevance": 0.8,
-                    "reason": "ok",
-                },
+                {"index": 2, **labels(3, informative=0, coherent=0)},
+                {"index": 1, **labels(2, reason="ok")},
             ]
         }
     )
     scores = parse(text, 2)
-    assert scores[0].quality == pytest.approx(0.5) and scores[0].reason == "ok"
-    assert scores[1].quality == pytest.approx(0.5)
+    assert scores[0].quality == pytest.approx(2 / 3) and scores[0].reason == "ok"
+    assert scores[1].quality == pytest.approx(1 / 3)
+
+
+def test_the_score_is_computed_from_the_labels_and_a_disqualifier_is_zero() -> None:
+    config = ContextConstructionConfig(context_quality_threshold=0.5)
+    toc = ContextScore(**labels(3, prose=False, disqualifier="table_of_contents"))
+    assert toc.quality == 0.0 and toc.outcome(config) == "table_of_contents"
+    unnamed = ContextScore(**labels(3, prose=False))
+    assert unnamed.outcome(config) == NOT_PROSE
+    # a disqualifier named beside prose=true is not one: prose decides
+    assert ContextScore(**labels(3, disqualifier="index")).outcome(config) is None
+    assert ContextScore(**labels(1)).outcome(config) == "below_quality_threshold"
 
 
 @pytest.mark.parametrize(
     "text",
     [
         "not json",
-        json.dumps({"scores": [{"index": 1, "clarity": 0.5, "depth": 0.5, "structure": 0.5}]}),
-        json.dumps(
-            {
-                "scores": [
-                    {"index": 1, "clarity": 1.5, "depth": 0.5, "structure": 0.5, "relevance": 0.5}
-                ]
-            }
-        ),
-        json.dumps(
-            {
-                "scores": [
-                    {"index": 1, "clarity": "0.5", "depth": 0.5, "structure": 0.5, "relevance": 0.5}
-                ]
-            }
-        ),
-        json.dumps(
-            {
-                "scores": [
-                    {"index": 1, "clarity": 0.5, "depth": 0.5, "structure": 0.5, "relevance": 0.5}
-                ]
-            }
-        ),
-        json.dumps(
-            {
-                "scores": [
-                    {"index": 1, "clarity": 0.5, "depth": 0.5, "structure": 0.5, "relevance": 0.5},
-                    {"index": 1, "clarity": 0.5, "depth": 0.5, "structure": 0.5, "relevance": 0.5},
-                ]
-            }
-        ),
+        json.dumps({"scores": [{"index": 1, **labels(2, prose=None)}]}),
+        json.dumps({"scores": [{"index": 1, **labels(4)}]}),
+        json.dumps({"scores": [{"index": 1, **labels(2, disqualifier="footer")}]}),
+        json.dumps({"scores": [{"index": 1, **labels(2, coherent="2")}]}),
+        json.dumps({"scores": [{"index": 1, **labels(2)}]}),
+        json.dumps({"scores": [{"index": 1, **labels(2)}, {"index": 1, **labels(1)}]}),
     ],
     ids=[
         "prose",
-        "missing-field",
+        "missing-label",
         "out-of-range",
+        "unknown-disqualifier",
         "string-number",
         "one-missing",
         "duplicate-index",
@@ -148,10 +160,11 @@ def test_parse_malformed_reply_keeps_raw(text: str) -> None:
 
 
 def test_threshold_is_exclusive() -> None:
-    config = ContextConstructionConfig(context_quality_threshold=0.5)
-    at = ContextScore(clarity=0.5, depth=0.5, structure=0.5, relevance=0.5)
-    above = ContextScore(clarity=0.6, depth=0.5, structure=0.5, relevance=0.5)
-    assert not at.passes(config) and above.passes(config)
+    # grades 3, 1, 1: 5 of 9
+    mixed = ContextScore(**labels(1, self_contained=3))
+    assert mixed.quality == pytest.approx(5 / 9)
+    assert not mixed.passes(ContextConstructionConfig(context_quality_threshold=5 / 9))
+    assert mixed.passes(ContextConstructionConfig(context_quality_threshold=0.5))
 
 
 def test_score_contexts_batches_candidates_per_call() -> None:
@@ -161,7 +174,7 @@ def test_score_contexts_batches_candidates_per_call() -> None:
     stats = StageStats(stage="critic")
     scores = run_sync(score_contexts(chunks, FunctionModel(critic), config, stats=stats))
     assert len(critic.prompts) == 3 and stats.requests == 3
-    assert [round(s.quality, 2) for s in scores] == [0.9, 0.9, 0.9, 0.1] + [0.9] * 6
+    assert [s.quality for s in scores] == [1.0, 1.0, 1.0, 0.0] + [1.0] * 6
 
 
 class Vectors:
@@ -267,9 +280,7 @@ def test_the_prompt_wraps_the_passages_and_says_how_many() -> None:
 
 
 def test_an_unmatched_reply_says_what_it_was_and_keeps_the_reply_when_given_no_raw_text() -> None:
-    reply = CriticReply.model_validate(
-        {"scores": [{"index": 1, "clarity": 1, "depth": 1, "structure": 1, "relevance": 1}]}
-    )
+    reply = CriticReply.model_validate({"scores": [{"index": 1, **labels(3)}]})
     with pytest.raises(OutputParseError, match="critic scored passages") as info:
         check_reply(reply, 2)
     assert info.value.raw == reply.model_dump_json()
@@ -283,7 +294,7 @@ def test_scoring_uses_the_run_s_prompts_and_labels_its_requests_critic() -> None
     chunks = [chunk("a.txt", i, f"text {i}") for i in range(3)]
     config = ContextConstructionConfig(contexts_per_critic_call=2)
     scores = run_sync(score_contexts(chunks, llm, config, prompts=prompts))
-    assert [round(s.quality, 2) for s in scores] == [0.9, 0.9, 0.9]
+    assert [s.quality for s in scores] == [1.0, 1.0, 1.0]
     assert sorted(p.split(",")[0] for p in critic.prompts) == ["Rate these 1", "Rate these 2"]
     assert list(usage.by_label()) == ["critic"] and usage.total.calls == 2
 
@@ -295,3 +306,25 @@ def test_a_critic_that_never_answers_for_a_passage_leaves_it_unscored_with_the_r
     assert len(scores) == 2
     for score in scores:
         assert isinstance(score, OutputParseError) and "critic scored passages" in str(score)
+
+
+def test_a_seed_labelled_not_prose_is_dropped_at_the_critic_under_its_disqualifier(
+    tmp_path,
+) -> None:
+    def critic(prompt: str, system: str | None) -> str:
+        scores = []
+        for index, text in PASSAGE.findall(prompt):
+            entry = labels(3, prose=False, disqualifier="index") if "junk" in text else labels(3)
+            scores.append({"index": int(index), **entry})
+        return json.dumps({"scores": scores})
+
+    chunks = [chunk("a.txt", i, f"a {i}" + (" junk" if i % 2 else "")) for i in range(12)]
+    config = ContextConstructionConfig(max_retries=3, contexts_per_critic_call=4)
+    with Journal(tmp_path / "rejects.jsonl") as rejects:
+        feed, changed = docs_feed(chunks, critic, config, 3, rejects=rejects)
+        seeds = asyncio.run(seeds_found(feed, changed, 3))
+        rows = list(rejects.records.values())
+    assert seeds and all("junk" not in s.text for s in seeds)
+    assert {r["reason"] for r in rows} == {"index"} and {r["stage"] for r in rows} == {"critic"}
+    _prose, critic_row, _group = feed.stage_stats(None)
+    assert critic_row.dropped == {"index": len(rows)}

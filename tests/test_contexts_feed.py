@@ -76,7 +76,7 @@ def test_docs_feed_stage_records_add_up() -> None:
     chunks = [chunk("a.txt", i, f"a {i}" + (" junk" if i % 3 == 0 else "")) for i in range(12)]
     feed, changed = _docs_feed(chunks, Critic(), max_retries=1)
     _run(feed, changed)
-    critic, group = feed.stage_stats(None)
+    _prose, critic, group = feed.stage_stats(None)
     outcomes = feed.seed_outcomes(None)
     assert (critic.stage, group.stage) == ("critic", "group")
     assert critic.items_in == sum(outcomes.values()) == feed.scored_seeds
@@ -97,13 +97,18 @@ def test_a_feed_gives_its_own_progress_lines_and_seed_counts() -> None:
     assert feed.progress() == [("critic (seeds)", 0, 0)]
     _run(feed, changed)
     assert feed.progress() == [("critic (seeds)", feed.scored_seeds, feed.sent_seeds)]
-    assert feed.seed_counts() == {"seeds_drawn": feed.drawn, "seeds_scored": feed.sent_seeds}
+    assert feed.seed_counts() == {
+        "seeds_drawn": feed.drawn,
+        "seeds_not_prose": 0,
+        "seeds_scored": feed.sent_seeds,
+    }
     assert 0 < feed.sent_seeds <= feed.drawn and feed.scored_seeds == feed.sent_seeds
     unscored, changed = _docs_feed(chunks[:3], None)
     _run(unscored, changed)
     assert unscored.progress() == []
     drawn = unscored.drawn
-    assert drawn >= 3 and unscored.seed_counts() == {"seeds_drawn": drawn, "seeds_scored": drawn}
+    counts = {"seeds_drawn": drawn, "seeds_not_prose": 0, "seeds_scored": drawn}
+    assert drawn >= 3 and unscored.seed_counts() == counts
     for other in (ListFeed([]), ScratchFeed(batch_size=2, limit=4)):
         assert other.progress() == [] and other.seed_counts() is None
 
@@ -112,7 +117,7 @@ def test_docs_feed_without_critic_records_grouping_only() -> None:
     chunks = [chunk("a.txt", i, f"a {i}") for i in range(3)]
     feed, changed = _docs_feed(chunks, None)
     _run(feed, changed)
-    (group,) = feed.stage_stats(None)
+    _prose, group = feed.stage_stats(None)
     assert group.stage == "group" and group.items_out == len(feed.candidates) > 0
 
 

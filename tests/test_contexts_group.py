@@ -180,13 +180,15 @@ def test_reuse_is_counted_when_allowed(store: ChunkStore) -> None:
 
 def test_context_carries_seed_quality(store: ChunkStore) -> None:
     chunks = corpus()
-    score = ContextScore(clarity=0.8, depth=0.6, structure=0.7, relevance=0.9)
+    score = ContextScore(prose=True, self_contained=3, informative=2, coherent=1)
     seeded = ScoredSeed(chunks[0], score, attempts=2)
     config = ContextConstructionConfig(max_context_length=1)
     result = group_contexts([seeded], store, config, used={chunks[0].id})
     context = result.contexts[0]
-    assert context.quality == pytest.approx(0.75)
-    assert context.metadata["critic"]["depth"] == 0.6 and context.metadata["critic_attempts"] == 2
+    assert context.quality == pytest.approx(2 / 3)
+    assert (
+        context.metadata["critic"]["informative"] == 2 and context.metadata["critic_attempts"] == 2
+    )
     assert context.chunk_ids == [chunks[0].id] and context.source_files == ["one.txt"]
 
 

@@ -30,7 +30,7 @@ from synth.stage.templates import PromptSet
 
 
 class Critic:
-    """Scripted critic replies (0.1 for 'junk', 0.9 otherwise); ``broken`` texts make a request
+    """Scripted critic replies (grades 0 for 'junk', 3 otherwise); ``broken`` texts make a request
     fail with a 503, ``unreadable`` ones get a reply that is not JSON."""
 
     def __init__(self, broken: str | None = None, unreadable: str | None = None) -> None:
@@ -223,7 +223,7 @@ def test_at_the_budget_a_drawn_batch_stays_unsent() -> None:
     assert feed.sent_seeds == 6 and feed.scored_seeds == 6 and feed.pending == 0
     assert feed.budget_reached and not feed.can_send and feed.exhausted
     assert feed.seed_outcomes(None) == {"below_quality_threshold": 6}
-    critic, group = feed.stage_stats(None)
+    _prose, critic, group = feed.stage_stats(None)
     assert (critic.items_in, critic.items_out, critic.dropped_total) == (6, 0, 6)
     assert (group.items_in, group.items_out) == (0, 0)
 
@@ -243,8 +243,15 @@ def passages(prompt: str) -> list[str]:
     return [text for _, text in PASSAGE.findall(prompt)]
 
 
-HIGH = {"clarity": 0.9, "depth": 0.9, "structure": 0.9, "relevance": 0.9, "reason": "scripted"}
-LOW = {**HIGH, "clarity": 0.1, "depth": 0.1, "structure": 0.1, "relevance": 0.1}
+HIGH = {
+    "reason": "scripted",
+    "prose": True,
+    "disqualifier": "none",
+    "self_contained": 3,
+    "informative": 3,
+    "coherent": 3,
+}
+LOW = {**HIGH, "self_contained": 0, "informative": 0, "coherent": 0}
 
 
 def test_a_resumed_feed_replays_its_journal_and_asks_the_critic_nothing(tmp_path: Path) -> None:
@@ -259,7 +266,7 @@ def test_a_resumed_feed_replays_its_journal_and_asks_the_critic_nothing(tmp_path
     assert len(first) == 8 and len({c[3][0] for c in first}) == 4
     assert [c[0] for c in first] == list(range(8))
     assert [c[1] for c in first] == [f"{c.context.id}#{c.seq}" for c in feed.candidates]
-    assert len({c[1] for c in first}) == 8 and all(c[4] == 0.9 for c in first)
+    assert len({c[1] for c in first}) == 8 and all(c[4] == 1.0 for c in first)
     sent = [b for b in feed.batches if b.sent]
     assert len(critic.prompts) == len(sent) == 4
     # one line per batch scored: its key, its seeds, each score as given
@@ -420,7 +427,7 @@ def test_a_seed_too_far_from_every_chunk_is_a_grouping_reject(tmp_path: Path) ->
         }
         for b, s in drops
     ]
-    (group,) = feed.stage_stats(None)
+    _prose, group = feed.stage_stats(None)
     assert (group.items_in, group.items_out, group.dropped) == (6, 1, {"too_few_similar_chunks": 5})
     assert (
         feed.candidates[0].position
@@ -462,13 +469,13 @@ def test_stage_records_count_each_grouped_seed_once_up_to_a_draw_position() -> N
     assert feed.seed_outcomes(None) == upto(11) == Counter({"ok": 8, "below_quality_threshold": 4})
     for last in (0, 1, 4, 7):
         assert feed.seed_outcomes(last) == upto(last)
-    critic, group = feed.stage_stats(None)
+    _prose, critic, group = feed.stage_stats(None)
     expected_critic = StageStats(stage="critic", items_in=12, items_out=8)
     expected_critic.drop("below_quality_threshold", 4)
     assert critic == expected_critic
     assert group == StageStats(stage="group", items_in=8, items_out=8)
     cut = upto(4)
-    critic, group = feed.stage_stats(4)
+    _prose, critic, group = feed.stage_stats(4)
     assert (critic.items_in, critic.items_out, group.items_in, group.items_out) == (
         5,
         cut["ok"],

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI
+from judge_replies import faithfulness_reply
 
 from synth.cli import main
 from synth.cli._judging import USER_JOBS, at_most
@@ -23,7 +24,7 @@ from synth.cli._judging import USER_JOBS, at_most
 def judge_reply(request: dict) -> dict:
     prompt = "\n".join(str(m.get("content", "")) for m in request["messages"])
     if '"claims"' in prompt:
-        return {"claims": [{"claim": "x", "supported": True}]}
+        return faithfulness_reply(prompt, [True])
     return {"score": 4, "reason": "fine"}
 
 

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import krippendorff
 import numpy as np
 import pytest
+from judge_replies import faithfulness_reply
 
 from synth import (
     AnswerEvaluation,
@@ -36,13 +37,7 @@ class Judge:
         with self.lock:
             self.prompts.append(prompt)
         if '"claims"' in prompt:
-            return json.dumps(
-                {
-                    "claims": [
-                        {"claim": f"c{i}", "supported": s} for i, s in enumerate(self.supported)
-                    ]
-                }
-            )
+            return json.dumps(faithfulness_reply(prompt, self.supported))
         if '"true_positives"' in prompt:
             return json.dumps(
                 {"true_positives": ["a"], "false_positives": [], "false_negatives": ["b"]}
@@ -256,11 +251,9 @@ def test_keep_verdicts_and_criteria() -> None:
         criteria={"politeness": "The answer is polite."},
         keep_verdicts=True,
     )
-    assert report.items[0].verdicts["faithfulness/j"]["claims"][0] == {
-        "claim": "c0",
-        "supported": True,
-    }
-    assert report.items[0].verdicts["politeness/j"] == {"score": 3, "reason": "r"}
+    verdict = report.items[0].verdicts["faithfulness/j"]
+    assert verdict["claims"][0] == "c0" and verdict["verdicts"][0]["supported"] is True
+    assert report.items[0].verdicts["politeness/j"] == {"reason": "r", "score": 3}
     assert report.metrics["politeness"] == 0.5
     plain = evaluate_answers(
         lambda q: "Paris", DATASET[:1], judges={"j": judge}, metrics=["faithfulness"]

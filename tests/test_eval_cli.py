@@ -47,7 +47,9 @@ def retriever(question):
 
 def judge(prompt, system):
     if '"claims"' in prompt:
-        return json.dumps({"claims": [{"claim": "c", "supported": True}]})
+        quote = prompt.split('<context index="1">\\n')[1].split('\\n</context>')[0]
+        verdict = {"index": 1, "evidence": quote, "supported": True}
+        return json.dumps({"claims": ["c"], "verdicts": [verdict]})
     answer = prompt.split("<answer>\\n")[1].split("\\n</answer>")[0]
     return json.dumps({"score": 5 if any(c.isdigit() for c in answer) else 1, "reason": ""})
 """

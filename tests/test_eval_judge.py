@@ -131,7 +131,7 @@ def test_preference_asks_both_orders() -> None:
 
 
 def test_no_claims_is_undefined_not_zero() -> None:
-    result = LLMJudge(Scripted({"claims": []})).faithfulness("q", "Hello!", ["c"])
+    result = LLMJudge(Scripted({"claims": [], "verdicts": []})).faithfulness("q", "Hello!", ["c"])
     assert result.undefined and math.isnan(result.score) and result.error is None
 
 

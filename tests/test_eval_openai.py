@@ -10,6 +10,7 @@ import json
 
 import pytest
 from fake_openai import FakeOpenAI
+from judge_replies import faithfulness_reply
 
 from synth import LLMJudge, evaluate_answers, make_llm, read_report
 from synth.cli import main
@@ -35,7 +36,7 @@ DATASET = [
 def judge_reply(request: dict) -> dict:
     prompt = "\n".join(str(m.get("content", "")) for m in request["messages"])
     if '"claims"' in prompt:
-        return {"claims": [{"claim": "x", "supported": True}, {"claim": "y", "supported": False}]}
+        return faithfulness_reply(prompt, [True, False], ["x", "y"])
     return {"score": 4, "reason": "fine"}
 
 

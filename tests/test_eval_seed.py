@@ -19,14 +19,17 @@ from synth import (
 
 
 def toy_model(prompt, system):
-    """A stand-in for a real model: it supports every claim and rates 4 of 5."""
+    """A stand-in for a real model: it supports the first of two claims, quoting the first
+    context, and rates 4 of 5."""
     if '"claims"' in prompt:
+        context = prompt.split('<context index="1">\n')[1].split("\n</context>")[0]
         return json.dumps(
             {
-                "claims": [
-                    {"claim": "Paris is the capital of France.", "supported": True},
-                    {"claim": "Paris has 30 million inhabitants.", "supported": False},
-                ]
+                "claims": ["The answer's first claim.", "The answer's second claim."],
+                "verdicts": [
+                    {"index": 1, "reason": "stated", "evidence": context, "supported": True},
+                    {"index": 2, "reason": "not stated", "evidence": "", "supported": False},
+                ],
             }
         )
     return json.dumps({"score": 4, "reason": "Direct answer."})
@@ -61,10 +64,10 @@ def test_judge_one_answer() -> None:
         contexts,
     )
     assert result.score == 0.5
-    assert result.details == {"n_claims": 2, "n_supported": 1}
+    assert result.details["n_claims"] == 2 and result.details["n_supported"] == 1
     assert judge.answer_relevance("What is the capital of France?", "Paris.").score == 0.75
     # the result keeps the parsed verdict and every completion
-    assert result.verdict["claims"][1]["supported"] is False
+    assert result.verdict["verdicts"][1]["supported"] is False
     assert len(result.completions) == 1 and result.error is None and not result.undefined
 
 

@@ -89,7 +89,14 @@ def test_the_schema_for_n_items_bounds_the_array_and_the_index_but_parsing_does_
     assert item["properties"]["index"]["minimum"] == 1
     assert item["properties"]["index"]["maximum"] == 3
     # a partial, misnumbered reply still parses, so it can be salvaged
-    entry = {"clarity": 0.5, "depth": 0.5, "structure": 0.5, "relevance": 0.5, "reason": ""}
+    entry = {
+        "reason": "",
+        "prose": True,
+        "disqualifier": "none",
+        "self_contained": 2,
+        "informative": 2,
+        "coherent": 2,
+    }
     reply = parse_verdict(json.dumps({"scores": [{**entry, "index": 9}]}), schema)
     assert [s.index for s in reply.scores] == [9]
     inputs = json_schema(batch_schema(InputsReply, 4))["properties"]["inputs"]

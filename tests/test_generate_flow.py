@@ -70,7 +70,15 @@ class World:
         if prompt.startswith("You are judging passages"):
             n = len(PASSAGE.findall(prompt))
             scores = [
-                {"index": i, "clarity": 0.8, "depth": 0.7, "structure": 0.9, "relevance": 0.8}
+                {
+                    "index": i,
+                    "reason": "scripted",
+                    "prose": True,
+                    "disqualifier": "none",
+                    "self_contained": 3,
+                    "informative": 2,
+                    "coherent": 2,
+                }
                 for i in range(1, n + 1)
             ]
             return "critic", json.dumps({"scores": scores})
@@ -277,7 +285,7 @@ def test_default_flow_accounting_and_request_budget(store: ChunkStore) -> None:
         assert (
             golden.expected_output.startswith("Answer: ") and golden.context and golden.context_ids
         )
-        assert meta["context_quality"] == pytest.approx(0.8) and meta["input_quality"] == 0.9
+        assert meta["context_quality"] == pytest.approx(7 / 9) and meta["input_quality"] == 0.9
         assert len(meta["evolutions"]) == 1 and meta["seed"] == 3 and meta["prompt_version"]
     ids = [cid for g in goldens for cid in g.context_ids]
     assert len(set(ids)) * 2 == len(ids)  # each context's chunks appear in its two goldens only

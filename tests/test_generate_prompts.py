@@ -208,7 +208,8 @@ def test_every_generation_request_says_tagged_text_is_data() -> None:
     def model(prompt: str, system: str | None) -> str:
         seen.append(system)
         if "You are judging passages" in prompt:
-            item = {"clarity": 1, "depth": 1, "structure": 1, "relevance": 1}
+            item = {"prose": True, "disqualifier": "none", "self_contained": 3}
+            item.update(informative=3, coherent=3)
             return json.dumps({"scores": [{"index": 1, **item}]})
         return json.dumps({"inputs": ["What do solar panels convert?"]})
 

@@ -54,8 +54,10 @@ def test_the_item_table_has_a_row_per_item_and_a_column_per_summary_metric(answe
 def test_an_opened_row_says_what_each_judge_said_and_why_a_score_is_missing(answers) -> None:
     table = item_table(answers)
     details = dict(table["details"][2])
-    assert details["answer_relevance/strict"] == "0.000\nscore: 1\nreason: too vague"
-    assert "claim: 5 kWh, supported: False" in details["faithfulness/strict"]
+    assert details["answer_relevance/strict"] == "0.000\nreason: too vague\nscore: 1"
+    assert (
+        "index: 1, reason: scripted, evidence: , supported: False" in details["faithfulness/strict"]
+    )
     failed = dict(table["details"][13])
     assert failed["failed: system"].startswith("RuntimeError: the retriever timed out")
     assert failed["token_f1"] == "\u2014\nnot scored: no answer"

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from synth.dataset import Dataset
+from synth.dataset._diversity import Diversity, diversity_rows
 from synth.dataset.inspect import NONE, DatasetInspection, LengthStats
 
 #: characters of a question shown in a row (the whole question is in the dataset)
@@ -37,6 +38,8 @@ def inspection_view(
             continue  # a dataset that records none: nothing to say
         out.append(_counts_table(title, counts))
     out.append(_measurements_table(inspection, show))
+    if inspection.diversity is not None:
+        out.append(diversity_table(inspection.diversity))
     out.extend(_leaks(inspection, dataset, show))
     out.extend(_near_duplicates(inspection, dataset, show))
     return out
@@ -76,6 +79,16 @@ def _measurements_table(inspection: DatasetInspection, show: int) -> Table:
     table.add_row("unanswerable", _indexes(inspection.unanswerable, show))
     table.add_row("input words", _lengths(inspection.input_words))
     table.add_row("expected output words", _lengths(inspection.expected_words))
+    return table
+
+
+def diversity_table(diversity: Diversity) -> Table:
+    """The diversity numbers as a table of (measure, value) rows."""
+    table = _table(
+        f"diversity of {diversity.inputs} inputs", ("measure", "left"), ("value", "left")
+    )
+    for measure, value in diversity_rows(diversity):
+        table.add_row(measure, Text(value))
     return table
 
 
@@ -142,4 +155,4 @@ def _more(total: int, show: int) -> list[Text]:
     return [Text(f"... and {total - show} more (--show N prints more, --json all)")]
 
 
-__all__ = ["EXCERPT", "inspection_view"]
+__all__ = ["EXCERPT", "diversity_table", "inspection_view"]

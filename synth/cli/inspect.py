@@ -59,15 +59,21 @@ def run(args: argparse.Namespace) -> int:
     from synth.cli._inspect_view import inspection_view
     from synth.cli.console import CommandConsole, print_all_fitted
     from synth.dataset import Dataset
+    from synth.dataset._diversity import corpus_totals
     from synth.dataset.inspect import inspect_dataset
+    from synth.report import find_manifest
 
     dataset = Dataset.load(args.dataset)
+    # the run's corpus, when its manifest is found, gives the shares of files and chunks covered
+    files_total, chunks_total = corpus_totals(find_manifest(dataset.metadata, args.dataset))
     inspection = inspect_dataset(
         dataset,
         embedder=args.embedder,
         duplicate_threshold=args.duplicate_threshold,
         leak_threshold=args.leak_threshold,
         grounding_threshold=args.grounding_threshold,
+        files_total=files_total,
+        chunks_total=chunks_total,
     )
     if args.json:
         print(json.dumps(inspection.model_dump(mode="json"), indent=2, ensure_ascii=False))

@@ -38,6 +38,8 @@ class ContextConstructionConfig(StageConfig):
     - ``context_similarity_threshold``: a neighbour's cosine similarity to the seed must reach it.
     - ``max_retries``: replacement candidates tried for one rejected seed before the slot is dropped.
     - ``allow_cross_file_contexts``: neighbours may come from other files.
+    - ``prose_filter``: drop seeds that are not prose (tables of contents, indexes, reference lists,
+      table art) by plain-code rules before the critic sees them (:mod:`synth.contexts.prose`).
     - ``contexts_per_critic_call``: seeds scored in one critic request.
     - ``critic_model``: scores the seeds instead of the Synthesizer's critic (a ``"provider:model"``
       spec, an LLM or a callable).
@@ -56,6 +58,7 @@ class ContextConstructionConfig(StageConfig):
     context_similarity_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     max_retries: int = Field(default=3, ge=0)
     allow_cross_file_contexts: bool = False
+    prose_filter: bool = True
     contexts_per_critic_call: int = Field(default=4, ge=1, le=50)
     critic_model: ModelChoice = None
     embedder: EmbedderChoice = None

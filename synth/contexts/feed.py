@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from synth.contexts.critic import BELOW_THRESHOLD
+from synth.contexts.critic import is_critic_drop
 from synth.data import Context
 from synth.llm.base import LLM
 from synth.stage.stats import StageStats
@@ -42,9 +42,9 @@ def refused_key(llm: LLM) -> str:
 
 
 def seed_drop_stage(reason: str) -> str:
-    """The stage that dropped a seed for ``reason``: the critic (a low score or a failed request)
-    or grouping (too few similar chunks)."""
-    if reason == BELOW_THRESHOLD or reason.startswith("model_error"):
+    """The stage that dropped a seed for ``reason``: the critic (a disqualifier, a low score or a
+    failed request) or grouping (too few similar chunks)."""
+    if is_critic_drop(reason) or reason.startswith("model_error"):
         return "critic"
     return "group"
 

@@ -28,7 +28,6 @@ from concurrent.futures import ThreadPoolExecutor
 from synth._journal import Journal, reject_row
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import (
-    BELOW_THRESHOLD,
     ContextScore,
     ScoredSeed,
     dump_score,
@@ -40,6 +39,7 @@ from synth.contexts.feed import AUTH_FAILURE, Candidate, Corpus, refused_key, se
 from synth.contexts.group import Prefetched, group_contexts, prefetch_neighbours, ready_prefetch
 from synth.contexts.guess import Guesses, Warm
 from synth.contexts.index import ChunkIndex, VectorStore
+from synth.contexts.prose import ProseVerdict, check_prose
 from synth.contexts.seed_batch import SeedBatch, lookahead_batches
 from synth.contexts.select import SeedSelector
 from synth.data import Chunk
@@ -47,6 +47,9 @@ from synth.errors import AuthenticationError, ModelError, raw_reply
 from synth.llm.base import LLM
 from synth.stage.stats import StageStats, model_error_reason
 from synth.stage.templates import PromptSet
+
+#: the prose filter's stage name: its row in the manifest and the table, its rejects
+PROSE = "prose"
 
 
 class DocsFeed:
@@ -103,7 +106,10 @@ class DocsFeed:
         self.notify = notify
         self.batches: list[SeedBatch] = []
         self.candidates: list[Candidate] = []
-        #: seeds drawn, and seeds sent to the critic (or accepted unscored)
+        #: seeds the prose filter dropped: (the draw position of the next seed kept, chunk, verdict)
+        self.not_prose: list[tuple[int, Chunk, ProseVerdict]] = []
+        #: seeds drawn (and kept by the prose filter), and seeds sent to the critic (or accepted
+        #: unscored)
         self.drawn = 0
         self.sent_seeds = 0
         self._drawn_all = False
@@ -200,7 +206,7 @@ class DocsFeed:
     def _create_batch(self) -> None:
         if self._drawn_all:
             return
-        seeds = self.selector.take(self.config.contexts_per_critic_call)
+        seeds = self._draw_prose(self.config.contexts_per_critic_call)
         if len(seeds) < self.config.contexts_per_critic_call:
             self._drawn_all = True
         if not seeds:
@@ -208,6 +214,32 @@ class DocsFeed:
         batch = SeedBatch(len(self.batches), seeds, self.drawn)
         self.drawn += len(seeds)
         self.batches.append(batch)
+
+    def _draw_prose(self, n: int) -> list[Chunk]:
+        """Up to ``n`` further seeds that read as prose; the others are dropped here, at no request
+        cost, and stay claimed, so they join no context as a neighbour either (until the reuse
+        pass, where they are drawn, and dropped, again)."""
+        seeds: list[Chunk] = []
+        while len(seeds) < n:
+            chunk = self.selector.next()
+            if chunk is None:
+                break
+            verdict = check_prose(chunk.text) if self.config.prose_filter else None
+            if verdict is None:
+                seeds.append(chunk)
+                continue
+            at = self.drawn + len(seeds)
+            self.not_prose.append((at, chunk, verdict))
+            if self.rejects is not None:
+                record = {
+                    "stage": PROSE,
+                    "reason": verdict.reason,
+                    "chunk_id": chunk.id,
+                    "source": chunk.source,
+                }
+                key = f"prose{len(self.not_prose)}:{chunk.id}"
+                self.rejects.append(key, reject_row(record, verdict.detail, None, None))
+        return seeds
 
     def _send(self, batch: SeedBatch) -> None:
         batch.sent = True
@@ -298,8 +330,9 @@ class DocsFeed:
         assert batch.scores is not None
         accepted: list[ScoredSeed | Chunk] = []
         for chunk, score in zip(batch.seeds, batch.scores, strict=True):
-            if isinstance(score, ContextScore) and not score.passes(self.config):
-                batch.outcome[chunk.id] = BELOW_THRESHOLD
+            dropped = score.outcome(self.config) if isinstance(score, ContextScore) else None
+            if dropped is not None:  # labelled not prose, or scored at or under the threshold
+                batch.outcome[chunk.id] = dropped
                 self.selector.release(chunk.id)
             elif isinstance(score, str) and score:
                 batch.outcome[chunk.id] = score
@@ -376,7 +409,11 @@ class DocsFeed:
         )
 
     def seed_counts(self) -> dict[str, int] | None:
-        return {"seeds_drawn": self.drawn, "seeds_scored": self.sent_seeds}
+        return {
+            "seeds_drawn": self.drawn + len(self.not_prose),
+            "seeds_not_prose": len(self.not_prose),
+            "seeds_scored": self.sent_seeds,
+        }
 
     def corpus(self) -> Corpus:
         """The run's chunks, with the vectors grouping searches (:meth:`neighbours`)."""
@@ -384,9 +421,15 @@ class DocsFeed:
         return Corpus(ids, texts, lambda: self.neighbours().get_embeddings(ids))
 
     def stage_stats(self, up_to: int | None) -> list[StageStats]:
-        """The critic's record (when it scores) and grouping's, over the grouped seeds drawn at
-        positions ``<= up_to`` (None: all)."""
+        """The prose filter's record (when it is on), the critic's (when it scores) and grouping's,
+        over the grouped seeds drawn at positions ``<= up_to`` (None: all) and the seeds the
+        prose filter dropped before them."""
         outcomes = self.seed_outcomes(up_to)
+        prose = StageStats(stage=PROSE, items_out=sum(outcomes.values()))
+        for at, _, verdict in self.not_prose:
+            if up_to is None or at <= up_to:
+                prose.drop(verdict.reason)
+        prose.items_in = prose.items_out + prose.dropped_total
         critic = StageStats(stage="critic", items_in=sum(outcomes.values()))
         group = StageStats(stage="group", items_out=outcomes.get("ok", 0))
         for reason, n in sorted(outcomes.items()):
@@ -395,7 +438,8 @@ class DocsFeed:
         critic.items_out = group.items_in = critic.items_in - critic.dropped_total
         if self.guesses is not None:  # every context's, as the requests are
             group.notes.update(self.guesses.counts)
-        return [critic, group] if self.critic is not None else [group]
+        records = [prose] if self.config.prose_filter else []
+        return [*records, critic, group] if self.critic is not None else [*records, group]
 
 
-__all__ = ["DocsFeed", "SeedBatch", "lookahead_batches"]
+__all__ = ["PROSE", "DocsFeed", "SeedBatch", "lookahead_batches"]

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from synth._words import overlap, words
 from synth.data import Golden
 from synth.dataset import Dataset
+from synth.dataset._diversity import Diversity, measure_diversity
 from synth.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -122,6 +123,8 @@ class DatasetInspection(BaseModel):
     input_words: LengthStats | None
     expected_words: LengthStats | None
     settings: InspectionSettings
+    #: how varied the inputs are (:mod:`synth.dataset._diversity`)
+    diversity: Diversity | None = None
 
     def summary(self) -> dict[str, Any]:
         """The aggregate numbers alone (counts and rates, no per-golden lists), as JSON values:
@@ -163,6 +166,8 @@ def inspect_dataset(
     duplicate_threshold: float = 0.9,
     leak_threshold: float = 0.8,
     grounding_threshold: float = 0.5,
+    files_total: int | None = None,
+    chunks_total: int | None = None,
 ) -> DatasetInspection:
     """The numbers of ``dataset`` (a Dataset, a file path or a list of goldens).
 
@@ -170,7 +175,9 @@ def inspect_dataset(
     ``local:all-MiniLM-L6-v2``, or an :class:`~synth.Embedder`): every pair of inputs is compared,
     which takes seconds up to about 10,000 goldens and grows with their square. An embedder made
     here from a spec is closed when done; one passed in is left open. Each threshold must be
-    between 0 and 1 (:class:`~synth.errors.ConfigError` otherwise).
+    between 0 and 1 (:class:`~synth.errors.ConfigError` otherwise). The diversity numbers embed
+    the inputs with that embedder, else with the hash embedder; ``files_total`` and
+    ``chunks_total`` (the corpus's, when known) give the shares of files and sections covered.
     """
     duplicate_threshold = _threshold("duplicate_threshold", duplicate_threshold)
     leak_threshold = _threshold("leak_threshold", leak_threshold)
@@ -178,11 +185,18 @@ def inspect_dataset(
     goldens = Dataset.coerce(dataset).goldens
     scores = [s for g in goldens if (s := _number(_field(g, "grounding").get("score"))) is not None]
     grounded = sum(score >= grounding_threshold for score in scores)
-    embedder_name, near_duplicates = None, None
+    embedder_name, near_duplicates, vectors = None, None, None
     if embedder is not None:
-        embedder_name, near_duplicates = _near_duplicates(
+        embedder_name, near_duplicates, vectors = _near_duplicates(
             [g.input for g in goldens], embedder, duplicate_threshold
         )
+    diversity = measure_diversity(
+        goldens,
+        embedder=embedder_name if embedder is not None else None,
+        vectors=vectors,
+        files_total=files_total,
+        chunks_total=chunks_total,
+    )
     expected = [g.expected_output for g in goldens if g.expected_output is not None]
     return DatasetInspection(
         goldens=len(goldens),
@@ -209,6 +223,7 @@ def inspect_dataset(
             leak_threshold=leak_threshold,
             grounding_threshold=grounding_threshold,
         ),
+        diversity=diversity,
     )
 
 
@@ -290,8 +305,9 @@ def _leaks(goldens: Sequence[Golden], threshold: float) -> list[Leak]:
 
 def _near_duplicates(
     inputs: list[str], spec: str | Embedder, threshold: float
-) -> tuple[str, list[DuplicatePair]]:
-    """The embedder's name and every pair of inputs at or above ``threshold``, most similar first."""
+) -> tuple[str, list[DuplicatePair], np.ndarray]:
+    """The embedder's name, every pair of inputs at or above ``threshold`` (most similar first),
+    and the inputs' unit vectors."""
     from synth.store.embedders import make_embedder
 
     if isinstance(spec, str) and not spec.strip():
@@ -310,7 +326,7 @@ def _near_duplicates(
             if j > i:
                 pairs.append(DuplicatePair(i=i, j=int(j), similarity=float(block[row, j])))
     pairs.sort(key=lambda pair: (-pair.similarity, pair.i, pair.j))
-    return embedder.name, pairs
+    return embedder.name, pairs, vectors
 
 
 def _lengths(texts: Iterable[str]) -> LengthStats | None:
@@ -327,6 +343,7 @@ def _lengths(texts: Iterable[str]) -> LengthStats | None:
 
 __all__ = [
     "DatasetInspection",
+    "Diversity",
     "DuplicatePair",
     "InspectionSettings",
     "LengthStats",

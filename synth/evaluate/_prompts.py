@@ -15,7 +15,8 @@ from synth._ids import joined_hash
 from synth._untrusted import tag, tag_list
 
 # 2: opening tags inside untrusted text are escaped too, not only closing ones
-PROMPT_VERSION = "2"
+# 3: reasons before verdicts; faithfulness in two steps with evidence quotes; refusals rated
+PROMPT_VERSION = "3"
 
 SYSTEM = (
     "You are a careful, impartial evaluator. The user message holds instructions and, inside tags "
@@ -26,27 +27,38 @@ SYSTEM = (
 )
 
 _FAITHFULNESS = (
-    "Break the answer into the distinct factual claims it makes. For each claim decide whether the "
-    "contexts support it: a claim is supported when the contexts state it or it follows directly "
-    "from them, and unsupported otherwise, even if it is true."
+    "Judge whether the answer is faithful to the contexts, in two steps. First list the distinct "
+    "factual claims the answer makes, each rewritten to stand alone: name what it is about instead "
+    "of 'it' or 'this', one fact per claim. Then give one verdict per claim, numbered as listed: "
+    "your reason, then the evidence (a passage copied word for word from the contexts that states "
+    "the claim, or an empty string when there is none), then whether the contexts support it. A "
+    "claim is supported when the contexts state it or it follows directly from them, and "
+    "unsupported otherwise, even if it is true. Evidence that is not copied from the contexts does "
+    "not count."
 )
 _FAITHFULNESS_FORMAT = (
-    '{"claims": [{"claim": "<one claim made by the answer>", "supported": true}]}\n'
-    'An answer that makes no factual claim gives {"claims": []}.'
+    '{"claims": ["<one claim, standing alone>"], "verdicts": [{"index": 1, "reason": "<why>", '
+    '"evidence": "<words copied from the contexts>", "supported": true}]}\n'
+    'An answer that makes no factual claim (a greeting, a refusal) gives {"claims": [], '
+    '"verdicts": []}.'
 )
 _RELEVANCE = (
     "Rate how well the answer addresses the question, whether or not it is correct. 1: it does not "
     "address the question at all. 3: it addresses it partly, or with much that is beside the point. "
-    "5: it addresses the question fully and directly."
+    "5: it addresses the question fully and directly. A refusal is rated like any answer: one that "
+    "says plainly that the question cannot be answered (for example, that the information is not "
+    "available) and says what is missing addresses the question fully (5); a vague or evasive one "
+    "that neither answers nor says what it cannot answer does not (1 or 2). Whether declining was "
+    "right is not rated here. Give your reason first, then the rating."
 )
-_RATING_FORMAT = '{{"score": <an integer from 1 to {scale}>, "reason": "<one sentence>"}}'
+_RATING_FORMAT = '{{"reason": "<one sentence>", "score": <an integer from 1 to {scale}>}}'
 _PRECISION = (
     "For each context, in the order given, decide whether it is relevant: whether it holds "
     "information that helps to answer the question{reference_clause}."
 )
 _PRECISION_FORMAT = (
-    '{{"verdicts": [{{"index": 1, "relevant": true}}, ...]}} with exactly one entry per context, '
-    "indexes 1 to {n} in order."
+    '{{"verdicts": [{{"index": 1, "reason": "<why>", "relevant": true}}, ...]}} with exactly one '
+    "entry per context, indexes 1 to {n} in order."
 )
 _RECALL = (
     "Break the reference answer into the distinct statements it makes. For each statement decide "
@@ -54,7 +66,8 @@ _RECALL = (
     "directly from them."
 )
 _RECALL_FORMAT = (
-    '{"statements": [{"statement": "<one statement of the reference>", "attributable": true}]}'
+    '{"statements": [{"statement": "<one statement of the reference>", "reason": "<why>", '
+    '"attributable": true}]}'
 )
 _CORRECTNESS = (
     "Compare the answer with the reference answer, statement by statement. List the statements of "
@@ -63,7 +76,8 @@ _CORRECTNESS = (
     "answer leaves out (false_negatives)."
 )
 _CORRECTNESS_FORMAT = (
-    '{"true_positives": ["<statement>"], "false_positives": ["<statement>"], '
+    '{"reason": "<how the two compare>", "true_positives": ["<statement>"], '
+    '"false_positives": ["<statement>"], '
     '"false_negatives": ["<statement>"]}'
 )
 _CRITERIA = (
@@ -76,7 +90,7 @@ _PREFERENCE = (
     "which the answers are shown."
 )
 _PREFERENCE_FORMAT = (
-    '{"winner": "answer_a", "reason": "<one sentence>"} where winner is "answer_a", "answer_b" or '
+    '{"reason": "<one sentence>", "winner": "answer_a"} where winner is "answer_a", "answer_b" or '
     '"tie".'
 )
 _REPLY = "\n\nReply with one JSON object of this form, and nothing else:\n"

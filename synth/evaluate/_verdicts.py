@@ -1,5 +1,8 @@
 """What a judge must reply (strict schemas) and the fixed formula that turns a verdict into a score.
 
+Every schema puts the judge's reason (or its evidence) before its verdict: strict decoding writes
+fields in order, so the verdict is written after the reasoning, not justified afterwards.
+
 Each ``score_*`` function is pure: it takes the parsed verdict (and what it must match, such as the
 number of contexts) and returns a :class:`Scored`. A verdict that parses but breaks a rule the
 schema cannot express (a rating out of range, a verdict per context missing) raises
@@ -9,30 +12,41 @@ schema cannot express (a rating out of range, a verdict per context missing) rai
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from synth.errors import OutputParseError
+from synth.generate.citations import SourceChunk, locate_all
 
 
-class Claim(BaseModel):
-    claim: str
+class ClaimVerdict(BaseModel):
+    """One claim's verdict: the claim's number (``index``, as listed), the reason, the evidence
+    quoted from the contexts, then whether they support it."""
+
+    index: int = Field(ge=1)
+    reason: str = ""
+    evidence: str = ""
     supported: bool
 
 
 class FaithfulnessVerdict(BaseModel):
-    claims: list[Claim]
+    """Two steps in one reply: the answer's claims, each standing alone, then one verdict each."""
+
+    claims: list[str]
+    verdicts: list[ClaimVerdict]
 
 
 class RatingVerdict(BaseModel):
-    score: int
     reason: str = ""
+    score: int
 
 
 class ContextVerdict(BaseModel):
     index: int
+    reason: str = ""
     relevant: bool
 
 
@@ -42,6 +56,7 @@ class ContextPrecisionVerdict(BaseModel):
 
 class Statement(BaseModel):
     statement: str
+    reason: str = ""
     attributable: bool
 
 
@@ -50,14 +65,15 @@ class ContextRecallVerdict(BaseModel):
 
 
 class CorrectnessVerdict(BaseModel):
+    reason: str = ""
     true_positives: list[str]
     false_positives: list[str]
     false_negatives: list[str]
 
 
 class PreferenceVerdict(BaseModel):
-    winner: Literal["answer_a", "answer_b", "tie"]
     reason: str = ""
+    winner: Literal["answer_a", "answer_b", "tie"]
 
 
 @dataclass
@@ -69,14 +85,43 @@ class Scored:
     undefined: bool = False
 
 
-def score_faithfulness(verdict: FaithfulnessVerdict) -> Scored:
-    """Supported claims / claims made; an answer with no claim has no faithfulness."""
+def score_faithfulness(
+    verdict: FaithfulnessVerdict, contexts: Sequence[str] = (), raw: str = ""
+) -> Scored:
+    """Supported claims / claims made; an answer with no claim has no faithfulness.
+
+    A claim counts as supported only when its verdict says so and its evidence quote is found in
+    the contexts (exactly, or nearly: :func:`synth.generate.citations.locate`); a supporting
+    verdict whose quote is not there counts against the claim (``n_unlocated``), since nothing
+    shows the contexts say it. Every claim needs exactly one verdict, numbered 1..n
+    (OutputParseError otherwise).
+    """
     n_claims = len(verdict.claims)
-    n_supported = sum(claim.supported for claim in verdict.claims)
-    details = {"n_claims": n_claims, "n_supported": n_supported}
+    numbers = sorted(v.index for v in verdict.verdicts)
+    if numbers != list(range(1, n_claims + 1)):
+        raise OutputParseError(
+            f"expected one verdict per claim, claims 1..{n_claims}, got {numbers}", raw=raw
+        )
+    sources = [SourceChunk(chunk_id=str(i), text=text) for i, text in enumerate(contexts, 1)]
+    claimed = [v for v in verdict.verdicts if v.supported]
+    found = locate_all([v.evidence for v in claimed], sources) if sources else []
+    # a whole context quoted counts even when it is too short for locate to accept
+    whole = {" ".join(text.split()) for text in contexts}
+    located = [
+        v.index
+        for v, where in zip(claimed, found or [None] * len(claimed), strict=True)
+        if v.evidence.strip() and (where is not None or " ".join(v.evidence.split()) in whole)
+    ]
+    unlocated = sorted(v.index for v in claimed if v.index not in located)
+    details = {
+        "n_claims": n_claims,
+        "n_supported": len(located),
+        "n_unlocated": len(unlocated),
+        "unlocated_claims": unlocated,
+    }
     if n_claims == 0:
         return Scored(math.nan, details, undefined=True)
-    return Scored(n_supported / n_claims, details)
+    return Scored(len(located) / n_claims, details)
 
 
 def score_rating(verdict: RatingVerdict, scale: int, raw: str) -> Scored:
@@ -149,6 +194,7 @@ def score_preference(a_first: str, b_first: str) -> Scored:
 
 
 __all__ = [
+    "ClaimVerdict",
     "ContextPrecisionVerdict",
     "ContextRecallVerdict",
     "CorrectnessVerdict",

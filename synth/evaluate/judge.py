@@ -172,10 +172,14 @@ class LLMJudge:
 
     # ---- the metrics, async ------------------------------------------------------------------
     async def afaithfulness(self, question: str, answer: str, contexts: Any) -> JudgeResult:
-        """Supported claims / claims made by the answer, judged against the contexts."""
+        """Supported claims / claims made by the answer, judged against the contexts (a claim is
+        supported when its verdict says so and its evidence quote is found in the contexts)."""
         texts = _needs_contexts(contexts, "faithfulness")
         prompt = prompts.faithfulness_prompt(question, answer, texts)
-        scorer = _verdict_only(v.score_faithfulness)
+
+        def scorer(verdict: v.FaithfulnessVerdict, raw: str) -> v.Scored:
+            return v.score_faithfulness(verdict, texts, raw)
+
         return await self._one("faithfulness", prompt, v.FaithfulnessVerdict, scorer)
 
     async def aanswer_relevance(self, question: str, answer: str) -> JudgeResult:

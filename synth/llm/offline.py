@@ -5,7 +5,8 @@ It is no language model. It answers synth's generation steps only, each recognis
 the reply schema the step asks for, and writes every reply from the documents the prompt quotes
 (the text inside ``<context>``, ``<passage>`` and ``<input>`` tags, see ``synth._untrusted``):
 
-- the context critic scores each passage from its prose (:func:`~synth.llm._extractive.prose_scores`);
+- the context critic labels each passage from its prose (:func:`~synth.llm._extractive.prose_scores`,
+  as grades 0 to 3);
 - inputs are questions made from the context's most informative sentences, one sentence each;
 - the filter scores an input by how it reads (a question, of sensible length, that names no "the
   passage"), and a rewrite removes what it faulted;
@@ -148,17 +149,24 @@ def _critic(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
     scores = []
     for i, text in enumerate(prompt.items("passage"), start=1):
         found = ex.prose_scores(text)
+        prose = found.structure >= 0.5 and found.relevance >= 0.5
         scores.append(
             {
                 "index": i,
-                "clarity": found.clarity,
-                "depth": found.depth,
-                "structure": found.structure,
-                "relevance": found.relevance,
                 "reason": found.reason,
+                "prose": prose,
+                "disqualifier": "none" if prose else "boilerplate",
+                "self_contained": _grade(found.clarity),
+                "informative": _grade(found.depth),
+                "coherent": _grade(found.structure),
             }
         )
     return {"scores": scores}
+
+
+def _grade(score: float) -> int:
+    """A 0..1 prose score as a critic's grade, 0..3."""
+    return max(0, min(3, round(3 * score)))
 
 
 def _inputs(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:

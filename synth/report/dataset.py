@@ -17,6 +17,7 @@ from synth._manifest import find_manifest, load_manifest
 from synth._words import words
 from synth.data import Golden
 from synth.dataset import Dataset
+from synth.dataset._diversity import corpus_totals, diversity_rows
 from synth.dataset._public import public_goldens, public_metadata, public_source
 from synth.dataset.inspect import NONE, DatasetInspection, inspect_dataset
 from synth.report import _figures
@@ -53,7 +54,8 @@ def dataset_report(
     # the corpus names them, no model server), as every export is (synth.dataset._public)
     data = Dataset(public_goldens(data.goldens), public_metadata(data.metadata))
     run = public_metadata(run) if run is not None else None
-    inspection = inspect_dataset(data)
+    files_total, chunks_total = corpus_totals(run)
+    inspection = inspect_dataset(data, files_total=files_total, chunks_total=chunks_total)
     name = public_source(os.fspath(source)) if source is not None else None
     plots = _plots(data, inspection, run)
     return render(
@@ -62,6 +64,7 @@ def dataset_report(
         facts=_facts(data, run, name),
         numbers=_numbers(inspection),
         stages=_stages(run),
+        diversity=diversity_rows(inspection.diversity) if inspection.diversity else [],
         figures=list(plots),
         data={"figures": plots, "table": table(data.goldens)},
     )
