@@ -50,7 +50,7 @@ from synth._version import __version__ as __version__
 #: the public names (space-separated), by the module each lives in, in the order the data flows:
 #: the one list of them (``__all__`` is made from it; tests/test_public_api.py holds it too)
 _EXPORTS: dict[str, str] = {
-    "synth.data": "Chunk Context ConversationalGolden Document Golden Page Turn",
+    "synth.data": "Chunk Context ConversationalGolden Document Golden Page ToolCall Turn",
     "synth.errors": (
         "AuthenticationError BadRequestError CacheError ConfigError DatasetError EndpointError "
         "FailedItemsWarning HubError IncompleteCompletionError IngestError ModelConnectionError "

@@ -87,6 +87,7 @@ EXPORTED = [
     "SynthError",
     "SynthWarning",
     "Synthesizer",
+    "ToolCall",
     "Turn",
     "Usage",
     "average_precision",

@@ -44,10 +44,12 @@ from synth.dataset._deepeval_saved import (
 from synth.dataset._platforms import from_platform, is_platform_record
 from synth.errors import DatasetError
 
-FIELDS: tuple[str, ...] = tuple(Golden.model_fields)
+#: the tool calls of a golden about an agent: left out of a record (and a table) when null
+TOOL_FIELDS = ("expected_tools", "tools_called")
+FIELDS: tuple[str, ...] = tuple(name for name in Golden.model_fields if name not in TOOL_FIELDS)
 #: the fields a conversational golden adds, after the golden's own (in tables, text then turns)
 CONVERSATION_FIELDS: tuple[str, ...] = tuple(
-    name for name in ConversationalGolden.model_fields if name not in FIELDS
+    name for name in ConversationalGolden.model_fields if name not in Golden.model_fields
 )
 CONVERSATION_TEXT_FIELDS = ("scenario", "expected_outcome", "user_description")
 STRING_FIELDS = ("input", "actual_output", "expected_output")
@@ -69,6 +71,8 @@ _EXPECTED = {
     "source_files": "a list of strings",
     "metadata": "an object",
     "turns": "a list of turns (role 'user' or 'assistant', content)",
+    "expected_tools": "a list of tool calls (name, input_parameters, output) or null",
+    "tools_called": "a list of tool calls (name, input_parameters, output) or null",
 }
 
 _RAGAS_NAMES = {
@@ -81,12 +85,11 @@ _RAGAS_NAMES = {
 }
 _DEEPEVAL_NAMES = ("input", "actual_output", "expected_output", "context", "retrieval_context")
 # fields that only a deepeval Golden or a judgeval Example has: their presence names the format
+# (their tool calls are synth's too, so they name nothing)
 _DEEPEVAL_MARKERS = frozenset(
     {
         "additional_metadata",
         "source_file",
-        "tools_called",
-        "expected_tools",
         "comments",
         "name",
         "example_id",
@@ -156,6 +159,10 @@ def describe_errors(exc: ValidationError, data: Mapping[str, Any], names: Mappin
             continue
         if field in seen:
             continue
+        if field in TOOL_FIELDS and len(error["loc"]) > 1:  # one call of the list is bad
+            seen.add(field)
+            parts.append(f"field '{names.get(field, field)}': {_tool_call_error(error)}")
+            continue
         seen.add(field)
         shown = names.get(field, field)
         if error["type"] == "extra_forbidden":
@@ -167,6 +174,18 @@ def describe_errors(exc: ValidationError, data: Mapping[str, Any], names: Mappin
             expected = _EXPECTED.get(field, "a valid value")
             parts.append(f"field '{shown}': expected {expected}, got {kind(data.get(field))}")
     return "; ".join(parts)
+
+
+def _tool_call_error(error: Any) -> str:
+    position, *rest = error["loc"][1:]
+    where = f"call {position}"
+    if rest:
+        where += f" field '{rest[0]}'"
+    if error["type"] == "extra_forbidden":
+        return f"{where}: unknown (a tool call has: name, input_parameters, output)"
+    if error["type"] == "missing":
+        return f"{where}: missing"
+    return f"{where}: {error['msg']}"
 
 
 def kind(value: object) -> str:
@@ -261,6 +280,8 @@ def _from_deepeval(record: Mapping[str, Any], where: str) -> tuple[dict[str, Any
     for field in CONVERSATION_TEXT_FIELDS:
         if field in record:
             data[field] = record[field]
+    for field in TOOL_FIELDS:
+        data[field] = _deepeval_tool_calls(record.get(field))
     if record.get("turns") is not None:
         data["turns"] = _deepeval_turns(record["turns"])
     elif is_deepeval_conversation(record):  # a scenario not played out yet
@@ -270,12 +291,25 @@ def _from_deepeval(record: Mapping[str, Any], where: str) -> tuple[dict[str, Any
         if record.get(field) is not None:
             data[field] = record[field]
             names[field] = field
-    known = {*_DEEPEVAL_NAMES, *DEFAULTED_FIELDS, *CONVERSATION_FIELDS}
+    known = {*_DEEPEVAL_NAMES, *DEFAULTED_FIELDS, *CONVERSATION_FIELDS, *TOOL_FIELDS}
     known |= {"additional_metadata", "source_file"}
     if redundant_persona(record):
         known.add("persona")
     _keep_extras(data, {k: v for k, v in record.items() if k not in known})
     return data, names
+
+
+def _deepeval_tool_calls(calls: object) -> object:
+    """deepeval's tool calls under synth's fields: the null ``description`` and ``reasoning``
+    deepeval writes are left out; anything else is left for validation to report."""
+    if not isinstance(calls, list):
+        return calls
+    return [
+        {k: v for k, v in call.items() if v is not None or k not in ("description", "reasoning")}
+        if isinstance(call, Mapping)
+        else call
+        for call in calls
+    ]
 
 
 def _deepeval_turns(turns: object) -> object:
@@ -288,15 +322,24 @@ def _deepeval_turns(turns: object) -> object:
 
 # ---- writing -------------------------------------------------------------------------------------
 def to_synth(golden: Golden) -> dict[str, Any]:
-    """The golden's fields under synth's names, every field present (null when unset)."""
-    return golden.model_dump()
+    """The golden's fields under synth's names, every field present (null when unset) but the
+    tool calls, which are there only when set (a golden about no tools looks as it always has)."""
+    record = golden.model_dump()
+    for field in TOOL_FIELDS:
+        if record[field] is None:
+            del record[field]
+    return record
 
 
 def columns_of(goldens: Sequence[Golden]) -> tuple[str, ...]:
-    """The fields a table of ``goldens`` has: a golden's, and a conversation's when one is."""
+    """The fields a table of ``goldens`` has: a golden's, the tool calls' when one has them, and a
+    conversation's when one is."""
+    tools = tuple(
+        field for field in TOOL_FIELDS if any(getattr(g, field) is not None for g in goldens)
+    )
     if any(isinstance(golden, ConversationalGolden) for golden in goldens):
-        return (*FIELDS, *CONVERSATION_FIELDS)
-    return FIELDS
+        return (*FIELDS, *tools, *CONVERSATION_FIELDS)
+    return (*FIELDS, *tools)
 
 
 def _reserved_check(golden: Golden, where: str) -> None:
@@ -330,6 +373,8 @@ JUDGEVAL_FIELDS = (
     "expected_output",
     "retrieval_context",
     "context",
+    "tools_called",
+    "expected_tools",
     "context_ids",
     "source_files",
     "metadata",
@@ -346,7 +391,7 @@ def to_judgeval(golden: Golden, where: str) -> dict[str, Any]:
     same order: a field left out of some examples would be missing from them.
     """
     del where  # every golden fits
-    record = to_synth(golden)
+    record = golden.model_dump()
     return {name: record[name] for name in JUDGEVAL_FIELDS}
 
 
@@ -417,6 +462,7 @@ __all__ = [
     "RAGAS_DERIVED",
     "STRING_FIELDS",
     "SYNTH_KEY",
+    "TOOL_FIELDS",
     "columns_of",
     "describe_errors",
     "golden_from_record",
