@@ -70,6 +70,8 @@ SLOTS: dict[str, _Slot] = {
     ),
     "follow_ups": _Slot(frozenset({"messages"}), frozenset({"count"})),
     "language": _Slot(frozenset({"input", "language"}), frozenset({"context", "reason"})),
+    "tool_requests": _Slot(frozenset({"tools", "instruction"}), frozenset({"variation"})),
+    "tool_check": _Slot(frozenset({"request", "tools", "calls", "question"})),
 }
 for _evolution in Evolution:
     SLOTS[f"evolution.{_evolution.value}"] = _Slot(frozenset())
