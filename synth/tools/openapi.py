@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from synth.errors import ConfigError
 from synth.tools.tool import Tool
@@ -25,6 +24,8 @@ _METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
 def read_openapi(path: Path) -> list[Tool]:
     """The operations of the OpenAPI 3 spec at ``path`` (JSON or YAML), as tools."""
+    import yaml  # a run that reads no spec does not load it
+
     try:
         text = path.read_text(encoding="utf-8")
         spec = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
