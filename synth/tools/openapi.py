@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-
 from synth.errors import ConfigError
 from synth.tools.tool import Tool
 
