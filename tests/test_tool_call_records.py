@@ -81,3 +81,42 @@ def test_a_bad_tool_call_is_named_by_its_position_and_field() -> None:
         golden_from_record({"input": "q", "expected_tools": [{"name": "a", "colour": 1}]}, "w")
     with pytest.raises(DatasetError, match=r"field 'tools_called': expected a list of tool calls"):
         golden_from_record({"input": "q", "tools_called": "t"}, "w")
+
+
+@pytest.mark.parametrize("tool", ["deepeval", "judgeval", "judgeval-legacy", "ragas"])
+def test_each_tools_export_reads_back_with_every_call_and_argument(
+    tool: str, tmp_path: Path
+) -> None:
+    agents = [g for g in agent_goldens() if g.expected_tools is not None]
+    agents[1] = agents[1].model_copy(
+        update={"tools_called": [ToolCall(name="search", input_parameters={"q": "x"})]}
+    )
+    suffix = ".jsonl" if tool == "ragas" else ".json"
+    path = Dataset(agents).export(tmp_path / f"out{suffix}", format=tool)  # type: ignore[arg-type]
+    back = Dataset.load(path).goldens
+    assert [g.expected_tools for g in back] == [g.expected_tools for g in agents]
+    assert [g.tools_called for g in back] == [g.tools_called for g in agents]
+
+
+def test_the_ragas_export_is_a_multi_turn_sample_with_reference_tool_calls(tmp_path: Path) -> None:
+    first = agent_goldens()[0]
+    path = Dataset([first]).export(tmp_path / "r.jsonl", format="ragas")
+    row = json.loads(path.read_text(encoding="utf-8"))
+    assert row["user_input"] == [{"content": first.input, "type": "human"}]
+    assert row["reference_tool_calls"] == [
+        {"name": "book_slot", "args": {"doctor": "Ruiz", "time": "09:00", "notes": None}},
+        {"name": "send_email", "args": {"booking_id": 41, "cc": ["a", "b"]}},
+    ]
+    with pytest.raises(DatasetError, match="mix agent goldens"):
+        Dataset(agent_goldens()).export(tmp_path / "mixed.jsonl", format="ragas")
+
+
+def test_the_deepeval_export_holds_tool_calls_only_for_agents(tmp_path: Path) -> None:
+    path = Dataset(agent_goldens()).export(tmp_path / "d.json", format="deepeval")
+    rows = json.loads(path.read_text(encoding="utf-8"))
+    assert rows[0]["expected_tools"][0] == {
+        "name": "book_slot",
+        "input_parameters": {"doctor": "Ruiz", "time": "09:00", "notes": None},
+        "output": {"booking_id": 41},
+    }
+    assert rows[1]["expected_tools"] == [] and "expected_tools" not in rows[2]

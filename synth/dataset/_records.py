@@ -235,6 +235,8 @@ def _keep_extras(data: dict[str, Any], extras: Mapping[str, Any]) -> None:
 def _from_ragas(record: Mapping[str, Any], where: str) -> tuple[dict[str, Any], dict[str, str]]:
     if "input" in record:
         raise DatasetError(f"{where}: has both 'input' and 'user_input'; keep one")
+    if isinstance(record["user_input"], list):
+        return _from_ragas_multi_turn(record, where)
     data: dict[str, Any] = {}
     names: dict[str, str] = {}
     extras: dict[str, Any] = {}
@@ -280,8 +282,12 @@ def _from_deepeval(record: Mapping[str, Any], where: str) -> tuple[dict[str, Any
     for field in CONVERSATION_TEXT_FIELDS:
         if field in record:
             data[field] = record[field]
-    for field in TOOL_FIELDS:
-        data[field] = _deepeval_tool_calls(record.get(field))
+    for field in TOOL_FIELDS:  # a judgeval 0.0.x example's are in _synth
+        if record.get(field) is not None:
+            data[field] = _deepeval_tool_calls(record[field])
+        elif field in synth:
+            data[field] = synth[field]
+            names[field] = f"additional_metadata.{SYNTH_KEY}.{field}"
     if record.get("turns") is not None:
         data["turns"] = _deepeval_turns(record["turns"])
     elif is_deepeval_conversation(record):  # a scenario not played out yet
@@ -363,7 +369,14 @@ def to_deepeval(golden: Golden, where: str) -> dict[str, Any]:
             **golden.metadata,
             SYNTH_KEY: {"context_ids": golden.context_ids, "source_files": golden.source_files},
         },
+        **_tool_fields(golden),
     }
+
+
+def _tool_fields(golden: Golden) -> dict[str, Any]:
+    """The golden's tool calls (deepeval's ``ToolCall`` fields), those it has."""
+    record = golden.model_dump(include=set(TOOL_FIELDS))
+    return {field: record[field] for field in TOOL_FIELDS if record[field] is not None}
 
 
 #: a judgeval 1.x example's properties, in order: judgeval's own example fields, then synth's
@@ -399,6 +412,9 @@ def to_judgeval_legacy(golden: Golden, where: str) -> dict[str, Any]:
     """A judgeval 0.0.x ``Example``: synth-only fields go in ``additional_metadata['_synth']``."""
     record = to_deepeval(golden, where)
     del record["source_file"]  # an Example has no source_file; the list is in _synth
+    for field in TOOL_FIELDS:  # judgeval 0.0.x's tool calls are names only: synth's in _synth
+        if field in record:
+            record["additional_metadata"][SYNTH_KEY][field] = record.pop(field)
     return record
 
 
@@ -411,6 +427,8 @@ def to_ragas(golden: Golden, where: str) -> dict[str, Any]:
     ``query_style`` and ``query_length`` are the golden's ``persona``, ``query_style`` and
     ``query_length`` when it records them (synth's words: ``terse``, ``short``...).
     """
+    if golden.expected_tools is not None:
+        return _to_ragas_multi_turn(golden)
     row: dict[str, Any] = {
         "user_input": golden.input,
         "response": golden.actual_output,
@@ -426,6 +444,69 @@ def to_ragas(golden: Golden, where: str) -> dict[str, Any]:
     row["synthesizer_name"] = synthesizer_name(golden)
     row[SYNTH_KEY] = {"source_files": golden.source_files, "metadata": golden.metadata}
     return row
+
+
+def _to_ragas_multi_turn(golden: Golden) -> dict[str, Any]:
+    """An agent's golden as a ragas ``MultiTurnSample`` row: the request as the human message
+    (then, when a system's calls are recorded, its AI message with them), the expected calls as
+    ``reference_tool_calls`` (``name``, ``args``). Their results ride in ``_synth``."""
+    messages: list[dict[str, Any]] = [{"content": golden.input, "type": "human"}]
+    if golden.tools_called is not None or golden.actual_output is not None:
+        calls = [{"name": c.name, "args": c.input_parameters} for c in golden.tools_called or []]
+        messages.append({"content": golden.actual_output or "", "type": "ai", "tool_calls": calls})
+    row: dict[str, Any] = {"user_input": messages}
+    if golden.expected_output is not None:
+        row["reference"] = golden.expected_output
+    row["reference_tool_calls"] = [
+        {"name": call.name, "args": call.input_parameters} for call in golden.expected_tools or []
+    ]
+    row["synthesizer_name"] = synthesizer_name(golden)
+    row[SYNTH_KEY] = {
+        "source_files": golden.source_files,
+        "metadata": golden.metadata,
+        "context_ids": golden.context_ids,
+        "context": golden.context,
+        **_tool_fields(golden),
+    }
+    return row
+
+
+def _from_ragas_multi_turn(
+    record: Mapping[str, Any], where: str
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """A ragas ``MultiTurnSample`` row (an agent's golden): its first human message the input,
+    the expected calls from ``_synth`` (with their results) or ``reference_tool_calls``."""
+    messages = record["user_input"]
+    human = next(
+        (m for m in messages if isinstance(m, Mapping) and m.get("type", "human") == "human"), None
+    )
+    if human is None:
+        raise DatasetError(f"{where}: field 'user_input': no human message")
+    data: dict[str, Any] = {"input": human.get("content")}
+    names = {"input": "user_input"}
+    if record.get("reference") is not None:
+        data["expected_output"] = record["reference"]
+        names["expected_output"] = "reference"
+    reference = record.get("reference_tool_calls")
+    if isinstance(reference, list):
+        data["expected_tools"] = [_ragas_call(call) for call in reference]
+        names["expected_tools"] = "reference_tool_calls"
+    for message in messages:
+        if isinstance(message, Mapping) and message.get("type") == "ai":
+            data["actual_output"] = message.get("content") or None
+            data["tools_called"] = [_ragas_call(c) for c in message.get("tool_calls") or []]
+    synth = _synth_block(record.get(SYNTH_KEY), where, SYNTH_KEY)
+    for field in ("source_files", "metadata", "context_ids", "context", *TOOL_FIELDS):
+        if field in synth:
+            data[field] = synth[field]
+            names[field] = f"{SYNTH_KEY}.{field}"
+    return data, names
+
+
+def _ragas_call(call: object) -> object:
+    if isinstance(call, Mapping) and "args" in call:
+        return {"name": call.get("name"), "input_parameters": call["args"]}
+    return call
 
 
 #: the ragas sample fields synth fills from a golden's metadata
