@@ -114,7 +114,7 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {
     ),
     "ragas": ExportFormat(
         "ragas",
-        "ragas samples (single-turn; multi-turn with reference_tool_calls for agents)",
+        "ragas single-turn samples",
         (".jsonl", ".json"),
         single_turn_only(to_ragas, "ragas"),
         _write_ragas,
