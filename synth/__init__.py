@@ -97,6 +97,7 @@ _EXPORTS: dict[str, str] = {
     ),
     "synth.evaluate.stats": "bootstrap_interval sign_flip_test",
     "synth.evaluate.text": "exact_match normalize_answer token_f1",
+    "synth.evaluate.tools": "ToolCallEvaluation evaluate_tool_calls",
 }
 _HOME = {name: module for module, names in _EXPORTS.items() for name in names.split()}
 
