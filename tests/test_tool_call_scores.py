@@ -3,9 +3,13 @@ per-tool and per-kind breakdowns with bootstrap intervals."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from synth import ConfigError, Golden, ToolCall, evaluate_tool_calls
+from synth import ConfigError, Dataset, Golden, ToolCall, evaluate_tool_calls
+from synth.cli import main
 from synth.evaluate.tools import tool_call_score
 from synth.tools import Tool
 
@@ -94,3 +98,29 @@ def test_without_a_system_the_goldens_own_calls_are_scored() -> None:
         evaluate_tool_calls([Golden(input="q")])
     with pytest.raises(ConfigError, match="unknown tool call match"):
         evaluate_tool_calls(goldens, match="fuzzy")
+
+
+AGENT = """
+def run(question):
+    i = int(question.split()[1])
+    name = "nope" if i % 5 == 4 else f"t{i % 3}"
+    return {"answer": "done", "tool_calls": [{"name": name, "arguments": {"n": i}}]}
+"""
+
+
+def test_synth_evaluate_scores_a_systems_tool_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my_agent.py").write_text(AGENT, encoding="utf-8")
+    Dataset(agent_set(30)).save(tmp_path / "agent.jsonl")
+    argv = ["evaluate", "agent.jsonl", "--system", "my_agent:run", "--tool-calls", "in_order"]
+    assert main([*argv, "--json", "-o", "scores.json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["overall"]["score"] == pytest.approx(0.8)
+    assert report["items"][4]["called"][0]["name"] == "nope"  # the calls side by side
+    assert json.loads((tmp_path / "scores.json").read_text(encoding="utf-8")) == report
+    assert main(argv) == 0
+    assert "tool correctness (in_order, arguments exact): 0.800" in capsys.readouterr().out
+    assert main([*argv, "--tool-arguments", "schema"]) == 2
+    assert "needs --tools SOURCE" in capsys.readouterr().err

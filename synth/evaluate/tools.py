@@ -24,7 +24,8 @@ from typing import Any
 from jsonschema import validators
 from pydantic import BaseModel, Field
 
-from synth.data import Golden, ToolCall
+from synth.data import ToolCall
+from synth.dataset import Dataset
 from synth.errors import ConfigError
 from synth.evaluate.stats import bootstrap_interval, mean_score
 
@@ -146,7 +147,7 @@ def _scored(values: list[float], confidence: float, seed: int) -> ToolScore:
 
 
 def evaluate_tool_calls(
-    goldens: Iterable[Golden],
+    goldens: Any,
     system: Callable[[str], Any] | None = None,
     *,
     match: str = "in_order",
@@ -155,14 +156,15 @@ def evaluate_tool_calls(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> ToolCallEvaluation:
-    """Score each golden with ``expected_tools``: the calls ``system(input)`` returns (see
+    """Score each golden (of a Dataset, a list of goldens, or a dataset's path) with
+    ``expected_tools``: the calls ``system(input)`` returns (see
     :func:`as_calls`), or without a system the golden's own ``tools_called``. ``tools`` (records
     with ``name`` and ``input_schema``, e.g. :func:`synth.tools.load_tools`'s) give the schemas
     the ``schema`` argument match checks against."""
     _check(match, arguments)
     schemas = {tool.name: tool.input_schema for tool in tools}
     items: list[ToolCallItem] = []
-    for golden in goldens:
+    for golden in Dataset.coerce(goldens):
         if golden.expected_tools is None:
             continue
         called = as_calls(system(golden.input)) if system is not None else golden.tools_called
