@@ -185,3 +185,19 @@ def test_arguments_are_checked_against_the_tool_schema() -> None:
         "invalid_arguments",
         "t: n: '1' is not of type 'integer'",
     )
+
+
+def test_a_finished_tools_run_is_replayed_without_a_request(
+    environment: None, tmp_path: Path
+) -> None:
+    path = str(write_openai_tools(tmp_path / "tools.json"))
+    kinds = {"single_call": 0.5, "parallel": 0.5}
+    with fake_openai.FakeOpenAI(mode="generic", seed=8) as server:
+        with synthesizer(server.url, tmp_path) as synth:
+            first = synth.generate_goldens_from_tools(path, num_goldens=4, kinds=kinds)
+        asked = server.request_count("chat")
+        with synthesizer(server.url, tmp_path) as synth:
+            again = synth.generate_goldens_from_tools(path, num_goldens=4, kinds=kinds)
+        assert server.request_count("chat") == asked  # each kind's run replayed from its folder
+    assert [g.expected_tools for g in again] == [g.expected_tools for g in first]
+    assert [g.input for g in again] == [g.input for g in first]

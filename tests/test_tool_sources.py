@@ -3,11 +3,18 @@ server (the SDK's own, over stdio), into one Tool record; a bad source is one cl
 
 from __future__ import annotations
 
+import asyncio
 import json
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
+from local_servers import free_port, stop
 from tool_sources import (
+    SERVER,
     anthropic_tools,
     openapi_spec,
     server_command,
@@ -17,6 +24,8 @@ from tool_sources import (
 
 from synth import ConfigError
 from synth.tools import load_tools
+from synth.tools.execute import ToolCallError
+from synth.tools.mcp import MCPSession
 
 
 def test_openai_and_anthropic_files_give_the_same_tools(tmp_path: Path) -> None:
@@ -84,3 +93,40 @@ def test_a_missing_file_and_an_unreachable_server_are_clear_errors(tmp_path: Pat
         load_tools(str(tmp_path / "nope.json"))
     with pytest.raises(ConfigError, match="cannot reach the MCP server"):
         load_tools(str(tmp_path / "no-such-command"))
+
+
+def _listening(port: int, process: subprocess.Popen[bytes], deadline: float) -> None:
+    """Return once the server accepts connections (it may take a second to start)."""
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the MCP server exited"
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError("the MCP server did not start listening")
+
+
+def test_an_mcp_server_over_streamable_http_lists_and_runs_its_tools() -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _listening(port, process, time.monotonic() + 60)
+        url = f"http://127.0.0.1:{port}/mcp"
+        tools = load_tools(url)
+        assert {t.name for t in tools} >= {"find_customer", "list_orders"}
+        assert all(t.source == url for t in tools)
+
+        async def call() -> object:
+            async with MCPSession(url) as session:
+                found = await session.call("find_customer", {"email": "ann@x.org"})
+                with pytest.raises(ToolCallError, match="list_orders"):
+                    await session.call("list_orders", {"customer_id": -1})
+                return found
+
+        assert asyncio.run(call()) == {"customer_id": 1009, "name": "ann"}
+    finally:
+        stop(process)
