@@ -50,7 +50,7 @@ from synth._version import __version__ as __version__
 #: the public names (space-separated), by the module each lives in, in the order the data flows:
 #: the one list of them (``__all__`` is made from it; tests/test_public_api.py holds it too)
 _EXPORTS: dict[str, str] = {
-    "synth.data": "Chunk Context ConversationalGolden Document Golden Page Turn",
+    "synth.data": "Chunk Context ConversationalGolden Document Golden Page ToolCall Turn",
     "synth.errors": (
         "AuthenticationError BadRequestError CacheError ConfigError DatasetError EndpointError "
         "FailedItemsWarning HubError IncompleteCompletionError IngestError ModelConnectionError "
@@ -98,6 +98,7 @@ _EXPORTS: dict[str, str] = {
     ),
     "synth.evaluate.stats": "bootstrap_interval sign_flip_test",
     "synth.evaluate.text": "exact_match normalize_answer token_f1",
+    "synth.evaluate.tools": "ToolCallEvaluation evaluate_tool_calls",
 }
 _HOME = {name: module for module, names in _EXPORTS.items() for name in names.split()}
 

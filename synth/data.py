@@ -56,8 +56,31 @@ class Context(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+class ToolCall(BaseModel):
+    """One call of a tool: its name, the arguments it is given and, once run, what it returned
+    (deepeval's ``ToolCall`` fields)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    input_parameters: dict[str, Any] = Field(default_factory=dict)
+    output: Any = None
+
+    @field_validator("name")
+    @classmethod
+    def _name_not_blank(cls, value: str) -> str:
+        # a call without a tool's name cannot be matched against any tool
+        if not value.strip():
+            raise ValueError("a tool call's name must not be empty or blank")
+        return value
+
+
 class Golden(BaseModel):
-    """One evaluation example: the example fields of judgeval's ``Example`` plus provenance."""
+    """One evaluation example: the example fields of judgeval's ``Example`` plus provenance.
+
+    ``expected_tools`` are the calls an agent should make for ``input``, in order (an empty list:
+    none); ``tools_called`` the calls a system made. Both are None for a golden about no tools.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -69,6 +92,8 @@ class Golden(BaseModel):
     context_ids: list[str] = Field(default_factory=list)
     source_files: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    expected_tools: list[ToolCall] | None = None
+    tools_called: list[ToolCall] | None = None
 
     @field_validator("input")
     @classmethod
@@ -201,4 +226,13 @@ class ConversationalGolden(Golden):
         return self.turns[:last]
 
 
-__all__ = ["Chunk", "Context", "ConversationalGolden", "Document", "Golden", "Page", "Turn"]
+__all__ = [
+    "Chunk",
+    "Context",
+    "ConversationalGolden",
+    "Document",
+    "Golden",
+    "Page",
+    "ToolCall",
+    "Turn",
+]

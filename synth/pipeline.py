@@ -16,7 +16,9 @@ The whole flow, in the order the data moves (each step names the module that doe
        dataset     goldens with their provenance        synth.dataset.Dataset
 
 Conversations (``generate_conversational_goldens_from_*``, synth.run.conversations) take the same
-flow with their own steps 5-9: write and check conversations, then check their follow-ups.
+flow with their own steps 5-9: write and check conversations, then check their follow-ups. Agent
+goldens (``generate_goldens_from_tools``, synth.run.tools) take it from tool plans instead of
+contexts, with their own steps: write a request and its calls, check them, run them.
 
 Candidates stream through steps 3 to 10 independently, at most ``max_concurrent`` requests in
 flight (without one, as many as the server keeps up with: the limiter finds the level). Around the flow, ``synth.run``: a run's models, setup, directory, manifest and progress,
@@ -62,6 +64,7 @@ from synth.run.setup import (
 )
 from synth.run.sources import locate_source_files, source_locations
 from synth.run.sync import sync_twin, warns_if_short
+from synth.run.tools import ToolModes
 from synth.run.update import UpdatePlan, merge_update, plan_update, write_update
 from synth.stage.templates import PromptOverrides, PromptSet
 
@@ -69,7 +72,7 @@ DocsArg = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
 @dataclass(eq=False, repr=False, kw_only=True)
-class Synthesizer(ModelSettings, ConversationalModes):
+class Synthesizer(ModelSettings, ConversationalModes, ToolModes):
     """Makes goldens from documents, contexts, a scenario or example goldens; refills datasets.
 
     ``model`` and ``critic_model`` are ``"provider:model"`` specs, :class:`~synth.LLM` objects or

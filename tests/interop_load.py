@@ -36,6 +36,54 @@ def _deepeval(path: str, csv: bool) -> list[dict[str, Any]]:
     return [{name: getattr(g, name) for name in DEEPEVAL_FIELDS} for g in dataset.goldens]
 
 
+def _deepeval_tools(path: str) -> list[dict[str, Any]]:
+    """Each golden's tool calls as deepeval's ``ToolCall`` objects hold them."""
+    from deepeval.dataset import EvaluationDataset
+    from deepeval.test_case import ToolCall
+
+    dataset = EvaluationDataset()
+    dataset.add_goldens_from_json_file(path)
+    read = []
+    for golden in dataset.goldens:
+        row: dict[str, Any] = {"input": golden.input}
+        for field in ("expected_tools", "tools_called"):
+            calls = getattr(golden, field)
+            assert calls is None or all(isinstance(c, ToolCall) for c in calls)
+            row[field] = (
+                None
+                if calls is None
+                else [
+                    {"name": c.name, "input_parameters": c.input_parameters, "output": c.output}
+                    for c in calls
+                ]
+            )
+        read.append(row)
+    return read
+
+
+def _ragas_tools(path: str) -> list[dict[str, Any]]:
+    """Each row as ragas' ``MultiTurnSample`` (through ``EvaluationDataset`` and ``Testset``)."""
+    from ragas import EvaluationDataset, MultiTurnSample
+    from ragas.testset.synthesizers.testset_schema import Testset
+
+    with open(path, encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    samples = EvaluationDataset.from_jsonl(path).samples
+    assert all(isinstance(s, MultiTurnSample) for s in samples)
+    testset = Testset.from_list(rows)
+    assert [s.eval_sample for s in testset.samples] == samples
+    return [
+        {
+            "messages": [m.model_dump() for m in s.user_input],
+            "reference": s.reference,
+            "reference_tool_calls": [
+                {"name": c.name, "args": c.args} for c in s.reference_tool_calls or []
+            ],
+        }
+        for s in samples
+    ]
+
+
 def _deepeval_conversations(path: str) -> list[dict[str, Any]]:
     from deepeval.dataset import ConversationalGolden, EvaluationDataset
 
@@ -230,6 +278,8 @@ def main(argv: list[str]) -> int:
         "deepeval": lambda: _deepeval(path, csv=False),
         "deepeval-csv": lambda: _deepeval(path, csv=True),
         "deepeval-conversations": lambda: _deepeval_conversations(path),
+        "deepeval-tools": lambda: _deepeval_tools(path),
+        "ragas-tools": lambda: _ragas_tools(path),
         "judgeval": lambda: _judgeval(path),
         "judgeval-legacy": lambda: _judgeval_legacy(path),
         "ragas": lambda: _ragas(path),

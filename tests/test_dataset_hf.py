@@ -12,7 +12,15 @@ import datasets
 import pyarrow.parquet as pq
 import pytest
 
-from synth import ConfigError, ConversationalGolden, Dataset, DatasetError, Golden, Turn
+from synth import (
+    ConfigError,
+    ConversationalGolden,
+    Dataset,
+    DatasetError,
+    Golden,
+    ToolCall,
+    Turn,
+)
 from synth.cli import main
 from synth.dataset._hf import (
     JSON_FIELDS,
@@ -27,6 +35,7 @@ from synth.dataset._hf import (
 )
 from synth.dataset._hf_folder import read_hf_folder, write_hf_folder
 from synth.dataset._io import FORMAT_NAME, FORMAT_VERSION
+from synth.dataset._records import CONVERSATION_FIELDS, FIELDS
 
 CARD = "---\nlicense: unknown\n---\n\n# test\n"
 
@@ -69,10 +78,12 @@ def test_to_hf_has_typed_features_and_one_row_per_golden() -> None:
 def test_every_golden_field_has_a_column() -> None:
     """A field Golden grows gets a column: a JSON one unless typed here; a conversation adds its
     three text columns and ``turns``, JSON like ``metadata``."""
-    assert list(hf_features()) == list(Golden.model_fields)
-    assert JSON_FIELDS == ("metadata", "turns")
+    assert list(hf_features()) == list(FIELDS)  # a golden about no tools has no tool columns
+    assert JSON_FIELDS == ("metadata", "expected_tools", "tools_called", "turns")
     talk = ConversationalGolden(turns=[Turn(role="user", content="q")])
-    assert list(hf_features([talk])) == list(ConversationalGolden.model_fields)
+    assert list(hf_features([talk])) == [*FIELDS, *CONVERSATION_FIELDS]
+    agent = Golden(input="q", expected_tools=[ToolCall(name="t")])
+    assert list(hf_features([agent])) == [*FIELDS, "expected_tools"]
 
 
 def test_from_hf_reads_back_goldens_and_metadata() -> None:

@@ -133,6 +133,8 @@ def test_a_judgeval_row_has_every_field_in_one_order_and_ragas_leaves_nulls_out(
         "expected_output": None,
         "retrieval_context": None,
         "context": ["c"],
+        "tools_called": None,
+        "expected_tools": None,
         "context_ids": ["i"],
         "source_files": [],
         "metadata": {"m": 1},

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from synth import ConfigError, Dataset, DatasetError, Golden
+from synth.dataset._records import FIELDS
 
 FORMATS = [".json", ".jsonl", ".csv", ".parquet"]
 
@@ -120,7 +121,7 @@ def test_jsonl_lines_are_goldens_for_plain_line_readers() -> None:
     text = Path("g.jsonl").read_text(encoding="utf-8")
     rows = [json.loads(line) for line in text.splitlines()]  # splits on U+2028 too
     assert len(rows) == 4
-    assert all(set(row) == set(Golden.model_fields) for row in rows)
+    assert all(set(row) == set(FIELDS) for row in rows)
     assert rows[1]["metadata"]["quality"]["critic"] == 0.8125
     sidecar = json.loads(Path("g.jsonl.meta.json").read_text(encoding="utf-8"))
     assert sidecar["metadata"] == nasty_dataset().metadata
@@ -196,7 +197,7 @@ def test_parquet_keeps_typed_columns() -> None:
     pq = pytest.importorskip("pyarrow.parquet")
     nasty_dataset().save("g.parquet")
     table = pq.read_table("g.parquet")
-    assert table.column_names == list(Golden.model_fields)
+    assert table.column_names == list(FIELDS)
     import pyarrow as pa
 
     context_type = table.schema.field("context").type
@@ -308,7 +309,7 @@ def test_metadata_that_json_cannot_hold_fails_without_touching_the_old_file() ->
 def test_pandas_round_trip_keeps_nulls_empties_and_metadata() -> None:
     original = nasty_dataset()
     frame = original.to_pandas()
-    assert list(frame.columns) == list(Golden.model_fields)
+    assert list(frame.columns) == list(FIELDS)
     assert len(frame) == 4
     assert frame.loc[0, "expected_output"] is None and frame.loc[0, "actual_output"] == ""
     assert frame.loc[1, "context"] == [
@@ -372,7 +373,7 @@ def test_from_pandas_errors_name_the_row_label() -> None:
 def test_an_empty_dataset_is_a_frame_with_every_column_and_its_own_metadata() -> None:
     dataset = Dataset(metadata={"params": {"ratio": 0.25}})
     frame = dataset.to_pandas()
-    assert list(frame.columns) == list(Golden.model_fields) and len(frame) == 0
+    assert list(frame.columns) == list(FIELDS) and len(frame) == 0
     # the frame's metadata is a copy all the way down: editing it leaves the dataset alone
     frame.attrs["synth_metadata"]["params"]["ratio"] = 1.0
     assert dataset.metadata == {"params": {"ratio": 0.25}}

@@ -59,6 +59,8 @@ TOOL_ENV = {
     "deepeval": "deepeval",
     "deepeval-csv": "deepeval",
     "deepeval-conversations": "deepeval",
+    "deepeval-tools": "deepeval",
+    "ragas-tools": "ragas",
     "ragas": "ragas",
     "deepeval-save-as": "deepeval",
     "langsmith": "langsmith",

@@ -14,6 +14,7 @@ from synth.cli._judging import (
     user_function,
 )
 from synth.cli._status import add_status_argument, dataset_with_status
+from synth.cli._tool_scores import add_tool_call_flags, run_tool_scores
 from synth.cli.report import add_report_flag, check_report_flag, write_beside
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_report_flag(p, "the report")
     add_status_argument(p)
     add_judging_arguments(p)
+    add_tool_call_flags(p)
     p.set_defaults(func=run)
 
 
@@ -58,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
     from synth.evaluate._jobs import failure_summary
 
     check_report_flag(args)
+    if args.tool_calls:
+        return run_tool_scores(args)
     report = _retrieval_report(args) if args.retriever else _answers_report(args)
     page = None
     if args.output:

@@ -15,6 +15,7 @@ from synth.cli._exits import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
 from synth.cli._gates import add_gates, check_gates
 from synth.cli._language_flag import add_language_flag, language_from_args
 from synth.cli._limits import add_limits
+from synth.cli._tools import add_tool_flags, check_tool_flags, make_tool_goldens
 from synth.cli.ingest import add_ray_flag
 from synth.errors import ConfigError
 
@@ -54,7 +55,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Declare the arguments of ``synth generate`` on ``p``."""
-    p.add_argument("paths", nargs="+", metavar="PATH", help="document files or folders")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="document files or folders")
     p.add_argument(
         "-o",
         "--output",
@@ -95,6 +96,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="ingest and select contexts only; print the expected requests, tokens and cost",
     )
     add_conversation_flags(p)
+    add_tool_flags(p)
     p.add_argument(
         "--absolute",
         action="store_true",
@@ -192,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
     """Generate the goldens the arguments ask for; EXIT_PARTIAL when fewer than asked."""
     from synth.run.output import claim_output
 
+    check_tool_flags(args)
     config = pipeline_from_args(args)
     output = Path(config.output or DEFAULT_OUTPUT)
     if args.plan:
@@ -219,6 +222,8 @@ def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
     if config.model is None and default_model_spec(config.base_url) is None:
         for line in NO_MODEL_LINES:
             print(line, file=sys.stderr)
+        if getattr(args, "tools", None) is not None:
+            return EXIT_ERROR
         print("What the run would do (--plan):", file=sys.stderr, flush=True)
         plan = _synthesizer(config, args).plan_from_docs(args.paths, num_goldens=config.num_goldens)
         _print_plan(plan, args, _stdout_console())
@@ -282,7 +287,10 @@ def _generate(
         ctrl_c.where = lambda: synthesizer.last_run_dir
         ctrl_c.last_words.append(synthesizer.mark_interrupted)  # before a forced end, too
     try:
-        dataset = make_goldens(synthesizer, args, config.num_goldens)
+        if getattr(args, "tools", None) is not None:
+            dataset = make_tool_goldens(synthesizer, args, config.num_goldens)
+        else:
+            dataset = make_goldens(synthesizer, args, config.num_goldens)
         if ctrl_c is not None and ctrl_c.interrupted:
             raise KeyboardInterrupt  # pressed, and swallowed on the way: stopped all the same
     except KeyboardInterrupt:

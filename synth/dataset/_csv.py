@@ -36,6 +36,7 @@ from synth.dataset._records import (
     FIELDS,
     LIST_FIELDS,
     STRING_FIELDS,
+    TOOL_FIELDS,
     columns_of,
     to_synth,
     validate_golden,
@@ -116,8 +117,8 @@ def _rows(reader: Any, path: Path) -> Iterator[list[str]]:
 def _check_header(header: list[str], path: Path) -> list[str]:
     columns = [name.strip() for name in header]
     for name in columns:
-        if name not in FIELDS and name not in CONVERSATION_FIELDS:
-            known = ", ".join((*FIELDS, *CONVERSATION_FIELDS))
+        if name not in FIELDS and name not in TOOL_FIELDS and name not in CONVERSATION_FIELDS:
+            known = ", ".join((*FIELDS, *TOOL_FIELDS, *CONVERSATION_FIELDS))
             raise DatasetError(f"{path}: row 1: unknown column '{name}' (a golden has: {known})")
     if len(set(columns)) != len(columns):
         raise DatasetError(f"{path}: row 1: a column appears twice in the header")
@@ -158,7 +159,8 @@ def _json_cell(cell: str, field: str, where: str) -> Any:
     try:
         return json.loads(cell)
     except json.JSONDecodeError as exc:
-        shape = "a JSON list" if field in (*LIST_FIELDS, "turns") else "a JSON object"
+        listed = (*LIST_FIELDS, *TOOL_FIELDS, "turns")
+        shape = "a JSON list" if field in listed else "a JSON object"
         raise DatasetError(
             f"{where}: field '{field}': expected {shape} in the cell, got invalid JSON ({exc.msg})"
         ) from None

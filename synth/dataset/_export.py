@@ -56,7 +56,7 @@ from synth.dataset._platform_files import write_phoenix, write_promptfoo
 from synth.dataset._platforms import to_langfuse, to_langsmith, to_phoenix, to_promptfoo
 from synth.dataset._public import public_goldens
 from synth.dataset._records import to_deepeval, to_judgeval, to_judgeval_legacy, to_ragas
-from synth.errors import ConfigError
+from synth.errors import ConfigError, DatasetError
 
 _Records = Sequence[dict[str, Any]]
 
@@ -66,6 +66,16 @@ def _write_list(path: Path, records: _Records) -> None:
         write_jsonl_records(path, records)
     else:
         write_json_value(path, records, records)
+
+
+def _write_ragas(path: Path, records: _Records) -> None:
+    kinds = {isinstance(record["user_input"], list) for record in records}
+    if len(kinds) > 1:  # ragas takes a dataset of one kind of sample
+        raise DatasetError(
+            f"cannot export {path}: a ragas dataset holds one kind of sample, and these goldens "
+            "mix agent goldens (expected_tools) with others; export them apart"
+        )
+    _write_list(path, records)
 
 
 def _write_examples_object(path: Path, records: _Records) -> None:
@@ -107,6 +117,7 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {
         "ragas single-turn samples",
         (".jsonl", ".json"),
         single_turn_only(to_ragas, "ragas"),
+        _write_ragas,
     ),
     "messages": ExportFormat("messages", "chat messages", (".jsonl",), to_messages),
     # evaluation platforms' dataset files (synth/dataset/_platforms.py)

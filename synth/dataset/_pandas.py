@@ -19,13 +19,19 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from synth.data import Golden
-from synth.dataset._records import LIST_FIELDS, columns_of, golden_from_record, to_synth
+from synth.dataset._records import (
+    LIST_FIELDS,
+    TOOL_FIELDS,
+    columns_of,
+    golden_from_record,
+    to_synth,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
 ATTRS_KEY = "synth_metadata"
-_JSON_COLUMNS = frozenset(LIST_FIELDS) | {"metadata", "turns"}
+_JSON_COLUMNS = frozenset(LIST_FIELDS) | {"metadata", "turns", *TOOL_FIELDS}
 
 
 def to_frame(goldens: Sequence[Golden], metadata: Mapping[str, Any]) -> pd.DataFrame:

@@ -29,6 +29,7 @@ from synth.dataset._records import (
     CONVERSATION_FIELDS,
     CONVERSATION_TEXT_FIELDS,
     LIST_FIELDS,
+    TOOL_FIELDS,
     columns_of,
     golden_from_record,
     kind,
@@ -38,7 +39,7 @@ from synth.errors import ConfigError, DatasetError
 
 _SCHEMA_KEY = b"synth"
 #: the columns that hold JSON text
-_JSON_COLUMNS = ("metadata", "turns")
+_JSON_COLUMNS = ("metadata", "turns", *TOOL_FIELDS)
 
 
 def _pyarrow() -> tuple[ModuleType, ModuleType]:
@@ -59,8 +60,9 @@ def write_parquet(path: Path, goldens: Sequence[Golden], metadata: Mapping[str, 
     dumps_records(records, path)  # a value JSON cannot hold is reported by golden and field
     for record in records:
         record["metadata"] = dumps(record["metadata"])
-        if record.get("turns") is not None:
-            record["turns"] = dumps(record["turns"])
+        for name in ("turns", *TOOL_FIELDS):
+            if record.get(name) is not None:
+                record[name] = dumps(record[name])
     text, strings = pa.string(), pa.list_(pa.string())
     fields = [
         pa.field("input", text, nullable=False),
@@ -68,6 +70,7 @@ def write_parquet(path: Path, goldens: Sequence[Golden], metadata: Mapping[str, 
         pa.field("expected_output", text),
         *(pa.field(name, strings) for name in LIST_FIELDS),
         pa.field("metadata", text, nullable=False),
+        *(pa.field(name, text) for name in TOOL_FIELDS if name in columns_of(goldens)),
     ]
     if columns_of(goldens)[-1] == CONVERSATION_FIELDS[-1]:
         fields.extend(pa.field(name, text) for name in (*CONVERSATION_TEXT_FIELDS, "turns"))

@@ -44,10 +44,12 @@ from synth.dataset._deepeval_saved import (
 from synth.dataset._platforms import from_platform, is_platform_record
 from synth.errors import DatasetError
 
-FIELDS: tuple[str, ...] = tuple(Golden.model_fields)
+#: the tool calls of a golden about an agent: left out of a record (and a table) when null
+TOOL_FIELDS = ("expected_tools", "tools_called")
+FIELDS: tuple[str, ...] = tuple(name for name in Golden.model_fields if name not in TOOL_FIELDS)
 #: the fields a conversational golden adds, after the golden's own (in tables, text then turns)
 CONVERSATION_FIELDS: tuple[str, ...] = tuple(
-    name for name in ConversationalGolden.model_fields if name not in FIELDS
+    name for name in ConversationalGolden.model_fields if name not in Golden.model_fields
 )
 CONVERSATION_TEXT_FIELDS = ("scenario", "expected_outcome", "user_description")
 STRING_FIELDS = ("input", "actual_output", "expected_output")
@@ -69,6 +71,8 @@ _EXPECTED = {
     "source_files": "a list of strings",
     "metadata": "an object",
     "turns": "a list of turns (role 'user' or 'assistant', content)",
+    "expected_tools": "a list of tool calls (name, input_parameters, output) or null",
+    "tools_called": "a list of tool calls (name, input_parameters, output) or null",
 }
 
 _RAGAS_NAMES = {
@@ -81,12 +85,11 @@ _RAGAS_NAMES = {
 }
 _DEEPEVAL_NAMES = ("input", "actual_output", "expected_output", "context", "retrieval_context")
 # fields that only a deepeval Golden or a judgeval Example has: their presence names the format
+# (their tool calls are synth's too, so they name nothing)
 _DEEPEVAL_MARKERS = frozenset(
     {
         "additional_metadata",
         "source_file",
-        "tools_called",
-        "expected_tools",
         "comments",
         "name",
         "example_id",
@@ -156,6 +159,10 @@ def describe_errors(exc: ValidationError, data: Mapping[str, Any], names: Mappin
             continue
         if field in seen:
             continue
+        if field in TOOL_FIELDS and len(error["loc"]) > 1:  # one call of the list is bad
+            seen.add(field)
+            parts.append(f"field '{names.get(field, field)}': {_tool_call_error(error)}")
+            continue
         seen.add(field)
         shown = names.get(field, field)
         if error["type"] == "extra_forbidden":
@@ -167,6 +174,18 @@ def describe_errors(exc: ValidationError, data: Mapping[str, Any], names: Mappin
             expected = _EXPECTED.get(field, "a valid value")
             parts.append(f"field '{shown}': expected {expected}, got {kind(data.get(field))}")
     return "; ".join(parts)
+
+
+def _tool_call_error(error: Any) -> str:
+    position, *rest = error["loc"][1:]
+    where = f"call {position}"
+    if rest:
+        where += f" field '{rest[0]}'"
+    if error["type"] == "extra_forbidden":
+        return f"{where}: unknown (a tool call has: name, input_parameters, output)"
+    if error["type"] == "missing":
+        return f"{where}: missing"
+    return f"{where}: {error['msg']}"
 
 
 def kind(value: object) -> str:
@@ -216,6 +235,8 @@ def _keep_extras(data: dict[str, Any], extras: Mapping[str, Any]) -> None:
 def _from_ragas(record: Mapping[str, Any], where: str) -> tuple[dict[str, Any], dict[str, str]]:
     if "input" in record:
         raise DatasetError(f"{where}: has both 'input' and 'user_input'; keep one")
+    if isinstance(record["user_input"], list):
+        return _from_ragas_multi_turn(record, where)
     data: dict[str, Any] = {}
     names: dict[str, str] = {}
     extras: dict[str, Any] = {}
@@ -261,6 +282,12 @@ def _from_deepeval(record: Mapping[str, Any], where: str) -> tuple[dict[str, Any
     for field in CONVERSATION_TEXT_FIELDS:
         if field in record:
             data[field] = record[field]
+    for field in TOOL_FIELDS:  # a judgeval 0.0.x example's are in _synth
+        if record.get(field) is not None:
+            data[field] = _deepeval_tool_calls(record[field])
+        elif field in synth:
+            data[field] = synth[field]
+            names[field] = f"additional_metadata.{SYNTH_KEY}.{field}"
     if record.get("turns") is not None:
         data["turns"] = _deepeval_turns(record["turns"])
     elif is_deepeval_conversation(record):  # a scenario not played out yet
@@ -270,12 +297,25 @@ def _from_deepeval(record: Mapping[str, Any], where: str) -> tuple[dict[str, Any
         if record.get(field) is not None:
             data[field] = record[field]
             names[field] = field
-    known = {*_DEEPEVAL_NAMES, *DEFAULTED_FIELDS, *CONVERSATION_FIELDS}
+    known = {*_DEEPEVAL_NAMES, *DEFAULTED_FIELDS, *CONVERSATION_FIELDS, *TOOL_FIELDS}
     known |= {"additional_metadata", "source_file"}
     if redundant_persona(record):
         known.add("persona")
     _keep_extras(data, {k: v for k, v in record.items() if k not in known})
     return data, names
+
+
+def _deepeval_tool_calls(calls: object) -> object:
+    """deepeval's tool calls under synth's fields: the null ``description`` and ``reasoning``
+    deepeval writes are left out; anything else is left for validation to report."""
+    if not isinstance(calls, list):
+        return calls
+    return [
+        {k: v for k, v in call.items() if v is not None or k not in ("description", "reasoning")}
+        if isinstance(call, Mapping)
+        else call
+        for call in calls
+    ]
 
 
 def _deepeval_turns(turns: object) -> object:
@@ -288,15 +328,24 @@ def _deepeval_turns(turns: object) -> object:
 
 # ---- writing -------------------------------------------------------------------------------------
 def to_synth(golden: Golden) -> dict[str, Any]:
-    """The golden's fields under synth's names, every field present (null when unset)."""
-    return golden.model_dump()
+    """The golden's fields under synth's names, every field present (null when unset) but the
+    tool calls, which are there only when set (a golden about no tools looks as it always has)."""
+    record = golden.model_dump()
+    for field in TOOL_FIELDS:
+        if record[field] is None:
+            del record[field]
+    return record
 
 
 def columns_of(goldens: Sequence[Golden]) -> tuple[str, ...]:
-    """The fields a table of ``goldens`` has: a golden's, and a conversation's when one is."""
+    """The fields a table of ``goldens`` has: a golden's, the tool calls' when one has them, and a
+    conversation's when one is."""
+    tools = tuple(
+        field for field in TOOL_FIELDS if any(getattr(g, field) is not None for g in goldens)
+    )
     if any(isinstance(golden, ConversationalGolden) for golden in goldens):
-        return (*FIELDS, *CONVERSATION_FIELDS)
-    return FIELDS
+        return (*FIELDS, *tools, *CONVERSATION_FIELDS)
+    return (*FIELDS, *tools)
 
 
 def _reserved_check(golden: Golden, where: str) -> None:
@@ -320,7 +369,14 @@ def to_deepeval(golden: Golden, where: str) -> dict[str, Any]:
             **golden.metadata,
             SYNTH_KEY: {"context_ids": golden.context_ids, "source_files": golden.source_files},
         },
+        **_tool_fields(golden),
     }
+
+
+def _tool_fields(golden: Golden) -> dict[str, Any]:
+    """The golden's tool calls (deepeval's ``ToolCall`` fields), those it has."""
+    record = golden.model_dump(include=set(TOOL_FIELDS))
+    return {field: record[field] for field in TOOL_FIELDS if record[field] is not None}
 
 
 #: a judgeval 1.x example's properties, in order: judgeval's own example fields, then synth's
@@ -330,6 +386,8 @@ JUDGEVAL_FIELDS = (
     "expected_output",
     "retrieval_context",
     "context",
+    "tools_called",
+    "expected_tools",
     "context_ids",
     "source_files",
     "metadata",
@@ -346,7 +404,7 @@ def to_judgeval(golden: Golden, where: str) -> dict[str, Any]:
     same order: a field left out of some examples would be missing from them.
     """
     del where  # every golden fits
-    record = to_synth(golden)
+    record = golden.model_dump()
     return {name: record[name] for name in JUDGEVAL_FIELDS}
 
 
@@ -354,6 +412,9 @@ def to_judgeval_legacy(golden: Golden, where: str) -> dict[str, Any]:
     """A judgeval 0.0.x ``Example``: synth-only fields go in ``additional_metadata['_synth']``."""
     record = to_deepeval(golden, where)
     del record["source_file"]  # an Example has no source_file; the list is in _synth
+    for field in TOOL_FIELDS:  # judgeval 0.0.x's tool calls are names only: synth's in _synth
+        if field in record:
+            record["additional_metadata"][SYNTH_KEY][field] = record.pop(field)
     return record
 
 
@@ -366,6 +427,8 @@ def to_ragas(golden: Golden, where: str) -> dict[str, Any]:
     ``query_style`` and ``query_length`` are the golden's ``persona``, ``query_style`` and
     ``query_length`` when it records them (synth's words: ``terse``, ``short``...).
     """
+    if golden.expected_tools is not None:
+        return _to_ragas_multi_turn(golden)
     row: dict[str, Any] = {
         "user_input": golden.input,
         "response": golden.actual_output,
@@ -381,6 +444,69 @@ def to_ragas(golden: Golden, where: str) -> dict[str, Any]:
     row["synthesizer_name"] = synthesizer_name(golden)
     row[SYNTH_KEY] = {"source_files": golden.source_files, "metadata": golden.metadata}
     return row
+
+
+def _to_ragas_multi_turn(golden: Golden) -> dict[str, Any]:
+    """An agent's golden as a ragas ``MultiTurnSample`` row: the request as the human message
+    (then, when a system's calls are recorded, its AI message with them), the expected calls as
+    ``reference_tool_calls`` (``name``, ``args``). Their results ride in ``_synth``."""
+    messages: list[dict[str, Any]] = [{"content": golden.input, "type": "human"}]
+    if golden.tools_called is not None or golden.actual_output is not None:
+        calls = [{"name": c.name, "args": c.input_parameters} for c in golden.tools_called or []]
+        messages.append({"content": golden.actual_output or "", "type": "ai", "tool_calls": calls})
+    row: dict[str, Any] = {"user_input": messages}
+    if golden.expected_output is not None:
+        row["reference"] = golden.expected_output
+    row["reference_tool_calls"] = [
+        {"name": call.name, "args": call.input_parameters} for call in golden.expected_tools or []
+    ]
+    row["synthesizer_name"] = synthesizer_name(golden)
+    row[SYNTH_KEY] = {
+        "source_files": golden.source_files,
+        "metadata": golden.metadata,
+        "context_ids": golden.context_ids,
+        "context": golden.context,
+        **_tool_fields(golden),
+    }
+    return row
+
+
+def _from_ragas_multi_turn(
+    record: Mapping[str, Any], where: str
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """A ragas ``MultiTurnSample`` row (an agent's golden): its first human message the input,
+    the expected calls from ``_synth`` (with their results) or ``reference_tool_calls``."""
+    messages = record["user_input"]
+    human = next(
+        (m for m in messages if isinstance(m, Mapping) and m.get("type", "human") == "human"), None
+    )
+    if human is None:
+        raise DatasetError(f"{where}: field 'user_input': no human message")
+    data: dict[str, Any] = {"input": human.get("content")}
+    names = {"input": "user_input"}
+    if record.get("reference") is not None:
+        data["expected_output"] = record["reference"]
+        names["expected_output"] = "reference"
+    reference = record.get("reference_tool_calls")
+    if isinstance(reference, list):
+        data["expected_tools"] = [_ragas_call(call) for call in reference]
+        names["expected_tools"] = "reference_tool_calls"
+    for message in messages:
+        if isinstance(message, Mapping) and message.get("type") == "ai":
+            data["actual_output"] = message.get("content") or None
+            data["tools_called"] = [_ragas_call(c) for c in message.get("tool_calls") or []]
+    synth = _synth_block(record.get(SYNTH_KEY), where, SYNTH_KEY)
+    for field in ("source_files", "metadata", "context_ids", "context", *TOOL_FIELDS):
+        if field in synth:
+            data[field] = synth[field]
+            names[field] = f"{SYNTH_KEY}.{field}"
+    return data, names
+
+
+def _ragas_call(call: object) -> object:
+    if isinstance(call, Mapping) and "args" in call:
+        return {"name": call.get("name"), "input_parameters": call["args"]}
+    return call
 
 
 #: the ragas sample fields synth fills from a golden's metadata
@@ -417,6 +543,7 @@ __all__ = [
     "RAGAS_DERIVED",
     "STRING_FIELDS",
     "SYNTH_KEY",
+    "TOOL_FIELDS",
     "columns_of",
     "describe_errors",
     "golden_from_record",

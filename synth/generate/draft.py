@@ -37,6 +37,8 @@ class Draft(BaseModel):
     persona: str | None = None
     expected_output: str | None = None
     conversation: dict[str, Any] | None = None
+    #: the calls an agent should make for the input (``ToolCall`` fields), for an agent's golden
+    expected_tools: list[dict[str, Any]] | None = None
     drop_reason: str | None = None
     dropped_at: str | None = None
     drop_detail: str | None = None  # what failed, e.g. "critic scored passages [2], expected 1..2"
@@ -96,6 +98,8 @@ class Draft(BaseModel):
         }
         if self.conversation is not None:  # input and expected output come from its turns
             return ConversationalGolden.model_validate({**self.conversation, **fields})
+        if self.expected_tools is not None:
+            fields["expected_tools"] = self.expected_tools
         return Golden(input=self.input, expected_output=self.expected_output, **fields)
 
 

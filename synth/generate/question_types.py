@@ -30,7 +30,7 @@ Types other than ``simple`` are not evolved (an evolution would rewrite what mak
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -89,11 +89,13 @@ def check_types(value: Mapping[str, float]) -> None:
         raise ValueError("at least one question type needs a share above 0")
 
 
-def type_counts(types: Mapping[str, float], n: int) -> dict[str, int]:
+def type_counts(
+    types: Mapping[str, float], n: int, order: Iterable[str] = QUESTION_TYPES
+) -> dict[str, int]:
     """Goldens of each type for ``n`` goldens: each its share rounded down, the goldens left over
-    to the largest remainders (ties to the type listed first in QUESTION_TYPES); every type with
-    a share above 0 is listed, with 0 where it gets none."""
-    weighed = [(t, types[t]) for t in QUESTION_TYPES if types.get(t, 0) > 0]
+    to the largest remainders (ties to the type listed first in ``order``, QUESTION_TYPES unless
+    given); every type with a share above 0 is listed, with 0 where it gets none."""
+    weighed = [(t, types[t]) for t in order if types.get(t, 0) > 0]
     total = sum(w for _, w in weighed)
     exact = [(t, n * w / total) for t, w in weighed]
     counts = {t: math.floor(q) for t, q in exact}

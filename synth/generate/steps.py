@@ -9,8 +9,9 @@ Deduplication, which compares drafts across candidates, follows in the run's str
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from synth.generate import (
     distracting,
@@ -22,6 +23,9 @@ from synth.generate import (
     out_of_scope,
     question_types,
     style,
+    tool_checks,
+    tool_requests,
+    tool_runs,
 )
 from synth.generate import filter as input_filter
 from synth.generate.base import CorpusSearch, Step
@@ -38,6 +42,22 @@ from synth.llm.base import LLM
 from synth.llm.limiter import RateLimiter
 from synth.stage.templates import PromptSet
 from synth.store.embedder import Embedder
+from synth.tools.execute import Executor
+from synth.tools.tool import Tool
+
+
+@dataclass(frozen=True)
+class ToolSettings:
+    """What an agent run's steps need: the tools by name and, when they can be run, the executor
+    (its results recorded; None: not run)."""
+
+    tools: Mapping[str, Tool]
+    executor: Executor | None = None
+
+    def as_key(self) -> dict[str, Any]:
+        """The tools as a run's key holds them, and whether they are run."""
+        specs = [tool.model_dump(mode="json") for tool in self.tools.values()]
+        return {"tools": specs, "executed": self.executor is not None}
 
 
 @dataclass
@@ -65,6 +85,8 @@ class StageSettings:
     search: CorpusSearch | None = None
     #: a conversational run's config (None: single-turn goldens)
     conversation: ConversationConfig | None = None
+    #: an agent run's tools (None: goldens about documents)
+    tools: ToolSettings | None = None
 
     def active_stages(self) -> list[str]:
         """The names of the steps these settings run, in order."""
@@ -157,9 +179,24 @@ WRITES_INPUTS = frozenset(
 )
 
 
+def tool_steps(s: StageSettings, tools: ToolSettings) -> list[Step]:
+    """An agent run's steps: write a request and its calls, check them, run them (when the tools
+    can be run)."""
+    steps: list[Step] = [
+        tool_requests.ToolRequestStep(s.generator, tools.tools, s.prompts),
+        tool_checks.ToolCheckStep(s.critic, tools.tools, s.prompts),
+    ]
+    if tools.executor is not None:
+        answer = s.generator if s.generation.include_expected_output else None
+        steps.append(tool_runs.ToolRunStep(tools.executor, answer))
+    return steps
+
+
 def build_steps(settings: StageSettings) -> list[Step]:
     """The steps ``settings`` switch on, in pipeline order; those that write inputs checked for
     their language (:class:`synth.generate.language.LanguageChecked`)."""
+    if settings.tools is not None:
+        return tool_steps(settings, settings.tools)
     if settings.conversation is not None:
         return conversation_steps(settings, settings.conversation)
     made = (make(settings) for make in STEPS)
@@ -177,6 +214,7 @@ __all__ = [
     "STEPS",
     "WRITES_INPUTS",
     "StageSettings",
+    "ToolSettings",
     "build_steps",
     "conversation_steps",
 ]

@@ -29,6 +29,7 @@ from synth.generate.config import (
 )
 from synth.generate.conversation import ConversationConfig
 from synth.generate.question_types import DISTRACTING, OUT_OF_SCOPE
+from synth.generate.steps import ToolSettings
 from synth.llm.base import LLM
 from synth.llm.batch import JOURNAL as BATCH_JOURNAL
 from synth.run.models import Models, RunModels
@@ -81,6 +82,8 @@ class RunConfigs:
     part: str | None = None
     #: a conversational run's config (None: single-turn goldens)
     conversation: ConversationConfig | None = None
+    #: an agent run's tools and executor (None: goldens about documents)
+    tools: ToolSettings | None = None
 
     @classmethod
     def of(
@@ -128,6 +131,8 @@ class RunConfigs:
         }
         if self.conversation is not None:
             key["conversation"] = self.conversation.model_dump(mode="json")
+        if self.tools is not None:
+            key["tools"] = self.tools.as_key()
         return key
 
     def but(self, *, seed: int | None, avoid_chunks: frozenset[str]) -> RunConfigs:
@@ -316,6 +321,7 @@ def _stage_settings(
         embedder=dedup_embedder,
         limiter=models.limiter,
         conversation=configs.conversation,
+        tools=configs.tools,
     )
 
 

@@ -103,6 +103,8 @@ SLOTS: dict[str, _Slot] = {
     "language": _Slot(
         frozenset({"input", "language"}), frozenset({"context", "reason", "orientation"})
     ),
+    "tool_requests": _Slot(frozenset({"tools", "instruction"}), frozenset({"variation"})),
+    "tool_check": _Slot(frozenset({"request", "tools", "calls", "question"})),
 }
 for _evolution in Evolution:
     SLOTS[f"evolution.{_evolution.value}"] = _Slot(frozenset())

@@ -1,0 +1,77 @@
+"""Running the calls of a golden: through a Python function, or the MCP server the tools came from.
+
+An executor is a ``module:function`` whose function takes ``(name, arguments)`` and returns the
+result (sync or async), or an MCP server (:class:`~synth.tools.mcp.MCPSession`). A call that
+fails raises :class:`ToolCallError` with the tool's own message, so the golden it belongs to is
+dropped with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from synth.errors import ConfigError, SynthError
+
+
+class ToolCallError(SynthError):
+    """A tool call failed: its message is the tool's (or the executor's) own."""
+
+
+class Executor(Protocol):
+    """Runs one tool call and returns what it gave."""
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        """The call's result; ToolCallError when it failed."""
+        ...
+
+
+def parse_output(text: str) -> Any:
+    """A tool's text result: the JSON it holds, else the text."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+class FunctionExecutor:
+    """Runs calls through ``fn(name, arguments)``, a plain or an async function."""
+
+    def __init__(self, fn: Callable[[str, dict[str, Any]], Any | Awaitable[Any]]) -> None:
+        self.fn = fn
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        try:
+            if inspect.iscoroutinefunction(self.fn):
+                return await self.fn(name, dict(arguments))
+            return await asyncio.to_thread(self.fn, name, dict(arguments))
+        except ToolCallError:
+            raise
+        except Exception as exc:  # the user's tool failed: the golden is dropped with its error
+            raise ToolCallError(f"{type(exc).__name__}: {exc}") from exc
+
+
+def load_function(spec: str) -> Callable[..., Any]:
+    """The function ``module:function`` names (the working folder importable, as for a script)."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ConfigError(f"--tools-exec {spec!r}: expected module:function")
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"--tools-exec {spec!r}: cannot import {module_name} ({exc})") from None
+    fn = getattr(module, attribute, None)
+    if not callable(fn):
+        raise ConfigError(f"--tools-exec {spec!r}: {module_name} has no function {attribute}")
+    return fn  # type: ignore[no-any-return]
+
+
+__all__ = ["Executor", "FunctionExecutor", "ToolCallError", "load_function", "parse_output"]
