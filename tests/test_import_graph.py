@@ -33,7 +33,7 @@ ALLOWED_CYCLES: list[tuple[str, ...]] = []
 CORE = "synth's root modules"
 LAYERS: list[tuple[str, ...]] = [
     (CORE,),
-    ("synth.ingest", "synth.llm"),  # readers and chunking; one adapter per provider
+    ("synth.ingest", "synth.llm", "synth.tools"),  # readers and chunking; providers; tool sources
     ("synth.store",),  # embedders and Chroma: stores ingest's chunks, embeds through llm's clients
     ("synth.stage", "synth.dataset"),  # what LLM stages share; the goldens' file and its formats
     ("synth.contexts", "synth.generate"),  # stages 2-4; stages 5-10
@@ -41,7 +41,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("synth.pipeline", "synth.evaluate"),  # Synthesizer; scoring a system against a dataset
     ("synth.report",),
     ("synth.review",),
-    ("synth.cli",),
+    ("synth.cli", "synth.pytest_plugin"),  # the command, and pytest's entry point
     ("synth",),  # the lazy public names, and ``python -m synth``
 ]
 #: imports the layers would allow that are kept out all the same: a report is drawn from a
@@ -114,11 +114,13 @@ def unit_of(module: str) -> str:
     parts = module.split(".")
     if module in ("synth", "synth.__main__"):
         return "synth"
-    if len(parts) == 2 and module != "synth.pipeline" and module not in _PACKAGES:
+    if len(parts) == 2 and module not in _ENTRY_MODULES and module not in _PACKAGES:
         return CORE
     return ".".join(parts[:2])
 
 
+#: root modules with a layer of their own: the Synthesizer, and the pytest plugin (an entry point)
+_ENTRY_MODULES = ("synth.pipeline", "synth.pytest_plugin")
 _PACKAGES = {f"synth.{path.name}" for path in ROOT.iterdir() if (path / "__init__.py").is_file()}
 
 
