@@ -150,6 +150,7 @@ def test_a_book_is_a_section_per_chapter_named_by_its_table_of_contents(tmp_path
     )
     document = read_epub(book)
     assert "Tides" not in document.text  # the navigation document is not a chapter
+    assert [page.number for page in document.pages] == [1, 2, 3]
     assert _paths(document) == [
         (["The Harbour"], True, "The Harbour"),
         (["The Harbour", "Night"], False, "Night"),

@@ -1,12 +1,13 @@
-"""Read EPUB e-books with ebooklib: one section per chapter, its HTML read as a web page is.
+"""Read EPUB e-books with ebooklib: a page per chapter, its HTML read as a web page is.
 
 The chapters are the documents of the book's reading order (its spine), the navigation document
 left out. Each chapter's XHTML is read into blocks as a web page's main content is
 (:func:`~synth.ingest.html.html_blocks`, but the whole body: a chapter has no boilerplate to lose),
 so its headings start sections too. A
 chapter is named by the book's table of contents, else by its first heading, else by its file
-name; its section (``["The Harbour"]``, its headings below: ``["The Harbour", "Night"]``) is one
-that no chunk crosses. Chapters are separated by a blank line; chapters without text are counted
+name. A chapter is a page (``Document.pages``, numbered by its place in the reading order) and a
+section (``["The Harbour"]``, its headings below: ``["The Harbour", "Night"]``) that no chunk
+crosses. Chapters are separated by a blank line; chapters without text are counted
 (``metadata["chapters_without_text"]``). Pictures are not read.
 """
 
@@ -24,7 +25,7 @@ from typing import Any
 from ebooklib import ITEM_DOCUMENT, epub
 from lxml import etree
 
-from synth.data import Document, Section
+from synth.data import Document, Page, Section
 from synth.errors import IngestError
 from synth.ingest._blocks import BLOCK_SEPARATOR, Block, join_blocks
 from synth.ingest._util import one_line
@@ -62,9 +63,10 @@ def read_epub(path: Path) -> Document:
             book = epub.read_epub(str(path), {"ignore_ncx": True})
         chapters = list(_chapters(book))
     parts: list[str] = []
+    pages: list[Page] = []
     sections: list[Section] = []
     offset = 0
-    for name, markup in chapters:
+    for number, (name, markup) in enumerate(chapters, start=1):
         start = offset + (len(BLOCK_SEPARATOR) if parts else 0)
         blocks = html_blocks(markup, main_content=False)
         title = name or next((b.text for b in blocks if b.level is not None), "")
@@ -74,6 +76,7 @@ def read_epub(path: Path) -> Document:
         text, inner = join_blocks(blocks, [title], offset=start)
         if not text.strip():
             continue
+        pages.append(Page(number=number, start=start))
         sections.append(Section(start=start, path=[title], split=True))
         sections.extend(inner)
         parts.append(text)
@@ -83,9 +86,8 @@ def read_epub(path: Path) -> Document:
     metadata: dict[str, Any] = {"chapter_count": len(chapters)}
     if len(parts) < len(chapters):
         metadata["chapters_without_text"] = len(chapters) - len(parts)
-    return Document(
-        id="", path="", text=BLOCK_SEPARATOR.join(parts), sections=sections, metadata=metadata
-    )
+    text = BLOCK_SEPARATOR.join(parts)
+    return Document(id="", path="", text=text, pages=pages, sections=sections, metadata=metadata)
 
 
 @contextlib.contextmanager

@@ -1,8 +1,8 @@
 """Which reader handles which file suffix; users can add their own.
 
 A loader is any callable taking a ``pathlib.Path`` and returning the file's text (``str``) or a
-``Document`` (its ``text``, ``pages`` and ``metadata`` are kept; ``id`` and ``path`` are set by
-``load_documents``). To report a file as unreadable it raises ``IngestError`` (``OSError`` and
+``Document`` (its ``text``, ``pages``, ``sections`` and ``metadata`` are kept; ``id`` and ``path``
+are set by ``load_documents``). To report a file as unreadable it raises ``IngestError`` (``OSError`` and
 ``ValueError`` are reported too); anything else is a bug and propagates.
 """
 
