@@ -169,3 +169,15 @@ def test_no_menu_sidebar_or_footer_text_reaches_a_chunk_or_a_context(generated):
         assert FOOTER_TEXT not in text and "Copyright" not in text
         assert not any(word in text for word in NAV_WORDS if word != "Products"), text
         assert "Related:" not in text and "tracking" not in text
+
+
+def test_the_report_names_the_place_of_each_golden_s_cited_passages(generated):
+    from synth.report._rows import table
+
+    dataset, where, _, _ = generated
+    shown = table(list(dataset))
+    at = [column["key"] for column in shown["columns"]].index("section")
+    for golden, row in zip(dataset, shown["rows"], strict=True):
+        cited = [golden.context_ids.index(c["chunk_id"]) for c in golden.metadata["citations"]]
+        places = [" > ".join(_expected_path(golden.context[i], where)) for i in cited]
+        assert row[at] == "; ".join(dict.fromkeys(places))
