@@ -181,3 +181,28 @@ def test_the_report_names_the_place_of_each_golden_s_cited_passages(generated):
         cited = [golden.context_ids.index(c["chunk_id"]) for c in golden.metadata["citations"]]
         places = [" > ".join(_expected_path(golden.context[i], where)) for i in cited]
         assert row[at] == "; ".join(dict.fromkeys(places))
+
+
+def test_the_report_names_only_the_places_cited_and_every_place_when_none_is():
+    from synth import Golden
+    from synth.report._rows import table
+
+    def golden(citations: list[dict]) -> Golden:
+        return Golden(
+            input="How much is the widget?",
+            context=["Sheet: Prices | Row 2 | Product: Widget", "Installation\n\nMount it."],
+            context_ids=["c1", "c2"],
+            metadata={
+                "heading_paths": [["Prices"], ["Guide", "Installation"]],
+                "citations": citations,
+            },
+        )
+
+    cited = [{"chunk_id": "c2", "start": 14, "end": 23, "quote": "Mount it."}]
+    shown = table([golden(cited), golden([]), Golden(input="No headings?")])
+    at = [column["key"] for column in shown["columns"]].index("section")
+    assert [row[at] for row in shown["rows"]] == [
+        "Guide > Installation",
+        "Prices; Guide > Installation",
+        None,
+    ]
