@@ -21,6 +21,18 @@ class Page(BaseModel):
     start: int  # character offset of the page's first character in Document.text
 
 
+class Section(BaseModel):
+    """Where a part of a document starts in its text and the headings it sits under: a Markdown
+    or HTML heading, a Word heading, a PDF bookmark, a slide, a sheet, a chapter."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: int  # character offset in Document.text where the part (its heading, if any) begins
+    path: list[str]  # the headings above it, outermost first: ["Installation", "Linux"]
+    #: no chunk crosses into it: it starts a unit of its own (a slide, a sheet, a chapter)
+    split: bool = False
+
+
 class Document(BaseModel):
     """One parsed source file."""
 
@@ -28,6 +40,7 @@ class Document(BaseModel):
     path: str  # the path as given by the user's walk (relative to the root walked when possible)
     text: str
     pages: list[Page] = Field(default_factory=list)  # empty for formats without pages
+    sections: list[Section] = Field(default_factory=list)  # by start; empty without headings
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -233,6 +246,7 @@ __all__ = [
     "Document",
     "Golden",
     "Page",
+    "Section",
     "ToolCall",
     "Turn",
 ]

@@ -12,8 +12,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser(
         "ingest",
         help="parse, chunk, embed and store documents",
-        description="Read .txt, .md, .docx and .pdf files (folders are walked), cut them into "
-        "token chunks, embed the chunks not stored yet and store them in Chroma. Prints every "
+        description="Read .txt, .md, .docx, .pdf, .html, .pptx, .xlsx, .csv and .epub files "
+        "(folders are walked), cut them into token chunks, embed the chunks not stored yet and store them in Chroma. Prints every "
         "file with its status, then the totals. Exits 1 when no file could be read.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to ingest")

@@ -1,5 +1,5 @@
-"""A Context from its chunks: its stable id, the seed, the similarities, the chunks' pages and the
-seed's language."""
+"""A Context from its chunks: its stable id, the seed, the similarities, the chunks' pages and
+heading paths, and the seed's language."""
 
 from __future__ import annotations
 
@@ -31,6 +31,9 @@ def make_context(
     pages = [_page_breaks(c) for c in chunks]
     if any(p is not None for p in pages):
         meta["pages"] = pages  # per chunk, for the pages of citations (synth.generate.citations)
+    headings = [[str(h) for h in c.metadata.get("heading_path") or []] for c in chunks]
+    if any(headings):
+        meta["heading_paths"] = headings  # per chunk: where each passage sits in its file
     language = chunk_language(chunks[0]) if chunks else None
     if language is not None:
         meta[LANGUAGE_KEY] = language  # the seed's: the questions are asked about it

@@ -89,6 +89,8 @@ class Draft(BaseModel):
         }
         if context is not None:
             metadata["context_id"] = context.id
+            if context.metadata.get("heading_paths"):  # per context chunk, as context_ids
+                metadata["heading_paths"] = context.metadata["heading_paths"]
         metadata.update(self.metadata)
         fields: dict[str, Any] = {
             "context": list(context.texts) if context is not None else None,

@@ -5,7 +5,11 @@ characters) measuring length in tokens of our tiktoken encoding, so chunks end a
 No chunk is longer than ``chunk_size`` tokens. Each chunk knows its character span in the document
 (``metadata["start"]``/``["end"]``) and, for PDFs, the pages it covers (``page_start``/``page_end``,
 and ``metadata["pages"]``: each page's number and the offset in the chunk where it starts, so a
-citation's span can name its page). Each chunk records the language it is written in
+citation's span can name its page). A document with sections (headings, slides, sheets, chapters:
+``Document.sections``) gives each chunk the heading path of the section it starts in
+(``metadata["heading_path"]``, e.g. ``["Installation", "Linux"]``, left out before the first
+heading), and no chunk crosses into a section marked ``split`` (a slide, a sheet, a chapter): each
+such unit is split on its own. Each chunk records the language it is written in
 (``metadata["language"]``, an ISO 639-1 code, left out when too short to tell): its document's
 when the document was read in one language throughout, else its own, so a document that mixes
 languages gives each context its own.
@@ -25,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from synth._ids import chunk_id
 from synth._language import LANGUAGE_KEY, detect_language
 from synth._tokens import DEFAULT_ENCODING, encode, get_encoding
-from synth.data import Chunk, Document
+from synth.data import Chunk, Document, Section
 from synth.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -241,13 +245,9 @@ def _chunk_document(
 ) -> Iterator[Chunk]:
     params = cfg.key()
     page_starts = [page.start for page in document.pages]
-    pieces = (
-        piece
-        for text in _split(splitter, document.text, lengths)
-        for piece in _within_limit(text, cfg)
-    )
+    sections = sorted(document.sections, key=lambda section: section.start)
+    section_starts = [section.start for section in sections]
     index = 0
-    previous: tuple[int, int] | None = None
     # a document read in one language throughout gives its chunks that language; one that mixes
     # languages (or was not read by load_documents) has each chunk detected; one in which no
     # sample had a language (made-up words, tables of numbers) has none looked for in its chunks
@@ -255,20 +255,16 @@ def _chunk_document(
     found: list[str] = known if isinstance(known, list) else []
     uniform = found[0] if len(found) == 1 else None
     per_chunk = not isinstance(known, list) or len(found) > 1
-    for text, token_count in pieces:
-        start = _locate(document.text, text, previous, cfg.chunk_overlap)
-        if start is None:
-            continue  # only repeats the end of the previous chunk: adds nothing
-        if start < 0:  # not expected: the splitter returns substrings in order
-            start = document.text.find(text)
+    for start, text, token_count in _located_pieces(document, sections, cfg, splitter, lengths):
         end = start + len(text) if start >= 0 else -1
-        if start >= 0:
-            previous = (start, end)
         page_start = page_end = None
         metadata: dict[str, Any] = {"start": start, "end": end}
         language = uniform or (detect_language(text) if per_chunk else None)
         if language is not None:
             metadata[LANGUAGE_KEY] = language
+        at = bisect.bisect_right(section_starts, start) - 1 if start >= 0 else -1
+        if at >= 0 and sections[at].path:
+            metadata["heading_path"] = list(sections[at].path)
         if page_starts and start >= 0:
             first = bisect.bisect_right(page_starts, start) - 1
             last = bisect.bisect_right(page_starts, end - 1) - 1
@@ -286,6 +282,37 @@ def _chunk_document(
             metadata=metadata,
         )
         index += 1
+
+
+def _located_pieces(
+    document: Document,
+    sections: list[Section],
+    cfg: ChunkingConfig,
+    splitter: Splitter,
+    lengths: _TokenLengths,
+) -> Iterator[tuple[int, str, int]]:
+    """Each chunk's text with its start in the document (-1 when not found) and its token count.
+
+    The text is split as one piece unless sections marked ``split`` cut it into units; each unit is
+    then split on its own, so no chunk (and no overlap) reaches across a unit's start.
+    """
+    cuts = sorted({0, *(s.start for s in sections if s.split and 0 < s.start < len(document.text))})
+    bounds = [*cuts, len(document.text)]
+    for begin, stop in zip(bounds, bounds[1:], strict=False):
+        # the whole text when it is one unit (a slice of all of a str is the str itself)
+        unit = document.text[begin:stop]
+        previous: tuple[int, int] | None = None
+        for text in _split(splitter, unit, lengths):
+            for piece, token_count in _within_limit(text, cfg):
+                start = _locate(unit, piece, previous, cfg.chunk_overlap)
+                if start is None:
+                    continue  # only repeats the end of the previous chunk: adds nothing
+                if start < 0:  # not expected: the splitter returns substrings in order
+                    start = unit.find(piece)
+                if start >= 0:
+                    previous = (start, start + len(piece))
+                    start += begin
+                yield start, piece, token_count
 
 
 def _page_breaks(document: Document, first: int, last: int, start: int) -> list[list[int]]:

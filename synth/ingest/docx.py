@@ -1,6 +1,8 @@
 """Read Word ``.docx`` files: paragraphs and table text, in document order.
 
-Each paragraph is one block; a table becomes one block with a line per row and its cells separated
+Each paragraph is one block; a paragraph styled as a heading ("Heading 1".."Heading 9", "Title",
+or a style based on one) also starts a section (``Document.sections``) with the path of headings
+above it. A table becomes one block with a line per row and its cells separated
 by `` | `` (a merged cell is written once). Blocks are separated by a blank line. Headers, footers,
 comments and text boxes are not read.
 """
@@ -8,6 +10,7 @@ comments and text boxes are not read.
 from __future__ import annotations
 
 import contextlib
+import re
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -22,9 +25,13 @@ from lxml import etree
 
 from synth.data import Document
 from synth.errors import IngestError
+from synth.ingest._blocks import Block, join_blocks
 from synth.ingest._util import one_line
 
 CELL_SEPARATOR = " | "
+# the built-in heading styles by name (their style ids vary with the language Word runs in)
+_HEADING_STYLE = re.compile(r"(?i)heading ([1-9])|title")
+_STYLE_DEPTH = 10
 
 # What python-docx and zipfile raise on a file that is not a well-formed Word package: a damaged
 # zip can also fail while inflating a part (zlib.error), name a compression method or zip version
@@ -60,12 +67,12 @@ def read_docx(path: Path) -> Document:
     with _damaged_docx(_DOCX_FAILURES):
         blocks = list(_blocks(document))
     tables = sum(1 for kind, _ in blocks if kind == "table")
-    text = "\n\n".join(block for _, block in blocks)
+    text, sections = join_blocks(block for _, block in blocks)
     if not text.strip():
         raise IngestError(
             f"no text ({len(document.tables)} empty tables, {len(document.inline_shapes)} images)"
         )
-    return Document(id="", path="", text=text, metadata={"tables": tables})
+    return Document(id="", path="", text=text, sections=sections, metadata={"tables": tables})
 
 
 @contextlib.contextmanager
@@ -81,16 +88,32 @@ def _damaged_docx(failures: tuple[type[BaseException], ...]) -> Iterator[None]:
         raise IngestError(f"damaged .docx: {exc.strerror or one_line(exc)}") from exc
 
 
-def _blocks(container: WordDocument) -> Iterator[tuple[str, str]]:
+def _blocks(container: WordDocument) -> Iterator[tuple[str, Block]]:
+    """Each block with text and its kind: "paragraph" (a heading has its level, 0 for the Title
+    style) or "table"."""
     for item in container.iter_inner_content():
         if isinstance(item, Paragraph):
             text = item.text.strip()
             if text:
-                yield "paragraph", text
+                yield "paragraph", Block(text, heading_level(item))
         elif isinstance(item, Table):
             text = table_text(item)
             if text:
-                yield "table", text
+                yield "table", Block(text)
+
+
+def heading_level(paragraph: Paragraph) -> int | None:
+    """The heading level of a paragraph styled "Heading N" (or a style based on one), 0 for
+    "Title", None for any other paragraph."""
+    style = paragraph.style
+    for _ in range(_STYLE_DEPTH):  # a style's base chain, in case one is based on itself
+        if style is None:
+            return None
+        match = _HEADING_STYLE.fullmatch(style.name or "")
+        if match:
+            return int(match.group(1)) if match.group(1) else 0
+        style = style.base_style
+    return None
 
 
 def table_text(table: Table) -> str:
@@ -119,4 +142,4 @@ def _cell_text(cell: object) -> str:
     return " ".join(part for part in parts if part)
 
 
-__all__ = ["CELL_SEPARATOR", "read_docx", "table_text"]
+__all__ = ["CELL_SEPARATOR", "heading_level", "read_docx", "table_text"]

@@ -1,5 +1,8 @@
 """Read PDF files with pypdf: the text of each page, with where each page starts.
 
+The outline (bookmarks), when the PDF has one, gives ``Document.sections``: each bookmark starts a
+section where its title is found on its page, with the path of bookmarks above it.
+
 pypdf reports every robustness fix it applies (broken fonts, bad cross-references) through the
 ``pypdf`` logger and sometimes ``warnings``; a real-world PDF can produce hundreds of such lines. They
 are counted per file (``Document.metadata["warnings"]``) and kept away from the user's terminal.
@@ -18,12 +21,13 @@ import warnings
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pypdf
 from pypdf import PasswordType
 from pypdf.errors import DependencyError, FileNotDecryptedError, PyPdfError
 
-from synth.data import Document, Page
+from synth.data import Document, Page, Section
 from synth.errors import IngestError
 from synth.ingest._util import one_line
 
@@ -120,7 +124,54 @@ def read_pdf(path: Path, password: str | None = None) -> Document:
         pages.append(Page(number=number, start=offset))
         parts.append(text)
         offset += len(text)
-    return Document(id="", path="", text=PAGE_SEPARATOR.join(parts), pages=pages, metadata=metadata)
+    text = PAGE_SEPARATOR.join(parts)
+    with quiet_pypdf():
+        sections = _outline_sections(reader, text, pages)
+    return Document(id="", path="", text=text, pages=pages, sections=sections, metadata=metadata)
+
+
+def _outline_sections(reader: pypdf.PdfReader, text: str, pages: list[Page]) -> list[Section]:
+    """A section at each bookmark of the PDF's outline, with the path of bookmarks above it.
+
+    A bookmark points at a page; its section starts where its title is found on that page (the
+    first match after the previous bookmark's), else at the page's start. An outline pypdf cannot
+    read gives no sections: the text is still good.
+    """
+    try:
+        entries = list(_outline_entries(reader, reader.outline, []))
+    except _PDF_FAILURES:
+        return []
+    sections = []
+    floor = 0
+    for page_index, path in entries:
+        if not 0 <= page_index < len(pages):
+            continue
+        page_start = pages[page_index].start
+        page_end = pages[page_index + 1].start if page_index + 1 < len(pages) else len(text)
+        begin = max(page_start, floor) if floor < page_end else page_start
+        found = text.find(path[-1], begin, page_end)
+        start = found if found >= 0 else page_start
+        floor = start
+        sections.append(Section(start=start, path=path))
+    return sorted(sections, key=lambda section: section.start)
+
+
+def _outline_entries(
+    reader: pypdf.PdfReader, outline: list[Any], above: list[str]
+) -> Iterator[tuple[int, list[str]]]:
+    """``(page index, path)`` of each bookmark in ``outline`` (pypdf's nested lists), in order."""
+    path = above
+    for entry in outline:
+        if isinstance(entry, list):  # the children of the bookmark before it
+            yield from _outline_entries(reader, entry, path)
+            continue
+        title = " ".join(str(entry.title or "").split())
+        if not title:
+            continue
+        path = [*above, title]
+        page = reader.get_destination_page_number(entry)
+        if page is not None:
+            yield page, path
 
 
 def _unlock(reader: pypdf.PdfReader, password: str | None) -> None:

@@ -1,8 +1,8 @@
 """Which reader handles which file suffix; users can add their own.
 
 A loader is any callable taking a ``pathlib.Path`` and returning the file's text (``str``) or a
-``Document`` (its ``text``, ``pages`` and ``metadata`` are kept; ``id`` and ``path`` are set by
-``load_documents``). To report a file as unreadable it raises ``IngestError`` (``OSError`` and
+``Document`` (its ``text``, ``pages``, ``sections`` and ``metadata`` are kept; ``id`` and ``path``
+are set by ``load_documents``). To report a file as unreadable it raises ``IngestError`` (``OSError`` and
 ``ValueError`` are reported too); anything else is a bug and propagates.
 """
 
@@ -27,6 +27,13 @@ def read_pdf(path: Path, password: str | None = None) -> Document:
     return read(path, password=password)
 
 
+def read_markdown(path: Path) -> Document:
+    """:func:`synth.ingest.markdown.read_markdown`: the text as is, and its headings."""
+    from synth.ingest.markdown import read_markdown as read
+
+    return read(path)
+
+
 def read_docx(path: Path) -> Document:
     """:func:`synth.ingest.docx.read_docx`, imported by the first .docx read (python-docx, lxml)."""
     from synth.ingest.docx import read_docx as read
@@ -34,12 +41,56 @@ def read_docx(path: Path) -> Document:
     return read(path)
 
 
+def read_html(path: Path) -> Document:
+    """:func:`synth.ingest.html.read_html`, imported by the first HTML read (trafilatura)."""
+    from synth.ingest.html import read_html as read
+
+    return read(path)
+
+
+def read_pptx(path: Path) -> Document:
+    """:func:`synth.ingest.pptx.read_pptx`, imported by the first .pptx read (python-pptx)."""
+    from synth.ingest.pptx import read_pptx as read
+
+    return read(path)
+
+
+def read_xlsx(path: Path) -> Document:
+    """:func:`synth.ingest.xlsx.read_xlsx`, imported by the first .xlsx read (openpyxl)."""
+    from synth.ingest.xlsx import read_xlsx as read
+
+    return read(path)
+
+
+def read_csv(path: Path) -> Document:
+    """:func:`synth.ingest.delimited.read_csv`: a CSV's (or a TSV's) rows, naming their cells."""
+    from synth.ingest.delimited import read_csv as read
+
+    return read(path)
+
+
+def read_epub(path: Path) -> Document:
+    """:func:`synth.ingest.epub.read_epub`, imported by the first EPUB read (ebooklib)."""
+    from synth.ingest.epub import read_epub as read
+
+    return read(path)
+
+
 _BUILTIN: dict[str, Loader] = {
     ".txt": read_text,
-    ".md": read_text,
-    ".markdown": read_text,
+    ".md": read_markdown,
+    ".markdown": read_markdown,
     ".docx": read_docx,
     ".pdf": read_pdf,
+    ".html": read_html,
+    ".htm": read_html,
+    ".xhtml": read_html,
+    ".pptx": read_pptx,
+    ".xlsx": read_xlsx,
+    ".xlsm": read_xlsx,
+    ".csv": read_csv,
+    ".tsv": read_csv,
+    ".epub": read_epub,
 }
 _registry: dict[str, Loader] = dict(_BUILTIN)
 

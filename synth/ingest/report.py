@@ -23,7 +23,7 @@ class FileStatus(BaseModel):
     suffix: str = ""  # ".pdf", ".docx", ...; "" for a folder or a name without one
     file: str = ""  # the absolute path on this machine
     document_id: str | None = None
-    pages: int | None = None  # PDFs that loaded
+    pages: int | None = None  # pages of a PDF, slides of a deck, sheets, chapters of a book
     chars: int = 0  # characters of text extracted
     warnings: int = 0  # parser warnings counted and kept quiet (pypdf's font warnings, ...)
 

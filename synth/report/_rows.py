@@ -20,6 +20,7 @@ COLUMNS = (
     {"key": "expected", "label": "expected output", "type": "text"},
     {"key": "file", "label": "file", "type": "text"},
     {"key": "page", "label": "page", "type": "text"},
+    {"key": "section", "label": "section", "type": "text"},
     {"key": "evolutions", "label": "evolutions", "type": "text"},
     {"key": "difficulty", "label": "difficulty", "type": "text"},
     {"key": "grounding", "label": "grounding", "type": "number"},
@@ -47,11 +48,32 @@ def _row(index: int, golden: Golden) -> list[Any]:
         golden.expected_output,
         ", ".join(golden.source_files or []),
         ", ".join(str(page) for page in _pages(meta.get("citations"))),
+        _sections(golden),
         ", ".join(text(meta.get("evolutions"))),
         label if isinstance(label := mapping(meta.get("difficulty")).get("label"), str) else None,
         number(mapping(meta.get("grounding")).get("score")),
         kind if isinstance(kind := meta.get("question_type"), str) else None,
     ]
+
+
+def _sections(golden: Golden) -> str | None:
+    """Where the cited passages sit (every context chunk's place when none is cited): each heading
+    path once, its headings joined by " > ", paths by "; "; None for files without headings."""
+    paths = golden.metadata.get("heading_paths")
+    if not isinstance(paths, list):
+        return None
+    ids = golden.context_ids or []
+    cited = [
+        ids.index(citation["chunk_id"])
+        for citation in golden.metadata.get("citations") or []
+        if isinstance(citation, Mapping) and citation.get("chunk_id") in ids
+    ]
+    shown = [
+        " > ".join(str(heading) for heading in paths[position])
+        for position in (cited or range(len(paths)))
+        if position < len(paths) and isinstance(paths[position], list) and paths[position]
+    ]
+    return "; ".join(dict.fromkeys(shown)) or None
 
 
 def _chunk_keys(index: int, golden: Golden, chunks: dict[str, str]) -> list[str]:

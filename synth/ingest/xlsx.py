@@ -1,0 +1,142 @@
+"""Read Excel ``.xlsx`` workbooks with openpyxl: one page per sheet, one line per row.
+
+Rows are written as :mod:`synth.ingest._rows` describes (``Sheet: Prices | Row 3 | Product: Widget |
+Price: 4.50``), with the row numbers Excel shows. Values are read as last computed by Excel (a
+formula's cached result; none for a workbook no spreadsheet program has saved) and written as
+displayed where the number format is simple: ``0.00`` keeps two decimals, ``0%`` is a percentage,
+dates are ISO dates. Each sheet with a value is a page and a section named by the sheet, that no
+chunk crosses; chart sheets and pictures are not read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import re
+import zipfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from lxml import etree
+from openpyxl import load_workbook
+from openpyxl.utils.exceptions import InvalidFileException
+
+from synth.data import Document, Page, Section
+from synth.errors import IngestError
+from synth.ingest._blocks import BLOCK_SEPARATOR
+from synth.ingest._rows import row_lines
+from synth.ingest._util import one_line
+
+# What openpyxl and zipfile raise on a file that is not a well-formed workbook (see
+# synth.ingest.docx for the same list and why each is there).
+_XLSX_FAILURES = (
+    InvalidFileException,
+    zipfile.BadZipFile,
+    etree.XMLSyntaxError,
+    SyntaxError,  # the standard library's XML parser, which openpyxl uses without lxml
+    KeyError,
+    ValueError,
+    IndexError,
+    zlib.error,
+    NotImplementedError,
+    EOFError,
+    AttributeError,
+    TypeError,
+)
+_ACCESS_ERRORS = (PermissionError, FileNotFoundError, IsADirectoryError)
+# a number format showing a fixed count of decimals (``0.00``, ``#,##0.0``), maybe as a percentage
+_SIMPLE_FORMAT = re.compile(r"[#,0]*0(?:\.(0+))?(%?)")
+
+
+def read_xlsx(path: Path) -> Document:
+    """Every sheet's rows as lines naming their cells, a page and a section per sheet;
+    IngestError when the file is not a workbook or no sheet holds a value."""
+    path = Path(path)
+    if path.stat().st_size == 0:
+        raise IngestError("empty file")
+    if not zipfile.is_zipfile(path):
+        raise IngestError("not an Excel .xlsx file (not a zip package)")
+    with _damaged_xlsx():
+        workbook = load_workbook(path, read_only=True, data_only=True)
+        try:
+            sheets = [(sheet.title, list(_sheet_lines(sheet))) for sheet in workbook.worksheets]
+        finally:
+            workbook.close()
+    parts: list[str] = []
+    pages: list[Page] = []
+    sections: list[Section] = []
+    offset = 0
+    for number, (name, lines) in enumerate(sheets, start=1):
+        if not lines:
+            continue
+        start = offset + (len(BLOCK_SEPARATOR) if parts else 0)
+        text = "\n".join(lines)
+        pages.append(Page(number=number, start=start))
+        sections.append(Section(start=start, path=[name], split=True))
+        parts.append(text)
+        offset = start + len(text)
+    if not parts:
+        raise IngestError(f"no values in any of its {len(sheets)} sheets")
+    metadata: dict[str, Any] = {"sheet_count": len(sheets)}
+    if len(parts) < len(sheets):
+        metadata["empty_sheets"] = len(sheets) - len(parts)
+    return Document(
+        id="",
+        path="",
+        text=BLOCK_SEPARATOR.join(parts),
+        pages=pages,
+        sections=sections,
+        metadata=metadata,
+    )
+
+
+@contextlib.contextmanager
+def _damaged_xlsx() -> Iterator[None]:
+    """Turn openpyxl's failures on damaged files into a one-line IngestError."""
+    try:
+        yield
+    except _XLSX_FAILURES as exc:
+        raise IngestError(f"damaged .xlsx: {one_line(exc)}") from exc
+    except OSError as exc:
+        if isinstance(exc, _ACCESS_ERRORS):
+            raise
+        raise IngestError(f"damaged .xlsx: {exc.strerror or one_line(exc)}") from exc
+
+
+def _sheet_lines(sheet: Any) -> Iterator[str]:
+    first = sheet.min_row or 1
+    rows = (
+        (number, [cell_text(cell.value, getattr(cell, "number_format", None)) for cell in row])
+        for number, row in enumerate(sheet.iter_rows(), start=first)
+    )
+    return row_lines(rows, sheet=sheet.title)
+
+
+def cell_text(value: object, number_format: str | None = None) -> str:
+    """A cell's value as a spreadsheet shows it, as far as its number format is simple."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, dt.datetime):
+        if value.time() == dt.time():
+            return value.date().isoformat()
+        return value.isoformat(sep=" ", timespec="seconds")
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, int | float):
+        simple = _SIMPLE_FORMAT.fullmatch(number_format or "")
+        if simple:
+            decimals = len(simple.group(1) or "")
+            if simple.group(2):
+                return f"{value * 100:.{decimals}f}%"
+            return f"{value:.{decimals}f}"
+        if isinstance(value, float) and value.is_integer():
+            return str(int(value))
+        return f"{value:.15g}" if isinstance(value, float) else str(value)
+    return str(value)
+
+
+__all__ = ["cell_text", "read_xlsx"]
