@@ -41,6 +41,7 @@ from synth.errors import ConfigError
 from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig, StylingConfig
 from synth.generate.conversation import ConversationConfig
 from synth.generate.templates import PromptOverrides, PromptSet
+from synth.ingest.web import WebOptions
 from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.conversations import ConversationalModes
 from synth.run.dir import fingerprint_paths
@@ -78,6 +79,8 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     stops the run, see :mod:`synth.llm.timeout`).
     ``source_files`` are relative to the working folder, or absolute with ``absolute_paths``.
     ``ray`` (a Ray address, or True for a Ray started for the run) ingests on a Ray cluster.
+    ``web`` (:class:`~synth.ingest.web.WebOptions`) says how URLs among the document paths are
+    read: rate per host, page cap, page size (a sitemap URL stands for its pages).
     ``progress`` shows each run's progress on stderr: True (default) plain text lines, False
     nothing, or any :class:`~synth.run.progress.Progress`. A model name that cannot work is
     refused here; nothing else is checked or connected until a ``generate_*`` call.
@@ -113,6 +116,7 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
     store_path: str | os.PathLike[str] = Path(".synth") / "chroma"
     store_url: str | None = None
     ray: str | bool | None = None
+    web: WebOptions | None = None
     progress: Progress | bool | None = True
     absolute_paths: bool = False
     _session: RunSession | None = field(default=None, init=False, repr=False)

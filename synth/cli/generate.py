@@ -15,7 +15,7 @@ from synth.cli._exits import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
 from synth.cli._gates import add_gates, check_gates
 from synth.cli._language_flag import add_language_flag, language_from_args
 from synth.cli._limits import add_limits
-from synth.cli.ingest import add_ray_flag
+from synth.cli.ingest import add_ray_flag, add_web_flags, web_from_args
 from synth.errors import ConfigError
 
 # the library is imported where a command runs, not with the module: `synth --help` declares the
@@ -54,7 +54,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Declare the arguments of ``synth generate`` on ``p``."""
-    p.add_argument("paths", nargs="+", metavar="PATH", help="document files or folders")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="document files or folders, or http(s) URLs of pages or sitemaps",
+    )
     p.add_argument(
         "-o",
         "--output",
@@ -108,6 +113,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _add_output_flags(p: argparse.ArgumentParser) -> None:
     """Where the ingest runs (``--ray``); how the run shows what it did: JSON, one line, HTML."""
     add_ray_flag(p)
+    add_web_flags(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     p.add_argument("--quiet", action="store_true", help="no progress display; print one line")
     p.add_argument(
@@ -350,7 +356,10 @@ def _synthesizer(config: PipelineConfig, args: argparse.Namespace) -> Synthesize
     from synth.pipeline import Synthesizer
 
     return Synthesizer.from_pipeline(
-        config, run_dir=args.run_dir, absolute_paths=True if args.absolute else None
+        config,
+        run_dir=args.run_dir,
+        absolute_paths=True if args.absolute else None,
+        web=web_from_args(args),
     )
 
 

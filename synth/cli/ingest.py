@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from synth.cli._exits import EXIT_NOTHING_READ, EXIT_OK
+from synth.errors import ConfigError
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -16,7 +18,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "token chunks, embed the chunks not stored yet and store them in Chroma. Prints every "
         "file with its status, then the totals. Exits 1 when no file could be read.",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to ingest")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="files or folders to ingest, or http(s) URLs of pages or sitemaps",
+    )
     p.add_argument(
         "--embedder",
         metavar="SPEC",
@@ -36,6 +43,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--store-url", metavar="URL", help="a Chroma server, http://host:port")
     p.add_argument("--password", help="password for encrypted PDFs")
     add_ray_flag(p)
+    add_web_flags(p)
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.set_defaults(func=run)
 
@@ -51,6 +59,37 @@ def add_ray_flag(p: argparse.ArgumentParser) -> None:
         "(host:port; without it, a Ray started for this command), stored by this process; "
         "needs pip install 'synth[ray]'",
     )
+
+
+def add_web_flags(p: argparse.ArgumentParser) -> None:
+    """``--max-pages`` and ``--web-rate``: how URLs are read (``synth ingest``, ``generate``)."""
+    p.add_argument(
+        "--max-pages",
+        type=int,
+        metavar="N",
+        help="pages fetched at most from the URLs and sitemaps given (500)",
+    )
+    p.add_argument(
+        "--web-rate",
+        type=float,
+        metavar="R",
+        help="requests per second to one web host (2; robots.txt may ask fewer)",
+    )
+
+
+def web_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~synth.ingest.web.WebOptions` the flags ask for (None: the defaults)."""
+    pages, rate = getattr(args, "max_pages", None), getattr(args, "web_rate", None)
+    if pages is None and rate is None:
+        return None
+    if pages is not None and pages < 1:
+        raise ConfigError(f"--max-pages must be at least 1, got {pages}")
+    if rate is not None and rate <= 0:
+        raise ConfigError(f"--web-rate must be positive, got {rate:g}")
+    from synth.ingest.web import WebOptions
+
+    given = {"max_pages": pages, "rate": rate}
+    return WebOptions(**{k: v for k, v in given.items() if v is not None})
 
 
 def run(args: argparse.Namespace) -> int:
@@ -81,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
                 password=args.password,
                 on_file=on_file,
                 ray=args.ray,
+                web=web_from_args(args),
             )
     finally:
         embedder.close()
@@ -91,4 +131,4 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if report.any_read else EXIT_NOTHING_READ
 
 
-__all__ = ["add_parser", "add_ray_flag", "run"]
+__all__ = ["add_parser", "add_ray_flag", "add_web_flags", "run", "web_from_args"]

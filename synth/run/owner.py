@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from synth.contexts.config import ContextConstructionConfig
+from synth.ingest.web import WebOptions
 from synth.run.ingest import ingest_for_run
 from synth.run.models import BatchArg, CacheArg, ModelArg, RunModels
 from synth.run.progress import Progress, as_progress
@@ -38,6 +39,7 @@ class RunOwner:
     store_path: str | os.PathLike[str]
     store_url: str | None
     ray: str | bool | None
+    web: WebOptions | None
     _session: RunSession | None
     _made: RunModels | None
 
@@ -67,6 +69,7 @@ class RunOwner:
             store_path=self.store_path,
             store_url=self.store_url,
             ray=self.ray,
+            web=self.web,
         )
 
     def _run(
