@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterable, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from typing import Any
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.coverage import file_quotas
 from synth.contexts.feed import Candidate, ListFeed, ScratchFeed
-from synth.data import Context
+from synth.data import Chunk, Context
 from synth.dataset import Dataset
 from synth.errors import ConfigError
 from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig, StylingConfig
@@ -45,6 +45,7 @@ from synth.ingest.web import WebOptions
 from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.conversations import ConversationalModes
 from synth.run.dir import fingerprint_paths
+from synth.run.given import GivenSources
 from synth.run.ingest import files_read, ingest_in_run
 from synth.run.inputs import SCRATCH_BATCH, as_contexts, as_paths, candidates_from_goldens
 from synth.run.models import DEFAULT_CACHE, BatchArg, ModelArg, RunModels, checked_model
@@ -60,7 +61,7 @@ from synth.run.upkeep import DatasetUpkeep
 
 
 @dataclass(eq=False, repr=False)
-class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
+class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes, GivenSources):
     """Makes goldens from documents, contexts, a scenario or example goldens; refills datasets.
 
     ``model`` and ``critic_model`` are ``"provider:model"`` specs, :class:`~synth.LLM` objects or
@@ -185,13 +186,19 @@ class Synthesizer(RunOwner, DatasetUpkeep, ConversationalModes):
             return locate_source_files(dataset, locations)
 
     async def _docs(
-        self, run: RunSession, paths: list[str], configs: RunConfigs, num_goldens: int | None
+        self,
+        run: RunSession,
+        paths: list[str],
+        configs: RunConfigs,
+        num_goldens: int | None,
+        ingest: Callable[[], tuple[Any, Any, list[Chunk]]] | None = None,
     ) -> Dataset:
-        """Stage 1 (ingest), then the feed of contexts (stages 2-4) through the stream (5-10)."""
+        """Stage 1 (ingest; ``ingest`` replaces the files' when the chunks come from elsewhere:
+        synth.run.given), then the feed of contexts (stages 2-4) through the stream (5-10)."""
         contexts = configs.contexts
         assert contexts is not None
         embedder = self._models().embedder(contexts.embedder)
-        ingest = functools.partial(self._ingest, paths, contexts)
+        ingest = ingest or functools.partial(self._ingest, paths, contexts)
         with ingest_in_run(run, paths, embedder, ingest) as (pending, chunks):
             feed = docs_feed(chunks, pending, configs, num_goldens, run, pending.raise_if_failed)
             files = files_read(pending.report)

@@ -15,7 +15,13 @@ from synth.cli._exits import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
 from synth.cli._gates import add_gates, check_gates
 from synth.cli._language_flag import add_language_flag, language_from_args
 from synth.cli._limits import add_limits
-from synth.cli.ingest import add_ray_flag, add_web_flags, web_from_args
+from synth.cli.ingest import (
+    add_chroma_flag,
+    add_ray_flag,
+    add_web_flags,
+    chroma_source,
+    web_from_args,
+)
 from synth.errors import ConfigError
 
 # the library is imported where a command runs, not with the module: `synth --help` declares the
@@ -56,10 +62,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """Declare the arguments of ``synth generate`` on ``p``."""
     p.add_argument(
         "paths",
-        nargs="+",
+        nargs="*",
         metavar="PATH",
         help="document files or folders, or http(s) URLs of pages or sitemaps",
     )
+    add_chroma_flag(p)
     p.add_argument(
         "-o",
         "--output",
@@ -200,6 +207,10 @@ def run(args: argparse.Namespace) -> int:
 
     config = pipeline_from_args(args)
     output = Path(config.output or DEFAULT_OUTPUT)
+    if chroma_source(args) is not None and (args.plan or getattr(args, "conversational", False)):
+        raise ConfigError(
+            "--from-chroma makes single-turn goldens; drop --plan and --conversational"
+        )
     if args.plan:
         return _run(args, config, output)
     # before the first request: the output can be written, and no other run is writing it
@@ -225,6 +236,8 @@ def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
     if config.model is None and default_model_spec(config.base_url) is None:
         for line in NO_MODEL_LINES:
             print(line, file=sys.stderr)
+        if chroma_source(args) is not None:
+            return EXIT_ERROR
         print("What the run would do (--plan):", file=sys.stderr, flush=True)
         plan = _synthesizer(config, args).plan_from_docs(args.paths, num_goldens=config.num_goldens)
         _print_plan(plan, args, _stdout_console())

@@ -20,10 +20,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "paths",
-        nargs="+",
+        nargs="*",
         metavar="PATH",
         help="files or folders to ingest, or http(s) URLs of pages or sitemaps",
     )
+    add_chroma_flag(p)
     p.add_argument(
         "--embedder",
         metavar="SPEC",
@@ -59,6 +60,32 @@ def add_ray_flag(p: argparse.ArgumentParser) -> None:
         "(host:port; without it, a Ray started for this command), stored by this process; "
         "needs pip install 'synth[ray]'",
     )
+
+
+def add_chroma_flag(p: argparse.ArgumentParser) -> None:
+    """``--from-chroma PATH:COLLECTION``: a collection another program built, instead of PATHs."""
+    p.add_argument(
+        "--from-chroma",
+        metavar="PATH:COLLECTION",
+        help="read a Chroma collection built elsewhere (a folder or http://host:port, a colon, "
+        "its name) instead of PATHs: its documents are the chunks and its vectors are used as "
+        "they are, nothing embedded",
+    )
+
+
+def chroma_source(args: argparse.Namespace) -> tuple[str, str] | None:
+    """``(location, collection)`` of ``--from-chroma``, or None; ConfigError when the command
+    line gives both PATHs and ``--from-chroma``, or neither."""
+    spec = getattr(args, "from_chroma", None)
+    if spec is not None and args.paths:
+        raise ConfigError("give PATHs or --from-chroma, not both")
+    if spec is None:
+        if not args.paths:
+            raise ConfigError("give at least one PATH (a file, folder or URL) or --from-chroma")
+        return None
+    from synth.store.imported import parse_chroma_spec
+
+    return parse_chroma_spec(spec)
 
 
 def add_web_flags(p: argparse.ArgumentParser) -> None:
@@ -103,6 +130,16 @@ def run(args: argparse.Namespace) -> int:
     from synth.store import ingest_documents, make_embedder
 
     errors = CommandConsole(stderr=True, highlight=False)
+    chroma = chroma_source(args)
+    if chroma is not None:  # read, shown, nothing embedded nor stored
+        from synth.store.imported import read_chroma_collection
+
+        report = read_chroma_collection(*chroma).report
+        if args.json:
+            print(json.dumps(report.to_json(), ensure_ascii=False))
+        else:
+            print_ingest_report(report, CommandConsole(highlight=False))
+        return EXIT_OK
     embedder = make_embedder(args.embedder, base_url=args.base_url, batch_size=args.batch_size)
     if embedder.notice:
         errors.print(embedder.notice, markup=False, soft_wrap=True)  # one line, never wrapped
@@ -131,4 +168,12 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if report.any_read else EXIT_NOTHING_READ
 
 
-__all__ = ["add_parser", "add_ray_flag", "add_web_flags", "run", "web_from_args"]
+__all__ = [
+    "add_chroma_flag",
+    "add_parser",
+    "add_ray_flag",
+    "add_web_flags",
+    "chroma_source",
+    "run",
+    "web_from_args",
+]

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from synth.ingest.web import WebOptions
     from synth.run.session import RunSession
     from synth.store import ChunkStore
+    from synth.store._reads import Reads
     from synth.store.embedder import Embedder
     from synth.store.ingest_run import IngestReport, PendingIngest
 
@@ -31,6 +32,7 @@ def ingest_for_run(
     store_url: str | None = None,
     ray: str | bool | None = None,
     web: WebOptions | None = None,
+    reads: Reads | None = None,
 ) -> tuple[ChunkStore, PendingIngest, list[Chunk]]:
     """Load, chunk (``config``'s chunk size, overlap and encoding), embed and store the files
     under ``paths``; return the open store, the ingest under way (a
@@ -42,15 +44,17 @@ def ingest_for_run(
     When no file could be read, one ConfigError line says why for each file (the first few).
     ``ray`` (an address, or True for a Ray started for the run) reads, chunks and embeds the
     files as Ray tasks (:mod:`synth.store.ray_ingest`); this process stores them. ``web`` says
-    how URLs among ``paths`` are fetched (:mod:`synth.ingest.web`)."""
+    how URLs among ``paths`` are fetched (:mod:`synth.ingest.web`). ``reads`` reads something
+    else than the files under ``paths`` (the user's documents: :mod:`synth.run.given`)."""
     from synth.store import ChunkStore
-    from synth.store._reads import Reads, read_here
+    from synth.store._reads import read_here
     from synth.store.ingest_run import start_ingest
 
     chunking = chunking_of(config)
-    reads: Reads = read_here  # read and chunked in this process, file by file
     store_embedder = embedder
-    if ray:
+    if reads is None:
+        reads = read_here  # read and chunked in this process, file by file
+    if ray and reads is read_here:
         from synth.store.ray_ingest import RayReads
 
         reads = RayReads(ray, embedder)
