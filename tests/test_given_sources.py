@@ -115,6 +115,25 @@ def test_a_chroma_collection_gives_exactly_n_goldens_with_no_embedding_request(
     assert synth.manifest["mode"] == "chroma"
 
 
+def test_with_deduplication_only_the_new_questions_are_embedded(
+    collection: Path, fake_openai_docs: Any, tmp_path: Path
+) -> None:
+    synth = _synthesizer(fake_openai_docs, tmp_path)
+    with synth:
+        goldens = synth.generate_goldens_from_chroma(collection, "team-kb", num_goldens=3)
+    assert len(goldens) == 3
+    records = {_passage(thing, n) for thing in TOPICS.values() for n in range(4)}
+    embedded = [
+        text
+        for request in fake_openai_docs.requests_to("embeddings")
+        for text in request.body["input"]
+    ]
+    assert embedded and not records & set(embedded)  # questions only, never a record
+    # another embedder made the records' vectors: no question vector is compared with them
+    print("META", [g.metadata.get("difficulty") for g in goldens])
+    assert all(g.metadata["difficulty"].get("dense_rank") is None for g in goldens)
+
+
 def test_a_collection_is_read_with_its_own_vectors_and_keys(collection: Path) -> None:
     imported = read_chroma_collection(collection, "team-kb")
     assert len(imported.chunks) == 12 and imported.vectors.shape == (12, 16)
