@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
@@ -42,9 +42,11 @@ from synth.dataset import Dataset
 from synth.errors import ConfigError
 from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig, StylingConfig
 from synth.generate.conversation import ConversationConfig
+from synth.ingest.web import WebOptions
 from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.conversations import ConversationalModes
 from synth.run.dir import fingerprint_paths
+from synth.run.given import GivenSources
 from synth.run.ingest import files_read, ingest_for_run, ingest_in_run, read_chunks
 from synth.run.inputs import SCRATCH_BATCH, as_contexts, as_paths, candidates_from_goldens
 from synth.run.manifest import merged as merged_manifest
@@ -72,7 +74,7 @@ DocsArg = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
 @dataclass(eq=False, repr=False, kw_only=True)
-class Synthesizer(ModelSettings, ConversationalModes, ToolModes):
+class Synthesizer(ModelSettings, ConversationalModes, ToolModes, GivenSources):
     """Makes goldens from documents, contexts, a scenario or example goldens; refills datasets.
 
     ``model`` and ``critic_model`` are ``"provider:model"`` specs, :class:`~synth.LLM` objects or
@@ -91,6 +93,8 @@ class Synthesizer(ModelSettings, ConversationalModes, ToolModes):
     stops the run, see :mod:`synth.llm.timeout`).
     ``source_files`` are relative to the working folder, or absolute with ``absolute_paths``.
     ``ray`` (a Ray address, or True for a Ray started for the run) ingests on a Ray cluster.
+    ``web`` (:class:`~synth.ingest.web.WebOptions`) says how URLs among the document paths are
+    read: rate per host, page cap, page size (a sitemap URL stands for its pages).
     ``progress`` shows each run's progress on stderr: True (default) plain text lines, False
     nothing, or any :class:`~synth.run.progress.Progress`. A model name that cannot work is
     refused here; nothing else is checked or connected until a ``generate_*`` call.
@@ -116,6 +120,7 @@ class Synthesizer(ModelSettings, ConversationalModes, ToolModes):
     store_path: str | os.PathLike[str] = Path(".synth") / "chroma"
     store_url: str | None = None
     ray: str | bool | None = None
+    web: WebOptions | None = None
     progress: Progress | bool | None = True
     absolute_paths: bool = False
     _session: RunSession | None = field(default=None, init=False, repr=False)
@@ -179,6 +184,7 @@ class Synthesizer(ModelSettings, ConversationalModes, ToolModes):
             store_path=self.store_path,
             store_url=self.store_url,
             ray=self.ray,
+            web=self.web,
         )
 
     def _run(
@@ -262,13 +268,19 @@ class Synthesizer(ModelSettings, ConversationalModes, ToolModes):
             return locate_source_files(dataset, locations)
 
     async def _docs(
-        self, run: RunSession, paths: list[str], configs: RunConfigs, num_goldens: int | None
+        self,
+        run: RunSession,
+        paths: list[str],
+        configs: RunConfigs,
+        num_goldens: int | None,
+        ingest: Callable[[], tuple[Any, Any, list[Chunk]]] | None = None,
     ) -> Dataset:
-        """Stage 1 (ingest), then the feed of contexts (stages 2-4) through the stream (5-10)."""
+        """Stage 1 (ingest; ``ingest`` replaces the files' when the chunks come from elsewhere:
+        synth.run.given), then the feed of contexts (stages 2-4) through the stream (5-10)."""
         contexts = configs.contexts
         assert contexts is not None
         embedder = self._models().embedder(contexts.embedder)
-        ingest = functools.partial(self._ingest, paths, contexts)
+        ingest = ingest or functools.partial(self._ingest, paths, contexts)
         with ingest_in_run(run, paths, embedder, ingest) as (pending, chunks):
             feed = docs_feed(chunks, pending, configs, num_goldens, run, pending.raise_if_failed)
             files = files_read(pending.report)

@@ -36,6 +36,12 @@ def make_goldens(
     if not getattr(args, "conversational", False):
         if max_turns is not None:
             raise ConfigError("--max-turns needs --conversational")
+        chroma = getattr(args, "from_chroma", None)
+        if chroma is not None:
+            from synth.store.imported import parse_chroma_spec
+
+            where, name = parse_chroma_spec(chroma)
+            return synthesizer.generate_goldens_from_chroma(where, name, num_goldens=num_goldens)
         return synthesizer.generate_goldens_from_docs(args.paths, num_goldens=num_goldens)
     if max_turns is not None:
         from synth.generate.conversation import ConversationConfig  # not for --help

@@ -16,7 +16,13 @@ from synth.cli._gates import add_gates, check_gates
 from synth.cli._language_flag import add_language_flag, language_from_args
 from synth.cli._limits import add_limits
 from synth.cli._tools import add_tool_flags, check_tool_flags, make_tool_goldens
-from synth.cli.ingest import add_ray_flag
+from synth.cli.ingest import (
+    add_chroma_flag,
+    add_ray_flag,
+    add_web_flags,
+    chroma_source,
+    web_from_args,
+)
 from synth.errors import ConfigError
 
 # the library is imported where a command runs, not with the module: `synth --help` declares the
@@ -55,7 +61,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Declare the arguments of ``synth generate`` on ``p``."""
-    p.add_argument("paths", nargs="*", metavar="PATH", help="document files or folders")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="document files or folders, or http(s) URLs of pages or sitemaps",
+    )
+    add_chroma_flag(p)
     p.add_argument(
         "-o",
         "--output",
@@ -110,6 +122,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _add_output_flags(p: argparse.ArgumentParser) -> None:
     """Where the ingest runs (``--ray``); how the run shows what it did: JSON, one line, HTML."""
     add_ray_flag(p)
+    add_web_flags(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     p.add_argument("--quiet", action="store_true", help="no progress display; print one line")
     p.add_argument(
@@ -197,6 +210,10 @@ def run(args: argparse.Namespace) -> int:
     check_tool_flags(args)
     config = pipeline_from_args(args)
     output = Path(config.output or DEFAULT_OUTPUT)
+    if chroma_source(args) is not None and (args.plan or getattr(args, "conversational", False)):
+        raise ConfigError(
+            "--from-chroma makes single-turn goldens; drop --plan and --conversational"
+        )
     if args.plan:
         return _run(args, config, output)
     # before the first request: the output can be written, and no other run is writing it
@@ -222,7 +239,7 @@ def _run(args: argparse.Namespace, config: PipelineConfig, output: Path) -> int:
     if config.model is None and default_model_spec(config.base_url) is None:
         for line in NO_MODEL_LINES:
             print(line, file=sys.stderr)
-        if getattr(args, "tools", None) is not None:
+        if getattr(args, "tools", None) is not None or chroma_source(args) is not None:
             return EXIT_ERROR
         print("What the run would do (--plan):", file=sys.stderr, flush=True)
         plan = _synthesizer(config, args).plan_from_docs(args.paths, num_goldens=config.num_goldens)
@@ -358,7 +375,10 @@ def _synthesizer(config: PipelineConfig, args: argparse.Namespace) -> Synthesize
     from synth.pipeline import Synthesizer
 
     return Synthesizer.from_pipeline(
-        config, run_dir=args.run_dir, absolute_paths=True if args.absolute else None
+        config,
+        run_dir=args.run_dir,
+        absolute_paths=True if args.absolute else None,
+        web=web_from_args(args),
     )
 
 

@@ -17,6 +17,8 @@ the ``hf`` folder, its card and the shards it pushes.
   is what the published golden's ``source_files`` are, and it is dropped. A golden without it
   (made before, or elsewhere) keeps each relative path that stays inside the working folder, and
   keeps only the file name of a path that is absolute or climbs out of it with ``..``.
+- A web page's source is its public URL (what the user asked to read): kept as it is, without a
+  user name or password should one be there.
 """
 
 from __future__ import annotations
@@ -48,10 +50,19 @@ def public_metadata(value: Any) -> Any:
 def public_source(path: str) -> str:
     """A source path as it may be published: a relative path inside the working folder as it is
     (``./`` dropped), the file name alone of one that is absolute or climbs out with ``..``."""
+    if path.lower().startswith(("http://", "https://")):  # a web page: its public URL
+        return _without_userinfo(path)
     text = path.replace("\\", "/")
     if text.startswith("/") or _DRIVE.match(text) or ".." in text.split("/"):
         return posixpath.basename(text.rstrip("/")) or text
     return posixpath.normpath(text) if text else text
+
+
+def _without_userinfo(url: str) -> str:
+    """``url`` without a user name or password (a page's source name never carries one)."""
+    scheme, _, rest = url.partition("://")
+    host, slash, tail = rest.partition("/")
+    return f"{scheme}://{host.rpartition('@')[2]}{slash}{tail}"
 
 
 def corpus_files(golden: Golden) -> list[str]:

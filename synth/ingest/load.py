@@ -24,6 +24,7 @@ from synth.ingest._walk import Candidate, walk
 from synth.ingest.chunking import ChunkingConfig, iter_chunks
 from synth.ingest.registry import Loader, resolve_loaders
 from synth.ingest.report import FileStatus, LoadedFile, LoadReport
+from synth.ingest.web import REDIRECTED_FROM, WebOptions, is_url, iter_pages
 
 logger = logging.getLogger("synth.ingest")
 
@@ -48,14 +49,17 @@ def load_documents(
     *,
     loaders: Mapping[str, Loader] | None = None,
     password: str | None = None,
+    web: WebOptions | None = None,
 ) -> LoadReport:
-    """Read every supported file under ``paths`` (files or folders, walked recursively).
+    """Read every supported file under ``paths`` (files or folders, walked recursively; http(s)
+    URLs are fetched, a sitemap standing for its pages: see :mod:`synth.ingest.web`).
 
     ``loaders`` maps extra suffixes to loaders for this call only (see ``register_loader``);
-    ``password`` opens encrypted PDFs. Never raises for a bad file: see ``LoadReport.files``.
+    ``password`` opens encrypted PDFs; ``web`` says how URLs are read. Never raises for a bad
+    file: see ``LoadReport.files``.
     """
     report = LoadReport()
-    for status, document in iter_load(paths, loaders=loaders, password=password):
+    for status, document in iter_load(paths, loaders=loaders, password=password, web=web):
         report.files.append(status)
         if document is not None:
             report.documents.append(document)
@@ -69,6 +73,7 @@ def iter_load(
     loaders: Mapping[str, Loader] | None = None,
     password: str | None = None,
     skip: SkipHook | None = None,
+    web: WebOptions | None = None,
 ) -> Iterator[LoadedFile]:
     """One ``LoadedFile`` per file met, in walk order; the streaming form of ``load_documents``.
 
@@ -76,7 +81,7 @@ def iter_load(
     returns a ``FileStatus``, that status is yielded (with no document) and the file is not read.
     Files flagged on the walk (hidden, unsupported, already loaded) never reach it.
     """
-    for item in iter_files(paths, loaders=loaders, password=password, skip=skip):
+    for item in iter_files(paths, loaders=loaders, password=password, skip=skip, web=web):
         yield item if isinstance(item, LoadedFile) else load_file(item)
 
 
@@ -86,14 +91,19 @@ def iter_files(
     loaders: Mapping[str, Loader] | None = None,
     password: str | None = None,
     skip: SkipHook | None = None,
+    web: WebOptions | None = None,
 ) -> Iterator[LoadedFile | FileToLoad]:
     """:func:`iter_load` before the reading: each file met, in walk order, as the
     ``LoadedFile`` already known of it (flagged on the walk, or answered by ``skip``) or as the
-    ``FileToLoad`` that :func:`load_file` reads (here, or in another process)."""
+    ``FileToLoad`` that :func:`load_file` reads (here, or in another process). The pages of the
+    URLs among ``paths`` come after the files, fetched as they are met (a page's mirror file is
+    what is read; ``web``'s ``state_dir`` holds them, ``.synth/web`` when it names none)."""
     table = resolve_loaders(loaders, password)
     seen_files: dict[Path, str] = {}
     seen_names: set[str] = set()
-    for candidate in walk(_as_path_list(paths)):
+    given = _as_path_list(paths)
+    urls = [str(path) for path in given if is_url(path)]
+    for candidate in walk([path for path in given if not is_url(path)]):
         if candidate.status is not None:
             yield _status_only(candidate, candidate.status, candidate.reason)
             continue
@@ -114,6 +124,21 @@ def iter_files(
                 yield LoadedFile(answer, None)
                 continue
         yield FileToLoad(candidate.file, display, suffix, loader)
+    if urls:
+        yield from _pages(urls, web or WebOptions(), seen_names, skip)
+
+
+def _pages(
+    urls: list[str], web: WebOptions, seen: set[str], skip: SkipHook | None
+) -> Iterator[LoadedFile | FileToLoad]:
+    """The pages of ``urls`` as files to load (their mirror files), ``skip`` asked of each."""
+    for page in iter_pages(urls, web.in_folder(Path(".synth") / "web"), seen):
+        if isinstance(page, LoadedFile):
+            yield page
+            continue
+        item = FileToLoad(page.file, page.name, ".html", page.reader)
+        answer = skip(item) if skip is not None else None
+        yield LoadedFile(answer, None) if answer is not None else item
 
 
 def load_file(item: FileToLoad) -> LoadedFile:
@@ -188,6 +213,8 @@ def _note(metadata: Mapping[str, object]) -> str:
     failed = metadata.get("pages_failed")
     if failed:
         notes.append(f"text extraction failed on {failed} pages")
+    if metadata.get(REDIRECTED_FROM):
+        notes.append(f"redirected from {metadata[REDIRECTED_FROM]}")
     return "; ".join(notes)
 
 

@@ -41,12 +41,18 @@ def fingerprint_paths(paths: list[str]) -> list[list[str]]:
     """``[path as given, file under it, sha256 of its bytes]`` for every file under ``paths``.
 
     Hidden files and folders are left out, as ingestion leaves them out. A path that does not exist
-    is listed with ``"missing"`` (ingestion reports it).
+    is listed with ``"missing"`` (ingestion reports it). A URL is listed as ``"url"``: its pages
+    are not fetched to name the run, so the same command replays a finished web run (``synth
+    update`` follows the pages as they change).
     """
+    from synth.ingest.web import is_url
+
     rows: list[list[str]] = []
     for given in paths:
         root = Path(given)
-        if root.is_file():
+        if is_url(given):
+            rows.append([given, "", "url"])
+        elif root.is_file():
             rows.append([given, "", _file_digest(root)])
         elif root.is_dir():
             for file in sorted(_walk(root)):

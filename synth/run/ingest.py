@@ -15,8 +15,10 @@ from synth.run.manifest import stage_row
 
 if TYPE_CHECKING:
     from synth.ingest import ChunkingConfig
+    from synth.ingest.web import WebOptions
     from synth.run.session import RunSession
     from synth.store import ChunkStore
+    from synth.store._reads import Reads
     from synth.store.embedder import Embedder
     from synth.store.ingest_run import IngestReport, PendingIngest
 
@@ -29,6 +31,8 @@ def ingest_for_run(
     store_path: str | os.PathLike[str],
     store_url: str | None = None,
     ray: str | bool | None = None,
+    web: WebOptions | None = None,
+    reads: Reads | None = None,
 ) -> tuple[ChunkStore, PendingIngest, list[Chunk]]:
     """Load, chunk (``config``'s chunk size, overlap and encoding), embed and store the files
     under ``paths``; return the open store, the ingest under way (a
@@ -39,15 +43,18 @@ def ingest_for_run(
     critic's). Call ``finish()`` on the ingest before reading the store (and before closing it).
     When no file could be read, one ConfigError line says why for each file (the first few).
     ``ray`` (an address, or True for a Ray started for the run) reads, chunks and embeds the
-    files as Ray tasks (:mod:`synth.store.ray_ingest`); this process stores them."""
+    files as Ray tasks (:mod:`synth.store.ray_ingest`); this process stores them. ``web`` says
+    how URLs among ``paths`` are fetched (:mod:`synth.ingest.web`). ``reads`` reads something
+    else than the files under ``paths`` (the user's documents: :mod:`synth.run.given`)."""
     from synth.store import ChunkStore
-    from synth.store._reads import Reads, read_here
+    from synth.store._reads import read_here
     from synth.store.ingest_run import start_ingest
 
     chunking = chunking_of(config)
-    reads: Reads = read_here  # read and chunked in this process, file by file
     store_embedder = embedder
-    if ray:
+    if reads is None:
+        reads = read_here  # read and chunked in this process, file by file
+    if ray and reads is read_here:
         from synth.store.ray_ingest import RayReads
 
         reads = RayReads(ray, embedder)
@@ -62,7 +69,9 @@ def ingest_for_run(
         # into a new store, a remote embedder's writes are held as well: its vectors are then
         # handed to the run as soon as they come back, before Chroma stores them
         hold = not embedder.remote or store.new
-        pending = start_ingest(paths, store, keep_chunks=True, hold_writes=hold, reads=reads)
+        pending = start_ingest(
+            paths, store, keep_chunks=True, hold_writes=hold, reads=reads, web=web
+        )
         if not pending.report.any_read:
             raise ConfigError(nothing_read(paths, pending.report.files))
         chunks = chunks_of_run(pending, store)

@@ -11,6 +11,7 @@ from synth.contexts.context import context_id
 from synth.contexts.feed import Candidate
 from synth.data import Context, Golden
 from synth.errors import ConfigError
+from synth.ingest.web import is_url
 
 #: inputs asked for per request when generating from scratch
 SCRATCH_BATCH = 5
@@ -36,13 +37,14 @@ def context_from_texts(
 
 
 def as_paths(value: Any) -> list[str]:
-    """One path or several, as a non-empty list of strings naming files or folders that exist."""
+    """One path or several, as a non-empty list of strings naming files or folders that exist, or
+    http(s) URLs (pages or sitemaps, fetched by the ingest)."""
     if isinstance(value, str | os.PathLike):
         value = [value]
     paths = [os.fspath(p) for p in value]
     if not paths:
         raise ConfigError("generate_goldens_from_docs needs at least one file or folder")
-    missing = [p for p in paths if not os.path.exists(p)]
+    missing = [p for p in paths if not os.path.exists(p) and not is_url(p)]
     if missing:
         raise ConfigError(
             f"no document could be read: no such file or folder: {', '.join(missing)}"

@@ -33,7 +33,10 @@ def source_locations(paths: Sequence[str], *, absolute: bool = False) -> dict[st
         locations[found.path] = _location(found.file, absolute)
         return FileStatus(path=found.path, status="skipped")
 
-    for _ in iter_load(paths, skip=note):
+    from synth.ingest.web import is_url
+
+    # a page is named by its URL, which opens from anywhere: no location to find, no fetch
+    for _ in iter_load([p for p in paths if not is_url(p)], skip=note):
         pass
     return locations
 

@@ -205,8 +205,46 @@ def _check_collection(collection: Any, name: str, embedder: str) -> None:
         )
 
 
+#: records per page when reading another program's collection
+RECORDS_PER_READ = 1000
+
+
+def read_records(
+    path: Path | None, url: str | None, name: str
+) -> Iterator[tuple[list[str], list[Any], list[Any], list[Any]]]:
+    """Every record of the collection ``name`` (made by any program), a page at a time:
+    ``(ids, documents, metadatas, embeddings)``. Opened with no embedding function, so nothing
+    is ever embedded by Chroma's default one; StoreError when it cannot be opened or read."""
+    client = connect(path, url)
+    try:
+        with chroma_errors(f"open the collection {name!r}", path):
+            collection = client.get_collection(name, embedding_function=None)
+        offset = 0
+        while True:
+            with chroma_errors(f"read the collection {name!r}", path):
+                answer = collection.get(
+                    include=["documents", "metadatas", "embeddings"],
+                    limit=RECORDS_PER_READ,
+                    offset=offset,
+                )
+            ids = list(answer["ids"])
+            if ids:
+                yield (
+                    ids,
+                    list(answer.get("documents") or [None] * len(ids)),
+                    list(answer.get("metadatas") or [None] * len(ids)),
+                    list(answer["embeddings"] if answer.get("embeddings") is not None else []),
+                )
+            if len(ids) < RECORDS_PER_READ:
+                return
+            offset += len(ids)
+    finally:
+        close_client(client)
+
+
 __all__ = [
     "OPENING_LOCK",
+    "RECORDS_PER_READ",
     "chroma_errors",
     "close_client",
     "connect",
@@ -214,5 +252,6 @@ __all__ = [
     "open_collection",
     "opening",
     "parse_url",
+    "read_records",
     "with_scheme",
 ]

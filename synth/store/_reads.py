@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from synth.data import Chunk
@@ -23,6 +24,7 @@ from synth.ingest import (
     iter_files,
     load_file,
 )
+from synth.ingest.web import WEB_FOLDER, WebOptions
 
 if TYPE_CHECKING:
     from synth.store.chroma import ChunkStore
@@ -46,7 +48,15 @@ class Reads(Protocol):
         *,
         password: str | None,
         skip: SkipHook,
+        web: WebOptions | None = None,
     ) -> Iterator[FileRead]: ...
+
+
+def web_options(web: WebOptions | None, store: ChunkStore) -> WebOptions:
+    """``web`` (or the defaults) with its crawl state in the store's folder (``web/`` there; a
+    store on a server: ``.synth/web``), unless it names its own."""
+    folder = store.path / WEB_FOLDER if store.path is not None else Path(".synth") / WEB_FOLDER
+    return (web or WebOptions()).in_folder(folder)
 
 
 def read_here(
@@ -55,10 +65,12 @@ def read_here(
     *,
     password: str | None,
     skip: SkipHook,
+    web: WebOptions | None = None,
 ) -> Iterator[FileRead]:
     """Read and chunk each file in this process, one at a time: a document is chunked as it is
-    consumed and let go before the next file is read."""
-    for item in iter_files(paths, password=password, skip=skip):
+    consumed and let go before the next file is read. URLs are fetched (see ``web_options``)."""
+    options = web_options(web, store)
+    for item in iter_files(paths, password=password, skip=skip, web=options):
         yield (
             FileRead(item.status)
             if isinstance(item, LoadedFile)
@@ -74,4 +86,4 @@ def read_one(item: FileToLoad, chunking: ChunkingConfig) -> FileRead:
     return FileRead(loaded.status, loaded.document.id, iter_chunks([loaded.document], chunking))
 
 
-__all__ = ["FileRead", "Reads", "read_here", "read_one"]
+__all__ = ["FileRead", "Reads", "read_here", "read_one", "web_options"]

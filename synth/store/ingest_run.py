@@ -20,6 +20,7 @@ from typing import Any
 from synth.data import Chunk
 from synth.errors import ConfigError
 from synth.ingest import ChunkingConfig, as_chunking_config
+from synth.ingest.web import WebOptions
 from synth.store._pending import PendingIngest
 from synth.store._reads import FileRead, Reads, read_here
 from synth.store._reingest import FileMemory
@@ -49,6 +50,7 @@ def ingest_documents(
     password: str | None = None,
     on_file: Callable[[IngestedFile], None] | None = None,
     ray: str | bool | None = None,
+    web: WebOptions | None = None,
 ) -> IngestReport:
     """Load, chunk, embed and store the files under ``paths``; return what happened to each.
 
@@ -56,7 +58,9 @@ def ingest_documents(
     the default), ``chunking``, and ``store_path``/``store_url``. ``password`` opens encrypted
     PDFs. ``on_file`` is called with each file's row as soon as that file is done. ``ray`` (a
     cluster address, or True for a Ray started for this call) reads, chunks and embeds the files
-    as Ray tasks, this process storing them (see :mod:`synth.store.ray_ingest`).
+    as Ray tasks, this process storing them (see :mod:`synth.store.ray_ingest`). ``web`` says
+    how the URLs among ``paths`` are read (:mod:`synth.ingest.web`; their crawl state is kept in
+    the store's folder).
     """
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
@@ -67,7 +71,7 @@ def ingest_documents(
         if ray:
             raise ConfigError("ingest with ray opens its own store: give store_path or store_url")
         _check_matches(store, embedder, chunking)
-        return _ingest(paths, store, password, on_file)
+        return _ingest(paths, store, password, on_file, web=web)
     made = make_embedder(embedder)
     reads: Reads = read_here
     store_embedder: Embedder = made
@@ -80,7 +84,7 @@ def ingest_documents(
         with ChunkStore(
             store_embedder, path=store_path, url=store_url, chunking=chunking
         ) as opened:
-            return _ingest(paths, opened, password, on_file, reads)
+            return _ingest(paths, opened, password, on_file, reads, web)
     finally:
         if made is not embedder:  # made here from a spec
             made.close()
@@ -112,6 +116,7 @@ def start_ingest(
     keep_chunks: bool = False,
     hold_writes: bool = False,
     reads: Reads = read_here,
+    web: WebOptions | None = None,
 ) -> PendingIngest:
     """Read and chunk every file under ``paths`` into ``store``; return as soon as the last file
     is chunked, its writes (embedding, storing) still running in the background: call
@@ -123,7 +128,7 @@ def start_ingest(
     ``reads`` reads the files (:func:`~synth.store._reads.read_here`: in this process)."""
     run = _Reading(store, keep_chunks=keep_chunks, hold_writes=hold_writes)
     try:
-        for read in reads(paths, store, password=password, skip=run.memory.skip):
+        for read in reads(paths, store, password=password, skip=run.memory.skip, web=web):
             row = run.read(read)
             del read  # the text is let go as soon as it is chunked, before the next file
             if on_file is not None:
@@ -275,8 +280,11 @@ def _ingest(
     password: str | None,
     on_file: Callable[[IngestedFile], None] | None,
     reads: Reads = read_here,
+    web: WebOptions | None = None,
 ) -> IngestReport:
-    return start_ingest(paths, store, password=password, on_file=on_file, reads=reads).finish()
+    return start_ingest(
+        paths, store, password=password, on_file=on_file, reads=reads, web=web
+    ).finish()
 
 
 def _queue(

@@ -36,7 +36,8 @@ from synth.ingest import (
     iter_files,
     read_chunked,
 )
-from synth.store._reads import FileRead
+from synth.ingest.web import WebOptions
+from synth.store._reads import FileRead, web_options
 from synth.store._served import ServedEmbedder
 from synth.store.embedder import Embedder
 from synth.store.embedders import make_embedder
@@ -83,11 +84,13 @@ class RayReads:
         *,
         password: str | None,
         skip: SkipHook,
+        web: WebOptions | None = None,
     ) -> Iterator[FileRead]:
         ray = _import_ray()
         started = connect(ray, self.address)
+        options = web_options(web, store)  # pages are fetched here, their mirror files read there
         try:
-            yield from self._reads(ray, paths, store.chunking, password, skip)
+            yield from self._reads(ray, paths, store.chunking, password, skip, options)
         finally:
             if started:
                 ray.shutdown()
@@ -99,13 +102,14 @@ class RayReads:
         chunking: ChunkingConfig,
         password: str | None,
         skip: SkipHook,
+        web: WebOptions | None = None,
     ) -> Iterator[FileRead]:
         resources = ray.cluster_resources()
         task = ray.remote(read_file).options(**task_resources(resources, self._spec))
         spec = ray.put(self._spec)  # once, not with every file
         window = FILES_PER_CPU * max(1, int(resources.get("CPU", 1)))
         waiting: deque[Any] = deque()  # LoadedFile (nothing to read) or a task's ObjectRef
-        for item in iter_files(paths, password=password, skip=skip):
+        for item in iter_files(paths, password=password, skip=skip, web=web):
             if isinstance(item, LoadedFile):
                 waiting.append(item)
             else:
