@@ -544,6 +544,8 @@ def test_usage_counts_each_event_exactly_and_reads_them_back_every_way() -> None
         "requests": 0,
         "input_tokens": 0,
         "output_tokens": 0,
+        "cached_input_tokens": 0,
+        "cache_write_tokens": 0,
         "retries": {"server": 2},
         "failures": {},
     }
@@ -555,6 +557,8 @@ def test_usage_counts_each_event_exactly_and_reads_them_back_every_way() -> None
         "requests": 3,
         "input_tokens": 10,
         "output_tokens": 0,
+        "cached_input_tokens": 0,
+        "cache_write_tokens": 0,
         "retries": {"server": 2},
         "failures": {"timeout": 1},
     }

@@ -229,11 +229,13 @@ class OpenAIModel(SDKModel):
         if refusal:
             finish, extra["refusal"] = "content_filter", refusal
         usage = getattr(response, "usage", None)
+        details = getattr(usage, "prompt_tokens_details", None)
         return Completion(
             text=text,
             model=getattr(response, "model", None) or self.model,
             input_tokens=getattr(usage, "prompt_tokens", None),
             output_tokens=getattr(usage, "completion_tokens", None),
+            cached_input_tokens=getattr(details, "cached_tokens", None),
             finish_reason=finish,
             extra=extra,
         )

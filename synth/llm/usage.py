@@ -36,6 +36,9 @@ class UsageCounts:
     requests: int = 0  # requests sent to the provider, every attempt included
     input_tokens: int = 0  # of every reply received from the provider (never of cached ones)
     output_tokens: int = 0
+    # of input_tokens: served from the provider's prompt cache (cheaper), written to it (Anthropic)
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
     retries: dict[str, int] = field(default_factory=dict)  # by kind: rate_limit, server, ...
     failures: dict[str, int] = field(default_factory=dict)  # calls that raised, by error kind
 
@@ -87,6 +90,8 @@ class Usage:
         requests: int = 0,
         input_tokens: int | None = 0,
         output_tokens: int | None = 0,
+        cached_input_tokens: int | None = 0,
+        cache_write_tokens: int | None = 0,
         retry: str | None = None,
         failure: str | None = None,
     ) -> None:
@@ -100,6 +105,8 @@ class Usage:
             counts.requests += requests
             counts.input_tokens += input_tokens or 0
             counts.output_tokens += output_tokens or 0
+            counts.cached_input_tokens += cached_input_tokens or 0
+            counts.cache_write_tokens += cache_write_tokens or 0
             if retry:
                 counts.retries[retry] = counts.retries.get(retry, 0) + 1
             if failure:
@@ -225,6 +232,8 @@ class MeterModel(WrapperModel):
             requests=sent - 1,
             input_tokens=completion.input_tokens,
             output_tokens=completion.output_tokens,
+            cached_input_tokens=completion.cached_input_tokens,
+            cache_write_tokens=completion.cache_write_tokens,
         )
         if sent != 1:  # counted here; not stored with the reply, where a cache would keep it
             extra = {k: v for k, v in completion.extra.items() if k != REQUESTS_SENT}

@@ -2,8 +2,9 @@
 
 Item counts come from the stage outputs of the candidates the run used (so they add up: each
 stage's ``items_in`` is ``items_out`` plus the drops, and feeds the next stage). Requests, cached
-responses, retries, failures, tokens and cost come from the models' usage, summed over every
-session of the run (a resumed run adds a session).
+responses, retries, failures, tokens (and of the input tokens, those the provider served from its
+prompt cache, ``cached_input_tokens``, or wrote to it, ``cache_write_tokens``) and cost come from
+the models' usage, summed over every session of the run (a resumed run adds a session).
 
 Retries are also split by kind, for chat requests and for embedding requests apart: each stage row
 and the totals carry ``retries_by_kind`` = ``{"chat": {kind: n}, "embeddings": {kind: n}}``, the
@@ -46,6 +47,8 @@ USAGE_FIELDS = (
     "retries",
     "failures",
     "input_tokens",
+    "cached_input_tokens",  # of input_tokens, served from the provider's prompt cache
+    "cache_write_tokens",  # of input_tokens, written to it (Anthropic's, billed dearer)
     "output_tokens",
     "cost_usd",
 )
@@ -96,6 +99,8 @@ def usage_by_stage(usages: Iterable[Usage]) -> dict[str, dict[str, float]]:
             row["failures"] += counts.total_failures
             row["input_tokens"] += counts.input_tokens
             row["output_tokens"] += counts.output_tokens
+            row["cached_input_tokens"] += counts.cached_input_tokens
+            row["cache_write_tokens"] += counts.cache_write_tokens
             row["cost_usd"] += costs.get(label, 0.0)
     return rows
 
