@@ -107,3 +107,16 @@ def test_replies_with_rate_headers_pace_the_run_and_are_not_kept_with_the_reply(
     assert limiter.concurrency()["paced_by_provider"] is True
     assert limiter._requests is not None and limiter._requests.limit == 1000
     assert all("rate_limits" not in reply.extra for reply in replies)  # type: ignore[attr-defined]
+
+
+def test_what_the_provider_saw_expires_in_its_turn_among_the_windows_requests() -> None:
+    limiter = RateLimiter(8, rpm=100, window=60, clock=lambda: 0.0)
+    window = limiter._requests
+    assert window is not None
+    window.try_acquire(50, 0.0)  # sent at 0, expires at 60
+    window.try_acquire(20, 30.0)  # sent at 30, expires at 90
+    # at 40 the provider counts 80: 10 unseen, until its reset 40 s later (at 80)
+    limiter.observe(RateLimits(requests=Budget(100, 20, 40.0)), now=40.0)
+    assert window.left(40.0) == 20
+    assert window.left(60.0) == 70  # the first 50 leave at 60, though the 10 are still counted
+    assert window.left(80.0) == 80 and window.left(90.0) == 100

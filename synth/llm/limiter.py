@@ -189,8 +189,11 @@ class _Window:
             if unseen < 1:
                 return
             ends = now + (reset_s if reset_s is not None else self.window)
-            # an entry dated so that it expires at the provider's reset
-            self._log.appendleft([min(now, ends - self.window), unseen])
+            # an entry dated so that it expires at the provider's reset, in its place in the log
+            # (oldest first: expiry and the wait both read it in order)
+            dated = min(now, ends - self.window)
+            at = next((i for i, e in enumerate(self._log) if e[0] > dated), len(self._log))
+            self._log.insert(at, [dated, unseen])
             self._used += unseen
 
     def adjust(self, entry: list[float], amount: float) -> None:
