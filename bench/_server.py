@@ -33,6 +33,8 @@ class ServerOptions:
     faults: dict[str, float] = field(default_factory=dict)
     rpm: int | None = None
     rpm_window: float = 60.0
+    tpm: int | None = None  # prompt tokens (words) per rpm_window above which 429
+    rate_headers: bool = False  # x-ratelimit-* headers with every reply and rate 429
     max_in_flight: int | None = None  # 429 at once above this many requests being served
     workers: int | None = None  # served at once; the others queue
     replies: str | None = None  # module:function answering chat requests
@@ -54,6 +56,10 @@ class ServerOptions:
             out += ["--fault", f"{kind}={rate}"]
         if self.rpm is not None:
             out += ["--rpm", str(self.rpm), "--rpm-window", str(self.rpm_window)]
+        if self.tpm is not None:
+            out += ["--tpm", str(self.tpm), "--rpm-window", str(self.rpm_window)]
+        if self.rate_headers:
+            out.append("--rate-headers")
         if self.max_in_flight is not None:
             out += ["--max-in-flight", str(self.max_in_flight)]
         if self.workers is not None:
@@ -82,6 +88,10 @@ class ServerOptions:
         parts += [f"{kind} {rate:.0%}" for kind, rate in self.faults.items()]
         if self.rpm is not None:
             parts.append(f"{self.rpm} requests per {self.rpm_window:g} s")
+        if self.tpm is not None:
+            parts.append(f"{self.tpm} prompt tokens per {self.rpm_window:g} s")
+        if self.rate_headers:
+            parts.append("x-ratelimit-* headers")
         if self.max_in_flight is not None:
             parts.append(f"429 above {self.max_in_flight} in flight")
         if self.workers is not None:

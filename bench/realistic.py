@@ -21,7 +21,9 @@ phase, after the last answer), goldens, requests, prompt / cached / completion t
 golden at gpt-4.1-mini list prices (both tools' chat tokens, whatever model they name; embeddings
 at text-embedding-3-small's), and for generation the chain floor: one golden's dependent chat
 requests (``bench/generate.py``'s ``chain_of``) times the mean time the server took to answer a
-chat request in that run, plus the embeddings' 0.2 s.
+chat request in that run, plus the embeddings' 0.2 s; and the run's own account from its
+manifest's ``timeline`` (``run_*``: its request phase, and the chain floor of each stage's mean
+latency, filter and evolve side by side).
 
     python bench/realistic.py --out bench-results/realistic.json
     python bench/realistic.py --deepeval-python /tmp/deepeval-venv/bin/python --out r.json
@@ -93,14 +95,55 @@ def synth_generate(corpus: Path, work: Path, goldens: int) -> dict[str, Any]:
     chain = chain_of(manifest, row["embeddings"])
     embeddings = chain.pop("embeddings", 0)
     floor = sum(chain.values()) * mean_chat_seconds(log) + embeddings * HOSTED.embedding_latency
+    # the run's own account (its manifest's timeline): request phase over the chain floor of
+    # each stage's mean latency, in the process's clock
+    timeline = manifest.get("timeline") or {}
     return {
         "delivered": manifest.get("goldens"),
         "level": (manifest.get("concurrency") or {}).get("peak_level"),
+        "run_to_first_request_s": timeline.get("to_first_request_s"),
+        "run_requests_s": timeline.get("requests_s"),
+        "run_chain_floor_s": timeline.get("chain_floor_s"),
+        "run_requests_over_floor": timeline.get("requests_over_floor"),
+        "timeline": timeline.get("stages"),
+        "speculation": speculation(manifest),
         "chain": sum(chain.values()) + embeddings,
         "chain_floor_s": round(floor, 2),
         "requests_over_floor": round(row["requests_s"] / floor, 2) if floor else None,
         **row,
     }
+
+
+def speculation(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The requests the run made speculatively and threw away, from its manifest's stage notes:
+    evolutions run beside the filter for inputs it then dropped or rewrote (``ahead_wasted``,
+    ``ahead_redone``: ``synth.run.ahead``), and inputs asked for contexts guessed before the
+    critic's verdicts that no candidate used (``inputs_asked_ahead`` less ``asked_ahead_used``:
+    ``synth.contexts.guess``), each priced at its stage's mean tokens per request."""
+    stages = {row["stage"]: row for row in manifest.get("stages") or []}
+
+    def per_request(stage: str) -> tuple[float, float]:
+        row = stages.get(stage) or {}
+        n = max(1, row.get("requests", 0))
+        return row.get("input_tokens", 0) / n, row.get("output_tokens", 0) / n
+
+    evolve = (stages.get("evolve") or {}).get("notes") or {}
+    group = (stages.get("group") or {}).get("notes") or {}
+    wasted = {
+        "evolve_ahead": evolve.get("ahead_wasted", 0) + evolve.get("ahead_redone", 0),
+        "inputs_guessed": max(
+            0, group.get("inputs_asked_ahead", 0) - group.get("asked_ahead_used", 0)
+        ),
+    }
+    out: dict[str, Any] = {}
+    for name, requests in wasted.items():
+        tokens_in, tokens_out = per_request("evolve" if name == "evolve_ahead" else "inputs")
+        dollars = (
+            requests * tokens_in * PRICES["input"] + requests * tokens_out * PRICES["output"]
+        ) / 1e6
+        out[name] = {"requests": requests, "prompt_tokens": round(requests * tokens_in),
+                     "completion_tokens": round(requests * tokens_out), "dollars": round(dollars, 5)}  # fmt: skip
+    return out
 
 
 def finish(row: dict[str, Any], goldens: int | None) -> dict[str, Any]:
@@ -147,6 +190,9 @@ COLUMNS = [
     "s_per_golden",
     "chain_floor_s",
     "requests_over_floor",
+    "run_requests_s",
+    "run_chain_floor_s",
+    "run_requests_over_floor",
 ]
 
 

@@ -33,6 +33,8 @@ SDK errors are translated inside their adapter and nowhere else. A warning is gi
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class SynthError(Exception):
     """Base class of every error raised by synth."""
@@ -99,9 +101,13 @@ class BadRequestError(ModelError):
 class RateLimitError(ModelError):
     kind = "rate_limit"
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, retry_after: float | None = None, rate_limits: Any = None
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        #: the budgets the 429's headers stated (synth.llm._rate_headers.RateLimits), if any
+        self.rate_limits = rate_limits
 
 
 class ServerError(ModelError):

@@ -14,7 +14,9 @@ What a chat request is answered with (first match wins):
 
 1. a fault taken from ``sequence`` (one entry per chat request, ``None`` = no fault), else a fault
    drawn at random from ``faults`` (``{kind: probability}``), else a 429 when more than ``rpm``
-   requests arrived within ``rpm_window`` seconds; before all of these, a 429 at once (no
+   requests arrived within ``rpm_window`` seconds, or more than ``tpm`` tokens within it (a
+   request's prompt tokens, words plus 4 a message, counted when it arrives, and its completion
+   tokens once answered, as a provider counts both); before all of these, a 429 at once (no
    latency) when ``max_in_flight`` requests are being served already, as a provider's concurrency
    limit answers. ``workers=N`` serves at most N requests at a time and queues the others, as a
    small local server does: the latency grows with the queue;
@@ -47,6 +49,11 @@ To behave like a hosted model: ``latency=(0.9, 2.1)`` (1.5 s with 40% jitter),
 ``token_latency=0.01`` (10 ms a completion token, waited after the reply is written) and
 ``prompt_cache=True`` (:class:`PromptCache`: usage counted with tiktoken, and a repeated prompt
 prefix of 1,024 tokens or more reported as ``prompt_tokens_details.cached_tokens``).
+
+``rate_headers=True`` sends OpenAI's ``x-ratelimit-limit/remaining/reset-requests`` (and
+``-tokens`` with ``tpm``) with every chat reply and every ``rpm_limit`` 429, the limits stated
+per ``rpm_window`` (per minute at its default), the reset as the time until the oldest counted
+request leaves the window.
 
 Every request is logged (:attr:`FakeOpenAI.requests`): its body, headers, outcome and status, with
 the peak number of requests in flight. ``log_path=`` also appends one JSON line per request to a
@@ -584,6 +591,8 @@ class FakeOpenAI:
         fault_endpoints: Iterable[str] = ("chat",),
         rpm: int | None = None,
         rpm_window: float = 60.0,
+        tpm: int | None = None,
+        rate_headers: bool = False,
         max_in_flight: int | None = None,
         workers: int | None = None,
         retry_after: float | None = 0.01,
@@ -622,6 +631,9 @@ class FakeOpenAI:
         self.fault_endpoints = set(fault_endpoints)
         self.rpm = rpm
         self.rpm_window = rpm_window
+        self.tpm = tpm
+        self.rate_headers = rate_headers
+        self._spent: deque[list[float]] = deque()  # [accepted at, tokens] for tpm
         self.max_in_flight = max_in_flight
         self._serving = 0  # admitted under max_in_flight, not yet answered
         self.workers = workers
@@ -774,6 +786,7 @@ class FakeOpenAI:
         with self._lock:
             self._log.clear()
             self._accepted.clear()
+            self._spent.clear()
             self.peak_in_flight = self._in_flight
 
     # -- decisions (called by the handler)
@@ -799,7 +812,27 @@ class FakeOpenAI:
                 with open(self.log_path, "a", encoding="utf-8") as fh:
                     fh.write(json.dumps(row) + "\n")
 
-    def _choose_fault(self, kind: str) -> tuple[str | None, float | None]:
+    def limit_headers(self) -> dict[str, str]:
+        """OpenAI's rate-limit headers for the windows as they are now (``rate_headers``)."""
+        if not self.rate_headers:
+            return {}
+        now, out = time.monotonic(), {}
+        with self._lock:
+            for kind, limit, used, first in (
+                ("requests", self.rpm, len(self._accepted), self._accepted[0] if self._accepted else None),
+                ("tokens", self.tpm, sum(n for _, n in self._spent), self._spent[0][0] if self._spent else None),
+            ):  # fmt: skip
+                if limit is None:
+                    continue
+                reset = 0.0 if first is None else max(0.0, first + self.rpm_window - now)
+                out[f"x-ratelimit-limit-{kind}"] = str(limit)
+                out[f"x-ratelimit-remaining-{kind}"] = str(max(0, limit - used))
+                out[f"x-ratelimit-reset-{kind}"] = f"{reset:.3f}s"
+        return out
+
+    def _choose_fault(
+        self, kind: str, tokens: int = 0, spent: list[list[float]] | None = None
+    ) -> tuple[str | None, float | None]:
         """The fault for the next request, or ``("rpm_limit", wait)``, or ``(None, None)``."""
         with self._lock:
             fault: str | None = None
@@ -819,14 +852,29 @@ class FakeOpenAI:
                 fault = None
             if fault is not None:
                 return fault, None
+            now = time.monotonic()
+            if self.tpm is not None and kind == "chat":
+                while self._spent and now - self._spent[0][0] >= self.rpm_window:
+                    self._spent.popleft()
+                used = sum(n for _, n in self._spent)
+                if used + tokens > self.tpm and self._spent:
+                    return "rpm_limit", self._spent[0][0] + self.rpm_window - now
             if self.rpm is not None:
-                now = time.monotonic()
                 while self._accepted and now - self._accepted[0] >= self.rpm_window:
                     self._accepted.popleft()
                 if len(self._accepted) >= self.rpm:
                     return "rpm_limit", self._accepted[0] + self.rpm_window - now
                 self._accepted.append(now)
+            if self.tpm is not None and kind == "chat":
+                self._spent.append([now, tokens])
+                if spent is not None:  # the caller adds the completion tokens to it
+                    spent.append(self._spent[-1])
             return None, None
+
+    def _spend(self, entry: list[float], tokens: int) -> None:
+        """Add a reply's completion tokens to the tpm window entry of its request."""
+        with self._lock:
+            entry[1] += tokens
 
     def _admit(self) -> bool:
         """Whether a request is served under ``max_in_flight`` (then it counts until _leave)."""
@@ -1054,7 +1102,11 @@ class _Handler(BaseHTTPRequestHandler):
         self, entry: LoggedRequest, body: dict[str, Any]
     ) -> tuple[int | None, str, Any, dict[str, str]]:
         fake = self.fake
-        fault, wait = fake._choose_fault(entry.kind)
+        tokens = 0
+        if fake.tpm is not None and entry.kind == "chat":
+            tokens = sum(_word_count(t) + 4 for t in _message_texts(body))
+        spent: list[list[float]] = []
+        fault, wait = fake._choose_fault(entry.kind, tokens, spent)
         if fault == "hang":
             fake._closing.wait()
             self.close_connection = True
@@ -1076,7 +1128,7 @@ class _Handler(BaseHTTPRequestHandler):
             status, message, kind = _HTTP_ERRORS[fault]
             headers = {}
             if fault == "rpm_limit":
-                headers = _retry_headers(wait)
+                headers = {**_retry_headers(wait), **fake.limit_headers()}
             elif fault == "rate_limit":
                 headers = _retry_headers(fake.retry_after)
             if fake.echo_key:
@@ -1117,7 +1169,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.prompt_cache is not None:
             fake.prompt_cache.remember(remember)
         entry.usage = payload["usage"]
-        return 200, fault or "ok", payload, reply.headers
+        if spent:
+            fake._spend(spent[0], int(payload["usage"]["completion_tokens"]))
+        return 200, fault or "ok", payload, {**fake.limit_headers(), **reply.headers}
 
     def _completion(
         self, body: dict[str, Any], content: str, finish: str, usage: dict[str, int] | None
@@ -1210,6 +1264,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rpm", type=int, help="requests per window above which 429 is returned")
     parser.add_argument("--rpm-window", type=float, default=60.0)
+    parser.add_argument("--tpm", type=int, help="prompt tokens per window above which 429")
+    parser.add_argument("--rate-headers", action="store_true", help="send x-ratelimit-* headers")
     parser.add_argument(
         "--max-in-flight", type=int, help="requests served at once above which 429 is returned"
     )
@@ -1254,6 +1310,8 @@ def main(argv: list[str] | None = None) -> int:
         sequence=sequence,
         rpm=args.rpm,
         rpm_window=args.rpm_window,
+        tpm=args.tpm,
+        rate_headers=args.rate_headers,
         max_in_flight=args.max_in_flight,
         workers=args.workers,
         retry_after=args.retry_after,

@@ -66,13 +66,18 @@ def test_n_jobs_pins_the_calls_in_flight(answered: Path, capsys) -> None:
 
 
 def test_a_judge_server_that_refuses_is_found_without_n_jobs(answered: Path, capsys) -> None:
-    """A server that refuses more than 6 calls at once: the level comes down, every call ends."""
+    """A server that refuses more than 6 calls at once: the level comes down, every call ends.
+    The first round trip, a generation run's start, is refused beyond the 6 (a 429 costs no
+    tokens), and each halving of the level that follows less: fewer than twice the start in all,
+    then none."""
+    from synth.run.models import RUN_START
+
     with FakeOpenAI(reply=judge_reply, latency=0.05, max_in_flight=6, retry_after=0.01) as server:
         assert _evaluate(server) == 0, capsys.readouterr().err
         outcomes = server.outcomes()
         assert outcomes["ok"] == 120
         refused = outcomes.get("concurrency_limit", 0)
-        assert refused <= 12  # 10%: the first round trips find it
+        assert refused < 2 * RUN_START
 
 
 def test_a_user_function_runs_at_most_n_at_once() -> None:
@@ -117,3 +122,17 @@ def test_an_async_user_function_stays_async_and_bounded() -> None:
 
     assert asyncio.run(main()) == list(range(10))
     assert 1 <= peak[0] <= 2
+
+
+def test_judge_calls_start_where_a_generation_run_does(answered: Path, capsys) -> None:
+    """The first round trip sends a generation run's start, not the bare limiter's 8: every
+    request counted here went out before the server had answered any."""
+    from synth.cli._judging import judge_limiter
+    from synth.run.models import RUN_START
+
+    assert judge_limiter().concurrency()["start"] == RUN_START
+    with FakeOpenAI(reply=judge_reply, latency=1.0) as server:
+        assert _evaluate(server) == 0, capsys.readouterr().err
+        log = server.requests
+        first_answer = min(r.finished for r in log if r.finished is not None)
+        assert sum(1 for r in log if r.started < first_answer) >= RUN_START

@@ -19,6 +19,7 @@ from synth.llm._aimd import (
     BASELINE_REPLIES,
     GROWTH,
     QUICK_SLACK,
+    RATE_WAIT,
     SLOW_IN_A_ROW,
     START,
     ConcurrencyControl,
@@ -65,20 +66,49 @@ def test_a_429_cuts_the_level_once_per_round_trip() -> None:
     assert control.report()["signals"] == {"rate_limit": 11, "timeout": 1}
 
 
-def test_after_a_cut_the_level_grows_by_one_per_round_trip() -> None:
+def test_after_a_cut_the_level_grows_back_by_one_per_reply_then_one_per_round_trip() -> None:
     control = ConcurrencyControl(ceiling=256, start=20)
-    control.on_congestion("rate_limit", control.epoch)
+    control.on_congestion("rate_limit", control.epoch, wait=RATE_WAIT)  # a window's 429
+    assert control.level == 10
+    for expected in range(11, 19):  # fast recovery: one per reply, up to 90% of the 20 cut from
+        control.on_reply(None, 0.5)
+        assert control.level == expected
+    for _ in range(17):  # then one per round trip: 18 replies at 18
+        control.on_reply(None, 0.5)
+    assert control.level == 18
+    control.on_reply(None, 0.5)
+    assert control.level == 19
+    for _ in range(18):  # the next round trip is 19 replies long, counted from the growth
+        control.on_reply(None, 0.5)
+    assert control.level == 19
+    control.on_reply(None, 0.5)
+    assert control.level == 20
+
+
+def test_a_second_cut_recovers_toward_the_level_it_cut_from() -> None:
+    control = ConcurrencyControl(ceiling=256, start=40)
+    control.on_congestion("rate_limit", control.epoch, wait=5.0)  # 40 -> 20, back up to 36
+    for _ in range(6):
+        control.on_reply(None, 0.5)
+    assert control.level == 26
+    control.on_congestion("rate_limit", control.epoch, wait=5.0)  # 26 -> 13, back up to 23 only
+    for _ in range(10):
+        control.on_reply(None, 0.5)
+    assert control.level == 23
+    for _ in range(23):  # then one round trip of 23 replies
+        control.on_reply(None, 0.5)
+    assert control.level == 24
+
+
+def test_after_a_cut_by_a_429_that_says_not_to_wait_the_level_grows_by_one_per_round_trip() -> None:
+    control = ConcurrencyControl(ceiling=256, start=20)
+    control.on_congestion("rate_limit", control.epoch, wait=0.01)  # a count in flight's 429
     assert control.level == 10
     for _ in range(9):  # not yet a round trip at level 10 (replies before the cut do not count)
         control.on_reply(None, 0.5)
     assert control.level == 10
     control.on_reply(None, 0.5)  # the tenth reply: a round trip
     assert control.level == 11
-    for _ in range(10):  # the next round trip is 11 replies long, counted from the growth
-        control.on_reply(None, 0.5)
-    assert control.level == 11
-    control.on_reply(None, 0.5)
-    assert control.level == 12
 
 
 def test_the_report_says_where_the_level_started_is_and_peaked() -> None:
@@ -208,7 +238,14 @@ def test_grown_slots_wake_waiters_at_once() -> None:
 
 def test_a_fixed_limiter_reports_its_level_and_an_adaptive_one_its_path() -> None:
     fixed = RateLimiter(12).concurrency()
-    assert fixed == {"adaptive": False, "max_concurrent": 12, "level": 12, "peak_in_flight": 0}
+    assert fixed == {
+        "adaptive": False,
+        "max_concurrent": 12,
+        "level": 12,
+        "peak_in_flight": 0,
+        "paced_by_provider": False,
+        "holds": 0,
+    }
     adaptive = RateLimiter(64, adaptive=True).concurrency()
     assert adaptive["adaptive"] is True and adaptive["level"] == adaptive["start"] == START
     assert adaptive["cuts"] == 0 and adaptive["signals"] == {}
@@ -367,5 +404,7 @@ def test_a_pinned_run_records_its_fixed_level_in_the_manifest(tmp_path: Path) ->
         "max_concurrent": 3,
         "level": 3,
         "peak_in_flight": manifest["concurrency"]["peak_in_flight"],
+        "paced_by_provider": False,
+        "holds": 0,
     }
     synth.close()

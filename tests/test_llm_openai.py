@@ -391,6 +391,9 @@ def test_a_request_posted_by_the_client_is_what_create_would_have_sent(fake_open
     assert posted.body == created.body
     assert posted.body["top_k"] == 3 and posted.body["response_format"]["type"] == "json_schema"
     varying = {"x-stainless-retry-count", "x-stainless-read-timeout", "idempotency-key"}
+    # the posted request asks for the raw response, as with_raw_response does: its headers
+    # carry the provider's rate limits
+    assert posted.headers.pop("x-stainless-raw-response") == "true"
     assert {k: v for k, v in posted.headers.items() if k not in varying} == {
         k: v for k, v in created.headers.items() if k not in varying
     }

@@ -70,11 +70,12 @@ def test_token_estimate_grows_with_the_prompt() -> None:
 
 
 def test_batch_requests_cost_half_the_list_price_at_openai_and_anthropic() -> None:
-    assert PRICES["gpt-4.1-mini"] == Price(0.40, 1.60)
-    assert price_for("openai:gpt-4.1-mini@batch") == Price(0.20, 0.80)
+    assert PRICES["gpt-4.1-mini"] == Price(0.40, 1.60, 0.10)
+    assert price_for("openai:gpt-4.1-mini@batch") == Price(0.20, 0.80, 0.05)
     # a dated snapshot sent through the Batch API: the snapshot's list price, halved
-    assert price_for("anthropic:claude-haiku-4-5-20251001@batch") == Price(0.50, 2.50)
-    assert price_for("openai:gpt-4.1-mini") == Price(0.40, 1.60)  # without the suffix: list price
+    assert price_for("anthropic:claude-haiku-4-5-20251001@batch") == Price(0.50, 2.50, 0.05, 0.625)
+    # without the suffix: list price
+    assert price_for("openai:gpt-4.1-mini") == Price(0.40, 1.60, 0.10)
 
 
 def test_batch_price_halves_the_prices_passed_in() -> None:
@@ -94,8 +95,8 @@ def test_batch_requests_have_no_price_without_a_provider_batch_rate() -> None:
 
 def test_a_model_path_is_priced_by_its_last_part() -> None:
     vertex = "gemini:projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash"
-    assert price_for(vertex) == Price(0.30, 2.50)
-    assert price_for("openrouter:openai/gpt-4o") == Price(2.50, 10.00)
+    assert price_for(vertex) == Price(0.30, 2.50, 0.03)
+    assert price_for("openrouter:openai/gpt-4o") == Price(2.50, 10.00, 1.25)
 
 
 def test_cost_report_dict_rounds_every_amount_to_six_places() -> None:

@@ -66,6 +66,7 @@ def _fake_anthropic() -> types.ModuleType:
         def __init__(self) -> None:
             self.sent: list[dict[str, Any]] = []
             self.script: list[Any] = []
+            self.usage: Any = None  # the usage every reply reports (None: 12 in, 6 out)
 
         # the keyword surface of anthropic 2.x Messages.create (a subset)
         def create(
@@ -99,7 +100,7 @@ def _fake_anthropic() -> types.ModuleType:
                 content=[SimpleNamespace(type="text", text=text)],
                 stop_reason=stop,
                 model=model,
-                usage=SimpleNamespace(input_tokens=12, output_tokens=6),
+                usage=self.usage or SimpleNamespace(input_tokens=12, output_tokens=6),
             )
 
     class Anthropic:
@@ -145,7 +146,10 @@ def test_anthropic_text_system_and_max_tokens(anthropic_sdk) -> None:
     completion = llm.complete("Capital?", system="Be brief.")
     assert completion == "Paris."
     sent = client.messages.sent[0]
-    assert sent["system"] == "Be brief." and sent["max_tokens"] == 4096
+    assert sent["system"] == [
+        {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}
+    ]
+    assert sent["max_tokens"] == 4096
     assert sent["messages"] == [{"role": "user", "content": "Capital?"}]
     assert llm.usage.total.input_tokens == 12 and llm.usage.total.output_tokens == 6
     assert llm.identity()["max_tokens"] == 4096
@@ -262,6 +266,7 @@ def _fake_genai() -> tuple[types.ModuleType, types.ModuleType, types.ModuleType]
         def __init__(self) -> None:
             self.sent: list[dict[str, Any]] = []
             self.script: list[Any] = []
+            self.usage: Any = None  # the usage every reply reports (None: 9 in, 4 + 3 out)
 
         def generate_content(self, *, model: str, contents: Any, config: Any = None) -> Any:
             GenerateContentConfig.model_validate(config or {})  # what the real SDK does with a dict
@@ -277,7 +282,8 @@ def _fake_genai() -> tuple[types.ModuleType, types.ModuleType, types.ModuleType]
             return SimpleNamespace(
                 text=text,
                 candidates=[SimpleNamespace(finish_reason=SimpleNamespace(name=finish))],
-                usage_metadata=SimpleNamespace(
+                usage_metadata=self.usage
+                or SimpleNamespace(
                     prompt_token_count=9, candidates_token_count=4, thoughts_token_count=3
                 ),
                 model_version=model,
@@ -467,3 +473,50 @@ def test_a_refused_connection_before_any_answer_stops_every_provider(
         with pytest.raises(EndpointError):
             llm.complete("y")  # not sent: the script is still there
         assert client.script
+
+
+def test_anthropic_caches_the_system_and_the_context_prefix(anthropic_sdk) -> None:
+    client = anthropic_sdk.Anthropic()
+    llm = make_llm("anthropic", "claude-3-5-haiku", client=client, retry=FAST)
+    llm.complete("<context>\nParis is in France.\n</context>\nWrite 2 questions.", system="S")
+    sent = client.messages.sent[0]
+    assert sent["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert sent["messages"][0]["content"] == [
+        {
+            "type": "text",
+            "text": "<context>\nParis is in France.\n</context>",
+            "cache_control": {"type": "ephemeral"},
+        },
+        {"type": "text", "text": "\nWrite 2 questions."},
+    ]
+
+
+def test_anthropic_cache_reads_and_writes_are_counted_and_priced(anthropic_sdk) -> None:
+    client = anthropic_sdk.Anthropic()
+    # Anthropic's input_tokens leaves out what was read from and written to the cache
+    client.messages.usage = SimpleNamespace(
+        input_tokens=100,
+        output_tokens=50,
+        cache_read_input_tokens=2_000,
+        cache_creation_input_tokens=1_000,
+    )
+    llm = make_llm("anthropic", "claude-sonnet-4-5", client=client, retry=FAST)
+    llm.complete("x")
+    total = llm.usage.total
+    assert total.input_tokens == 3_100
+    assert total.cached_input_tokens == 2_000 and total.cache_write_tokens == 1_000
+    expected = (100 * 3.00 + 2_000 * 0.30 + 1_000 * 3.75 + 50 * 15.00) / 1e6
+    assert llm.usage.cost().total_usd == pytest.approx(expected)
+
+
+def test_gemini_cached_content_tokens_are_counted_and_priced(genai_sdk) -> None:
+    client = genai_sdk.Client()
+    client.models.usage = SimpleNamespace(
+        prompt_token_count=5_000, candidates_token_count=10, cached_content_token_count=4_000
+    )
+    llm = make_llm("gemini", "gemini-2.5-flash", client=client)
+    llm.complete("x")
+    assert llm.usage.total.input_tokens == 5_000
+    assert llm.usage.total.cached_input_tokens == 4_000
+    expected = (1_000 * 0.30 + 4_000 * 0.03 + 10 * 2.50) / 1e6
+    assert llm.usage.cost().total_usd == pytest.approx(expected)

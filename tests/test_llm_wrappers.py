@@ -415,13 +415,17 @@ def test_limited_model_spends_its_budgets_per_request(monkeypatch: pytest.Monkey
 
     no_output = Completion(text="{}", model="s1", input_tokens=7, output_tokens=None)
     inner = Recording(['{"supported": true}', no_output])
-    model = LimitedModel(inner, RateLimiter(4, rpm=100, tpm=10_000))
+    limiter = RateLimiter(4, rpm=100, tpm=10_000)
+    model = LimitedModel(inner, limiter)
     prompt, system = "one two three", "a long system prompt " * 20
     asyncio.run(model.arequest(prompt, system=system, schema=Verdict))
+    # the reply counted 10 where 92 were estimated: later estimates are scaled toward its count
+    second = limiter.scaled_estimate(estimate_tokens(prompt))
+    assert second < estimate_tokens(prompt)
     asyncio.run(model.arequest(prompt))
     assert seen == [(system, Verdict), (None, None)]
     # per request: 1 of the rpm budget, then the estimate (system prompt included) of the tpm one
-    assert acquired == [1, estimate_tokens(prompt, system=system), 1, estimate_tokens(prompt)]
+    assert acquired == [1, estimate_tokens(prompt, system=system), 1, second]
     assert estimate_tokens(prompt, system=system) > estimate_tokens(prompt)
     assert adjusted == [10 + 2, 7]  # corrected to what each reply used
 
@@ -544,6 +548,8 @@ def test_usage_counts_each_event_exactly_and_reads_them_back_every_way() -> None
         "requests": 0,
         "input_tokens": 0,
         "output_tokens": 0,
+        "cached_input_tokens": 0,
+        "cache_write_tokens": 0,
         "retries": {"server": 2},
         "failures": {},
     }
@@ -555,6 +561,8 @@ def test_usage_counts_each_event_exactly_and_reads_them_back_every_way() -> None
         "requests": 3,
         "input_tokens": 10,
         "output_tokens": 0,
+        "cached_input_tokens": 0,
+        "cache_write_tokens": 0,
         "retries": {"server": 2},
         "failures": {"timeout": 1},
     }

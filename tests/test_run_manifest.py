@@ -66,6 +66,8 @@ def test_the_label_map_and_the_field_list_are_the_documented_ones() -> None:
         "retries",
         "failures",
         "input_tokens",
+        "cached_input_tokens",
+        "cache_write_tokens",
         "output_tokens",
         "cost_usd",
     )

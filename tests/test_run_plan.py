@@ -102,6 +102,12 @@ def test_each_stage_is_planned_with_its_items_and_its_models_price() -> None:
         "counts assume every seed passes the critic and every input passes the filter at once; "
         "replacements and rewrites add requests",
         f"priced as {GENERATOR} (critic {CRITIC}); reply tokens are estimates",
+        # contexts this short are under the cache's minimum
+        "0% of the prompt tokens assumed served from the provider's prompt cache: the steps "
+        "after a context's inputs request that start with the same system message and context "
+        "repeat that prefix (cached from 1,024 tokens, in steps of 128), and every repeat is "
+        "assumed to hit; a provider that sends one to another machine misses, so the saving is "
+        "at most this",
     ]
     assert plan.requests == sum(s.requests for s in expected)
     assert plan.cost_usd == round(sum(s.cost_usd or 0.0 for s in plan.stages), 6)
@@ -154,6 +160,7 @@ def test_the_json_of_a_plan_adds_its_totals() -> None:
         "requests": 6,
         "cost_usd": pytest.approx(0.3),
         "requests_per_golden": 1.5,
+        "cached_input_share": 0.0,
     }
     assert Plan(contexts=0, goldens=0).to_json()["requests_per_golden"] is None
     assert Plan(contexts=1, goldens=3, stages=plan.stages).to_json()["requests_per_golden"] == 2.0

@@ -31,11 +31,18 @@ _STAGE_COLUMNS = (
     ("retries", "retry", "retries", "right"),
     ("failed", "fail", "failures", "right"),
     ("tokens in", "tok in", "input_tokens", "right"),
+    ("of them cached", "tok cached", "cached_input_tokens", "right"),
     ("tokens out", "tok out", "output_tokens", "right"),
     ("cost $", "cost $", "cost_usd", "right"),
 )
 #: columns the compact table leaves out when every stage has 0 in them
-_QUIET_WHEN_ZERO = ("embedding_requests", "cached", "retries", "failures")
+_QUIET_WHEN_ZERO = (
+    "embedding_requests",
+    "cached",
+    "retries",
+    "failures",
+    "cached_input_tokens",
+)
 
 
 def _cells(row: Mapping[str, Any]) -> dict[str, str]:
@@ -50,6 +57,7 @@ def _cells(row: Mapping[str, Any]) -> dict[str, str]:
         "retries": str(row.get("retries", 0)),
         "failures": str(row.get("failures", 0)),
         "input_tokens": f"{row.get('input_tokens', 0):,}",
+        "cached_input_tokens": f"{row.get('cached_input_tokens', 0):,}",
         "output_tokens": f"{row.get('output_tokens', 0):,}",
         "cost_usd": f"{row.get('cost_usd', 0):.4f}",
     }
@@ -120,7 +128,7 @@ def _compact_table(rows: Sequence[Mapping[str, Any]], title: str | None) -> Grou
     for short, key, justify in shown:
         table.add_column(short, justify=justify, no_wrap=key != "stage")  # type: ignore[arg-type]
     for cell, stage in zip(cells, rows, strict=True):
-        for key in ("input_tokens", "output_tokens"):
+        for key in ("input_tokens", "cached_input_tokens", "output_tokens"):
             cell[key] = _short_count(int(stage.get(key, 0)))
         table.add_row(*(cell[key] for _, key, _ in shown))
     lines: list[Any] = [table]
@@ -141,16 +149,24 @@ def render_plan(plan: Plan) -> Table:
         f"{plan.goldens} goldens"
     )
     table = Table(title=title, header_style="bold", title_justify="left")
-    for name in ("stage", "requests", "tokens in", "tokens out", "cost $"):
+    for name in ("stage", "requests", "tokens in", "of them cached", "tokens out", "cost $"):
         table.add_column(name, justify="left" if name == "stage" else "right")
     for s in plan.stages:
         cost = "?" if s.cost_usd is None else f"{s.cost_usd:.4f}"
-        table.add_row(s.stage, str(s.requests), f"{s.input_tokens:,}", f"{s.output_tokens:,}", cost)
+        table.add_row(
+            s.stage,
+            str(s.requests),
+            f"{s.input_tokens:,}",
+            f"{s.cached_input_tokens:,}",
+            f"{s.output_tokens:,}",
+            cost,
+        )
     total_cost = "?" if plan.cost_usd is None else f"{plan.cost_usd:.4f}"
     table.add_row(
         "total",
         str(plan.requests),
         f"{sum(s.input_tokens for s in plan.stages):,}",
+        f"{sum(s.cached_input_tokens for s in plan.stages):,}",
         f"{sum(s.output_tokens for s in plan.stages):,}",
         total_cost,
         style="bold",

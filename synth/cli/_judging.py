@@ -4,7 +4,10 @@ they become, closing the judges the flags made, and the exit code of a report wh
 Without ``--n-jobs``, the judges made from provider specs share one adaptive limiter (it finds
 how many calls to keep in flight, up to 256, as a generation run does: :mod:`synth.llm._aimd`),
 and the user's own functions (systems, callable judges, retrievers) keep :data:`USER_JOBS` calls at
-once. ``--n-jobs N`` pins every call to N at once, as the Python API's ``n_jobs`` does."""
+once. ``--n-jobs N`` pins every call to N at once, as the Python API's ``n_jobs`` does. The
+adaptive level starts where a generation run's does (:data:`synth.run.models.RUN_START`): a run's
+judge calls are all independent and known at once, so the first round trip sends as many as the
+server is likely to take, not the 8 a bare limiter starts at."""
 
 from __future__ import annotations
 
@@ -68,12 +71,20 @@ def add_judging_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON, not tables")
 
 
+def judge_limiter() -> Any:
+    """The adaptive limiter the judges made from provider specs share without ``--n-jobs``: up
+    to :data:`JUDGE_CEILING`, from a generation run's start."""
+    from synth.llm.limiter import RateLimiter
+    from synth.run.models import RUN_START
+
+    return RateLimiter(JUDGE_CEILING, adaptive=True, start=RUN_START)
+
+
 def judging_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments of :func:`~synth.evaluate.answers.evaluate_answers` (and of
     :func:`~synth.evaluate.benchmark.benchmark`) that the judging flags name."""
     from synth.errors import ConfigError
     from synth.evaluate._specs import judge_models, split_name
-    from synth.llm.limiter import RateLimiter
 
     if args.n_jobs is not None and args.n_jobs < 1:
         raise ConfigError(f"--n-jobs must be at least 1, got {args.n_jobs}")
@@ -87,7 +98,7 @@ def judging_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     if text is not None and [t.lower() for t in text] == ["none"]:
         text = []
     adaptive = args.n_jobs is None
-    limiter = RateLimiter(JUDGE_CEILING, adaptive=True) if adaptive else None
+    limiter = judge_limiter() if adaptive else None
     judges = judge_models(args.judge, base_url=args.base_url, limiter=limiter)
     kwargs: dict[str, Any] = {
         "judges": {name: user_function(model, args) for name, model in judges.items()} or None,

@@ -6,7 +6,12 @@ Additive increase, multiplicative decrease (AIMD), as TCP finds its window:
   grows by :data:`GROWTH` per reply while replies come back as fast as the first ones did (slow
   start: it quadruples every round trip), by one per reply once they slow at all (it doubles);
 - once a 429 or a timeout has come back, or the latency has risen, it grows by one per round trip
-  (one per ``level`` replies);
+  (one per ``level`` replies), except that after a cut by a 429 of a rate limit (one that says to
+  wait :data:`RATE_WAIT` seconds or more: a window that frees later, not a count in flight) it
+  grows back by one per reply (doubling every round trip, as TCP's fast recovery does) until it
+  is at :data:`RECOVER_TO` of the level it was cut from: such a 429 says the rate was too high
+  for a moment, not that the level was twice too high, and creeping back by one per round trip
+  left a run under a requests-per-minute limit at two thirds of the rate it was allowed;
 - a 429 or a timeout cuts it by :data:`DECREASE`, once per round trip: the other replies of
   requests sent before the cut say the same thing and do not cut again;
 - it only grows while the latency stays flat: each label's (each stage's) recent latency, a moving
@@ -47,6 +52,11 @@ BASELINE_REPLIES = 8
 SMOOTHING = 0.2
 #: slow replies in a row (each above LATENCY_SLACK times the baseline) that end slow start
 SLOW_IN_A_ROW = 3
+#: after a rate limit's cut the level grows by one per reply up to this share of the level it
+#: was cut from
+RECOVER_TO = 0.9
+#: a 429 that says to wait this many seconds or more is a rate limit's (its window frees later)
+RATE_WAIT = 1.0
 
 
 @dataclass
@@ -87,6 +97,8 @@ class ConcurrencyControl:
     signals: Counter[str] = field(default_factory=Counter)
     _replies_at_level: int = 0
     _latency: dict[str, _Latency] = field(default_factory=dict)
+    #: the level grows by one per reply until here (after a cut; see the module)
+    _recover_below: int = 0
 
     def __post_init__(self) -> None:
         self.level = self.peak = max(1, min(self.start, self.ceiling))
@@ -101,6 +113,11 @@ class ConcurrencyControl:
         if not full or not latency.flat or self.level >= self.ceiling:
             return self.level
         self._replies_at_level += 1
+        if not self.slow_start and self.level < self._recover_below:
+            self._replies_at_level = 0
+            self.level = min(self.level + 1, self.ceiling)
+            self.peak = max(self.peak, self.level)
+            return self.level
         if self.slow_start or self._replies_at_level >= self.level:
             self._replies_at_level = 0
             quick = seconds <= QUICK_SLACK * latency.baseline
@@ -110,10 +127,13 @@ class ConcurrencyControl:
             self.peak = max(self.peak, self.level)
         return self.level
 
-    def on_congestion(self, kind: str, sent_in: int) -> int:
-        """The level after a 429 or a timeout (``kind``) of a request sent in epoch ``sent_in``."""
+    def on_congestion(self, kind: str, sent_in: int, *, wait: float | None = None) -> int:
+        """The level after a 429 or a timeout (``kind``) of a request sent in epoch ``sent_in``;
+        ``wait``: the seconds the 429 said to wait (see :data:`RATE_WAIT`)."""
         self.signals[kind] += 1
         if sent_in == self.epoch:  # the first word of this round trip: cut once
+            rate = wait is not None and wait >= RATE_WAIT
+            self._recover_below = int(self.level * RECOVER_TO) if rate else 0
             self.level = max(1, int(self.level * DECREASE))
             self.epoch += 1
             self.slow_start = False
@@ -131,4 +151,13 @@ class ConcurrencyControl:
         }
 
 
-__all__ = ["DECREASE", "GROWTH", "LATENCY_SLACK", "QUICK_SLACK", "START", "ConcurrencyControl"]
+__all__ = [
+    "DECREASE",
+    "GROWTH",
+    "LATENCY_SLACK",
+    "QUICK_SLACK",
+    "RATE_WAIT",
+    "RECOVER_TO",
+    "START",
+    "ConcurrencyControl",
+]

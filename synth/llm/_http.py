@@ -20,6 +20,7 @@ from synth.errors import (
     RateLimitError,
     ServerError,
 )
+from synth.llm._rate_headers import read_rate_limits
 from synth.llm._redact import redact_url
 
 
@@ -64,7 +65,9 @@ def error_for_status(
             "OPENAI_API_KEY, and the base URL)"
         )
     if status == 429:
-        return RateLimitError(message, retry_after=retry_after(headers))
+        return RateLimitError(
+            message, retry_after=retry_after(headers), rate_limits=read_rate_limits(headers)
+        )
     if status == 408:
         return ModelTimeoutError(message)
     if status is not None and (status >= 500 or status == 409):

@@ -30,7 +30,12 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Completion:
-    """One model reply with what it cost."""
+    """One model reply with what it cost.
+
+    ``input_tokens`` counts every prompt token, those the provider served from its prompt cache
+    (``cached_input_tokens``, billed cheaper) and those it wrote to it (``cache_write_tokens``,
+    Anthropic's, billed dearer) included, whatever each provider's own usage calls them.
+    """
 
     text: str
     model: str = ""
@@ -39,6 +44,8 @@ class Completion:
     finish_reason: str | None = None
     cached: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    cached_input_tokens: int | None = None
+    cache_write_tokens: int | None = None
 
 
 #: key of ``Completion.extra`` where an adapter that sent several requests for one reply says how many

@@ -168,6 +168,8 @@ class GeminiModel(SDKModel):
             model=getattr(response, "model_version", None) or self.model,
             input_tokens=getattr(usage, "prompt_token_count", None),
             output_tokens=output,
+            # part of prompt_token_count, billed at the cached price
+            cached_input_tokens=getattr(usage, "cached_content_token_count", None),
             finish_reason=finish,
         )
 

@@ -8,25 +8,48 @@ A :class:`RateLimiter` works across threads and event loops (a sync ``complete``
 and evaluators call it from several threads), so it is built on a thread lock and hands freed slots
 to waiting coroutines on their own loop. Budgets are sliding windows: no more than ``rpm`` requests
 start, and no more than ``tpm`` tokens are spent, within any ``window`` seconds. A request's tokens
-are estimated before it is sent (prompt tokens plus ``max_tokens``) and corrected by the reply.
+are estimated before it is sent (prompt tokens plus ``max_tokens``) and corrected by the reply;
+the estimates are scaled by how far the replies' own counts have been from them (another
+tokenizer than the one synth counts with: Anthropic's, a local server's).
+
+Pacing from the provider's own numbers: OpenAI and Anthropic state their requests and tokens
+limits per minute, what is left and when it is whole again, in every reply's headers
+(:mod:`synth.llm._rate_headers`). :meth:`RateLimiter.observe` paces to them: a budget not pinned by
+``rpm``/``tpm`` becomes a window of the provider's limit over a minute (:data:`HEADER_MARGIN`
+longer), and a window that has spent less than the provider says was spent (another client on
+the same key) is charged the difference until the provider's reset. A 429 that says the budget is
+spent holds every request until its reset (or ``Retry-After``) and, once the provider's numbers
+pace the requests, cuts no concurrency: the rate, not the number in flight, was too high. Without
+such numbers a 429 still holds the requests until its ``Retry-After``, and cuts the adaptive level
+as before, which then grows back faster (:mod:`synth.llm._aimd`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from pydantic import BaseModel
 
 from synth.errors import ConfigError, ModelTimeoutError, RateLimitError
 from synth.llm._aimd import START, ConcurrencyControl
+from synth.llm._rate_headers import LIMIT_WINDOW, RATE_LIMITS, Budget, RateLimits
 from synth.llm.base import LLM, Completion
 from synth.llm.wrapper import WrapperModel
+
+#: a provider's per-minute budget is paced over a window this much longer (60 s -> 61.8 s), so the
+#: gap between when synth starts a request and when the provider counts it does not trip it
+HEADER_MARGIN = 0.03
+#: the weight of the newest reply in the moving average of :meth:`RateLimiter.learn_tokens`
+TOKEN_SCALE_WEIGHT = 0.2
+#: the longest a 429 holds every request (a provider's reset or Retry-After beyond it is distrusted)
+MAX_HOLD = 60.0
 
 
 class _Slots:
@@ -141,12 +164,37 @@ class _Window:
                     break
             return None, max(wait, 0.001)
 
-    async def acquire(self, amount: float) -> list[float]:
+    async def acquire(
+        self, amount: float, clock: Callable[[], float] = time.monotonic
+    ) -> list[float]:
         while True:
-            entry, wait = self.try_acquire(amount, time.monotonic())
+            entry, wait = self.try_acquire(amount, clock())
             if entry is not None:
                 return entry
             await asyncio.sleep(wait)
+
+    def left(self, now: float) -> float:
+        """What the window may still spend at ``now``."""
+        with self._lock:
+            self._expire(now)
+            return self.limit - self._used
+
+    def sync(self, spent: float, reset_s: float | None, now: float) -> None:
+        """Charge what the provider says was ``spent`` beyond this window's count (another client
+        of the same key, or requests counted before this window existed) until the provider's
+        reset (else a whole window)."""
+        with self._lock:
+            self._expire(now)
+            unseen = spent - self._used
+            if unseen < 1:
+                return
+            ends = now + (reset_s if reset_s is not None else self.window)
+            # an entry dated so that it expires at the provider's reset, in its place in the log
+            # (oldest first: expiry and the wait both read it in order)
+            dated = min(now, ends - self.window)
+            at = next((i for i, e in enumerate(self._log) if e[0] > dated), len(self._log))
+            self._log.insert(at, [dated, unseen])
+            self._used += unseen
 
     def adjust(self, entry: list[float], amount: float) -> None:
         """Correct what a request really spent, once its reply is in."""
@@ -173,6 +221,7 @@ class RateLimiter:
         window: float = 60.0,
         adaptive: bool = False,
         start: int = START,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_concurrent < 1:
             raise ConfigError(f"max_concurrent must be at least 1, got {max_concurrent}")
@@ -190,10 +239,92 @@ class RateLimiter:
         self._slots = _Slots(self._control.level if self._control else max_concurrent)
         self._requests = _Window(rpm, window) if rpm else None
         self._tokens = _Window(tpm, window) if tpm else None
+        self._clock = clock
+        #: no request is sent before this time (a 429 said the budget is spent until then)
+        self._hold_until = 0.0
+        #: the provider's own numbers pace the requests (see the module)
+        self._paced = False
+        self.holds = 0
+        #: the provider's prompt tokens per token synth estimated, a moving average of the replies
+        self._token_scale = 1.0
 
     @property
     def adaptive(self) -> bool:
         return self._control is not None
+
+    @property
+    def paced_by_provider(self) -> bool:
+        """Whether the provider's rate-limit headers pace the requests."""
+        return self._paced
+
+    def observe(self, limits: RateLimits, now: float | None = None) -> None:
+        """Pace to the budgets a reply's headers stated (see the module); ``now`` is the
+        limiter's clock."""
+        now = self._clock() if now is None else now
+        for budget, pinned, name in (
+            (limits.requests, self.rpm is not None, "_requests"),
+            (limits.tokens, self.tpm is not None, "_tokens"),
+        ):
+            if budget is None:
+                continue
+            window: _Window | None = getattr(self, name)
+            if not pinned:
+                if window is None or window.limit != budget.limit:
+                    fresh = _Window(budget.limit, LIMIT_WINDOW * (1 + HEADER_MARGIN))
+                    if window is not None:  # keep what was spent
+                        fresh._log, fresh._used = window._log, window._used
+                    window = fresh
+                    setattr(self, name, window)
+                self._paced = True
+            if window is not None and budget.remaining is not None:
+                window.sync(budget.limit - budget.remaining, budget.reset_s, now)
+
+    def scaled_estimate(self, estimated: int) -> int:
+        """``estimated`` prompt tokens as the provider is likely to count them."""
+        return max(1, round(estimated * self._token_scale))
+
+    def learn_tokens(self, estimated: int, counted: int) -> None:
+        """The provider counted ``counted`` prompt tokens where synth estimated ``estimated``."""
+        if estimated > 0 and counted > 0:
+            self._token_scale += TOKEN_SCALE_WEIGHT * (counted / estimated - self._token_scale)
+
+    def hold(self, seconds: float, now: float | None = None) -> None:
+        """Send no request for ``seconds`` (at most :data:`MAX_HOLD`) from ``now``."""
+        now = self._clock() if now is None else now
+        until = now + min(max(seconds, 0.0), MAX_HOLD)
+        if until > self._hold_until:
+            self._hold_until = until
+            self.holds += 1
+
+    def held_for(self, now: float | None = None) -> float:
+        """Seconds until requests may be sent again (0: now)."""
+        now = self._clock() if now is None else now
+        return max(0.0, self._hold_until - now)
+
+    async def _wait_hold(self) -> None:
+        wait = self.held_for()
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+    def _on_rate_limited(self, exc: RateLimitError, sent_in: int) -> None:
+        """A 429: hold every request until the budget is whole again; cut the level only when the
+        provider's numbers do not pace the requests (under the control lock)."""
+        limits: RateLimits | None = exc.rate_limits
+        if limits is not None:
+            self.observe(limits)
+        spent = [] if limits is None else [limits.requests, limits.tokens]
+        resets = [
+            b.reset_s for b in spent if b is not None and b.reset_s is not None and _exhausted(b)
+        ]
+        # the provider's Retry-After says when one request may go again; a reset, when all may
+        wait = exc.retry_after if exc.retry_after is not None else max(resets, default=None)
+        if wait is not None:
+            self.hold(wait)
+        control = self._control
+        if control is not None and not (self._paced and (resets or wait is not None)):
+            self._slots.resize(control.on_congestion(exc.kind, sent_in, wait=wait))
+        elif control is not None:
+            control.signals[exc.kind] += 1
 
     @property
     def level(self) -> int:
@@ -211,8 +342,9 @@ class RateLimiter:
         moves an adaptive level like a model's."""
         await self._slots.acquire()
         try:
+            await self._wait_hold()
             if self._requests is not None:
-                await self._requests.acquire(1)
+                await self._requests.acquire(1, self._clock)
             with self.watch(label):
                 yield
         finally:
@@ -222,14 +354,18 @@ class RateLimiter:
     def watch(self, label: str | None) -> Iterator[None]:
         """Time the request made inside: its reply, a 429 or a timeout moves an adaptive level."""
         control = self._control
-        if control is None:
+        if control is None:  # a fixed limiter leaves each 429 to the retry that waits it out
             yield
             return
         sent_in, started, held_back = control.epoch, time.monotonic(), self._slots.held_back
         half_used = 2 * self._slots.in_use >= self._slots.size  # when this request went out
         try:
             yield
-        except (RateLimitError, ModelTimeoutError) as exc:
+        except RateLimitError as exc:
+            with self._control_lock:
+                self._on_rate_limited(exc, sent_in)
+            raise
+        except ModelTimeoutError as exc:
             with self._control_lock:
                 self._slots.resize(control.on_congestion(exc.kind, sent_in))
             raise
@@ -263,6 +399,8 @@ class RateLimiter:
         if self._control is not None:
             with self._control_lock:
                 found.update(self._control.report())
+        found["paced_by_provider"] = self._paced
+        found["holds"] = self.holds
         return found
 
     def __repr__(self) -> str:
@@ -271,6 +409,11 @@ class RateLimiter:
             f"RateLimiter(max_concurrent={self.max_concurrent}, rpm={self.rpm}, tpm={self.tpm}"
             f"{adaptive})"
         )
+
+
+def _exhausted(budget: Budget) -> bool:
+    """Whether a budget a 429 stated is spent (under 1% of its limit left)."""
+    return budget.remaining is not None and budget.remaining < max(1.0, 0.01 * budget.limit)
 
 
 class LimitedModel(WrapperModel):
@@ -282,9 +425,10 @@ class LimitedModel(WrapperModel):
         self.max_tokens = max_tokens
 
     def _estimate(self, prompt: str, system: str | None) -> int:
+        """The prompt's tokens as synth counts them (before the limiter's scale)."""
         from synth.llm.pricing import estimate_tokens
 
-        return estimate_tokens(prompt, system=system) + (self.max_tokens or 0)
+        return estimate_tokens(prompt, system=system)
 
     async def arequest(
         self,
@@ -297,17 +441,30 @@ class LimitedModel(WrapperModel):
         limiter = self.limiter
         await limiter._slots.acquire()
         try:
+            await limiter._wait_hold()
             if limiter._requests is not None:
-                await limiter._requests.acquire(1)
-            tokens, spent = limiter._tokens, None
+                await limiter._requests.acquire(1, limiter._clock)
+            tokens, spent, estimated = limiter._tokens, None, 0
             if tokens is not None:
-                spent = await tokens.acquire(self._estimate(prompt, system))
+                estimated = self._estimate(prompt, system)
+                amount = limiter.scaled_estimate(estimated) + (self.max_tokens or 0)
+                spent = await tokens.acquire(amount, limiter._clock)
             with limiter.watch(label):
                 completion = await self.inner.arequest(
                     prompt, system=system, schema=schema, label=label
                 )
+            limits = completion.extra.get(RATE_LIMITS)
+            if limits is not None:  # the limiter's, never stored with the reply
+                extra = {k: v for k, v in completion.extra.items() if k != RATE_LIMITS}
+                completion = dataclasses.replace(completion, extra=extra)
+                with limiter._control_lock:
+                    limiter.observe(limits)
+                if tokens is None and limiter._tokens is not None:
+                    tokens = limiter._tokens  # the provider's numbers made one: count this reply
+                    spent = tokens.try_acquire(0, limiter._clock())[0]
             if tokens is not None and spent is not None and completion.input_tokens is not None:
                 tokens.adjust(spent, completion.input_tokens + (completion.output_tokens or 0))
+                limiter.learn_tokens(estimated, completion.input_tokens)
             return completion
         finally:
             limiter._slots.release()
@@ -316,4 +473,4 @@ class LimitedModel(WrapperModel):
         return f"LimitedModel({self.inner!r}, {self.limiter!r})"
 
 
-__all__ = ["LimitedModel", "RateLimiter"]
+__all__ = ["HEADER_MARGIN", "MAX_HOLD", "LimitedModel", "RateLimiter"]

@@ -13,7 +13,8 @@ plain JSON: ``create`` first walks the whole request, its JSON schema included, 
 parameter types, which takes about a millisecond a request and changes nothing in plain JSON (the
 same bytes are sent either way; a test compares them). At hundreds of requests in flight that is a
 fifth of the client's time. Any other client, or options holding other objects, go through
-``create``.
+``create``. A posted request asks the SDK for the raw response (as ``with_raw_response`` does), so
+the reply's rate-limit headers reach the limiter (:mod:`synth.llm._rate_headers`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from synth.llm._adapter import (
 )
 from synth.llm._http import error_for_status, unreachable
 from synth.llm._pool import pooled_http_client
+from synth.llm._rate_headers import RATE_LIMITS, read_rate_limits
 from synth.llm.base import REQUESTS_SENT, Completion
 from synth.llm.structured import json_schema, schema_instructions, schema_name, strict_json_schema
 
@@ -51,6 +53,8 @@ RESERVED = ("model", "messages", "stream", "n")
 #: older models that know ``json_object`` but not ``json_schema``
 _JSON_OBJECT_ONLY = re.compile(r"^(gpt-3\.5|gpt-4-|gpt-4$|gpt-4-turbo)")
 _NEXT_MODE = {"json_schema": "json_object", "json_object": "prompt"}
+#: the header that makes the SDK's client return the raw response (``with_raw_response``'s)
+_RAW_RESPONSE = "X-Stainless-Raw-Response"
 _FINISH = {"stop": "stop", "length": "length", "content_filter": "content_filter"}
 #: ``create``'s arguments that are request options, not part of the body, and their names in
 #: the client's own request options
@@ -157,6 +161,7 @@ class OpenAIModel(SDKModel):
         options = {
             name: arguments.pop(key) for key, name in _REQUEST_OPTIONS.items() if key in arguments
         }
+        options["headers"] = {**(options.get("headers") or {}), _RAW_RESPONSE: "true"}
         return self._client.post(
             "/chat/completions",
             body=arguments,
@@ -186,7 +191,13 @@ class OpenAIModel(SDKModel):
                     self._mode = _NEXT_MODE[mode]  # remember: this server does not take it
                     continue
                 raise
+            limits = None
+            if hasattr(response, "parse") and hasattr(response, "headers"):  # a raw response
+                limits = read_rate_limits(response.headers)
+                response = response.parse()
             completion = self._completion(response)
+            if limits is not None:
+                completion.extra[RATE_LIMITS] = limits
             if sent > 1:  # the refused requests were sent too; usage counts them
                 completion.extra[REQUESTS_SENT] = sent
             return completion
@@ -229,11 +240,13 @@ class OpenAIModel(SDKModel):
         if refusal:
             finish, extra["refusal"] = "content_filter", refusal
         usage = getattr(response, "usage", None)
+        details = getattr(usage, "prompt_tokens_details", None)
         return Completion(
             text=text,
             model=getattr(response, "model", None) or self.model,
             input_tokens=getattr(usage, "prompt_tokens", None),
             output_tokens=getattr(usage, "completion_tokens", None),
+            cached_input_tokens=getattr(details, "cached_tokens", None),
             finish_reason=finish,
             extra=extra,
         )

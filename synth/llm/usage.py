@@ -10,7 +10,9 @@ retries by kind. A label is whatever the caller passes (the pipeline passes its 
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
+import time
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -36,6 +38,9 @@ class UsageCounts:
     requests: int = 0  # requests sent to the provider, every attempt included
     input_tokens: int = 0  # of every reply received from the provider (never of cached ones)
     output_tokens: int = 0
+    # of input_tokens: served from the provider's prompt cache (cheaper), written to it (Anthropic)
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
     retries: dict[str, int] = field(default_factory=dict)  # by kind: rate_limit, server, ...
     failures: dict[str, int] = field(default_factory=dict)  # calls that raised, by error kind
 
@@ -69,12 +74,70 @@ class UsageCounts:
         return out
 
 
+@dataclass
+class LabelTimes:
+    """When a label's requests left and their replies came back (``time.time()``), and the
+    seconds the replies took in all."""
+
+    first_sent: float = math.inf
+    last_sent: float = -math.inf
+    first_back: float = math.inf
+    last_back: float = -math.inf
+    replies: int = 0
+    seconds: float = 0.0
+
+    def add(self, other: LabelTimes) -> LabelTimes:
+        """Fold ``other`` into these, in place; returns self."""
+        self.first_sent = min(self.first_sent, other.first_sent)
+        self.last_sent = max(self.last_sent, other.last_sent)
+        self.first_back = min(self.first_back, other.first_back)
+        self.last_back = max(self.last_back, other.last_back)
+        self.replies += other.replies
+        self.seconds += other.seconds
+        return self
+
+
+class Timeline:
+    """Thread-safe :class:`LabelTimes` per label: what a run's manifest draws its timeline from."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._times: dict[str, LabelTimes] = {}
+
+    def sent(self, label: str | None, at: float) -> None:
+        with self._lock:
+            times = self._times.setdefault(label or UNLABELLED, LabelTimes())
+            times.first_sent = min(times.first_sent, at)
+            times.last_sent = max(times.last_sent, at)
+
+    def back(self, label: str | None, sent_at: float, at: float) -> None:
+        """A reply to a request sent at ``sent_at`` came back at ``at``."""
+        with self._lock:
+            times = self._times.setdefault(label or UNLABELLED, LabelTimes())
+            times.first_back = min(times.first_back, at)
+            times.last_back = max(times.last_back, at)
+            times.replies += 1
+            times.seconds += at - sent_at
+
+    def by_label(self) -> dict[str, LabelTimes]:
+        """A copy of the times per label."""
+        with self._lock:
+            return {label: LabelTimes().add(t) for label, t in self._times.items()}
+
+    def merge(self, other: Timeline) -> None:
+        for label, times in other.by_label().items():
+            with self._lock:
+                self._times.setdefault(label, LabelTimes()).add(times)
+
+
 class Usage:
-    """Thread-safe usage counters, kept per (model, label); read them by model, by label or in total."""
+    """Thread-safe usage counters, kept per (model, label); read them by model, by label or in total.
+    ``timeline`` holds when each label's requests left and came back."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._counts: dict[tuple[str, str], UsageCounts] = {}
+        self.timeline = Timeline()
 
     def record(
         self,
@@ -87,6 +150,8 @@ class Usage:
         requests: int = 0,
         input_tokens: int | None = 0,
         output_tokens: int | None = 0,
+        cached_input_tokens: int | None = 0,
+        cache_write_tokens: int | None = 0,
         retry: str | None = None,
         failure: str | None = None,
     ) -> None:
@@ -100,6 +165,8 @@ class Usage:
             counts.requests += requests
             counts.input_tokens += input_tokens or 0
             counts.output_tokens += output_tokens or 0
+            counts.cached_input_tokens += cached_input_tokens or 0
+            counts.cache_write_tokens += cache_write_tokens or 0
             if retry:
                 counts.retries[retry] = counts.retries.get(retry, 0) + 1
             if failure:
@@ -140,11 +207,13 @@ class Usage:
         for (model, label), counts in other.pairs().items():
             with self._lock:
                 self._counts.setdefault((model, label), UsageCounts()).add(counts)
+        self.timeline.merge(other.timeline)
         return self
 
     def reset(self) -> None:
         with self._lock:
             self._counts.clear()
+        self.timeline = Timeline()
 
     def to_dict(self) -> dict[str, Any]:
         """``{"total": ..., "by_model": {...}, "by_label": {...}}``, ready for JSON."""
@@ -217,7 +286,10 @@ class MeterModel(WrapperModel):
     ) -> Completion:
         key = model_key(self)
         self.usage.record(key, label, requests=1)
+        sent_at = time.time()
+        self.usage.timeline.sent(label, sent_at)
         completion = await self.inner.arequest(prompt, system=system, schema=schema, label=label)
+        self.usage.timeline.back(label, sent_at, time.time())
         sent = completion.extra.get(REQUESTS_SENT, 1)
         self.usage.record(
             key,
@@ -225,6 +297,8 @@ class MeterModel(WrapperModel):
             requests=sent - 1,
             input_tokens=completion.input_tokens,
             output_tokens=completion.output_tokens,
+            cached_input_tokens=completion.cached_input_tokens,
+            cache_write_tokens=completion.cache_write_tokens,
         )
         if sent != 1:  # counted here; not stored with the reply, where a cache would keep it
             extra = {k: v for k, v in completion.extra.items() if k != REQUESTS_SENT}
@@ -232,4 +306,13 @@ class MeterModel(WrapperModel):
         return completion
 
 
-__all__ = ["EMBEDDINGS_LABEL", "UNLABELLED", "MeterModel", "Usage", "UsageCounts", "UsageModel"]
+__all__ = [
+    "EMBEDDINGS_LABEL",
+    "UNLABELLED",
+    "LabelTimes",
+    "MeterModel",
+    "Timeline",
+    "Usage",
+    "UsageCounts",
+    "UsageModel",
+]

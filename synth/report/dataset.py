@@ -148,6 +148,9 @@ def _stages(run: Mapping[str, Any] | None) -> list[dict[str, Any]]:
                 "dropped": sum(v for v in dropped.values() if isinstance(v, int)),
                 "reasons": ", ".join(f"{reason} {n}" for reason, n in dropped.items()),
                 "requests": stage.get("requests"),
+                "input_tokens": stage.get("input_tokens", ""),
+                # of the input tokens, those the provider's prompt cache served (billed cheaper)
+                "cached_input_tokens": stage.get("cached_input_tokens", ""),
             }
         )
     return rows

@@ -2,8 +2,15 @@
 
 Item counts come from the stage outputs of the candidates the run used (so they add up: each
 stage's ``items_in`` is ``items_out`` plus the drops, and feeds the next stage). Requests, cached
-responses, retries, failures, tokens and cost come from the models' usage, summed over every
-session of the run (a resumed run adds a session).
+responses, retries, failures, tokens (and of the input tokens, those the provider served from its
+prompt cache, ``cached_input_tokens``, or wrote to it, ``cache_write_tokens``) and cost come from
+the models' usage, summed over every session of the run (a resumed run adds a session).
+
+The ``timeline`` (:func:`timeline`) says where this session's time went: per stage, when its
+first and last request left and its first and last reply came back, in seconds from the session's
+start; the time before the first request; the request phase (first request out to last reply in);
+and the chain floor, the time one golden's dependent requests take at each stage's mean latency
+(:data:`CHAIN`), which no run, however parallel, goes below.
 
 Retries are also split by kind, for chat requests and for embedding requests apart: each stage row
 and the totals carry ``retries_by_kind`` = ``{"chat": {kind: n}, "embeddings": {kind: n}}``, the
@@ -19,7 +26,7 @@ from importlib import metadata
 from typing import Any
 
 from synth.llm.pricing import estimate_cost
-from synth.llm.usage import EMBEDDINGS_LABEL, Usage
+from synth.llm.usage import EMBEDDINGS_LABEL, LabelTimes, Usage
 from synth.run.slots import NOT_NEEDED
 from synth.stage.stats import StageStats
 
@@ -51,6 +58,8 @@ USAGE_FIELDS = (
     "retries",
     "failures",
     "input_tokens",
+    "cached_input_tokens",  # of input_tokens, served from the provider's prompt cache
+    "cache_write_tokens",  # of input_tokens, written to it (Anthropic's, billed dearer)
     "output_tokens",
     "cost_usd",
 )
@@ -62,6 +71,51 @@ RETRY_FAMILIES = ("chat", "embeddings")
 #: usage rows keep the split as flat numeric keys "<family>:<kind>" (summed like the others)
 _KIND_SEP = ":"
 _PACKAGES = ("synth", "pydantic", "chromadb", "openai", "numpy", "tiktoken", "rich")
+
+
+#: one golden's dependent requests, stage by stage: the stages of a group are asked side by
+#: side (the filter's verdicts and the evolved inputs), each group after the one before
+CHAIN = (("critic",), ("inputs",), ("filter", "evolve"), ("style",), ("expected",))
+
+
+def timeline(usages: Iterable[Usage], started: float) -> dict[str, Any]:
+    """Where the session's time went (see the module); times in seconds from ``started``
+    (``time.time()``)."""
+    stages: dict[str, LabelTimes] = {}
+    for usage in usages:
+        for label, times in usage.timeline.by_label().items():
+            if label.startswith(EMBEDDINGS_LABEL):
+                continue
+            stages.setdefault(LABEL_STAGE.get(label, label), LabelTimes()).add(times)
+
+    def at(moment: float) -> float | None:
+        return round(moment - started, 3) if abs(moment) != float("inf") else None
+
+    rows = {
+        stage: {
+            "first_sent_s": at(t.first_sent),
+            "last_sent_s": at(t.last_sent),
+            "first_back_s": at(t.first_back),
+            "last_back_s": at(t.last_back),
+            "replies": t.replies,
+            "mean_latency_s": round(t.seconds / t.replies, 3) if t.replies else None,
+        }
+        for stage, t in sorted(stages.items(), key=lambda item: item[1].first_sent)
+    }
+    first = min((t.first_sent for t in stages.values()), default=float("inf"))
+    last = max((t.last_back for t in stages.values()), default=float("-inf"))
+    floor = 0.0
+    for group in CHAIN:
+        means = [t.seconds / t.replies for s in group if (t := stages.get(s)) and t.replies]
+        floor += max(means, default=0.0)
+    requests = last - first if stages and last >= first else None
+    return {
+        "to_first_request_s": at(first),
+        "requests_s": None if requests is None else round(requests, 3),
+        "chain_floor_s": round(floor, 3),
+        "requests_over_floor": round(requests / floor, 3) if requests and floor else None,
+        "stages": rows,
+    }
 
 
 def now() -> str:
@@ -101,6 +155,8 @@ def usage_by_stage(usages: Iterable[Usage]) -> dict[str, dict[str, float]]:
             row["failures"] += counts.total_failures
             row["input_tokens"] += counts.input_tokens
             row["output_tokens"] += counts.output_tokens
+            row["cached_input_tokens"] += counts.cached_input_tokens
+            row["cache_write_tokens"] += counts.cache_write_tokens
             row["cost_usd"] += costs.get(label, 0.0)
     return rows
 
@@ -282,6 +338,7 @@ def _last_sessions(manifests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 __all__ = [
+    "CHAIN",
     "LABEL_STAGE",
     "RETRY_FAMILIES",
     "RETRY_KINDS",
@@ -293,6 +350,7 @@ __all__ = [
     "retries_by_kind",
     "stats_rows",
     "stage_row",
+    "timeline",
     "totals",
     "usage_by_stage",
     "with_usage",

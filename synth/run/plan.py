@@ -3,6 +3,13 @@
 The contexts are the ones the run would start from if the critic accepted every seed; requests and
 prompt tokens per stage come from :func:`synth.run.stage_plan.plan_requests`, reply tokens from a
 rough per-stage allowance, and the cost from the model layer's price table.
+
+The cost counts the provider's prompt cache (see :func:`cached_prefix`): a stage whose prompt
+starts as the inputs step's does (the system message, then the context) sends that prefix again
+for a context the inputs step has just asked about, and OpenAI and Anthropic serve such a prefix,
+from 1,024 tokens on and in steps of 128, from their cache at a fraction of the input price. The
+plan assumes every such request hits (the inputs step's request writes the prefix); a provider
+routes a repeat to another machine now and then, so the real saving is at most the planned one.
 """
 
 from __future__ import annotations
@@ -18,11 +25,13 @@ from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.coverage import Coverage, file_targets, measure_coverage
 from synth.contexts.select import SEED_PASSES, most_goldens
 from synth.data import Chunk, Context
-from synth.llm.pricing import price_for
+from synth.errors import ConfigError
+from synth.llm.pricing import price_for, tokens_cost
 from synth.run.ingest import files_read
 from synth.run.languages import chunk_languages, language_notes, planned_languages
 from synth.run.setup import RunConfigs, docs_feed
 from synth.run.stage_plan import plan_requests
+from synth.stage.templates import SYSTEM, PromptSet
 
 if TYPE_CHECKING:
     from synth.contexts.seed_feed import DocsFeed
@@ -41,12 +50,22 @@ REPLY_TOKENS = {
 CRITIC_STAGES = ("critic", "filter", "check")
 
 
+#: the shortest prompt prefix a provider caches, and the step its cached part grows by
+#: (OpenAI's and Anthropic's, for their current models)
+CACHE_MIN_TOKENS = 1024
+CACHE_STEP_TOKENS = 128
+#: the step whose request is the first of a context: it writes the shared prefix to the cache
+FIRST_STEP = "inputs"
+
+
 class PlannedStage(BaseModel):
     stage: str
     requests: int
     input_tokens: int
     output_tokens: int
     cost_usd: float | None = None
+    #: of ``input_tokens``, those assumed served from the provider's prompt cache
+    cached_input_tokens: int = 0
 
 
 class Plan(BaseModel):
@@ -80,7 +99,14 @@ class Plan(BaseModel):
             "requests": self.requests,
             "cost_usd": self.cost_usd,
             "requests_per_golden": round(self.requests / self.goldens, 3) if self.goldens else None,
+            "cached_input_share": self.cached_input_share,
         }
+
+    @property
+    def cached_input_share(self) -> float:
+        """The share of the prompt tokens the plan assumes the provider's cache serves."""
+        sent = sum(s.input_tokens for s in self.stages)
+        return round(sum(s.cached_input_tokens for s in self.stages) / sent, 3) if sent else 0.0
 
 
 def _items(stage: str, contexts: int, per_context: int, evolutions: int) -> int:
@@ -208,11 +234,17 @@ def make_plan(
     )
     per_context = configs.generation.max_goldens_per_context
     evolutions = configs.evolution.num_evolutions
+    prompts = configs.prompts
+    context_tokens = [sum(count_tokens(t) for t in c.texts) for c in inputs.contexts]
     stages = []
     for step in planned:
         items = _items(step.stage, len(inputs.contexts), per_context, evolutions)
         model = critic if step.stage in CRITIC_STAGES else generator
-        stages.append(_planned_stage(step.stage, step.requests, step.input_tokens, items, model))
+        prefix = cached_prefix(prompts, step.stage, context_tokens)
+        cached = min(step.input_tokens, step.requests * prefix)
+        stages.append(
+            _planned_stage(step.stage, step.requests, step.input_tokens, items, model, cached)
+        )
     goldens = len(inputs.contexts) * per_context
     if num_goldens is not None:
         goldens = min(goldens, num_goldens)
@@ -224,6 +256,14 @@ def make_plan(
         + (f" (critic {critic})" if critic != generator else "")
         + "; reply tokens are estimates",
     ]
+    share = sum(s.cached_input_tokens for s in stages) / max(1, sum(s.input_tokens for s in stages))
+    notes.append(
+        f"{share:.0%} of the prompt tokens assumed served from the provider's prompt cache: the "
+        "steps after a context's inputs request that start with the same system message and "
+        f"context repeat that prefix (cached from {CACHE_MIN_TOKENS:,} tokens, in steps of "
+        f"{CACHE_STEP_TOKENS}), and every repeat is assumed to hit; a provider that sends one to "
+        "another machine misses, so the saving is at most this"
+    )
     return Plan(
         files=inputs.files,
         chunks=inputs.chunks,
@@ -267,27 +307,54 @@ def coverage_notes(coverage: Coverage | None, num_goldens: int | None) -> list[s
     ]
 
 
+def cached_prefix(prompts: PromptSet, stage: str, context_tokens: Sequence[int]) -> int:
+    """The prompt tokens a request of ``stage`` is assumed to read from the provider's cache, on
+    average over the contexts: its system message and context, when its template starts as the
+    :data:`FIRST_STEP`'s does up to ``$context`` (a step that starts otherwise, or the first step
+    itself, reads nothing), rounded down to the cache's step, and nothing under its minimum."""
+    if stage == FIRST_STEP or not context_tokens:
+        return 0
+    try:
+        mine, first = prompts.text(stage), prompts.text(FIRST_STEP)
+    except ConfigError:  # a stage with no template of its own name (the critic's)
+        return 0
+    head = first.partition("$context")[0]
+    if "$context" not in mine or mine.partition("$context")[0] != head:
+        return 0
+    fixed = count_tokens(SYSTEM) + count_tokens(head) + 8  # message framing and the tags
+    cached = [
+        (fixed + n) // CACHE_STEP_TOKENS * CACHE_STEP_TOKENS
+        for n in context_tokens
+        if fixed + n >= CACHE_MIN_TOKENS
+    ]
+    return sum(cached) // len(context_tokens)
+
+
 def _planned_stage(
-    stage: str, requests: int, input_tokens: int, items: int, model: str
+    stage: str, requests: int, input_tokens: int, items: int, model: str, cached: int = 0
 ) -> PlannedStage:
     """A stage's line of the plan: its replies estimated per item, its cost at ``model``'s price
-    (None when the price is not known)."""
+    (None when the price is not known), ``cached`` of its prompt tokens at the cached price."""
     output = items * REPLY_TOKENS.get(stage, 50)
     price = price_for(model)
     cost = None
     if price is not None:
-        cost = round((input_tokens * price.input + output * price.output) / 1e6, 6)
+        cost = round(tokens_cost(price, input_tokens, output, cached), 6)
     return PlannedStage(
         stage=stage,
         requests=requests,
         input_tokens=input_tokens,
         output_tokens=output,
         cost_usd=cost,
+        cached_input_tokens=cached,
     )
 
 
 __all__ = [
+    "CACHE_MIN_TOKENS",
+    "CACHE_STEP_TOKENS",
     "REPLY_TOKENS",
+    "cached_prefix",
     "chunk_languages",
     "language_notes",
     "planned_languages",

@@ -35,6 +35,7 @@ from synth.run.manifest import (
     now,
     package_versions,
     stats_rows,
+    timeline,
     totals,
     usage_by_stage,
     with_usage,
@@ -117,6 +118,7 @@ class RunSession:
         self.sessions: list[dict[str, Any]] = list(previous.get("sessions", []))
         self.created_at = previous.get("created_at") or now()
         self.session: dict[str, Any] = {"started_at": now(), "status": "running", "usage": {}}
+        self._started = time.time()
         self.sessions.append(self.session)
         try:
             self._flush(force=True)
@@ -381,6 +383,8 @@ class RunSession:
             **self.info,
             # the level the limiter reached (an adaptive one found it; see synth.llm._aimd)
             "concurrency": self.limiter.concurrency(),
+            # where this session's time went (synth.run.manifest.timeline)
+            "timeline": timeline(self.usages, self._started),
         }
         seeds = self.feed.seed_counts() if self.feed is not None else None
         if seeds is not None:

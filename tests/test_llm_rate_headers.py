@@ -1,0 +1,122 @@
+"""Pacing from the provider's own numbers: the rate-limit headers read, the windows the limiter
+paces to, and what a 429 does to it. Every time is passed in (no clock is waited on)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+import pytest
+from fake_openai import FakeOpenAI
+
+from synth import make_llm
+from synth.errors import RateLimitError
+from synth.llm._rate_headers import Budget, RateLimits, parse_duration, read_rate_limits
+from synth.llm.limiter import HEADER_MARGIN, RateLimiter
+
+
+def test_openai_durations_are_read_in_seconds() -> None:
+    assert parse_duration("1s") == 1.0
+    assert parse_duration("6m0s") == 360.0
+    assert parse_duration("1h2m3.5s") == 3723.5
+    assert parse_duration("20ms") == pytest.approx(0.02)
+    assert parse_duration("2.5") == 2.5
+    assert parse_duration("soon") is None and parse_duration("1s later") is None
+
+
+def test_openai_and_anthropic_headers_become_the_same_budgets() -> None:
+    openai = read_rate_limits(
+        {
+            "x-ratelimit-limit-requests": "300",
+            "x-ratelimit-remaining-requests": "299",
+            "x-ratelimit-reset-requests": "200ms",
+            "x-ratelimit-limit-tokens": "150000",
+            "x-ratelimit-remaining-tokens": "149000",
+            "x-ratelimit-reset-tokens": "400ms",
+        }
+    )
+    assert openai == RateLimits(Budget(300, 299, pytest.approx(0.2)), Budget(150000, 149000, 0.4))
+    anthropic = read_rate_limits(
+        {
+            "anthropic-ratelimit-requests-limit": "50",
+            "anthropic-ratelimit-requests-remaining": "0",
+            "anthropic-ratelimit-requests-reset": "2026-12-06T10:00:30Z",
+            "anthropic-ratelimit-input-tokens-limit": "40000",
+        },
+        now=datetime(2026, 12, 6, 10, 0, tzinfo=UTC).timestamp(),
+    )
+    assert anthropic == RateLimits(Budget(50, 0, 30.0), Budget(40000, None, None))
+    assert read_rate_limits({"content-type": "application/json"}) is None
+    assert read_rate_limits(None) is None
+
+
+def test_the_limiter_paces_to_the_providers_limit_over_a_minute() -> None:
+    limiter = RateLimiter(64, adaptive=True, clock=lambda: 0.0)
+    limiter.observe(RateLimits(requests=Budget(300, 299, 0.2)), now=0.0)
+    assert limiter.paced_by_provider and limiter._requests is not None
+    window = limiter._requests
+    assert window.limit == 300 and window.window == pytest.approx(60 * (1 + HEADER_MARGIN))
+    for _ in range(300):
+        assert window.try_acquire(1, 1.0)[0] is not None
+    entry, wait = window.try_acquire(1, 1.0)
+    assert entry is None and wait == pytest.approx(60 * (1 + HEADER_MARGIN))
+
+
+def test_a_pinned_rpm_is_kept_and_the_provider_only_charges_what_it_saw() -> None:
+    limiter = RateLimiter(8, rpm=100, window=60, clock=lambda: 0.0)
+    window = limiter._requests
+    limiter.observe(RateLimits(requests=Budget(300, 280, 10.0)), now=0.0)
+    assert limiter._requests is window and window is not None and window.limit == 100
+    # the provider counted 20 requests this window never sent (another client of the key): they
+    # are charged until its reset, 10 s from now, and then freed
+    assert window.left(0.0) == 80
+    assert window.left(9.9) == 80 and window.left(10.0) == 100
+
+
+def test_a_429_that_says_the_budget_is_spent_holds_without_cutting_when_paced() -> None:
+    now = [0.0]
+    limiter = RateLimiter(64, adaptive=True, clock=lambda: now[0])
+    limiter.observe(RateLimits(requests=Budget(300, 10, 5.0)))
+    spent = RateLimitError("slow down", retry_after=4.0, rate_limits=RateLimits(Budget(300, 0, 5)))
+    with pytest.raises(RateLimitError), limiter.watch("inputs"):
+        raise spent
+    assert limiter.level == 8 and limiter.held_for() == 4.0  # the level stays, requests wait
+    now[0] = 4.0
+    assert limiter.held_for() == 0.0
+    assert limiter.concurrency()["signals"] == {"rate_limit": 1}
+
+
+def test_a_429_without_the_providers_numbers_holds_and_cuts() -> None:
+    limiter = RateLimiter(64, adaptive=True, clock=lambda: 0.0)
+    with pytest.raises(RateLimitError), limiter.watch("inputs"):
+        raise RateLimitError("slow down", retry_after=30.0)
+    assert limiter.level == 4 and limiter.held_for() == 30.0
+    assert not limiter.paced_by_provider
+
+
+def test_replies_with_rate_headers_pace_the_run_and_are_not_kept_with_the_reply() -> None:
+    with FakeOpenAI(reply="ok", rpm=1000, rate_headers=True) as server:
+        limiter = RateLimiter(16, adaptive=True)
+        llm = make_llm("openai:m", base_url=server.url, api_key="sk-test", limiter=limiter)
+
+        async def main() -> list[object]:
+            return list(await asyncio.gather(*[llm.inner.arequest(f"q{i}") for i in range(5)]))
+
+        replies = asyncio.run(main())
+        llm.close()
+    assert limiter.concurrency()["paced_by_provider"] is True
+    assert limiter._requests is not None and limiter._requests.limit == 1000
+    assert all("rate_limits" not in reply.extra for reply in replies)  # type: ignore[attr-defined]
+
+
+def test_what_the_provider_saw_expires_in_its_turn_among_the_windows_requests() -> None:
+    limiter = RateLimiter(8, rpm=100, window=60, clock=lambda: 0.0)
+    window = limiter._requests
+    assert window is not None
+    window.try_acquire(50, 0.0)  # sent at 0, expires at 60
+    window.try_acquire(20, 30.0)  # sent at 30, expires at 90
+    # at 40 the provider counts 80: 10 unseen, until its reset 40 s later (at 80)
+    limiter.observe(RateLimits(requests=Budget(100, 20, 40.0)), now=40.0)
+    assert window.left(40.0) == 20
+    assert window.left(60.0) == 70  # the first 50 leave at 60, though the 10 are still counted
+    assert window.left(80.0) == 80 and window.left(90.0) == 100
