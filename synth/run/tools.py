@@ -241,8 +241,7 @@ class ToolModes:
                     if run.finished:
                         made = run.replay()
                     else:
-                        target = configs.target(n, len(feed))
-                        target.quotas = quotas
+                        target = dataclasses.replace(configs.target(n, len(feed)), quotas=quotas)
                         made = await run.execute(ListFeed(feed), target)
                 _tags(made, kind)
                 for golden in made:
