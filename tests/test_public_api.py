@@ -89,6 +89,7 @@ EXPORTED = [
     "Synthesizer",
     "Turn",
     "Usage",
+    "WebOptions",
     "average_precision",
     "benchmark",
     "bootstrap_interval",
