@@ -61,6 +61,7 @@ _EXPORTS: dict[str, str] = {
         "ChunkingConfig FileStatus LoadedFile LoadReport chunk_documents iter_chunks iter_load "
         "load_documents register_loader"
     ),
+    "synth.ingest.web": "WebOptions",
     "synth.store": (
         "ChunkStore Embedder HashEmbedder IngestedFile IngestReport LocalEmbedder OpenAIEmbedder "
         "SourceStats ingest_documents make_embedder"

@@ -151,3 +151,22 @@ def test_page_document_is_the_html_seam() -> None:
     assert document.metadata["url"] == "https://example.com/caves"
     assert document.metadata["title"] == "About caves"
     assert "caves we surveyed" in document.text
+
+
+def test_update_follows_a_changed_page_and_refetches_only_it(site: Site, tmp_path: Path) -> None:
+    from synth import Synthesizer
+
+    synth = Synthesizer("offline", embedder="hash", web=FAST, progress=False, cache=None)
+    with synth:
+        made = synth.generate_goldens_from_docs(site.url("/sitemap.xml"), num_goldens=4)
+        made.save(tmp_path / "goldens.jsonl")
+        changed = made[0].source_files[0]
+        topic = changed.rsplit("page", 1)[1]
+        site.pages[changed.removeprefix(site.base)] = page_html("Rewritten", article(topic, 9))
+        mark = len(site.requests)
+        updated = synth.update(tmp_path / "goldens.jsonl", [site.url("/sitemap.xml")])
+    assert len(updated) == 4
+    read_again = [e.path for e in site.since(mark) if e.status == 200]
+    assert read_again == [changed.removeprefix(site.base)]
+    retired = (tmp_path / "goldens.jsonl.retired.jsonl").read_text().splitlines()
+    assert len(retired) == 1 and changed in retired[0]

@@ -91,6 +91,7 @@ EXPORTED = [
     "ToolCallEvaluation",
     "Turn",
     "Usage",
+    "WebOptions",
     "assert_answer",
     "average_precision",
     "benchmark",
