@@ -33,7 +33,7 @@ def test_an_unknown_prompt_refused_naming_the_known_ones_sorted() -> None:
         "evolution.comparative, "
         "evolution.concretizing, evolution.constrained, "
     )
-    assert message.endswith(", rewrite, scope, style, tool_check, tool_requests")
+    assert message.endswith(", rewrite, scope, style, tool_answer, tool_check, tool_requests")
 
 
 @pytest.mark.parametrize("text", ["", "  \n", None, 3])

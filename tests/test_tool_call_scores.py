@@ -124,3 +124,29 @@ def test_synth_evaluate_scores_a_systems_tool_calls(
     assert "tool correctness (in_order, arguments exact): 0.800" in capsys.readouterr().out
     assert main([*argv, "--tool-arguments", "schema"]) == 2
     assert "needs --tools SOURCE" in capsys.readouterr().err
+
+
+def test_judged_arguments_ask_the_judge_only_when_they_differ() -> None:
+    asked: list[str] = []
+
+    def judge(prompt: str, system: str | None = None) -> str:
+        asked.append(prompt)
+        called = prompt.split("<called>")[1].split("</called>")[0]
+        same = "Oslo" in called
+        return json.dumps({"reason": "the same city" if same else "another city", "same": same})
+
+    expected = [ToolCall(name="fly", input_parameters={"to": "OSL"})]
+    goldens = [
+        Golden(input="Fly me to Oslo", expected_tools=expected, tools_called=called)
+        for called in (
+            [ToolCall(name="fly", input_parameters={"to": "OSL"})],
+            [ToolCall(name="fly", input_parameters={"to": "Oslo"})],
+            [ToolCall(name="fly", input_parameters={"to": "Rome"})],
+        )
+    ]
+    report = evaluate_tool_calls(goldens, arguments="judged", judge=judge)
+    assert [item.score for item in report.items] == [1.0, 1.0, 0.0]
+    assert len(asked) == 2  # equal arguments need no judge
+    assert asked[0].count("<request>") == 1 and "Fly me to Oslo" in asked[0]
+    with pytest.raises(ConfigError, match="needs a judge model"):
+        evaluate_tool_calls(goldens, arguments="judged")

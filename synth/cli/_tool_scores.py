@@ -18,10 +18,10 @@ def add_tool_call_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--tool-arguments",
-        choices=("exact", "schema"),
+        choices=("exact", "schema", "judged"),
         default="exact",
-        help="with --tool-calls: a call's arguments must equal the expected ones, or be valid "
-        "against the tool's schema (given by --tools) (exact)",
+        help="with --tool-calls: a call's arguments must equal the expected ones, be valid "
+        "against the tool's schema (given by --tools), or be judged the same by --judge (exact)",
     )
     p.add_argument(
         "--tools",
@@ -38,8 +38,11 @@ def run_tool_scores(args: argparse.Namespace) -> int:
     from synth.evaluate.tools import evaluate_tool_calls
     from synth.tools import load_tools
 
-    if args.retriever or args.judge:
-        raise ConfigError("--tool-calls scores tool calls alone; drop --retriever and --judge")
+    if args.retriever:
+        raise ConfigError("--tool-calls scores tool calls alone; drop --retriever")
+    judges = args.judge or []
+    if (args.tool_arguments == "judged") != bool(judges) or len(judges) > 1:
+        raise ConfigError("--tool-arguments judged takes one --judge (and --judge only with it)")
     if args.tool_arguments == "schema" and not args.tools:
         raise ConfigError("--tool-arguments schema needs --tools SOURCE")
     tools = load_tools(args.tools) if args.tools else []
@@ -50,6 +53,7 @@ def run_tool_scores(args: argparse.Namespace) -> int:
         match=args.tool_calls,
         arguments=args.tool_arguments,
         tools=tools,
+        judge=judges[0] if judges else None,
         seed=args.seed or 0,
     )
     text = report.model_dump_json(indent=2)

@@ -7,9 +7,11 @@ How calls are matched (``match``):
   between), as a share of the longer of the two lists (an extra call costs as a missing one does);
 - ``any_order``: the expected calls found among the called ones in any order, the same share.
 
-How a call's arguments are matched (``arguments``): ``exact`` (the same names and values) or
+How a call's arguments are matched (``arguments``): ``exact`` (the same names and values),
 ``schema`` (the called arguments valid against the tool's input schema, given ``tools``; a tool
-not given falls back to ``exact``). A golden expecting no call scores 1 when none is made.
+not given falls back to ``exact``) or ``judged`` (equal ones match; for others a judge model
+sees the request and both sets of arguments and says whether they ask the tool for the same
+thing: ``"Oslo"`` for ``"OSL"``). A golden expecting no call scores 1 when none is made.
 
 The score is the mean over goldens, with a percentile bootstrap interval
 (:func:`synth.evaluate.stats.bootstrap_interval`); the same per tool (the goldens expecting it)
@@ -18,19 +20,41 @@ and per kind (``metadata["tool_kind"]``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from jsonschema import validators
 from pydantic import BaseModel, Field
 
+from synth._untrusted import tag
 from synth.data import ToolCall
 from synth.dataset import Dataset
 from synth.errors import ConfigError
 from synth.evaluate.stats import bootstrap_interval, mean_score
 
 MATCHES = ("exact", "in_order", "any_order")
-ARGUMENTS = ("exact", "schema")
+ARGUMENTS = ("exact", "schema", "judged")
+#: decides whether a call's arguments ask for what the expected call's do (judged mode)
+Judged = Callable[[ToolCall, ToolCall], bool]
+
+_JUDGE_PROMPT = """A user asked an AI agent:
+{request}
+
+The agent called the tool '{name}'. The expected arguments and the agent's, as JSON:
+{expected}
+{called}
+
+Do the agent's arguments ask the tool for the same thing as the expected ones (the same values,
+possibly written differently: "Oslo" for "OSL", "2025-01-05" for "5 Jan 2025")? Give your reason in
+one sentence, then your verdict."""
+
+
+class ArgumentVerdict(BaseModel):
+    """The judge's reply: its reason, then whether the arguments ask for the same thing."""
+
+    reason: str
+    same: bool
 
 
 class ToolScore(BaseModel):
@@ -64,10 +88,17 @@ class ToolCallEvaluation(BaseModel):
 
 
 def _same(
-    expected: ToolCall, called: ToolCall, arguments: str, schemas: Mapping[str, dict[str, Any]]
+    expected: ToolCall,
+    called: ToolCall,
+    arguments: str,
+    schemas: Mapping[str, dict[str, Any]],
+    judged: Judged | None,
 ) -> bool:
     if expected.name != called.name:
         return False
+    if arguments == "judged" and judged is not None:
+        equal = dict(expected.input_parameters) == dict(called.input_parameters)
+        return equal or judged(expected, called)
     schema = schemas.get(called.name)
     if arguments == "schema" and schema is not None:
         validator = validators.validator_for(schema)(schema)
@@ -82,13 +113,17 @@ def tool_call_score(
     match: str = "in_order",
     arguments: str = "exact",
     schemas: Mapping[str, dict[str, Any]] | None = None,
+    judged: Judged | None = None,
 ) -> float:
-    """How well ``called`` matches ``expected`` (0..1) under ``match`` and ``arguments``."""
+    """How well ``called`` matches ``expected`` (0..1) under ``match`` and ``arguments``
+    (``judged``: the judge of arguments that differ, for the ``judged`` mode)."""
     _check(match, arguments)
+    if arguments == "judged" and judged is None:
+        raise ConfigError("the judged argument match needs a judge model")
     schemas = schemas or {}
     if not expected:
         return 1.0 if not called else 0.0
-    same = lambda e, c: _same(e, c, arguments, schemas)  # noqa: E731
+    same = lambda e, c: _same(e, c, arguments, schemas, judged)  # noqa: E731
     if match == "exact":
         ok = len(expected) == len(called) and all(map(same, expected, called))
         return 1.0 if ok else 0.0
@@ -141,6 +176,30 @@ def as_calls(value: Any) -> list[ToolCall]:
     return calls
 
 
+def argument_judge(judge: Any, request: str) -> Judged:
+    """A judge of arguments for one request, from a model (an LLM, a ``provider:model`` spec or
+    a callable ``fn(prompt, system) -> str``); each pair is asked once."""
+    from synth.evaluate._specs import judge_models
+    from synth.llm.factory import make_llm
+
+    llm = next(iter(judge_models([judge]).values())) if isinstance(judge, str) else make_llm(judge)
+    verdicts: dict[str, bool] = {}
+
+    def judged(expected: ToolCall, called: ToolCall) -> bool:
+        prompt = _JUDGE_PROMPT.format(
+            request=tag("request", request),
+            name=called.name,
+            expected=tag("expected", json.dumps(expected.input_parameters, default=str)),
+            called=tag("called", json.dumps(called.input_parameters, default=str)),
+        )
+        if prompt not in verdicts:
+            verdict = llm.complete(prompt, schema=ArgumentVerdict, label="tool_arguments")
+            verdicts[prompt] = bool(verdict.same)
+        return verdicts[prompt]
+
+    return judged
+
+
 def _scored(values: list[float], confidence: float, seed: int) -> ToolScore:
     low, high = bootstrap_interval(values, confidence=confidence, seed=seed)
     return ToolScore(score=mean_score(values), low=low, high=high, n=len(values))
@@ -153,6 +212,7 @@ def evaluate_tool_calls(
     match: str = "in_order",
     arguments: str = "exact",
     tools: Iterable[Any] = (),
+    judge: Any = None,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> ToolCallEvaluation:
@@ -160,8 +220,10 @@ def evaluate_tool_calls(
     ``expected_tools``: the calls ``system(input)`` returns (see
     :func:`as_calls`), or without a system the golden's own ``tools_called``. ``tools`` (records
     with ``name`` and ``input_schema``, e.g. :func:`synth.tools.load_tools`'s) give the schemas
-    the ``schema`` argument match checks against."""
+    the ``schema`` argument match checks against; ``judge`` (a model) is the judged mode's."""
     _check(match, arguments)
+    if arguments == "judged" and judge is None:
+        raise ConfigError("the judged argument match needs a judge model (judge=, --judge)")
     schemas = {tool.name: tool.input_schema for tool in tools}
     items: list[ToolCallItem] = []
     for golden in Dataset.coerce(goldens):
@@ -169,8 +231,14 @@ def evaluate_tool_calls(
             continue
         called = as_calls(system(golden.input)) if system is not None else golden.tools_called
         called = list(called or [])
+        judged = argument_judge(judge, golden.input) if arguments == "judged" else None
         score = tool_call_score(
-            golden.expected_tools, called, match=match, arguments=arguments, schemas=schemas
+            golden.expected_tools,
+            called,
+            match=match,
+            arguments=arguments,
+            schemas=schemas,
+            judged=judged,
         )
         kind = golden.metadata.get("tool_kind")
         items.append(
@@ -203,10 +271,12 @@ def evaluate_tool_calls(
 
 __all__ = [
     "ARGUMENTS",
+    "ArgumentVerdict",
     "MATCHES",
     "ToolCallEvaluation",
     "ToolCallItem",
     "ToolScore",
+    "argument_judge",
     "as_calls",
     "evaluate_tool_calls",
     "tool_call_score",

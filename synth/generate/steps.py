@@ -188,7 +188,7 @@ def tool_steps(s: StageSettings, tools: ToolSettings) -> list[Step]:
     ]
     if tools.executor is not None:
         answer = s.generator if s.generation.include_expected_output else None
-        steps.append(tool_runs.ToolRunStep(tools.executor, answer))
+        steps.append(tool_runs.ToolRunStep(tools.executor, answer, s.prompts))
     return steps
 
 

@@ -18,28 +18,20 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from synth.errors import ModelError
+from synth.errors import ModelError, OutputParseError
 from synth.generate.base import Source
 from synth.generate.draft import Draft, drop_failed, live
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
 from synth.stage.call import ask_checked
+from synth.stage.templates import PromptSet
 from synth.stage.text import tagged
 from synth.tools.execute import Executor, ToolCallError
 
 LABEL = "tool_run"
+#: the prompt of the agent's final reply
+ANSWER = "tool_answer"
 TOOL_ERROR = "tool_error"
-
-_ANSWER = """You write the final reply an AI agent sends a user after calling tools.
-
-The user's message:
-{request}
-
-The calls the agent made, in order, with what each returned (JSON):
-{results}
-
-Write the agent's reply to the user: answer from the results alone, briefly, in the user's
-language. Reply with one JSON object and nothing else: {{"answer": "..."}}"""
 
 
 class AnswerReply(BaseModel):
@@ -65,17 +57,23 @@ def chained(arguments: Mapping[str, Any], outputs: list[Any]) -> dict[str, Any]:
     return {key: values.get(key, value) for key, value in arguments.items()}
 
 
-def build_answer_prompt(request: str, calls: list[dict[str, Any]]) -> str:
+def build_answer_prompt(request: str, calls: list[dict[str, Any]], prompts: PromptSet) -> str:
     """The prompt for the agent's final reply from its calls' results."""
     results = json.dumps(calls, indent=1, ensure_ascii=False, default=str)
-    return _ANSWER.format(request=tagged("request", request), results=tagged("results", results))
+    return prompts.render(
+        ANSWER, request=tagged("request", request), results=tagged("results", results)
+    )
+
+
+def json_safe(value: Any) -> Any:
+    """A tool's result as JSON can hold it (a value JSON has no word for becomes its text), so
+    the golden can be journaled and saved."""
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
 
 def _parse(text: str) -> str:
     answer = parse_verdict(text, AnswerReply).answer.strip()
     if not answer:
-        from synth.errors import OutputParseError
-
         raise OutputParseError("the reply's answer is blank", text)
     return answer
 
@@ -87,6 +85,7 @@ class ToolRunStep:
     name: ClassVar[str] = LABEL
     executor: Executor
     generator: LLM | None
+    prompts: PromptSet
 
     async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
         for draft in live(drafts):
@@ -98,7 +97,7 @@ class ToolRunStep:
             try:
                 for call in calls:
                     arguments = chained(call["input_parameters"], outputs)
-                    output = await self.executor.call(call["name"], arguments)
+                    output = json_safe(await self.executor.call(call["name"], arguments))
                     outputs.append(output)
                     ran.append(
                         {"name": call["name"], "input_parameters": arguments, "output": output}
@@ -109,7 +108,7 @@ class ToolRunStep:
             draft.expected_tools = ran
             if self.generator is None:
                 continue
-            prompt = build_answer_prompt(draft.input, ran)
+            prompt = build_answer_prompt(draft.input, ran, self.prompts)
             try:
                 draft.expected_output = await ask_checked(
                     self.generator, prompt, AnswerReply, _parse, LABEL, None

@@ -105,6 +105,7 @@ SLOTS: dict[str, _Slot] = {
     ),
     "tool_requests": _Slot(frozenset({"tools", "instruction"}), frozenset({"variation"})),
     "tool_check": _Slot(frozenset({"request", "tools", "calls", "question"})),
+    "tool_answer": _Slot(frozenset({"request", "results"})),
 }
 for _evolution in Evolution:
     SLOTS[f"evolution.{_evolution.value}"] = _Slot(frozenset())
