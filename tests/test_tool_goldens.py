@@ -91,8 +91,17 @@ def test_an_mcp_server_gives_exactly_n_valid_goldens_despite_spoiled_calls(
             dataset = synth.generate_goldens_from_tools(
                 server_command(), num_goldens=12, kinds=ALL_KINDS
             )
+            manifest = synth.manifest
     check_goldens(dataset, tools, 12, ALL_KINDS)
     dropped = drops(tmp_path / "run")
+    # the call's manifest is every kind's run's, summed: the same drops, each run named
+    assert manifest is not None and sorted(manifest["parts"]) == sorted(
+        dataset.metadata["tool_kinds"]
+    )
+    summed: Counter[str] = Counter()
+    for row in manifest["stages"]:
+        summed.update(row.get("dropped") or {})
+    assert +summed == +dropped and manifest["delivered"] == 12
     # each spoiled call that was checked was dropped for what was wrong with it (a spare still
     # running when the run had its goldens is never checked: hence at most)
     caught = {reason: dropped[reason] for reason in tool_replies.SPOILS if dropped[reason]}

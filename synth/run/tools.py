@@ -41,6 +41,7 @@ from synth.generate.tool_requests import (
     TOOL_KINDS,
     ToolPlan,
 )
+from synth.run.manifest import merged as merged_manifest
 from synth.run.question_types import combine
 from synth.run.session import RunSession
 from synth.run.setup import RunConfigs, check_num_goldens
@@ -193,6 +194,7 @@ class ToolModes:
 
     context_construction_config: ContextConstructionConfig
     _run: Callable[[str, dict[str, Any], int | None, RunConfigs], RunSession]
+    _merged: dict[str, Any] | None
 
     @warns_if_short
     async def a_generate_goldens_from_tools(
@@ -227,6 +229,8 @@ class ToolModes:
         tries = 1 + self.context_construction_config.max_retries
         covered: Counter[str] = Counter()
         parts: list[tuple[str, int, Dataset]] = []
+        manifests: list[tuple[str, dict[str, Any]]] = []  # each kind's run's, merged at the end
+        self._merged = None
         async with executor_for(tools, execute) as executor:
             settings = ToolSettings(by_name, executor)
             for kind, n in counts.items():
@@ -243,10 +247,14 @@ class ToolModes:
                     else:
                         target = dataclasses.replace(configs.target(n, len(feed)), quotas=quotas)
                         made = await run.execute(ListFeed(feed), target)
+                if run.manifest is not None:
+                    manifests.append((kind, run.manifest))
                 _tags(made, kind)
                 for golden in made:
                     covered.update(call.name for call in golden.expected_tools or [])
                 parts.append((kind, n, made))
+        # the manifest the call reports: every kind's run's, summed (each stays in its folder)
+        self._merged = merged_manifest(manifests) if len(manifests) > 1 else None
         dataset = combine(parts, num_goldens)
         dataset.metadata[TOOL_KINDS_KEY] = dataset.metadata.pop("question_types")
         return dataset
