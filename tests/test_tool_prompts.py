@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 
 from synth.generate import tool_checks, tool_requests, tool_runs
-from synth.stage.templates import default_prompts
 from synth.generate.tool_requests import ToolPlan
 from synth.llm.structured import json_schema
+from synth.stage.templates import default_prompts
 from synth.tools import Tool
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
