@@ -78,6 +78,7 @@ def test_generate_writes_exactly_n_goldens_with_all_metadata(server, capsys) -> 
     names = [r["stage"] for r in rows]
     assert names == [
         "ingest",
+        "prose",
         "critic",
         "group",
         "inputs",

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from synth._tokens import count_tokens
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.coverage import Coverage, file_targets, measure_coverage
+from synth.contexts.critic import excerpt
 from synth.contexts.select import SEED_PASSES, most_goldens
 from synth.data import Chunk, Context
 from synth.errors import ConfigError
@@ -229,7 +230,8 @@ def make_plan(
         styling=configs.styling,
         use_critic=configs.context_critic,
         use_filter=configs.filtration is not None,
-        seed_tokens=[count_tokens(c.text) for c in inputs.seeds],
+        # the critic is shown each seed's head only (synth.contexts.critic.excerpt)
+        seed_tokens=[count_tokens(excerpt(c.text)) for c in inputs.seeds],
         prompts=configs.prompts,
     )
     per_context = configs.generation.max_goldens_per_context
