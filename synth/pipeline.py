@@ -44,7 +44,7 @@ from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationC
 from synth.generate.conversation import ConversationConfig
 from synth.ingest.web import WebOptions
 from synth.run.config import PipelineConfig, load_pipeline
-from synth.run.conversations import ConversationalModes
+from synth.run.conversations import CONTEXTS_MODE, DOCS_MODE, conversational
 from synth.run.dir import fingerprint_paths
 from synth.run.given import GivenSources
 from synth.run.ingest import files_read, ingest_for_run, ingest_in_run, read_chunks
@@ -74,7 +74,7 @@ DocsArg = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
 @dataclass(eq=False, repr=False, kw_only=True)
-class Synthesizer(ModelSettings, ConversationalModes, ToolModes, GivenSources):
+class Synthesizer(ModelSettings, ToolModes, GivenSources):
     """Makes goldens from documents, contexts, a scenario or example goldens; refills datasets.
 
     ``model`` and ``critic_model`` are ``"provider:model"`` specs, :class:`~synth.LLM` objects or
@@ -368,6 +368,62 @@ class Synthesizer(ModelSettings, ConversationalModes, ToolModes, GivenSources):
             return await run.execute(ListFeed(candidates), target)
 
     generate_goldens_from_goldens = sync_twin(a_generate_goldens_from_goldens)
+
+    # ---- conversational goldens: the same runs, with the conversation steps (synth.run.conversations)
+    def _conversation_configs(
+        self,
+        per_context: int | None,
+        contexts: ContextConstructionConfig | None,
+        conversation: ConversationConfig | None,
+    ) -> RunConfigs:
+        configs = RunConfigs.of(self, None, per_context, contexts)
+        return conversational(configs, conversation or self.conversation_config)
+
+    @warns_if_short
+    async def a_generate_conversational_goldens_from_docs(
+        self,
+        document_paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        *,
+        num_goldens: int | None = None,
+        max_goldens_per_context: int | None = None,
+        context_construction_config: ContextConstructionConfig | None = None,
+        conversation_config: ConversationConfig | None = None,
+        seed: int | None = None,
+    ) -> Dataset:
+        """:class:`~synth.ConversationalGolden` s from documents: exactly ``num_goldens`` when
+        the corpus allows (else as many as it can, the manifest says why), or
+        ``max_goldens_per_context`` conversations from each context; ``conversation_config``
+        (default: the Synthesizer's) bounds their turns; ``seed`` replaces the Synthesizer's."""
+        paths = as_paths(document_paths)
+        contexts = context_construction_config or self.context_construction_config
+        configs = self._conversation_configs(max_goldens_per_context, contexts, conversation_config)
+        configs = configs.but(seed=seed, avoid_chunks=frozenset())
+        return await self._docs_run(paths, configs, num_goldens, mode=DOCS_MODE)
+
+    generate_conversational_goldens_from_docs = sync_twin(
+        a_generate_conversational_goldens_from_docs
+    )
+
+    @warns_if_short
+    async def a_generate_conversational_goldens_from_contexts(
+        self,
+        contexts: Sequence[Context | Sequence[str]],
+        *,
+        num_goldens: int | None = None,
+        max_goldens_per_context: int | None = None,
+        conversation_config: ConversationConfig | None = None,
+        source_files: Sequence[Sequence[str] | str] | None = None,
+    ) -> Dataset:
+        """:class:`~synth.ConversationalGolden` s from given contexts (each a :class:`Context`
+        or a list of texts), in order; without ``num_goldens``, ``max_goldens_per_context``
+        from each."""
+        given = as_contexts(contexts, source_files)
+        configs = self._conversation_configs(max_goldens_per_context, None, conversation_config)
+        return await self._contexts_run(given, configs, num_goldens, mode=CONTEXTS_MODE)
+
+    generate_conversational_goldens_from_contexts = sync_twin(
+        a_generate_conversational_goldens_from_contexts
+    )
 
     def plan_from_docs(
         self,

@@ -18,15 +18,14 @@ from synth.dataset import Dataset
 from synth.errors import ConfigError, ShortfallWarning
 from synth.generate.config import (
     EvolutionConfig,
-    FiltrationConfig,
     GenerationConfig,
     StylingConfig,
 )
 from synth.generate.conversation import ConversationConfig
+from synth.pipeline import Synthesizer
 from synth.run.conversations import (
     CONTEXTS_MODE,
     DOCS_MODE,
-    ConversationalModes,
     conversational,
 )
 from synth.run.setup import RunConfigs
@@ -35,29 +34,28 @@ OWN_CONTEXTS = ContextConstructionConfig(chunk_size=77)
 OWN_TURNS = ConversationConfig(max_turns=4)
 
 
-class Host(ConversationalModes):
-    """The Synthesizer's settings, and its two runs scripted: each records what it was given."""
+class Host(Synthesizer):
+    """A Synthesizer with its settings, and its two runs scripted: each records what it was given."""
 
     def __init__(self, *, delivered: int | None = None, use_filter: bool = True) -> None:
-        self.generation_config = GenerationConfig(
-            question_types={"double": 1.0},
-            include_expected_output=False,
-            language="de",
-            max_goldens_per_context=3,
+        super().__init__(
+            generation_config=GenerationConfig(
+                question_types={"double": 1.0},
+                include_expected_output=False,
+                language="de",
+                max_goldens_per_context=3,
+            ),
+            evolution_config=EvolutionConfig(num_evolutions=2),
+            styling_config=StylingConfig(personas=["a pilot"]),
+            use_filter=use_filter,
+            seed=11,
+            context_construction_config=OWN_CONTEXTS,
+            conversation_config=OWN_TURNS,
         )
-        self.filtration_config = FiltrationConfig()
-        self.evolution_config = EvolutionConfig(num_evolutions=2)
-        self.styling_config = StylingConfig(personas=["a pilot"])
-        self.use_context_critic = True
-        self.use_filter = use_filter
-        self.seed = 11
-        self.prompts = None
-        self.context_construction_config = OWN_CONTEXTS
-        self.conversation_config = OWN_TURNS
         self.calls: list[tuple[str, Any, RunConfigs, int | None, str]] = []
         self.delivered = delivered
 
-    def _made(self, n: int | None) -> Dataset:
+    def _delivered(self, n: int | None) -> Dataset:
         if self.delivered is None or n is None:
             return Dataset([], {})
         return Dataset([], {"num_goldens": n, "delivered": self.delivered, "shortfall": ["dry"]})
@@ -66,13 +64,13 @@ class Host(ConversationalModes):
         self, paths: list[str], configs: RunConfigs, n: int | None, *, mode: str
     ) -> Dataset:
         self.calls.append(("docs", paths, configs, n, mode))
-        return self._made(n)
+        return self._delivered(n)
 
     async def _contexts_run_of(
         self, given: list[Context], configs: RunConfigs, n: int | None, *, mode: str
     ) -> Dataset:
         self.calls.append(("contexts", given, configs, n, mode))
-        return self._made(n)
+        return self._delivered(n)
 
     _docs_run = _docs_run_of
     _contexts_run = _contexts_run_of
