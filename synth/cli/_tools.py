@@ -60,8 +60,11 @@ def check_tool_flags(args: argparse.Namespace) -> None:
         for flag in ("tools_exec", "tool_kinds"):
             if getattr(args, flag, None) is not None:
                 raise ConfigError(f"--{flag.replace('_', '-')} needs --tools SOURCE")
-        if not args.paths:
-            raise ConfigError("name the documents to generate from (PATH ...), or --tools SOURCE")
+        if not args.paths and getattr(args, "from_chroma", None) is None:
+            raise ConfigError(
+                "name the documents to generate from (PATH ...), --from-chroma PATH:COLLECTION "
+                "or --tools SOURCE"
+            )
         return
     if args.paths:
         raise ConfigError("--tools makes goldens from the tools alone; drop the document paths")

@@ -210,7 +210,9 @@ def run(args: argparse.Namespace) -> int:
     check_tool_flags(args)
     config = pipeline_from_args(args)
     output = Path(config.output or DEFAULT_OUTPUT)
-    if chroma_source(args) is not None and (args.plan or getattr(args, "conversational", False)):
+    tools = getattr(args, "tools", None) is not None  # --tools names no PATH and no collection
+    chroma = None if tools else chroma_source(args)
+    if chroma is not None and (args.plan or getattr(args, "conversational", False)):
         raise ConfigError(
             "--from-chroma makes single-turn goldens; drop --plan and --conversational"
         )

@@ -34,7 +34,7 @@ ANSWER = "tool_answer"
 TOOL_ERROR = "tool_error"
 
 
-class AnswerReply(BaseModel):
+class AgentAnswer(BaseModel):
     """The generator's reply: the agent's final answer."""
 
     answer: str
@@ -72,7 +72,7 @@ def json_safe(value: Any) -> Any:
 
 
 def _parse(text: str) -> str:
-    answer = parse_verdict(text, AnswerReply).answer.strip()
+    answer = parse_verdict(text, AgentAnswer).answer.strip()
     if not answer:
         raise OutputParseError("the reply's answer is blank", text)
     return answer
@@ -111,7 +111,7 @@ class ToolRunStep:
             prompt = build_answer_prompt(draft.input, ran, self.prompts)
             try:
                 draft.expected_output = await ask_checked(
-                    self.generator, prompt, AnswerReply, _parse, LABEL, None
+                    self.generator, prompt, AgentAnswer, _parse, LABEL, None
                 )
             except ModelError as exc:
                 drop_failed(draft, LABEL, exc)
@@ -120,7 +120,7 @@ class ToolRunStep:
 
 __all__ = [
     "TOOL_ERROR",
-    "AnswerReply",
+    "AgentAnswer",
     "ToolRunStep",
     "build_answer_prompt",
     "chained",

@@ -106,20 +106,24 @@ def public_url(url: str) -> str:
 
 # ---- the seam: a fetched page as a Document --------------------------------------------------------
 def page_document(url: str, html: bytes) -> Document:
-    """The main text of the page at ``url`` (its navigation, footers and boilerplate left out);
-    IngestError when it has none. The one place fetched HTML becomes a Document."""
+    """The main text of the page at ``url`` (its navigation, footers and boilerplate left out),
+    read as an ``.html`` file is (:mod:`synth.ingest.html`: headings kept as sections); IngestError
+    when it has none. The one place fetched HTML becomes a Document."""
     import trafilatura  # imported by the first page read
 
-    text = trafilatura.extract(
-        html, url=url, output_format="markdown", include_comments=False, include_tables=True
-    )
-    if not text or not text.strip():
+    from synth.ingest._blocks import join_blocks
+    from synth.ingest.html import html_blocks
+    from synth.ingest.text import decode_bytes
+
+    markup, _ = decode_bytes(html)
+    text, sections = join_blocks(html_blocks(markup))
+    if not text.strip():
         raise IngestError("no main text found in the page")
     metadata: dict[str, Any] = {"url": url}
     info = trafilatura.extract_metadata(html, default_url=url)
     if info is not None and info.title:
         metadata["title"] = info.title
-    return Document(id="", path="", text=text, metadata=metadata)
+    return Document(id="", path="", text=text, sections=sections, metadata=metadata)
 
 
 class PageReader:

@@ -459,8 +459,18 @@ def prose_scores(text: str) -> ProseScores:
     total = max(1, len(" ".join(text.split())))
     prose = sum(len(s.plain) for s in informative) / total
     n_words = len(words(text))
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    fragments = sum(1 for line in lines if len(line.split()) <= 3 and _heading_of(line) is None)
+    raw = [line.strip() for line in text.splitlines()]
+    lines = [line for line in raw if line]
+    # a short line is a fragment unless it is a heading: marked, in capitals, or a title line
+    # standing on its own above a block (extracted text, an HTML page's or a slide's, has no "#")
+    fragments = sum(
+        1
+        for i, line in enumerate(raw)
+        if line
+        and len(line.split()) <= 3
+        and _heading_of(line) is None
+        and not (_title_line(line) and (i + 1 == len(raw) or not raw[i + 1]))
+    )
     fragment_share = fragments / max(1, len(lines))
     boilerplate = len(_BOILERPLATE.findall(text))
     scores = {
