@@ -30,10 +30,10 @@ from synth.run.yields import PRIOR_KEEP, contexts_for
 N = 20
 SEED = 3
 #: the stages of the chain, one wave each when nothing is dropped
-CHAIN = ("critic", "inputs", "filter", "evolve", "expected")
+CHAIN = ("critic", "inputs", "filter", "evolve", "check_alone", "check_context", "expected")
 #: the jobs of a run with nothing dropped: evolve runs ahead of the filter (RUNS_AHEAD), so
-#: their requests leave together, in one job
-JOBS = len(CHAIN) - len(RUNS_AHEAD)
+#: their requests leave together, in one job; so do the final check's two requests
+JOBS = len(CHAIN) - len(RUNS_AHEAD) - 1
 FAST = BatchConfig(poll_interval=0.02, max_poll_interval=0.1, settle=0.05)
 KEY = "sk-batch-test-not-a-real-key-0123456789"
 

@@ -75,8 +75,7 @@ def test_two_question_marks_after_clauses_of_their_own_are_a_double_question() -
     assert found is not None and found.reason == checks.DOUBLE_QUESTION
     assert checks.double_question("How long is the X200 warranty?") is None
     assert checks.double_question("Is it ten years? Or?") is None  # one word is no question
-    texts = ["How long? Why?", "How long is it?"]
-    assert [p.reason for p in checks.input_problems(texts[0], [])] == []  # one-word clauses
+    assert checks.input_problems("How long? Why?", []) == []  # a one-word clause asks nothing
     double = "How long is the warranty? Who pays for shipping?"
     assert checks.input_problems(double, [], allow_double=True) == []
 

@@ -85,6 +85,7 @@ def test_generate_writes_exactly_n_goldens_with_all_metadata(server, capsys) -> 
         "filter",
         "evolve",
         "style",
+        "check",
         "expected",
         "dedup",
     ]
@@ -136,7 +137,8 @@ def test_requests_per_golden_with_the_default_pipeline(server, capsys) -> None:
     with capsys.disabled():
         print(f"\nrequests per golden, default pipeline, 20 goldens from sample_docs: {per_golden}")
     assert per_golden == round(server.request_count("chat") / 20, 3)
-    assert per_golden <= 3
+    # about one more a golden than before the final check: its two requests a context
+    assert per_golden <= 4.25
 
 
 def test_quick_pipeline_skips_critic_filter_and_evolution(server, capsys) -> None:

@@ -166,7 +166,7 @@ def test_model_failures_drop_items_with_a_reason_and_the_run_goes_on() -> None:
     def fail(prompt: str) -> str | None:
         # about a third of the inputs get a broken reply to their evolution, every time
         if stage_of(prompt) == "evolve":
-            text = prompt.split("Input:\n", 1)[1].split("\n\nRewrite it", 1)[0]
+            text = prompt.split("Input to rewrite:\n", 1)[1].split("\n\nRewrite it", 1)[0]
             if hashlib.sha256(text.encode()).digest()[0] < 85:
                 return '{"input": '
         return None
@@ -579,7 +579,7 @@ class _Recorded:
 def test_the_progress_display_shows_only_the_stages_that_run() -> None:
     shown = _Recorded()
     synthesizer(Replies(), progress=shown).generate_goldens_from_docs(SAMPLE, num_goldens=2)
-    assert shown.stages == ["critic (seeds)", "inputs", "filter", "evolve", "expected"]
+    assert shown.stages == ["critic (seeds)", "inputs", "filter", "evolve", "check", "expected"]
     bare = _Recorded()
     synthesizer(
         Replies(),

@@ -27,7 +27,7 @@ SAMPLE = REPO / "sample_docs"
 
 
 def evolved_text(prompt: str) -> str:
-    return prompt.split("Input:\n", 1)[1].split("\n\nRewrite it", 1)[0]
+    return prompt.split("Input to rewrite:\n", 1)[1].split("\n\nRewrite it", 1)[0]
 
 
 @pytest.fixture(params=MODES)

@@ -24,7 +24,7 @@ from synth.store._naming import collection_name
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_docs"
-CRITIC_STAGES = {"critic", "filter", "rewrite"}
+CRITIC_STAGES = {"critic", "filter", "rewrite", "check_alone", "check_context"}
 
 
 def stages(replies: Replies) -> set[str]:
@@ -44,7 +44,9 @@ def test_each_stage_uses_the_critic_its_config_names() -> None:
     )
     assert len(synth.generate_goldens_from_docs(SAMPLE, num_goldens=6)) == 6
     assert stages(seeds) == {"critic"}
-    assert "filter" in stages(inputs) and stages(inputs) <= {"filter", "rewrite"}
+    # the input critic also runs the final check of the inputs
+    checks = {"check_alone", "check_context"}
+    assert "filter" in stages(inputs) and stages(inputs) <= {"filter", "rewrite", *checks}
     assert not stages(generator) & CRITIC_STAGES and "inputs" in stages(generator)
     assert shared.prompts == []  # both stages named their own critic
     manifest = synth.manifest
@@ -56,7 +58,7 @@ def test_each_stage_uses_the_critic_its_config_names() -> None:
     assert manifest["config"]["filtration"]["critic_model"] == models["filter_critic"]
     rows = {r["stage"]: r for r in manifest["stages"]}
     assert rows["critic"]["requests"] == len(seeds.prompts)
-    assert rows["filter"]["requests"] == len(inputs.prompts)
+    assert rows["filter"]["requests"] + rows["check"]["requests"] == len(inputs.prompts)
     assert manifest["totals"]["requests"] == sum(len(r.prompts) for r in (generator, seeds, inputs))
     golden = synth.generate_goldens_from_docs(SAMPLE, num_goldens=6)[0]
     assert golden.metadata["models"]["filter_critic"] == models["filter_critic"]
@@ -146,6 +148,8 @@ def test_a_pipeline_file_sets_stage_critics_embedder_and_encoding(
     assert "filter" in by_model["input-critic"] and by_model["input-critic"] <= {
         "filter",
         "rewrite",
+        "check_alone",
+        "check_context",
     }
     assert not by_model["gen"] & CRITIC_STAGES
     text = next(Path(".synth/runs").glob("*/manifest.json")).read_text()

@@ -148,6 +148,7 @@ def test_a_faulty_model_still_gives_exactly_n_goldens_with_at_most_one_fault(
     # the model did write its faults: the run had to catch them
     assert all(model.planted[kind] >= 2 for kind in RATES), model.planted
     faulty = [(g["input"], faults_of(g)) for g in goldens if faults_of(g)]
+    print(f"planted {dict(model.planted)}; delivered {len(goldens)}, with a fault {len(faulty)}")
     assert len(faulty) <= 1, faulty
     clean_goldens, _, _ = runs["clean"]
     assert len(clean_goldens) == GOLDENS and not [g for g in clean_goldens if faults_of(g)]

@@ -98,7 +98,8 @@ def test_every_table_lands_in_its_field() -> None:
         ),
         (
             {"prompts": {"nope": "x"}},
-            "p.toml: [prompts]: unknown prompt 'nope'; known: context_critic, conversation, "
+            "p.toml: [prompts]: unknown prompt 'nope'; known: check_alone, check_context, "
+            "context_critic, conversation, "
             "evolution.comparative, evolution.concretizing, evolution.constrained, "
             "evolution.hypothetical, evolution.in_breadth, evolution.multicontext, "
             "evolution.reasoning, evolve, expected, filter, follow_ups, inputs, "

@@ -52,6 +52,11 @@ def test_the_label_map_and_the_field_list_are_the_documented_ones() -> None:
         "evolve": "evolve",
         "style": "style",
         "expected": "expected",
+        # the final check's requests (the input alone, with its context, its rewrite)
+        "check_alone": "check",
+        "check_context": "check",
+        "check_rewrite": "check",
+        "check_language": "check",
         # the language re-asks of the steps that write inputs, counted in their step's row
         "inputs_language": "inputs",
         "filter_language": "filter",

@@ -82,11 +82,19 @@ def test_each_stage_is_planned_with_its_items_and_its_models_price() -> None:
         seed_tokens=[count_tokens(TEXTS[0]), count_tokens(TEXTS[2])],
         prompts=run.prompts,
     )
-    # 2 contexts, 3 inputs each, 2 evolutions of each
-    items = {"critic": 2, "inputs": 6, "filter": 6, "evolve": 12, "style": 6, "expected": 6}
+    # 2 contexts, 3 inputs each, 2 evolutions of each, the final check of each
+    items = {
+        "critic": 2,
+        "inputs": 6,
+        "filter": 6,
+        "evolve": 12,
+        "style": 6,
+        "check": 6,
+        "expected": 6,
+    }
     assert [s.stage for s in plan.stages] == [s.stage for s in expected] == list(items)
     for got, want in zip(plan.stages, expected, strict=True):
-        model = CRITIC if got.stage in ("critic", "filter") else GENERATOR
+        model = CRITIC if got.stage in ("critic", "filter", "check") else GENERATOR
         output = items[got.stage] * REPLY_TOKENS[got.stage]
         assert got == PlannedStage(
             stage=want.stage,
@@ -128,8 +136,8 @@ def test_a_plan_without_the_critic_or_evolutions_leaves_their_stages_out() -> No
         generator=GENERATOR,
         critic=GENERATOR,
     )
-    assert [s.stage for s in plan.stages] == ["inputs", "filter", "style", "expected"]
-    assert [s.output_tokens for s in plan.stages] == [2 * 35, 2 * 40, 2 * 45, 2 * 120]
+    assert [s.stage for s in plan.stages] == ["inputs", "filter", "style", "check", "expected"]
+    assert [s.output_tokens for s in plan.stages] == [2 * 35, 2 * 40, 2 * 45, 2 * 40, 2 * 120]
     unfiltered = dataclasses.replace(configs(critic=False), filtration=None)
     plan = make_plan(inputs(), unfiltered, generator=GENERATOR, critic=GENERATOR)
     assert [s.stage for s in plan.stages] == ["inputs", "evolve", "style", "expected"]
@@ -171,6 +179,7 @@ def test_the_json_of_a_plan_adds_its_totals() -> None:
         "filter": 40,
         "evolve": 45,
         "style": 45,
+        "check": 40,
         "expected": 120,
     }
 

@@ -109,6 +109,7 @@ def test_a_complete_runs_manifest_and_dataset(tmp_path: Path) -> None:
         "filter",
         "evolve",
         "style",
+        "check",
         "expected",
         "dedup",
     ]

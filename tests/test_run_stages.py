@@ -121,16 +121,21 @@ def test_each_step_is_journaled_and_a_resumed_candidate_asks_nothing_again(tmp_p
     config = settings(replies, filtration=FiltrationConfig(), styling=PERSONAS, embedder=embedder)
     with open_run(tmp_path) as run:
         runner = CandidateRunner(config, run, on_stage)
-        assert runner.stages == ["inputs", "filter", "style"]
+        assert runner.stages == ["inputs", "filter", "style", "check"]
         [(drafts, vectors)] = process(runner, candidate)
         assert [d.kept for d in drafts] == [True, True]
         assert [d.id for d in drafts] == [draft_id("k0", 0), draft_id("k0", 1)]  # from the key
         assert all(d.context == CONTEXT for d in drafts)
-        assert seen == [("k0", "inputs", 2), ("k0", "filter", 2), ("k0", "style", 2)]
+        assert seen == [
+            ("k0", "inputs", 2),
+            ("k0", "filter", 2),
+            ("k0", "style", 2),
+            ("k0", "check", 2),
+        ]
         for stage in runner.stages:
             [row] = lines(run, stage)
             assert row["key"] == "k0" and len(row["drafts"]) == 2
-        assert lines(run, "style")[0]["drafts"] == dump_drafts(drafts)
+        assert lines(run, "check")[0]["drafts"] == dump_drafts(drafts)
         # the vectors of the kept drafts, journaled with their ids
         assert embedder.asked == [[d.input for d in drafts]] and embedder.labels == ["dedup"]
         expected = [
@@ -142,7 +147,13 @@ def test_each_step_is_journaled_and_a_resumed_candidate_asks_nothing_again(tmp_p
         ]
         assert lines(run, "rejects") == []
     asked = len(replies.prompts)
-    assert replies.counts() == {"inputs": 1, "filter": 1, "style": 2}
+    assert replies.counts() == {
+        "inputs": 1,
+        "filter": 1,
+        "style": 2,
+        "check_alone": 1,
+        "check_context": 1,
+    }
     seen.clear()
     with open_run(tmp_path) as run:
         again = CountingEmbedder()
@@ -153,7 +164,12 @@ def test_each_step_is_journaled_and_a_resumed_candidate_asks_nothing_again(tmp_p
     assert [d.model_dump() for d in resumed] == [d.model_dump() for d in drafts]
     assert vectors_again == vectors
     # the controller still hears of every step, from the journal
-    assert seen == [("k0", "inputs", 2), ("k0", "filter", 2), ("k0", "style", 2)]
+    assert seen == [
+        ("k0", "inputs", 2),
+        ("k0", "filter", 2),
+        ("k0", "style", 2),
+        ("k0", "check", 2),
+    ]
 
 
 def test_a_run_resumes_after_the_last_journaled_step(tmp_path) -> None:

@@ -91,7 +91,7 @@ def test_update_replaces_exactly_the_goldens_of_changed_files(made, server, caps
     sources = {g.source_files[0] for g in new}
     assert sources <= {edited, "docs/balcony_kit.md"}  # only from the changed and the new file
     assert "docs/balcony_kit.md" in sources  # the new file gets its share
-    assert made_requests <= 3.5 * len(replaced)
+    assert made_requests <= 4.5 * len(replaced)  # the final check: about one more a golden
     retired = Dataset.load(side_path("goldens.jsonl", RETIRED_SUFFIX))
     assert sorted(g.input for g in retired) == sorted(dataset.goldens[i].input for i in replaced)
     assert {g.metadata["retired"]["state"] for g in retired} == {"stale", "orphaned"}

@@ -51,7 +51,7 @@ LEAK_MIN_WORDS = 2
 LEAK_SHARE = 0.5
 #: the share of the answer's facts (and how many, at least) a question that states it holds
 STATED_SHARE = 0.8
-STATED_MIN_WORDS = 3
+STATED_MIN_WORDS = 5
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 

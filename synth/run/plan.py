@@ -45,7 +45,7 @@ REPLY_TOKENS = {
     "evolve": 45,
     "style": 45,
     "check": 40,
-    "expected": 160,
+    "expected": 120,
 }
 #: stages whose requests go to the critic model
 CRITIC_STAGES = ("critic", "filter", "check")
