@@ -59,7 +59,9 @@ def test_the_limiter_paces_to_the_providers_limit_over_a_minute() -> None:
     for _ in range(299):  # the one the provider had counted is charged
         assert window.try_acquire(1, 1.0)[0] is not None
     entry, wait = window.try_acquire(1, 1.0)
-    assert entry is None and wait == pytest.approx(0.2 + 60 * HEADER_MARGIN - 1.0)  # its charge ends
+    assert entry is None and wait == pytest.approx(
+        0.2 + 60 * HEADER_MARGIN - 1.0
+    )  # its charge ends
 
 
 def test_a_pinned_rpm_is_kept_and_the_provider_only_charges_what_it_saw() -> None:
