@@ -255,7 +255,14 @@ def _public(job: dict[str, Any]) -> dict[str, Any]:
 def _as_chat(params: dict[str, Any]) -> dict[str, Any]:
     """An Anthropic request's params as the chat request the reply function reads."""
     system = [{"role": "system", "content": params["system"]}] if params.get("system") else []
-    return {"model": params.get("model"), "messages": [*system, *params["messages"]]}
+    # a message of text blocks (a prompt with a cache breakpoint) is read as its text
+    messages = [
+        {**m, "content": "".join(b.get("text", "") for b in m["content"])}
+        if isinstance(m.get("content"), list)
+        else m
+        for m in params["messages"]
+    ]
+    return {"model": params.get("model"), "messages": [*system, *messages]}
 
 
 def _anthropic_public(job: dict[str, Any]) -> dict[str, Any]:

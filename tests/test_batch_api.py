@@ -257,7 +257,7 @@ def test_batch_usage_is_priced_at_half_the_list_price(tmp_path: Path) -> None:
     from synth.llm.pricing import price_for
 
     listed, batch = price_for("openai:gpt-4.1-mini"), price_for("openai:gpt-4.1-mini@batch")
-    assert listed is not None and batch == (listed.input / 2, listed.output / 2)
+    assert listed is not None and batch == (listed.input / 2, listed.output / 2, 0.05, None)
     assert price_for("gemini:gemini-2.5-flash@batch") is None  # no batch rate known
     plans = [
         Synthesizer("openai:gpt-4.1-mini", embedder="hash", batch=batch_arg).plan_from_docs(

@@ -146,9 +146,7 @@ def test_anthropic_text_system_and_max_tokens(anthropic_sdk) -> None:
     completion = llm.complete("Capital?", system="Be brief.")
     assert completion == "Paris."
     sent = client.messages.sent[0]
-    assert sent["system"] == [
-        {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}
-    ]
+    assert sent["system"] == "Be brief."
     assert sent["max_tokens"] == 4096
     assert sent["messages"] == [{"role": "user", "content": "Capital?"}]
     assert llm.usage.total.input_tokens == 12 and llm.usage.total.output_tokens == 6
@@ -480,7 +478,7 @@ def test_anthropic_caches_the_system_and_the_context_prefix(anthropic_sdk) -> No
     llm = make_llm("anthropic", "claude-3-5-haiku", client=client, retry=FAST)
     llm.complete("<context>\nParis is in France.\n</context>\nWrite 2 questions.", system="S")
     sent = client.messages.sent[0]
-    assert sent["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert sent["system"] == "S"  # the breakpoint below covers it
     assert sent["messages"][0]["content"] == [
         {
             "type": "text",

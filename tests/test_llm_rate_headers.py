@@ -56,10 +56,12 @@ def test_the_limiter_paces_to_the_providers_limit_over_a_minute() -> None:
     assert limiter.paced_by_provider and limiter._requests is not None
     window = limiter._requests
     assert window.limit == 300 and window.window == pytest.approx(60 * (1 + HEADER_MARGIN))
-    for _ in range(300):
+    for _ in range(299):  # the one the provider had counted is charged
         assert window.try_acquire(1, 1.0)[0] is not None
     entry, wait = window.try_acquire(1, 1.0)
-    assert entry is None and wait == pytest.approx(60 * (1 + HEADER_MARGIN))
+    assert entry is None and wait == pytest.approx(
+        0.2 + 60 * HEADER_MARGIN - 1.0
+    )  # its charge ends
 
 
 def test_a_pinned_rpm_is_kept_and_the_provider_only_charges_what_it_saw() -> None:
@@ -68,7 +70,7 @@ def test_a_pinned_rpm_is_kept_and_the_provider_only_charges_what_it_saw() -> Non
     limiter.observe(RateLimits(requests=Budget(300, 280, 10.0)), now=0.0)
     assert limiter._requests is window and window is not None and window.limit == 100
     # the provider counted 20 requests this window never sent (another client of the key): they
-    # are charged until its reset, 10 s from now, and then freed
+    # are charged until its reset, 10 s from now (a pinned window has no slack), and then freed
     assert window.left(0.0) == 80
     assert window.left(9.9) == 80 and window.left(10.0) == 100
 
@@ -120,3 +122,14 @@ def test_what_the_provider_saw_expires_in_its_turn_among_the_windows_requests() 
     assert window.left(40.0) == 20
     assert window.left(60.0) == 70  # the first 50 leave at 60, though the 10 are still counted
     assert window.left(80.0) == 80 and window.left(90.0) == 100
+
+
+def test_what_the_provider_counted_is_charged_past_its_reset_by_the_windows_margin() -> None:
+    limiter = RateLimiter(64, adaptive=True, clock=lambda: 0.0)
+    # the first reply: the provider counted 64 requests sent before its numbers were known,
+    # which it frees from 58.5 s on, one by one as they came in
+    limiter.observe(RateLimits(requests=Budget(300, 236, 58.5)), now=1.5)
+    window = limiter._requests
+    assert window is not None and window.left(1.5) == 236
+    slack = 60 * HEADER_MARGIN
+    assert window.left(1.5 + 58.5 + slack - 0.01) == 236 and window.left(1.5 + 58.5 + slack) == 300

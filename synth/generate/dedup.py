@@ -77,7 +77,10 @@ class Deduplicator:
         self.threshold = threshold
         self.stats = stats if stats is not None else StageStats(stage=LABEL)
         self._kept: list[Draft] = []
-        self._vectors: list[np.ndarray] = []
+        # the kept inputs' unit vectors, row i for kept[i], in a matrix that doubles when full:
+        # stacking a list at every offer copied every vector again, O(n^2) copies for n inputs
+        self._matrix: np.ndarray | None = None
+        self._count = 0
 
     @property
     def kept(self) -> list[Draft]:
@@ -118,13 +121,17 @@ class Deduplicator:
     def _offer(self, draft: Draft, vector: np.ndarray) -> DedupDecision:
         self.stats.items_in += 1
         best_index, best_sim = -1, -2.0
-        if self._vectors:
-            sims = np.stack(self._vectors) @ vector
+        if self._count:
+            assert self._matrix is not None
+            # einsum, not @: a matrix-vector product goes to BLAS, whose threads, woken for
+            # every offer, made 5,000 offers 15 times slower on a busy 2-core machine
+            # (docs/benchmarks.md); einsum's own loop stays on this thread
+            sims = np.einsum("ij,j->i", self._matrix[: self._count], vector)
             best_index = int(np.argmax(sims))
             best_sim = float(sims[best_index])
         if best_index < 0 or best_sim < self.threshold:
             self._kept.append(draft)
-            self._vectors.append(vector)
+            self._append(vector)
             self.stats.items_out += 1
             return DedupDecision("kept", draft)
         incumbent = self._kept[best_index]
@@ -132,10 +139,20 @@ class Deduplicator:
         if _rank(draft) > _rank(incumbent):
             self._mark(incumbent, draft, best_sim)
             self._kept[best_index] = draft
-            self._vectors[best_index] = vector
+            assert self._matrix is not None
+            self._matrix[best_index] = vector
             return DedupDecision("replaced", draft, incumbent, best_sim)
         self._mark(draft, incumbent, best_sim)
         return DedupDecision("dropped", draft, incumbent, best_sim)
+
+    def _append(self, vector: np.ndarray) -> None:
+        if self._matrix is None or self._count == len(self._matrix):
+            grown = np.empty((max(16, 2 * self._count), vector.shape[0]), dtype=vector.dtype)
+            if self._matrix is not None:
+                grown[: self._count] = self._matrix[: self._count]
+            self._matrix = grown
+        self._matrix[self._count] = vector
+        self._count += 1
 
     @staticmethod
     def _mark(loser: Draft, winner: Draft, similarity: float) -> None:

@@ -5,9 +5,9 @@ Structured calls use structured outputs (``output_config`` with a JSON schema) o
 them, else the schema goes into the prompt. SDK errors become synth errors here.
 
 Prompt caching: Anthropic caches a prompt's prefix only up to a ``cache_control`` breakpoint, at a
-tenth of the input price for a read (1.25 times for the write). Every request sets two: after the
-system message (the same for every step) and after the shared prefix of the user message, the
-context every step of one context starts with (up to the first ``</context>``: untrusted text
+tenth of the input price for a read (1.25 times for the write), and a breakpoint covers all that
+precedes it, the system message included. A request sets one, after the shared prefix of the user
+message, the context every step of one context starts with (up to the first ``</context>``: untrusted text
 cannot hold that tag, see ``synth._untrusted``), which then goes as a text block of its own. A
 prefix shorter than the model's minimum (1,024 tokens; 2,048 for Haiku) is simply not cached.
 """
@@ -108,7 +108,7 @@ class AnthropicModel(SDKModel):
             **self.options,
         }
         if system:
-            kwargs["system"] = [{"type": "text", "text": system, "cache_control": _EPHEMERAL}]
+            kwargs["system"] = system
         if strict is not None:
             config = dict(kwargs.get("output_config") or {})
             config["format"] = {"type": "json_schema", "schema": strict}

@@ -136,9 +136,11 @@ class _Slots:
 class _Window:
     """At most ``limit`` units spent within any ``window`` seconds (a sliding log)."""
 
-    def __init__(self, limit: float, window: float) -> None:
+    def __init__(self, limit: float, window: float, slack: float = 0.0) -> None:
         self.limit = limit
         self.window = window
+        #: seconds a charge for what the provider counted outlasts its reset (see :meth:`sync`)
+        self.slack = slack
         self._lock = threading.Lock()
         self._log: deque[list[float]] = deque()  # [start time, amount]
         self._used = 0.0
@@ -188,10 +190,12 @@ class _Window:
             unseen = spent - self._used
             if unseen < 1:
                 return
-            ends = now + (reset_s if reset_s is not None else self.window)
-            # an entry dated so that it expires at the provider's reset, in its place in the log
-            # (oldest first: expiry and the wait both read it in order)
-            dated = min(now, ends - self.window)
+            # the provider frees what it counted from its reset on, over the time it took to
+            # come in: charged until its reset plus this window's margin over the provider's
+            # (the whole window when it gives no reset), in its place in the log (oldest
+            # first: expiry and the wait both read it in order)
+            hold = self.window if reset_s is None else min(self.window, reset_s + self.slack)
+            dated = now + hold - self.window
             at = next((i for i, e in enumerate(self._log) if e[0] > dated), len(self._log))
             self._log.insert(at, [dated, unseen])
             self._used += unseen
@@ -270,7 +274,11 @@ class RateLimiter:
             window: _Window | None = getattr(self, name)
             if not pinned:
                 if window is None or window.limit != budget.limit:
-                    fresh = _Window(budget.limit, LIMIT_WINDOW * (1 + HEADER_MARGIN))
+                    fresh = _Window(
+                        budget.limit,
+                        LIMIT_WINDOW * (1 + HEADER_MARGIN),
+                        slack=LIMIT_WINDOW * HEADER_MARGIN,
+                    )
                     if window is not None:  # keep what was spent
                         fresh._log, fresh._used = window._log, window._used
                     window = fresh
