@@ -42,16 +42,13 @@ VERDICTS = frozenset(
         "passes",
         "label",
         "labels",
-    }
-)
-#: models of the modules the critic helper of issue 42 is rewriting (synth/contexts/critic.py,
-#: synth/evaluate/judge.py, synth/evaluate/preference.py): expected to fail until that lands
-CRITIC_HELPER_FILES = frozenset(
-    {
-        "synth.contexts.critic",
-        "synth.evaluate.judge",
-        "synth.evaluate.preference",
-        "synth.evaluate._verdicts",
+        # the context critic's labels and grades, and a judge's verdict on one claim
+        "prose",
+        "disqualifier",
+        "self_contained",
+        "informative",
+        "coherent",
+        "supported",
     }
 )
 
@@ -93,6 +90,8 @@ def test_the_walk_finds_the_reply_schemas_of_every_package() -> None:
         "synth.generate.follow_ups._Verdict",
         "synth.generate.final_check._AloneVerdict",
         "synth.generate.final_check._ContextVerdict",
+        "synth.contexts.critic.ContextScore",
+        "synth.evaluate._verdicts.RatingVerdict",
     ):
         assert expected in names
     assert any(name.startswith("synth.contexts.") for name in names)
@@ -101,18 +100,7 @@ def test_the_walk_finds_the_reply_schemas_of_every_package() -> None:
 
 @pytest.mark.parametrize(
     "model",
-    [
-        pytest.param(
-            m,
-            id=f"{m.__module__}.{m.__qualname__}",
-            marks=pytest.mark.xfail(
-                reason="rewritten by the critic helper of issue 42", strict=False
-            )
-            if m.__module__ in CRITIC_HELPER_FILES
-            else (),
-        )
-        for m in MODELS
-    ],
+    [pytest.param(m, id=f"{m.__module__}.{m.__qualname__}") for m in MODELS],
 )
 def test_the_reason_comes_before_the_verdict(model: type[BaseModel]) -> None:
     fields = list(model.model_fields)
