@@ -1,4 +1,5 @@
-"""What the mutation run of synth/generate/_text.py found unchecked: each prompt block, exactly."""
+"""The blocks prompts are made of: untrusted text stripped, escaped and tagged, contexts numbered
+by passage, feedback paired with its input, styling listed in order."""
 
 from __future__ import annotations
 
