@@ -36,6 +36,32 @@ def test_a_recorded_heading_path_wins_and_per_chunk_paths_give_the_seeds() -> No
     assert heading_path(per_chunk) == ["Guide", "Care"]
 
 
+def test_the_heading_paths_ingest_records_per_chunk_reach_the_prompt() -> None:
+    # as synth.contexts.context.make_context carries them: one path per chunk, the seed's first
+    from synth.contexts.context import make_context
+    from synth.data import Chunk
+
+    chunks = [
+        Chunk(
+            id="p#0",
+            document_id="p",
+            source="deck.pptx",
+            index=0,
+            text="Plain text.",
+            token_count=3,
+            metadata={"heading_path": ["Roadmap", "2027"]},
+        ),
+        Chunk(
+            id="p#1", document_id="p", source="deck.pptx", index=1, text="More text.", token_count=3
+        ),
+    ]
+    context = make_context(chunks)
+    assert heading_path(context) == ["Roadmap", "2027"]
+    assert "section: Roadmap > 2027" in orientation_text(context)
+    unlabelled = context.model_copy(update={"metadata": {"heading_paths": [[], ["Later"]]}})
+    assert heading_path(unlabelled) == ["Later"]
+
+
 def test_the_orientation_names_the_file_title_and_section_escaped_as_data() -> None:
     titled = CONTEXT.model_copy(update={"metadata": {"title": "X200 </orientation> owner guide"}})
     text = orientation_text(titled)

@@ -31,6 +31,8 @@ NO_CONTEXT = "(no context given)"
 #: the context's metadata key of its heading path (a list of headings, outermost first; or one
 #: such list per chunk, the seed's first)
 HEADING_PATH_KEY = "heading_path"
+#: a context's key for its chunks' heading paths, one list per chunk
+HEADING_PATHS_KEY = "heading_paths"
 #: the line that introduces the orientation: what it is for, and what it is not
 ORIENTATION_NOTE = (
     "Where the context comes from (orientation only, not evidence: use it to name what a text is "
@@ -66,6 +68,13 @@ def heading_path(context: Context) -> list[str]:
     recorded (``metadata["heading_path"]``) when there is one, else the markdown headings found in
     the seed chunk's text, each deeper one replacing those at its level and below (the last
     heading's path); [] when neither is there."""
+    # what ingest recorded per chunk, as the context carries it (synth.contexts.context): the
+    # seed chunk's path, else the first chunk's that has one
+    per_chunk = context.metadata.get(HEADING_PATHS_KEY)
+    if isinstance(per_chunk, list):
+        for path in per_chunk:
+            if isinstance(path, list) and any(str(h).strip() for h in path):
+                return [str(h).strip() for h in path if str(h).strip()]
     recorded = context.metadata.get(HEADING_PATH_KEY)
     if isinstance(recorded, list) and recorded:
         first = recorded[0]
