@@ -16,6 +16,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+import synth_replies
 
 from synth import Dataset, Golden
 from synth.cli import main
@@ -424,8 +425,10 @@ def test_generate_refused_key_is_one_line_and_non_zero_then_resumes_with_a_good_
     line = assert_fails(argv, capsys, "refused the API key", "OPENAI_API_KEY", "--model")
     assert f"server at {fake_openai.url}" in line  # type: ignore[attr-defined]
     assert not out.exists()
-    # the key fixed, the same command delivers: the refusals were not kept as results
+    # the key fixed, the same command delivers: the refusals were not kept as results (replies
+    # a model would write: questions that name their subject, answers quoted from the context)
     fake_openai.faults = {}  # type: ignore[attr-defined]
+    fake_openai.reply = synth_replies.reply  # type: ignore[attr-defined]
     monkeypatch.setenv("OPENAI_API_KEY", "sk-accepted")
     code, _, err = run(argv, capsys)
     assert code == 0, err
