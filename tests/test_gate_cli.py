@@ -347,8 +347,13 @@ def test_an_output_in_a_missing_folder_is_refused_before_anything_is_scored(
     assert capsys.readouterr().err.strip().splitlines() == [
         "synth: error: --junit reports/gate.xml: the folder reports does not exist"
     ]
-    assert gate(project, "good", "--baseline", "ci/base.json", "--update-baseline") == EXIT_ERROR
     assert Path("calls.txt").stat().st_size == calls
+
+
+def test_a_new_baseline_makes_its_folder(project) -> None:
+    assert gate(project, "good", "--baseline", "ci/base.json", "--update-baseline") == EXIT_OK
+    assert Path("ci/base.json").is_file()
+    assert gate(project, "good", "--baseline", "ci/base.json") == EXIT_OK
 
 
 def test_a_changed_rubric_is_one_line(project, capsys) -> None:

@@ -177,13 +177,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_folders(args: argparse.Namespace) -> None:
-    """Refuse, before anything is scored, an output whose folder does not exist: the scores paid
-    for must not be lost to a typo in a path."""
+    """Refuse, before anything is scored, a report whose folder does not exist: the scores paid
+    for must not be lost to a typo in a path. A new baseline's folder is made."""
     from synth.errors import ConfigError
 
     outputs = [("--junit", args.junit), ("--summary", args.summary)]
-    if args.update_baseline:
-        outputs.append(("--baseline", args.baseline))
+    if args.update_baseline and args.baseline:
+        # a first baseline goes where the repository will keep it (ci/baseline.json): its folder
+        # is made, as nothing is lost by a new folder
+        Path(args.baseline).resolve().parent.mkdir(parents=True, exist_ok=True)
     for flag, path in outputs:
         if path and not Path(path).resolve().parent.is_dir():
             raise ConfigError(f"{flag} {path}: the folder {Path(path).parent} does not exist")
