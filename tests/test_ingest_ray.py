@@ -278,10 +278,9 @@ def test_ray_addresses() -> None:
 def test_ray_reaches_the_ingest_from_the_flags_and_a_pipeline_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from synth import Synthesizer
+    from synth import Synthesizer, pipeline
     from synth.cli import build_parser
     from synth.cli.generate import pipeline_from_args
-    from synth.run import owner
 
     parser = build_parser()
     assert parser.parse_args(["ingest", "d", "--ray"]).ray is True
@@ -292,7 +291,7 @@ def test_ray_reaches_the_ingest_from_the_flags_and_a_pipeline_file(
     file.write_text('[run]\nray = "head:6379"\n', encoding="utf-8")
     synthesizer = Synthesizer.from_pipeline(file)
     asked: list[Any] = []
-    monkeypatch.setattr(owner, "ingest_for_run", lambda *a, **k: asked.append(k["ray"]))
+    monkeypatch.setattr(pipeline, "ingest_for_run", lambda *a, **k: asked.append(k["ray"]))
     synthesizer._ingest(["d"], ContextConstructionConfig())
     assert asked == ["head:6379"]
 
