@@ -81,7 +81,7 @@ def test_ingest_takes_the_configs_embedder_and_the_owners_store(
     assert calls == [
         (
             (["a.md", "b.md"], config, "embedder for hash"),
-            dict(store_path="the/store", store_url="http://store.example", ray="auto"),
+            dict(store_path="the/store", store_url="http://store.example", ray="auto", web=None),
         )
     ]
 

