@@ -129,9 +129,11 @@ def test_markup_from_documents_and_models_is_shown_as_text(opened: Opened) -> No
     assert chunk.locator("mark").all_text_contents() == ["</table>"]
     assert "<img src=x onerror=alert(5)>" in page.locator(".facts").inner_text()
     assert "</table><script>alert(6)</script>" in page.locator("#stages").inner_text()
-    # nothing from the data became an element: the page's own tables and images only
+    # nothing from the data became an element: the page's own tables (stages, diversity,
+    # goldens) and no image
     assert page.locator("img").count() == 0
-    assert page.locator("table").count() == 2
+    assert page.locator("table").count() == 3
+    assert page.locator("table.stages").count() == 2
     # data, plotly.js held as text, the two scripts, and plotly.js run from the text
     assert page.evaluate("document.querySelectorAll('script').length") == 5
     opened.check_clean()
