@@ -9,7 +9,6 @@ comments and text boxes are not read.
 
 from __future__ import annotations
 
-import contextlib
 import re
 import zipfile
 import zlib
@@ -26,7 +25,7 @@ from lxml import etree
 from synth.data import Document
 from synth.errors import IngestError
 from synth.ingest._blocks import Block, join_blocks
-from synth.ingest._util import one_line
+from synth.ingest._util import damaged
 
 CELL_SEPARATOR = " | "
 # the built-in heading styles by name (their style ids vary with the language Word runs in)
@@ -51,8 +50,6 @@ _DOCX_FAILURES = (
     EOFError,
 )
 _PACKAGE_FAILURES = (*_DOCX_FAILURES, AttributeError, TypeError)
-# OSErrors that say the file itself cannot be read (not that its bytes are damaged).
-_ACCESS_ERRORS = (PermissionError, FileNotFoundError, IsADirectoryError)
 
 
 def read_docx(path: Path) -> Document:
@@ -62,9 +59,9 @@ def read_docx(path: Path) -> Document:
         raise IngestError("empty file")
     if not zipfile.is_zipfile(path):
         raise IngestError("not a Word .docx file (not a zip package)")
-    with _damaged_docx(_PACKAGE_FAILURES):
+    with damaged(".docx", _PACKAGE_FAILURES):
         document = docx.Document(str(path))
-    with _damaged_docx(_DOCX_FAILURES):
+    with damaged(".docx", _DOCX_FAILURES):
         blocks = list(_blocks(document))
     tables = sum(1 for kind, _ in blocks if kind == "table")
     text, sections = join_blocks(block for _, block in blocks)
@@ -73,19 +70,6 @@ def read_docx(path: Path) -> Document:
             f"no text ({len(document.tables)} empty tables, {len(document.inline_shapes)} images)"
         )
     return Document(id="", path="", text=text, sections=sections, metadata={"tables": tables})
-
-
-@contextlib.contextmanager
-def _damaged_docx(failures: tuple[type[BaseException], ...]) -> Iterator[None]:
-    """Turn ``failures`` (and OSErrors from damaged zip data) into a one-line IngestError."""
-    try:
-        yield
-    except failures as exc:
-        raise IngestError(f"damaged .docx: {one_line(exc)}") from exc
-    except OSError as exc:
-        if isinstance(exc, _ACCESS_ERRORS):
-            raise  # load_documents reports it as "cannot read file"
-        raise IngestError(f"damaged .docx: {exc.strerror or one_line(exc)}") from exc
 
 
 def _blocks(container: WordDocument) -> Iterator[tuple[str, Block]]:

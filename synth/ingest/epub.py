@@ -13,7 +13,6 @@ crosses. Chapters are separated by a blank line; chapters without text are count
 
 from __future__ import annotations
 
-import contextlib
 import posixpath
 import warnings
 import zipfile
@@ -28,7 +27,7 @@ from lxml import etree
 from synth.data import Document, Page, Section
 from synth.errors import IngestError
 from synth.ingest._blocks import BLOCK_SEPARATOR, Block, join_blocks
-from synth.ingest._util import one_line
+from synth.ingest._util import damaged
 from synth.ingest.html import html_blocks
 
 # What ebooklib and zipfile raise on a file that is not a well-formed EPUB (see synth.ingest.docx
@@ -46,7 +45,6 @@ _EPUB_FAILURES = (
     AttributeError,
     TypeError,
 )
-_ACCESS_ERRORS = (PermissionError, FileNotFoundError, IsADirectoryError)
 
 
 def read_epub(path: Path) -> Document:
@@ -57,7 +55,7 @@ def read_epub(path: Path) -> Document:
         raise IngestError("empty file")
     if not zipfile.is_zipfile(path):
         raise IngestError("not an EPUB file (not a zip package)")
-    with _damaged_epub():
+    with damaged("EPUB", _EPUB_FAILURES):
         with warnings.catch_warnings():  # ebooklib warns about its own future defaults
             warnings.simplefilter("ignore")
             book = epub.read_epub(str(path), {"ignore_ncx": True})
@@ -88,19 +86,6 @@ def read_epub(path: Path) -> Document:
         metadata["chapters_without_text"] = len(chapters) - len(parts)
     text = BLOCK_SEPARATOR.join(parts)
     return Document(id="", path="", text=text, pages=pages, sections=sections, metadata=metadata)
-
-
-@contextlib.contextmanager
-def _damaged_epub() -> Iterator[None]:
-    """Turn ebooklib's failures on damaged files into a one-line IngestError."""
-    try:
-        yield
-    except _EPUB_FAILURES as exc:
-        raise IngestError(f"damaged EPUB: {one_line(exc)}") from exc
-    except OSError as exc:
-        if isinstance(exc, _ACCESS_ERRORS):
-            raise
-        raise IngestError(f"damaged EPUB: {exc.strerror or one_line(exc)}") from exc
 
 
 def _chapters(book: epub.EpubBook) -> Iterator[tuple[str, str]]:

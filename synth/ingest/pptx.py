@@ -10,10 +10,8 @@ and counted (``metadata["slides_without_text"]``); pictures and charts are not r
 
 from __future__ import annotations
 
-import contextlib
 import zipfile
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +25,7 @@ from pptx.slide import Slide
 from synth.data import Document, Page, Section
 from synth.errors import IngestError
 from synth.ingest._blocks import BLOCK_SEPARATOR, Block, join_blocks
-from synth.ingest._util import one_line
+from synth.ingest._util import damaged
 
 CELL_SEPARATOR = " | "
 NOTES_LABEL = "Speaker notes:"
@@ -46,7 +44,6 @@ _PPTX_FAILURES = (
     AttributeError,
     TypeError,
 )
-_ACCESS_ERRORS = (PermissionError, FileNotFoundError, IsADirectoryError)
 
 
 def read_pptx(path: Path) -> Document:
@@ -57,7 +54,7 @@ def read_pptx(path: Path) -> Document:
         raise IngestError("empty file")
     if not zipfile.is_zipfile(path):
         raise IngestError("not a PowerPoint .pptx file (not a zip package)")
-    with _damaged_pptx():
+    with damaged(".pptx", _PPTX_FAILURES):
         deck = Presentation(str(path))
         slides = [(number, _slide_blocks(slide)) for number, slide in enumerate(deck.slides, 1)]
     parts: list[str] = []
@@ -86,19 +83,6 @@ def read_pptx(path: Path) -> Document:
         sections=sections,
         metadata=metadata,
     )
-
-
-@contextlib.contextmanager
-def _damaged_pptx() -> Iterator[None]:
-    """Turn python-pptx's failures on damaged files into a one-line IngestError."""
-    try:
-        yield
-    except _PPTX_FAILURES as exc:
-        raise IngestError(f"damaged .pptx: {one_line(exc)}") from exc
-    except OSError as exc:
-        if isinstance(exc, _ACCESS_ERRORS):
-            raise
-        raise IngestError(f"damaged .pptx: {exc.strerror or one_line(exc)}") from exc
 
 
 def _slide_blocks(slide: Slide) -> tuple[str, list[Block]]:

@@ -10,7 +10,6 @@ chunk crosses; chart sheets and pictures are not read.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import re
 import zipfile
@@ -27,7 +26,7 @@ from synth.data import Document, Page, Section
 from synth.errors import IngestError
 from synth.ingest._blocks import BLOCK_SEPARATOR
 from synth.ingest._rows import row_lines
-from synth.ingest._util import one_line
+from synth.ingest._util import damaged
 
 # What openpyxl and zipfile raise on a file that is not a well-formed workbook (see
 # synth.ingest.docx for the same list and why each is there).
@@ -45,7 +44,6 @@ _XLSX_FAILURES = (
     AttributeError,
     TypeError,
 )
-_ACCESS_ERRORS = (PermissionError, FileNotFoundError, IsADirectoryError)
 # a number format showing a fixed count of decimals (``0.00``, ``#,##0.0``), maybe as a percentage
 _SIMPLE_FORMAT = re.compile(r"[#,0]*0(?:\.(0+))?(%?)")
 
@@ -58,7 +56,7 @@ def read_xlsx(path: Path) -> Document:
         raise IngestError("empty file")
     if not zipfile.is_zipfile(path):
         raise IngestError("not an Excel .xlsx file (not a zip package)")
-    with _damaged_xlsx():
+    with damaged(".xlsx", _XLSX_FAILURES):
         workbook = load_workbook(path, read_only=True, data_only=True)
         try:
             sheets = [(sheet.title, list(_sheet_lines(sheet))) for sheet in workbook.worksheets]
@@ -90,19 +88,6 @@ def read_xlsx(path: Path) -> Document:
         sections=sections,
         metadata=metadata,
     )
-
-
-@contextlib.contextmanager
-def _damaged_xlsx() -> Iterator[None]:
-    """Turn openpyxl's failures on damaged files into a one-line IngestError."""
-    try:
-        yield
-    except _XLSX_FAILURES as exc:
-        raise IngestError(f"damaged .xlsx: {one_line(exc)}") from exc
-    except OSError as exc:
-        if isinstance(exc, _ACCESS_ERRORS):
-            raise
-        raise IngestError(f"damaged .xlsx: {exc.strerror or one_line(exc)}") from exc
 
 
 def _sheet_lines(sheet: Any) -> Iterator[str]:
