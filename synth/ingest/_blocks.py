@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from synth.data import Section
+from synth.data import Page, Section
 
 BLOCK_SEPARATOR = "\n\n"
 
@@ -46,4 +46,27 @@ def join_blocks(
     return BLOCK_SEPARATOR.join(parts), sections
 
 
-__all__ = ["BLOCK_SEPARATOR", "Block", "join_blocks"]
+def join_units(
+    units: Iterable[tuple[int, str, Sequence[Block]]],
+) -> tuple[str, list[Page], list[Section]]:
+    """A document of units (a slide, a sheet, a chapter: ``(page number, title, blocks)``): their
+    text, one page each and a section that no chunk crosses into, named by the title, with the
+    unit's headings under it. A unit without text is left out (its page number is skipped)."""
+    parts: list[str] = []
+    pages: list[Page] = []
+    sections: list[Section] = []
+    offset = 0
+    for number, title, blocks in units:
+        start = offset + (len(BLOCK_SEPARATOR) if parts else 0)
+        text, inner = join_blocks(blocks, [title], offset=start)
+        if not text.strip():
+            continue
+        pages.append(Page(number=number, start=start))
+        sections.append(Section(start=start, path=[title], split=True))
+        sections.extend(inner)
+        parts.append(text)
+        offset = start + len(text)
+    return BLOCK_SEPARATOR.join(parts), pages, sections
+
+
+__all__ = ["BLOCK_SEPARATOR", "Block", "join_blocks", "join_units"]

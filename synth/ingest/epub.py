@@ -24,9 +24,9 @@ from typing import Any
 from ebooklib import ITEM_DOCUMENT, epub
 from lxml import etree
 
-from synth.data import Document, Page, Section
+from synth.data import Document
 from synth.errors import IngestError
-from synth.ingest._blocks import BLOCK_SEPARATOR, Block, join_blocks
+from synth.ingest._blocks import Block, join_units
 from synth.ingest._util import damaged
 from synth.ingest.html import html_blocks
 
@@ -60,31 +60,20 @@ def read_epub(path: Path) -> Document:
             warnings.simplefilter("ignore")
             book = epub.read_epub(str(path), {"ignore_ncx": True})
         chapters = list(_chapters(book))
-    parts: list[str] = []
-    pages: list[Page] = []
-    sections: list[Section] = []
-    offset = 0
+    units = []
     for number, (name, markup) in enumerate(chapters, start=1):
-        start = offset + (len(BLOCK_SEPARATOR) if parts else 0)
         blocks = html_blocks(markup, main_content=False)
         title = name or next((b.text for b in blocks if b.level is not None), "")
         title = " ".join(title.split()) or "Chapter"
         if blocks and blocks[0].level is not None and _same(blocks[0].text, title):
             blocks[0] = Block(blocks[0].text)  # the chapter's own heading: its section below
-        text, inner = join_blocks(blocks, [title], offset=start)
-        if not text.strip():
-            continue
-        pages.append(Page(number=number, start=start))
-        sections.append(Section(start=start, path=[title], split=True))
-        sections.extend(inner)
-        parts.append(text)
-        offset = start + len(text)
-    if not parts:
+        units.append((number, title, blocks))
+    text, pages, sections = join_units(units)
+    if not pages:
         raise IngestError(f"no text in any of its {len(chapters)} chapters")
     metadata: dict[str, Any] = {"chapter_count": len(chapters)}
-    if len(parts) < len(chapters):
-        metadata["chapters_without_text"] = len(chapters) - len(parts)
-    text = BLOCK_SEPARATOR.join(parts)
+    if len(pages) < len(chapters):
+        metadata["chapters_without_text"] = len(chapters) - len(pages)
     return Document(id="", path="", text=text, pages=pages, sections=sections, metadata=metadata)
 
 

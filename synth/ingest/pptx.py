@@ -22,9 +22,9 @@ from pptx.shapes.base import BaseShape
 from pptx.shapes.group import GroupShape
 from pptx.slide import Slide
 
-from synth.data import Document, Page, Section
+from synth.data import Document
 from synth.errors import IngestError
-from synth.ingest._blocks import BLOCK_SEPARATOR, Block, join_blocks
+from synth.ingest._blocks import Block, join_units
 from synth.ingest._util import damaged
 
 CELL_SEPARATOR = " | "
@@ -57,28 +57,17 @@ def read_pptx(path: Path) -> Document:
     with damaged(".pptx", _PPTX_FAILURES):
         deck = Presentation(str(path))
         slides = [(number, _slide_blocks(slide)) for number, slide in enumerate(deck.slides, 1)]
-    parts: list[str] = []
-    pages: list[Page] = []
-    sections: list[Section] = []
-    offset = 0
-    for number, (title, blocks) in slides:
-        start = offset + (len(BLOCK_SEPARATOR) if parts else 0)
-        text, _ = join_blocks(blocks, offset=start)
-        if not text.strip():
-            continue
-        pages.append(Page(number=number, start=start))
-        sections.append(Section(start=start, path=[title or f"Slide {number}"], split=True))
-        parts.append(text)
-        offset = start + len(text)
-    if not parts:
+    units = [(n, title or f"Slide {n}", blocks) for n, (title, blocks) in slides]
+    text, pages, sections = join_units(units)
+    if not pages:
         raise IngestError(f"no text on any of its {len(slides)} slides")
     metadata: dict[str, Any] = {"slide_count": len(slides)}
-    if len(parts) < len(slides):
-        metadata["slides_without_text"] = len(slides) - len(parts)
+    if len(pages) < len(slides):
+        metadata["slides_without_text"] = len(slides) - len(pages)
     return Document(
         id="",
         path="",
-        text=BLOCK_SEPARATOR.join(parts),
+        text=text,
         pages=pages,
         sections=sections,
         metadata=metadata,

@@ -22,9 +22,9 @@ from lxml import etree
 from openpyxl import load_workbook
 from openpyxl.utils.exceptions import InvalidFileException
 
-from synth.data import Document, Page, Section
+from synth.data import Document
 from synth.errors import IngestError
-from synth.ingest._blocks import BLOCK_SEPARATOR
+from synth.ingest._blocks import Block, join_units
 from synth.ingest._rows import row_lines
 from synth.ingest._util import damaged
 
@@ -62,28 +62,17 @@ def read_xlsx(path: Path) -> Document:
             sheets = [(sheet.title, list(_sheet_lines(sheet))) for sheet in workbook.worksheets]
         finally:
             workbook.close()
-    parts: list[str] = []
-    pages: list[Page] = []
-    sections: list[Section] = []
-    offset = 0
-    for number, (name, lines) in enumerate(sheets, start=1):
-        if not lines:
-            continue
-        start = offset + (len(BLOCK_SEPARATOR) if parts else 0)
-        text = "\n".join(lines)
-        pages.append(Page(number=number, start=start))
-        sections.append(Section(start=start, path=[name], split=True))
-        parts.append(text)
-        offset = start + len(text)
-    if not parts:
+    units = [(n, name, [Block("\n".join(lines))]) for n, (name, lines) in enumerate(sheets, 1)]
+    text, pages, sections = join_units(units)
+    if not pages:
         raise IngestError(f"no values in any of its {len(sheets)} sheets")
     metadata: dict[str, Any] = {"sheet_count": len(sheets)}
-    if len(parts) < len(sheets):
-        metadata["empty_sheets"] = len(sheets) - len(parts)
+    if len(pages) < len(sheets):
+        metadata["empty_sheets"] = len(sheets) - len(pages)
     return Document(
         id="",
         path="",
-        text=BLOCK_SEPARATOR.join(parts),
+        text=text,
         pages=pages,
         sections=sections,
         metadata=metadata,
