@@ -365,7 +365,7 @@ class RateLimiter:
         if control is None:  # a fixed limiter leaves each 429 to the retry that waits it out
             yield
             return
-        sent_in, started, held_back = control.epoch, time.monotonic(), self._slots.held_back
+        sent_in, started, held_back = control.epoch, self._clock(), self._slots.held_back
         half_used = 2 * self._slots.in_use >= self._slots.size  # when this request went out
         try:
             yield
@@ -387,7 +387,7 @@ class RateLimiter:
             slots = self._slots
             half_used = half_used or 2 * slots.in_use >= slots.size
             full = half_used or slots.held_back > held_back
-            level = control.on_reply(label, time.monotonic() - started, full=full)
+            level = control.on_reply(label, self._clock() - started, full=full)
             if level != self._slots.size:
                 self._slots.resize(level)
 
