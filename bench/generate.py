@@ -28,9 +28,9 @@ concurrency limit allows; it is reported next to the floor.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
+import random
 import re
 import shutil
 import subprocess
@@ -115,10 +115,13 @@ def build_corpus(work: Path, copies: int) -> Path:
     """``sample_docs`` ``copies`` times over, in ``work/corpus/copy-NN/``, no two copies alike.
 
     Copy 1 is ``sample_docs`` as it is. Copies 2 and up hold every sample document's text (as
-    read by synth) with each word of four letters or more re-spelled by a suffix fixed by the word
-    and the copy, written as ``.md``. Plain copies would give identical contexts, identical
-    questions and a dedup stage dropping nearly everything; re-spelled ones keep each copy's
-    structure and length while making its contexts, questions and embeddings its own.
+    read by synth) with each word of four letters or more swapped for another word of the
+    corpus of the same length (a permutation fixed by the copy), written as ``.md``. Plain copies
+    would give identical contexts, identical questions and a dedup stage dropping nearly
+    everything; swapped ones keep each copy's structure and length while making its contexts,
+    questions and embeddings its own, and keep them English, as a real corpus is in its own
+    language: an earlier re-spelling (a suffix added to each word) read as Swedish or Polish to
+    the language check, which dropped answers and made a refill tail no real corpus would.
     """
     from synth import load_documents
 
@@ -126,23 +129,39 @@ def build_corpus(work: Path, copies: int) -> Path:
     shutil.rmtree(corpus, ignore_errors=True)
     shutil.copytree(REPO / "sample_docs", corpus / "copy-01")
     documents = load_documents(REPO / "sample_docs").documents
+    vocabulary = sorted({w.lower() for d in documents for w in _LONG_WORD.findall(d.text)})
     for number in range(2, copies + 1):
+        swap = _swaps(vocabulary, number)
         for document in documents:
             target = (corpus / f"copy-{number:02d}" / document.path).with_suffix(".md")
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(_respell(document.text, number), encoding="utf-8")
+            target.write_text(_respell(document.text, swap), encoding="utf-8")
     return corpus
 
 
-_SUFFIXES = ("ar", "el", "in", "or", "us", "ix", "an", "et", "om", "ul", "ia", "en")
 _LONG_WORD = re.compile(r"[A-Za-z]{4,}")
 
 
-def _respell(text: str, copy: int) -> str:
+def _swaps(vocabulary: list[str], copy: int) -> dict[str, str]:
+    """Each word of ``vocabulary`` mapped to another of the same length, shuffled by ``copy``."""
+    by_length: dict[int, list[str]] = {}
+    for word in vocabulary:
+        by_length.setdefault(len(word), []).append(word)
+    swap: dict[str, str] = {}
+    for length, group in sorted(by_length.items()):
+        images = list(group)
+        random.Random(f"{copy}:{length}").shuffle(images)
+        swap.update(zip(group, images, strict=True))
+    return swap
+
+
+def _respell(text: str, swap: dict[str, str]) -> str:
     def respell(match: re.Match[str]) -> str:
         word = match.group(0)
-        digest = hashlib.sha256(f"{copy}:{word.lower()}".encode()).digest()
-        return word + _SUFFIXES[digest[0] % len(_SUFFIXES)] + _SUFFIXES[digest[1] % len(_SUFFIXES)]
+        image = swap.get(word.lower(), word.lower())
+        if word.isupper():
+            return image.upper()
+        return image.capitalize() if word[0].isupper() else image
 
     return _LONG_WORD.sub(respell, text)
 
@@ -178,9 +197,13 @@ def chain_of(run: dict[str, Any], embeddings: int) -> dict[str, int]:
             chain["evolve"] -= 1
             if not chain["evolve"]:
                 del chain["evolve"]
-    for stage in ("style", "expected"):
+    for stage in ("style", "check", "expected"):
         if requests.get(stage):
             chain[stage] = 1
+    expected_row = next((row for row in run["stages"] if row["stage"] == "expected"), {})
+    if chain.get("check") and (expected_row.get("notes") or {}).get("ahead_kept"):
+        # the expected outputs were asked beside the final check (synth.run.ahead): one round
+        del chain["check"]
     return chain
 
 

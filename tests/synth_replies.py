@@ -12,6 +12,8 @@ Knobs, read from the environment on every call (so a server subprocess can be se
   critic scores low, so runs must draw replacement contexts.
 - ``SYNTH_REPLIES_VAGUE``: a fraction of inputs the filter scores low the first time (their
   rewrite, which ends in "(clarified)", passes).
+- ``SYNTH_REPLIES_POINTING``: a fraction of evolved inputs (chosen by their text's hash) that end
+  "according to the passage", which the final check finds; its rewrite drops the phrase.
 - ``SYNTH_REPLIES_STANDALONE``: a fraction of conversations (chosen by their first question's
   hash) whose follow-up is a question that stands alone, which the follow-up check drops.
 - ``SYNTH_REPLIES_IGNORE_LANGUAGE`` and ``SYNTH_REPLIES_WRONG_LANGUAGE``: the language of the
@@ -262,10 +264,13 @@ def _rewrite(prompt: str) -> dict[str, Any]:
     blocks = _items(_section(prompt, "Inputs with feedback", ("\n\nRewrite each",)))
     out = []
     for i, block in enumerate(blocks, start=1):
-        text = _untag(block, "input")
+        text = _untag(block, "input").replace(_POINTING, "")
         out.append({"index": i, "input": f"{text.rstrip('?')} (clarified)"})
     return {"inputs": out}
 
+
+#: what an evolution that points at the passage (SYNTH_REPLIES_POINTING) adds
+_POINTING = ", according to the passage"
 
 _EVOLVED = {
     "multi-step": "and what follows from that",
@@ -287,6 +292,8 @@ def _evolve(prompt: str) -> dict[str, Any]:
         if language != lang.asked(prompt):  # the wrong language: the whole input in it
             text = lang.question(language, text, 0, prompt)
         tail = lang.phrase(language, "tail")
+    elif _hashed("pointing:" + text) < _fraction("SYNTH_REPLIES_POINTING"):
+        tail += _POINTING
     return {"input": f"{text.rstrip('?？')}, {tail}?"}
 
 

@@ -188,6 +188,7 @@ def run_goldens(
     tmp: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool
 ) -> tuple[list[dict], dict, Replies]:
     monkeypatch.setenv("SYNTH_REPLIES_VAGUE", "0.3")
+    monkeypatch.setenv("SYNTH_REPLIES_POINTING", "0.3")
     if not ahead:
         monkeypatch.setattr(stages_module, "RUNS_AHEAD", {})
     replies = Replies()
@@ -228,6 +229,13 @@ def test_a_run_with_the_evolution_ahead_gives_the_goldens_of_a_run_in_turn(
     assert notes[REDONE] <= extra <= notes[REDONE] + notes.get(WASTED, 0)
     in_turn_row = next(r for r in manifest_in_turn["stages"] if r["stage"] == "evolve")
     assert "notes" not in in_turn_row
+    # the expected outputs asked beside the final check: kept for the inputs it passed, asked
+    # again for those it had rewritten (they point at the passage no more)
+    expected_notes = next(r for r in manifest["stages"] if r["stage"] == "expected")["notes"]
+    assert expected_notes.get(KEPT, 0) > 0 and expected_notes.get(REDONE, 0) > 0, expected_notes
+    assert not any("the passage" in row["input"] for row in ahead)
+    extra = replies.counts()["expected"] - replies_in_turn.counts()["expected"]
+    assert extra <= expected_notes[REDONE] + expected_notes.get(WASTED, 0)
 
 
 def test_evolutions_are_asked_while_filter_replies_are_still_out(tmp_path: Path) -> None:
