@@ -314,3 +314,34 @@ def test_drafts_dropped_before_the_earlier_step_are_not_counted_as_wasted() -> N
         assert ahead.counts == {KEPT: 1, WASTED: 1}
 
     asyncio.run(main())
+
+
+def test_expected_outputs_are_asked_while_final_check_replies_are_still_out(
+    tmp_path: Path,
+) -> None:
+    replies = Replies()
+    answering = asyncio.Event()
+    overlapped: list[bool] = []
+
+    async def model(prompt: str, system: str | None = None) -> str:
+        stage = stage_of(prompt)
+        if stage == "expected":
+            answering.set()
+        elif stage.startswith("check"):
+            try:
+                await asyncio.wait_for(answering.wait(), PATIENCE)
+                overlapped.append(True)
+            except TimeoutError:
+                overlapped.append(False)
+        return await replies(prompt, system)
+
+    synth = Synthesizer(
+        FunctionModel(model, name="held"),
+        embedder="hash",
+        cache=None,
+        run_dir=tmp_path / "run",
+        store_path=tmp_path / "store",
+    )
+    dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=6)
+    assert len(dataset) == 6
+    assert overlapped and all(overlapped), overlapped
