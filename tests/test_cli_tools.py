@@ -58,7 +58,7 @@ def test_generate_tools_writes_exactly_n_goldens_with_calls_run(
     [
         (["--tools-exec", "m:f"], "--tools-exec needs --tools SOURCE"),
         ([], "name the documents to generate from"),
-        (["--tools", "TOOLS", "docs"], "drop the document paths"),
+        (["--tools", "TOOLS", "--goldens", "3", "docs"], "no such file or folder: docs"),
         (["--tools", "TOOLS"], "--tools needs --goldens N"),
         (["--tools", "TOOLS", "--goldens", "3", "--tool-kinds", "x=a"], "is not KIND=SHARE"),
         (["--tools", "TOOLS", "--goldens", "3", "--tool-kinds", "odd"], "unknown tool golden kind"),

@@ -40,6 +40,8 @@ def run_tool_scores(args: argparse.Namespace) -> int:
 
     if args.retriever:
         raise ConfigError("--tool-calls scores tool calls alone; drop --retriever")
+    if args.output and Path(args.output).suffix.lower() != ".json":
+        raise ConfigError(f"{args.output}: a tool call report is written as .json")
     judges = args.judge or []
     if (args.tool_arguments == "judged") != bool(judges) or len(judges) > 1:
         raise ConfigError("--tool-arguments judged takes one --judge (and --judge only with it)")
@@ -57,10 +59,14 @@ def run_tool_scores(args: argparse.Namespace) -> int:
         seed=args.seed or 0,
     )
     text = report.model_dump_json(indent=2)
+    page = None
     if args.output:
-        if Path(args.output).suffix.lower() != ".json":
-            raise ConfigError(f"{args.output}: a tool call report is written as .json")
         Path(args.output).write_text(text + "\n", encoding="utf-8")
+    if args.report:
+        from synth.cli.report import write_beside
+        from synth.report import evaluation_report
+
+        page = write_beside(args.output, evaluation_report(report, source=args.output))
     if args.json:
         print(text)
         return 0
@@ -76,6 +82,8 @@ def run_tool_scores(args: argparse.Namespace) -> int:
             )
     if args.output:
         print(f"wrote {args.output}")
+    if page is not None:
+        print(f"report: {page}")
     return 0
 
 

@@ -19,7 +19,9 @@ def add_tool_flags(p: argparse.ArgumentParser) -> None:
         metavar="SOURCE",
         help="make goldens for an agent from its tools: a JSON file of OpenAI or Anthropic tool "
         "definitions, an OpenAPI 3 spec (.json/.yaml), an MCP server's URL, or the command that "
-        "starts one over stdio (quoted); each golden a request and the calls expected",
+        "starts one over stdio (quoted); each golden a request and the calls expected. With "
+        "document PATHs too (before or after), they are the agent's knowledge base: the "
+        "knowledge kind's goldens are answered from them",
     )
     p.add_argument(
         "--tools-exec",
@@ -31,7 +33,9 @@ def add_tool_flags(p: argparse.ArgumentParser) -> None:
         "--tool-kinds",
         metavar="KIND=SHARE,...",
         help="with --tools: the kinds and their shares, each exact in count (default "
-        "single_call=0.4,sequence=0.2,parallel=0.2,no_tool=0.1,missing_argument=0.1)",
+        "single_call=0.4,sequence=0.2,parallel=0.2,no_tool=0.1,missing_argument=0.1; with "
+        "documents single_call=0.3,sequence=0.15,parallel=0.15,no_tool=0.1,"
+        "missing_argument=0.1,knowledge=0.2)",
     )
 
 
@@ -66,8 +70,11 @@ def check_tool_flags(args: argparse.Namespace) -> None:
                 "or --tools SOURCE"
             )
         return
-    if args.paths:
-        raise ConfigError("--tools makes goldens from the tools alone; drop the document paths")
+    if getattr(args, "from_chroma", None) is not None:
+        raise ConfigError(
+            "--tools reads the agent's documents from files, folders or URLs (PATH ...), not "
+            "from --from-chroma"
+        )
     for flag in ("plan", "conversational"):
         if getattr(args, flag, False):
             raise ConfigError(f"--{flag} does not apply to --tools")
@@ -76,7 +83,8 @@ def check_tool_flags(args: argparse.Namespace) -> None:
 def make_tool_goldens(
     synthesizer: Synthesizer, args: argparse.Namespace, num_goldens: int | None
 ) -> Dataset:
-    """The goldens ``--tools`` asks for: exactly ``num_goldens`` (``--goldens``) of them."""
+    """The goldens ``--tools`` asks for: exactly ``num_goldens`` (``--goldens``) of them, the
+    document PATHs (if any) the agent's knowledge base."""
     if num_goldens is None:
         raise ConfigError("--tools needs --goldens N")
     kinds = parse_kinds(args.tool_kinds) if args.tool_kinds else None
@@ -84,7 +92,11 @@ def make_tool_goldens(
     if args.tools_exec is not None:
         execute = False if args.tools_exec.lower() == "none" else args.tools_exec
     return synthesizer.generate_goldens_from_tools(
-        args.tools, num_goldens=num_goldens, kinds=kinds, execute=execute
+        args.tools,
+        num_goldens=num_goldens,
+        kinds=kinds,
+        execute=execute,
+        documents=args.paths or None,
     )
 
 

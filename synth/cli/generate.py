@@ -210,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
     check_tool_flags(args)
     config = pipeline_from_args(args)
     output = Path(config.output or DEFAULT_OUTPUT)
-    tools = getattr(args, "tools", None) is not None  # --tools names no PATH and no collection
+    tools = getattr(args, "tools", None) is not None  # no collection: PATHs are documents
     chroma = None if tools else chroma_source(args)
     if chroma is not None and (args.plan or getattr(args, "conversational", False)):
         raise ConfigError(

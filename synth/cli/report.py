@@ -87,6 +87,12 @@ def _page(kind: str, args: argparse.Namespace) -> tuple[str, str]:
         return html, f"{len(dataset)} goldens"
     if kind == "evaluation":
         from synth.evaluate.report import read_report
+        from synth.report._kinds import read_tool_calls
+
+        calls = read_tool_calls(args.file)
+        if calls is not None:
+            html = pages.evaluation_report(calls, title=args.title, source=args.file)
+            return html, f"a tool call evaluation of {len(calls.items)} goldens"
 
         report = read_report(args.file)
         html = pages.evaluation_report(report, title=args.title, source=args.file)

@@ -15,7 +15,10 @@ The kinds (:data:`TOOL_KINDS`), each exact in count in a run of its own:
 - ``parallel``: two independent calls, in any order;
 - ``no_tool``: a request no tool serves (the agent should answer or refuse): no call expected;
 - ``missing_argument``: a request for a tool that leaves out one required argument (the agent
-  should ask for it): no call expected, the argument recorded.
+  should ask for it): no call expected, the argument recorded;
+- ``knowledge`` (a run given documents too): a question the agent answers from its knowledge
+  base, no call expected. Its goldens are made by a run from documents (context, grounded
+  expected output), not by these steps.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ SEQUENCE = "sequence"
 PARALLEL = "parallel"
 NO_TOOL = "no_tool"
 MISSING = "missing_argument"
+KNOWLEDGE = "knowledge"
 #: each kind and what it tests in an agent
 TOOL_KINDS = {
     SINGLE: "tool choice and arguments",
@@ -52,6 +56,7 @@ TOOL_KINDS = {
     PARALLEL: "independent calls",
     NO_TOOL: "not calling a tool",
     MISSING: "asking for a missing argument",
+    KNOWLEDGE: "answering from the documents",
 }
 #: the kinds whose goldens expect calls
 CALLING = (SINGLE, SEQUENCE, PARALLEL)
@@ -211,6 +216,7 @@ class ToolRequestStep:
 
 __all__ = [
     "CALLING",
+    "KNOWLEDGE",
     "MISSING",
     "NO_TOOL",
     "PARALLEL",

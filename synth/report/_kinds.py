@@ -5,8 +5,10 @@ benchmark, told from its contents (the suffixes overlap: a ``.json`` may be any 
 - ``.jsonl``: an evaluation report when its first line is the ``{"report": ...}`` header that
   ``synth evaluate -o`` writes, else a dataset (one golden a line).
 - ``.json``, ``.yaml``, ``.toml``: a mapping with a ``kind`` is an evaluation report, one with
-  ``leaderboard`` a benchmark, one with ``n_paired`` a comparison; a ``.json`` list or a mapping
-  with ``goldens`` (or ``examples``) is a dataset. Anything else is refused with one line.
+  ``match``, ``overall`` and ``items`` a tool call evaluation (``synth evaluate --tool-calls
+  -o``; an evaluation report too), one with ``leaderboard`` a benchmark, one with ``n_paired`` a
+  comparison; a ``.json`` list or a mapping with ``goldens`` (or ``examples``) is a dataset.
+  Anything else is refused with one line.
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from synth.errors import ConfigError
+
+if TYPE_CHECKING:
+    from synth.evaluate.tools import ToolCallEvaluation
 
 Kind = Literal["dataset", "evaluation", "comparison", "benchmark"]
 _DATASET_ONLY = (".csv", ".parquet")
@@ -55,7 +60,7 @@ def _kind_of_document(path: Path, document: Any) -> Kind:
     if isinstance(document, list) and path.suffix.lower() == ".json":
         return "dataset"
     if isinstance(document, dict):
-        if "kind" in document:
+        if "kind" in document or _holds_tool_calls(document):
             return "evaluation"
         if "leaderboard" in document and "rank_by" in document:
             return "benchmark"
@@ -66,6 +71,27 @@ def _kind_of_document(path: Path, document: Any) -> Kind:
         keys = ", ".join(sorted(map(str, document))[:6]) or "none"
         raise ConfigError(f"{path}: {_WHAT} (a mapping with the keys {keys})")
     raise ConfigError(f"{path}: {_WHAT} (it holds a {type(document).__name__})")
+
+
+def _holds_tool_calls(document: Any) -> bool:
+    return isinstance(document, dict) and {"match", "overall", "items"} <= set(document)
+
+
+def read_tool_calls(path: str | os.PathLike[str]) -> ToolCallEvaluation | None:
+    """The tool call evaluation ``path`` holds (a ``.json`` file written by ``synth evaluate
+    --tool-calls -o``), or None when it holds something else."""
+    from synth.evaluate.tools import ToolCallEvaluation
+
+    target = Path(path)
+    if target.suffix.lower() != ".json" or not target.is_file():
+        return None
+    document = _read(target, "json")
+    if not _holds_tool_calls(document):
+        return None
+    try:
+        return ToolCallEvaluation.model_validate(document)
+    except ValueError as exc:
+        raise ConfigError(f"{target}: not a tool call evaluation ({exc})") from None
 
 
 def _read(path: Path, format: str) -> Any:
@@ -98,4 +124,4 @@ def _first_line(path: Path) -> Any:
         raise ConfigError(f"{path}: {_WHAT} (its first line is not JSON: {exc})") from None
 
 
-__all__ = ["NOUNS", "Kind", "kind_of"]
+__all__ = ["NOUNS", "Kind", "kind_of", "read_tool_calls"]

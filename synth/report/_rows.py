@@ -1,4 +1,5 @@
-"""The dataset report's table: one row per golden, the context chunks once each, cited spans.
+"""The dataset report's table: one row per golden, the context chunks once each, cited spans;
+for goldens that expect tool calls, the calls.
 
 Rows are arrays (not objects) and each chunk's text is kept once however many goldens use it, so a
 5,000-golden report stays a few megabytes. Cited spans are converted to UTF-16 offsets, the units
@@ -7,11 +8,12 @@ JavaScript strings are indexed in, so a span after an emoji still marks the quot
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from synth.data import Golden
+from synth.data import Golden, ToolCall
 
 #: the table's columns, in the order of a row's values (``index`` is the golden's position)
 COLUMNS = (
@@ -26,18 +28,51 @@ COLUMNS = (
     {"key": "grounding", "label": "grounding", "type": "number"},
     {"key": "type", "label": "question type", "type": "text"},
 )
+#: the column a dataset of agent goldens adds: each golden's expected calls, in order
+CALLS_COLUMN = {"key": "calls", "label": "expected calls", "type": "text"}
 
 
 def table(goldens: Sequence[Golden]) -> dict[str, Any]:
     """The table's data: ``columns``, ``rows``, ``chunks`` (key -> text) and per row its
-    ``contexts``: ``[chunk keys, marks]`` with marks ``[chunk position, start, end]``."""
+    ``contexts``: ``[chunk keys, marks]`` with marks ``[chunk position, start, end]``. When a
+    golden expects tool calls, a column of them (:data:`CALLS_COLUMN`) and per row its ``calls``:
+    ``[name, arguments as JSON, output as JSON or None]`` each (None: a golden about no tools)."""
     chunks: dict[str, str] = {}
     rows, contexts = [], []
+    agent = any(golden.expected_tools is not None for golden in goldens)
     for index, golden in enumerate(goldens):
-        rows.append(_row(index, golden))
+        row = _row(index, golden)
+        if agent:
+            row.append(calls_text(golden.expected_tools))
+        rows.append(row)
         keys = _chunk_keys(index, golden, chunks)
         contexts.append([keys, _marks(golden, [chunks[key] for key in keys])])
-    return {"columns": list(COLUMNS), "rows": rows, "chunks": chunks, "contexts": contexts}
+    columns = [*COLUMNS, CALLS_COLUMN] if agent else list(COLUMNS)
+    made = {"columns": columns, "rows": rows, "chunks": chunks, "contexts": contexts}
+    if agent:
+        made["calls"] = [_calls(golden.expected_tools) for golden in goldens]
+    return made
+
+
+def calls_text(calls: Sequence[ToolCall] | None) -> str | None:
+    """A golden's expected calls in one cell: their tools in order (``none`` when no call is
+    expected; None for a golden about no tools)."""
+    if calls is None:
+        return None
+    return " \u2192 ".join(call.name for call in calls) or "none"
+
+
+def _calls(calls: Sequence[ToolCall] | None) -> list[list[str | None]] | None:
+    if calls is None:
+        return None
+    shown = []
+    for call in calls:
+        arguments = json.dumps(call.input_parameters, ensure_ascii=False, indent=1, default=str)
+        output = None
+        if call.output is not None:
+            output = json.dumps(call.output, ensure_ascii=False, indent=1, default=str)
+        shown.append([call.name, arguments, output])
+    return shown
 
 
 def _row(index: int, golden: Golden) -> list[Any]:
@@ -154,4 +189,4 @@ def text(value: object) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-__all__ = ["COLUMNS", "mapping", "number", "table", "text"]
+__all__ = ["CALLS_COLUMN", "COLUMNS", "calls_text", "mapping", "number", "table", "text"]

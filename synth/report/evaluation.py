@@ -1,5 +1,6 @@
 """The evaluation report: :func:`evaluation_report`, one self-contained HTML page about a report
-that ``synth evaluate`` wrote (answers, retrieval or preference).
+that ``synth evaluate`` wrote (answers, retrieval or preference; a tool call evaluation's page,
+the calls side by side, is :mod:`synth.report._tool_calls`'s).
 
 Every metric's mean with its bootstrap interval, the distribution of the per-item scores, the
 judges (usage, agreement between the panel's judges, a preference's wins), the failures with their
@@ -14,25 +15,37 @@ from collections import Counter
 from typing import Any
 
 from synth.evaluate.report import Evaluation, PreferenceEvaluation, read_report
+from synth.evaluate.tools import ToolCallEvaluation
 from synth.report import _figures
 from synth.report._evaluation_rows import failure_table, fmt, item_table, summary_metrics
 from synth.report._html import render
+from synth.report._kinds import read_tool_calls
 from synth.report._rows import number
 from synth.report._source import given
+from synth.report._tool_calls import tool_calls_page
 
 
 def evaluation_report(
-    report: Evaluation | str | os.PathLike[str],
+    report: Evaluation | ToolCallEvaluation | str | os.PathLike[str],
     *,
     title: str | None = None,
     source: str | os.PathLike[str] | None = None,
 ) -> str:
-    """The HTML page reporting on ``report`` (an :class:`~synth.Evaluation` or its file).
+    """The HTML page reporting on ``report`` (an :class:`~synth.Evaluation`, a tool call
+    evaluation, or the file of either): for tool calls, each golden's expected calls beside the
+    calls the system made, mismatches marked.
 
     ``source`` names the report's file when ``report`` is already read (default: ``report``
     itself when it is a path). Write the page with
     ``Path("eval.html").write_text(html, encoding="utf-8")``.
     """
+    if not isinstance(report, Evaluation | ToolCallEvaluation):
+        calls = read_tool_calls(report)
+        if calls is not None:
+            return tool_calls_page(calls, title=title, source=os.fspath(source or report))
+    elif isinstance(report, ToolCallEvaluation):
+        shown = os.fspath(source) if source is not None else None
+        return tool_calls_page(report, title=title, source=shown)
     data, name = given(report, Evaluation, read_report, source)
     plots = _plots(data)
     return render(

@@ -13,6 +13,12 @@ its share of a kind's goldens, and a golden dropped on the way is replaced by an
 tool. The plans a kind's run starts from put first those whose tools no earlier kind covered, so
 the whole dataset covers every tool once N allows it. Plans repeat in rounds (each written with
 another variation of the prompt) until the run has its goldens or its top-up budget is spent.
+
+Given documents too (the agent answers from a knowledge base and calls tools), the ``knowledge``
+kind's goldens are made by a run from those documents like any other (:meth:`Synthesizer.
+_docs_run`: contexts selected and criticised, questions, expected outputs grounded in the
+context), each then marked as expecting no call. The call's manifest holds every kind's run's,
+with both sources (``sources``) and the documents' coverage.
 """
 
 from __future__ import annotations
@@ -20,9 +26,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 import re
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from synth.contexts.config import ContextConstructionConfig
@@ -33,6 +40,7 @@ from synth.errors import ConfigError
 from synth.generate.question_types import type_counts
 from synth.generate.steps import ToolSettings
 from synth.generate.tool_requests import (
+    KNOWLEDGE,
     MISSING,
     NO_TOOL,
     PARALLEL,
@@ -41,6 +49,7 @@ from synth.generate.tool_requests import (
     TOOL_KINDS,
     ToolPlan,
 )
+from synth.run.inputs import as_paths
 from synth.run.manifest import merged as merged_manifest
 from synth.run.question_types import combine
 from synth.run.session import RunSession
@@ -54,6 +63,15 @@ from synth.tools.tool import Tool
 MODE = "tools"
 #: the kinds a run makes when none are asked for, and their shares
 DEFAULT_KINDS = {SINGLE: 0.4, SEQUENCE: 0.2, PARALLEL: 0.2, NO_TOOL: 0.1, MISSING: 0.1}
+#: the kinds and shares of a run given documents too, when none are asked for
+DOCUMENT_KINDS = {
+    SINGLE: 0.3,
+    SEQUENCE: 0.15,
+    PARALLEL: 0.15,
+    NO_TOOL: 0.1,
+    MISSING: 0.1,
+    KNOWLEDGE: 0.2,
+}
 #: the dataset-level metadata key of what each kind's run asked for and delivered
 TOOL_KINDS_KEY = "tool_kinds"
 #: what a run given tools is told to run them with: a ``module:function``, a function, or
@@ -131,6 +149,27 @@ def kind_plans(tools: Sequence[Tool], kind: str) -> list[ToolPlan]:
     return plans
 
 
+def checked_kinds(kinds: Mapping[str, float] | None, documents: bool) -> dict[str, float]:
+    """The kinds a run makes and their weights (the defaults when none are asked for); ConfigError
+    for an unknown kind, for ``knowledge`` without documents and for documents without it."""
+    weights = dict(kinds or (DOCUMENT_KINDS if documents else DEFAULT_KINDS))
+    for kind in weights:
+        if kind not in TOOL_KINDS:
+            raise ConfigError(f"unknown tool golden kind {kind!r}; known: {', '.join(TOOL_KINDS)}")
+    asks = weights.get(KNOWLEDGE, 0) > 0
+    if asks and not documents:
+        raise ConfigError(
+            f"the {KNOWLEDGE} kind answers from documents: name them (documents=..., or PATH ... "
+            "beside --tools)"
+        )
+    if documents and not asks:
+        raise ConfigError(
+            f"documents are answered from by the {KNOWLEDGE} kind: give it a share "
+            f"({KNOWLEDGE}=0.2 in the kinds), or leave the documents out"
+        )
+    return weights
+
+
 def by_coverage(plans: list[ToolPlan], covered: Counter[str]) -> list[ToolPlan]:
     """The plans, those calling the tools covered least so far first (ties in their order)."""
     return sorted(plans, key=lambda p: sum(covered[name] for name in p.tools[:2]))
@@ -181,6 +220,29 @@ async def executor_for(source: Any, execute: ExecuteArg) -> AsyncIterator[Execut
             yield session
 
 
+def with_sources(
+    manifests: list[tuple[str, dict[str, Any]]],
+    knowledge: Mapping[str, Any] | None,
+    source: str | Sequence[Tool],
+    tools: Sequence[Tool],
+) -> dict[str, Any]:
+    """The manifest of a call from tools and documents: every kind's run's, summed, with both
+    sources (the tools' and the documents' ingest) and the documents' coverage and contexts."""
+    manifest = merged_manifest(manifests)
+    documents = dict((knowledge or {}).get("inputs") or {})
+    named = source if isinstance(source, str) else "records"
+    manifest["sources"] = {
+        "tools": {"source": named, "tools": [tool.name for tool in tools]},
+        "documents": documents,
+    }
+    for key in ("coverage", "contexts", "inputs"):
+        if knowledge is not None and key in knowledge:
+            manifest[key] = knowledge[key]
+        else:
+            manifest.pop(key, None)
+    return manifest
+
+
 def _tags(goldens: Dataset, kind: str) -> None:
     for golden in goldens:
         golden.metadata["tool_kind"] = kind
@@ -194,7 +256,10 @@ class ToolModes:
 
     context_construction_config: ContextConstructionConfig
     _run: Callable[[str, dict[str, Any], int | None, RunConfigs], RunSession]
+    _docs_run: Callable[..., Awaitable[Dataset]]
+    _typed_runs: Callable[..., Awaitable[Dataset]]
     _merged: dict[str, Any] | None
+    _session: RunSession | None
 
     @warns_if_short
     async def a_generate_goldens_from_tools(
@@ -205,6 +270,7 @@ class ToolModes:
         kinds: Mapping[str, float] | None = None,
         execute: ExecuteArg = None,
         include_expected_output: bool | None = None,
+        documents: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
     ) -> Dataset:
         """Goldens for an agent: exactly ``num_goldens`` user requests with the tool calls an agent
         should make (``expected_tools``), from ``tools`` (a tools file, an OpenAPI spec, an MCP
@@ -212,32 +278,45 @@ class ToolModes:
         kinds (default :data:`DEFAULT_KINDS`), each exact in count. ``execute`` runs each expected
         call and records its result (a ``module:function`` taking ``(name, arguments)``, or such
         a function; an MCP server's tools are run unless it is False); with results, the
-        expected output is the agent's final reply (unless ``include_expected_output`` is False)."""
+        expected output is the agent's final reply (unless ``include_expected_output`` is False).
+
+        ``documents`` (files, folders or URLs, as for ``generate_goldens_from_docs``) is the
+        agent's knowledge base: the ``knowledge`` kind's goldens (default a fifth) are questions
+        answered from it, each with its context and an expected output grounded in it, and no
+        call expected."""
         check_num_goldens(num_goldens)
+        paths = as_paths(documents) if documents is not None else None
+        weights = checked_kinds(kinds, paths is not None)
         given = await aload_tools(tools) if isinstance(tools, str) else list(tools)
         if not given:
             raise ConfigError("generate_goldens_from_tools needs at least one tool")
-        weights = dict(kinds or DEFAULT_KINDS)
-        for kind in weights:
-            if kind not in TOOL_KINDS:
-                raise ConfigError(
-                    f"unknown tool golden kind {kind!r}; known: {', '.join(TOOL_KINDS)}"
-                )
         counts = type_counts(weights, num_goldens, order=TOOL_KINDS)
-        plans = {kind: kind_plans(given, kind) for kind, n in counts.items() if n > 0}
+        made_kinds = [kind for kind, n in counts.items() if n > 0]
+        plans = {kind: kind_plans(given, kind) for kind in made_kinds if kind != KNOWLEDGE}
         by_name = {tool.name: tool for tool in given}
         tries = 1 + self.context_construction_config.max_retries
         covered: Counter[str] = Counter()
         parts: list[tuple[str, int, Dataset]] = []
         manifests: list[tuple[str, dict[str, Any]]] = []  # each kind's run's, merged at the end
+        knowledge: dict[str, Any] | None = None  # the documents' run's manifest
         self._merged = None
         async with executor_for(tools, execute) as executor:
             settings = ToolSettings(by_name, executor)
             for kind, n in counts.items():
                 if n == 0:
                     continue
+                part = kind if len(made_kinds) > 1 else None
+                if kind == KNOWLEDGE:
+                    assert paths is not None  # checked_kinds asks for documents
+                    made, knowledge = await self._knowledge_run(
+                        paths, n, part, include_expected_output
+                    )
+                    if knowledge is not None:
+                        manifests.append((kind, knowledge))
+                    _tags(made, kind)
+                    parts.append((kind, n, made))
+                    continue
                 configs = RunConfigs.of(self, include_expected_output, 1)  # type: ignore[arg-type]
-                part = kind if len(plans) > 1 else None
                 configs = dataclasses.replace(configs, tools=settings, filtration=None, part=part)
                 ordered = by_coverage(plans[kind], covered)
                 feed, quotas = candidates(ordered, by_name, n, tries)
@@ -255,21 +334,43 @@ class ToolModes:
                 parts.append((kind, n, made))
         # the manifest the call reports: every kind's run's, summed (each stays in its folder)
         self._merged = merged_manifest(manifests) if len(manifests) > 1 else None
+        if paths is not None and manifests:
+            self._merged = with_sources(manifests, knowledge, tools, given)
         dataset = combine(parts, num_goldens)
         dataset.metadata[TOOL_KINDS_KEY] = dataset.metadata.pop("question_types")
         return dataset
+
+    async def _knowledge_run(
+        self, paths: list[str], n: int, part: str | None, include_expected_output: bool | None
+    ) -> tuple[Dataset, dict[str, Any] | None]:
+        """The ``knowledge`` goldens: a run from the documents (one per question type when the
+        generation config asks for several), and its manifest."""
+        contexts = self.context_construction_config
+        configs = RunConfigs.of(self, include_expected_output, None, contexts)  # type: ignore[arg-type]
+        configs = dataclasses.replace(configs, part=part)
+        self._merged = None
+        if configs.generation.asks_types:
+            made = await self._typed_runs(paths, configs, n)
+        else:
+            made = await self._docs_run(paths, configs, n)
+        if self._merged is not None:  # a run per question type: theirs as one
+            return made, self._merged
+        return made, self._session.manifest if self._session is not None else None
 
     generate_goldens_from_tools = sync_twin(a_generate_goldens_from_tools)
 
 
 __all__ = [
     "DEFAULT_KINDS",
+    "DOCUMENT_KINDS",
     "MODE",
     "TOOL_KINDS_KEY",
     "ToolModes",
     "by_coverage",
     "candidates",
+    "checked_kinds",
     "depends",
     "executor_for",
     "kind_plans",
+    "with_sources",
 ]

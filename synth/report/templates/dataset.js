@@ -4,10 +4,22 @@
 (function () {
   const table = REPORT.table;
 
+  // a golden's expected tool calls, each with its arguments (and its result, when it was run)
+  function calls(row) {
+    const made = table.calls ? table.calls[row[0]] : null;
+    if (!made) return [];
+    if (!made.length) return [element("p", { class: "calls" }, "no tool call expected")];
+    return made.map(([name, args, output], position) => element("figure", { class: "call" },
+      element("figcaption", {}, `call ${position + 1} of ${made.length}: ${name}`),
+      element("pre", { "data-call": position }, args),
+      ...(output === null ? [] : [element("pre", { "data-output": position }, output)])));
+  }
+
   function context(row) {
     const [keys, marks] = table.contexts[row[0]];
-    if (!keys.length) return element("p", { class: "context" }, "this golden has no context");
-    return element("div", { class: "context" }, ...keys.map((key, position) => {
+    const expected = calls(row);
+    if (!keys.length) return element("div", { class: "context" }, ...expected, element("p", {}, "this golden has no context"));
+    return element("div", { class: "context" }, ...expected, ...keys.map((key, position) => {
       const text = table.chunks[key];
       const pre = element("pre", { "data-chunk": key });
       let done = 0;
@@ -24,7 +36,7 @@
   pagedTable(document.getElementById("goldens"), {
     columns: table.columns,
     rows: table.rows,
-    search: ["input", "expected", "file"],
+    search: table.calls ? ["input", "expected", "file", "calls"] : ["input", "expected", "file"],
     filters: ["difficulty", "file"],
     detail: context,
   });
