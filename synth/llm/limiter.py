@@ -38,7 +38,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from synth.errors import ConfigError, ModelTimeoutError, RateLimitError
-from synth.llm._aimd import START, ConcurrencyControl
+from synth.llm._aimd import RATE_WAIT, START, ConcurrencyControl
 from synth.llm._rate_headers import LIMIT_WINDOW, RATE_LIMITS, Budget, RateLimits
 from synth.llm.base import LLM, Completion
 from synth.llm.wrapper import WrapperModel
@@ -144,6 +144,8 @@ class _Window:
         self._lock = threading.Lock()
         self._log: deque[list[float]] = deque()  # [start time, amount]
         self._used = 0.0
+        #: the charge for what the provider counted beyond this window's own log (see :meth:`sync`)
+        self._charge: list[float] | None = None
 
     def _expire(self, now: float) -> None:
         while self._log and now - self._log[0][0] >= self.window:
@@ -182,11 +184,25 @@ class _Window:
             return self.limit - self._used
 
     def sync(self, spent: float, reset_s: float | None, now: float) -> None:
-        """Charge what the provider says was ``spent`` beyond this window's count (another client
-        of the same key, or requests counted before this window existed) until the provider's
-        reset (else a whole window)."""
+        """Charge what the provider says was ``spent`` beyond this window's own count (another
+        client of the same key, or requests sent before this window existed) until the
+        provider's reset (else a whole window).
+
+        The charge replaces the one the last reply made rather than adding to it: each reply
+        states the provider's whole count, and what an earlier one saw beyond this window's log
+        may since have come into it (another reply's tokens, counted by the provider before that
+        reply was read here). Added up, those were counted twice until they expired, and a run
+        under a tokens limit used half the rate it was allowed."""
         with self._lock:
             self._expire(now)
+            old = self._charge
+            if old is not None:
+                self._charge = None
+                for i, entry in enumerate(self._log):
+                    if entry is old:
+                        del self._log[i]
+                        self._used -= old[1]
+                        break
             unseen = spent - self._used
             if unseen < 1:
                 return
@@ -197,7 +213,8 @@ class _Window:
             hold = self.window if reset_s is None else min(self.window, reset_s + self.slack)
             dated = now + hold - self.window
             at = next((i for i, e in enumerate(self._log) if e[0] > dated), len(self._log))
-            self._log.insert(at, [dated, unseen])
+            self._charge = [dated, unseen]
+            self._log.insert(at, self._charge)
             self._used += unseen
 
     def adjust(self, entry: list[float], amount: float) -> None:
@@ -248,6 +265,9 @@ class RateLimiter:
         self._hold_until = 0.0
         #: the provider's own numbers pace the requests (see the module)
         self._paced = False
+        #: requests sent before this time belong to the rate limit's last cut (see
+        #: :meth:`_on_rate_limited`)
+        self._episode_until = 0.0
         self.holds = 0
         #: the provider's prompt tokens per token synth estimated, a moving average of the replies
         self._token_scale = 1.0
@@ -314,9 +334,18 @@ class RateLimiter:
         if wait > 0:
             await asyncio.sleep(wait)
 
-    def _on_rate_limited(self, exc: RateLimitError, sent_in: int) -> None:
-        """A 429: hold every request until the budget is whole again; cut the level only when the
-        provider's numbers do not pace the requests (under the control lock)."""
+    def _on_rate_limited(self, exc: RateLimitError, sent_in: int, sent_at: float) -> None:
+        """A 429 of a request sent at ``sent_at``: hold every request until the budget is whole
+        again; cut the level only when the provider's numbers do not pace the requests, and
+        once for a rate limit's whole episode (under the control lock).
+
+        A rate limit's 429 (one that says to wait :data:`~synth.llm._aimd.RATE_WAIT` or more)
+        cuts the level once and starts an episode: a request sent before that hold ends (or
+        within ``RATE_WAIT`` of its end), whose 429 holds again, extends it rather than cutting
+        again. The provider's window frees as it filled, a few requests at a time, so the
+        requests let go when a hold ends meet 429s with short waits until it has freed: each
+        a cut, they halved the level down to a few and a run used three quarters of the rate
+        it was allowed. The holds pace such a run; the level is not what was too high."""
         limits: RateLimits | None = exc.rate_limits
         if limits is not None:
             self.observe(limits)
@@ -326,13 +355,18 @@ class RateLimiter:
         ]
         # the provider's Retry-After says when one request may go again; a reset, when all may
         wait = exc.retry_after if exc.retry_after is not None else max(resets, default=None)
+        in_episode = wait is not None and sent_at < self._episode_until
         if wait is not None:
             self.hold(wait)
+            if in_episode or wait >= RATE_WAIT:
+                self._episode_until = max(self._episode_until, self._hold_until + RATE_WAIT)
         control = self._control
-        if control is not None and not (self._paced and (resets or wait is not None)):
-            self._slots.resize(control.on_congestion(exc.kind, sent_in, wait=wait))
-        elif control is not None:
+        if control is None:
+            return
+        if in_episode or (self._paced and (resets or wait is not None)):
             control.signals[exc.kind] += 1
+        else:
+            self._slots.resize(control.on_congestion(exc.kind, sent_in, wait=wait))
 
     @property
     def level(self) -> int:
@@ -371,7 +405,7 @@ class RateLimiter:
             yield
         except RateLimitError as exc:
             with self._control_lock:
-                self._on_rate_limited(exc, sent_in)
+                self._on_rate_limited(exc, sent_in, started)
             raise
         except ModelTimeoutError as exc:
             with self._control_lock:
@@ -461,18 +495,19 @@ class LimitedModel(WrapperModel):
                 completion = await self.inner.arequest(
                     prompt, system=system, schema=schema, label=label
                 )
+            # this reply's own count first, then the provider's numbers, which include it: the
+            # other way round its completion tokens would be charged twice. A request sent
+            # before the provider's numbers made a tokens window is not added to it: the
+            # provider's count, which the window syncs to, holds it already
+            if tokens is not None and spent is not None and completion.input_tokens is not None:
+                tokens.adjust(spent, completion.input_tokens + (completion.output_tokens or 0))
+                limiter.learn_tokens(estimated, completion.input_tokens)
             limits = completion.extra.get(RATE_LIMITS)
             if limits is not None:  # the limiter's, never stored with the reply
                 extra = {k: v for k, v in completion.extra.items() if k != RATE_LIMITS}
                 completion = dataclasses.replace(completion, extra=extra)
                 with limiter._control_lock:
                     limiter.observe(limits)
-                if tokens is None and limiter._tokens is not None:
-                    tokens = limiter._tokens  # the provider's numbers made one: count this reply
-                    spent = tokens.try_acquire(0, limiter._clock())[0]
-            if tokens is not None and spent is not None and completion.input_tokens is not None:
-                tokens.adjust(spent, completion.input_tokens + (completion.output_tokens or 0))
-                limiter.learn_tokens(estimated, completion.input_tokens)
             return completion
         finally:
             limiter._slots.release()
