@@ -172,3 +172,28 @@ def test_over_http_the_tokens_window_holds_what_the_server_counted_once() -> Non
     assert window is not None and window.limit == 100_000
     assert server.request_count("chat") == 9
     assert window.limit - window.left(limiter._clock()) == counted
+
+
+def test_the_fake_server_can_refuse_over_its_limit_at_once_as_a_hosted_provider_does() -> None:
+    import openai
+
+    with FakeOpenAI(reply="ok", rpm=1, refuse_at_once=True, rate_headers=True) as server:
+        client = openai.OpenAI(base_url=server.url, api_key="sk-test", max_retries=0, timeout=10)
+        ask = {"model": "m", "messages": [{"role": "user", "content": "q"}]}
+        client.chat.completions.create(**ask)  # type: ignore[call-overload]
+        server.latency = 60.0  # a model's answer would outlast the client's timeout
+        with pytest.raises(openai.RateLimitError) as refused:
+            client.chat.completions.create(**ask)  # type: ignore[call-overload]
+        client.close()
+    assert refused.value.response.headers["x-ratelimit-remaining-requests"] == "0"
+
+
+def test_requests_are_counted_until_a_reply_says_the_provider_states_no_budget() -> None:
+    # counted from the first request, so the provider's numbers, once read, find the first
+    # wave in the windows; a reply without them drops the windows not pinned
+    limiter = RateLimiter(8, tpm=5000, adaptive=True)
+    llm = make_llm(lambda prompt, system: "ok", limiter=limiter)
+    assert limiter._requests is not None and limiter._requests.limit == float("inf")
+    llm.complete("one question")
+    assert limiter._requests is None and not limiter.paced_by_provider
+    assert limiter._tokens is not None and limiter._tokens.limit == 5000  # pinned: kept

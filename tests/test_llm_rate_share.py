@@ -78,6 +78,9 @@ class SimulatedProvider(LLM):
     #: seconds before a 429 (a hosted provider refuses at once; tests/fake_openai.py after the
     #: latency)
     refusal_latency: float = 0.0
+    #: the most seconds a request takes to reach the provider, and its reply to be read (a
+    #: loaded client, a network): the provider counts what the client has not read yet
+    transit: float = 0.0
     seed: int = 0
     provider: str = "simulated"
     model: str = "m"
@@ -124,6 +127,8 @@ class SimulatedProvider(LLM):
         schema: type[BaseModel] | None = None,
         label: str | None = None,
     ) -> Completion:
+        if self.transit:
+            await asyncio.sleep(self._rng.uniform(0, self.transit))
         now = _clock()
         self._expire(now)
         prompt_tokens = len(prompt.split()) + 4
@@ -137,7 +142,10 @@ class SimulatedProvider(LLM):
             if self.refusal_latency:
                 await asyncio.sleep(self.refusal_latency)
                 wait -= self.refusal_latency
-            raise self._refuse(_clock(), max(0.0, wait))
+            refused = self._refuse(_clock(), max(0.0, wait))
+            if self.transit:
+                await asyncio.sleep(self._rng.uniform(0, self.transit))
+            raise refused
         self._requests.append(now)
         spent = [now, float(prompt_tokens)]
         self._tokens.append(spent)
@@ -150,6 +158,8 @@ class SimulatedProvider(LLM):
         limits = read_rate_limits(self._headers(done))
         if limits is not None:
             extra[RATE_LIMITS] = limits
+        if self.transit:
+            await asyncio.sleep(self._rng.uniform(0, self.transit))
         return Completion(
             text="ok", model=self.model, input_tokens=prompt_tokens,
             output_tokens=REPLY_TOKENS, extra=extra,
@@ -191,14 +201,16 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_run_uses_nine_tenths_of_the_allowed_rate(case: str) -> None:
     # 600 requests at once, twice what the budget allows in a minute: the floor is a minute
-    # and one answer. With the provider's numbers the limiter paces to them and is never
-    # refused; without, the 429s pace it (a 429 at once, as a hosted provider answers)
-    provider = SimulatedProvider(**CASES[case])  # type: ignore[arg-type]
+    # and one answer. With the provider's numbers the limiter paces to them and is hardly ever
+    # refused (a request's tokens are estimated before it goes); without, the 429s pace it (a
+    # 429 at once, as a hosted provider answers). Requests and replies take up to 0.3 s on the
+    # way, so the provider counts some the limiter has not heard back about, and the other way
+    provider = SimulatedProvider(**CASES[case], transit=0.3)  # type: ignore[arg-type]
     run_limited(provider, 600)
     assert len(provider.answered) == 600
     assert share_of_allowed_rate(provider, 600) >= 0.9
     if provider.headers:
-        assert provider.refused == 0
+        assert provider.refused <= 6
 
 
 def tokens_counted(limiter: RateLimiter, now: float) -> float:

@@ -17,11 +17,16 @@ limits per minute, what is left and when it is whole again, in every reply's hea
 (:mod:`synth.llm._rate_headers`). :meth:`RateLimiter.observe` paces to them: a budget not pinned by
 ``rpm``/``tpm`` becomes a window of the provider's limit over a minute (:data:`HEADER_MARGIN`
 longer), and a window that has spent less than the provider says was spent (another client on
-the same key) is charged the difference until the provider's reset. A 429 that says the budget is
-spent holds every request until its reset (or ``Retry-After``) and, once the provider's numbers
-pace the requests, cuts no concurrency: the rate, not the number in flight, was too high. Without
-such numbers a 429 still holds the requests until its ``Retry-After``, and cuts the adaptive level
-as before, which then grows back faster (:mod:`synth.llm._aimd`).
+the same key) is charged the difference until the provider's reset. Such a window counts from the
+run's first request, before any reply has said whether the provider states a budget (it is
+dropped at the first reply that does not), so the provider's count and the window's hold the same
+requests, each once: a reply's own tokens are counted before the provider's numbers it came with,
+and each statement of the provider's count replaces the charge the last one made. A 429 that says
+the budget is spent holds every request until its reset (or ``Retry-After``) and, once the
+provider's numbers pace the requests, cuts no concurrency: the rate, not the number in flight,
+was too high. Without such numbers a 429 still holds the requests until its ``Retry-After``; it
+cuts the adaptive level once for a rate limit's whole episode (see
+:meth:`RateLimiter._on_rate_limited`), which then grows back faster (:mod:`synth.llm._aimd`).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import math
 import threading
 import time
 from collections import deque
@@ -258,8 +264,12 @@ class RateLimiter:
         self._control = ConcurrencyControl(max_concurrent, start) if adaptive else None
         self._control_lock = threading.Lock()
         self._slots = _Slots(self._control.level if self._control else max_concurrent)
-        self._requests = _Window(rpm, window) if rpm else None
-        self._tokens = _Window(tpm, window) if tpm else None
+        # a budget not pinned is counted from the first request, without a limit, until the
+        # first reply says whether the provider states its own (see :meth:`observe`)
+        self._requests: _Window | None = _Window(rpm, window) if rpm else _provider_window(math.inf)
+        self._tokens: _Window | None = _Window(tpm, window) if tpm else _provider_window(math.inf)
+        #: the windows count without a limit, waiting for the provider's numbers
+        self._counting = not (rpm and tpm)
         self._clock = clock
         #: no request is sent before this time (a 429 said the budget is spent until then)
         self._hold_until = 0.0
@@ -293,19 +303,27 @@ class RateLimiter:
                 continue
             window: _Window | None = getattr(self, name)
             if not pinned:
-                if window is None or window.limit != budget.limit:
-                    fresh = _Window(
-                        budget.limit,
-                        LIMIT_WINDOW * (1 + HEADER_MARGIN),
-                        slack=LIMIT_WINDOW * HEADER_MARGIN,
-                    )
-                    if window is not None:  # keep what was spent
-                        fresh._log, fresh._used = window._log, window._used
-                    window = fresh
+                if window is None:
+                    window = _provider_window(budget.limit)
                     setattr(self, name, window)
+                elif window.limit != budget.limit:
+                    # the same window, what it counted kept (requests in flight correct theirs)
+                    window.limit = budget.limit
                 self._paced = True
             if window is not None and budget.remaining is not None:
                 window.sync(budget.limit - budget.remaining, budget.reset_s, now)
+        self.stop_counting()
+
+    def stop_counting(self) -> None:
+        """Drop the windows still counting without a limit: a reply came without the
+        provider's numbers for them (they cost a token estimate a request)."""
+        if not self._counting:
+            return
+        self._counting = False
+        if self._requests is not None and self._requests.limit == math.inf:
+            self._requests = None
+        if self._tokens is not None and self._tokens.limit == math.inf:
+            self._tokens = None
 
     def scaled_estimate(self, estimated: int) -> int:
         """``estimated`` prompt tokens as the provider is likely to count them."""
@@ -453,6 +471,11 @@ class RateLimiter:
         )
 
 
+def _provider_window(limit: float) -> _Window:
+    """A window for a provider's per-minute budget of ``limit`` (see :data:`HEADER_MARGIN`)."""
+    return _Window(limit, LIMIT_WINDOW * (1 + HEADER_MARGIN), slack=LIMIT_WINDOW * HEADER_MARGIN)
+
+
 def _exhausted(budget: Budget) -> bool:
     """Whether a budget a 429 stated is spent (under 1% of its limit left)."""
     return budget.remaining is not None and budget.remaining < max(1.0, 0.01 * budget.limit)
@@ -496,9 +519,7 @@ class LimitedModel(WrapperModel):
                     prompt, system=system, schema=schema, label=label
                 )
             # this reply's own count first, then the provider's numbers, which include it: the
-            # other way round its completion tokens would be charged twice. A request sent
-            # before the provider's numbers made a tokens window is not added to it: the
-            # provider's count, which the window syncs to, holds it already
+            # other way round its completion tokens would be charged twice
             if tokens is not None and spent is not None and completion.input_tokens is not None:
                 tokens.adjust(spent, completion.input_tokens + (completion.output_tokens or 0))
                 limiter.learn_tokens(estimated, completion.input_tokens)
@@ -508,6 +529,9 @@ class LimitedModel(WrapperModel):
                 completion = dataclasses.replace(completion, extra=extra)
                 with limiter._control_lock:
                     limiter.observe(limits)
+            elif limiter._counting:
+                with limiter._control_lock:
+                    limiter.stop_counting()
             return completion
         finally:
             limiter._slots.release()
