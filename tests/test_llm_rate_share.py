@@ -7,7 +7,7 @@ arrives, its reply's once answered, a 429 at once when the budget is spent, with
 (``wrap_llm``: limiter, retries) on an event loop whose clock is simulated (:class:`VirtualLoop`):
 a wait of a minute takes no time, and the same seed gives the same run, so what the limiter lets
 through in each window is counted, never timed. The real ``openai`` SDK against the fake server
-is in tests/test_llm_rate_headers.py; bench/ratelimit.py measures the same four cases in real time.
+is in tests/test_llm_rate_headers.py; bench/ratelimit.py measures the same cases in real time.
 """
 
 from __future__ import annotations
