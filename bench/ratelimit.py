@@ -3,8 +3,10 @@
 Each scenario starts the fake server (``tests/fake_openai.py``, a subprocess) answering like a
 hosted model (0.9 to 2.1 s a request) under a limit of ``--rpm`` requests a minute, or of as many
 tokens a minute as ``--rpm`` of these requests carry (prompt and reply), with and without OpenAI's
-``x-ratelimit-*`` headers; ``--requests`` chat requests are sent at once through ``make_llm``, the
-real openai SDK and a limiter made as a run makes it (adaptive from ``RUN_START``, no ``--rpm``).
+``x-ratelimit-*`` headers, and without them with the 429s answered at once (``/429-at-once``: a
+hosted provider refuses before any model work; the fake server otherwise answers a 429 after the
+latency); ``--requests`` chat requests are sent at once through ``make_llm``, the real openai SDK
+and a limiter made as a run makes it (adaptive from ``RUN_START``, no ``--rpm``).
 
 The server's window slides: at most ``rpm`` requests (or tokens) within any minute. N requests
 cannot all be answered sooner than ``(ceil(N / rpm) - 1)`` minutes plus one answer's time (under
@@ -21,6 +23,7 @@ import asyncio
 import math
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +44,29 @@ def prompt(i: int) -> str:
     return f"question {i} " + " ".join(words)
 
 
+@dataclass
+class LimitedServer(ServerOptions):
+    """The fake server's options, and whether its rate limit's 429s are answered at once."""
+
+    refuse_at_once: bool = False
+
+    def args(self) -> list[str]:
+        return super().args() + (["--refuse-at-once"] if self.refuse_at_once else [])
+
+    def describe(self) -> str:
+        return super().describe() + (", 429s at once" if self.refuse_at_once else "")
+
+
 def scenarios(rpm: int) -> dict[str, ServerOptions]:
     tokens = round(rpm * (PROMPT_WORDS + 4) * 1.15)  # and about 15% more for the replies
-    hosted = {"latency": 0.9, "latency_max": 2.1}
+    hosted: dict[str, Any] = {"latency": 0.9, "latency_max": 2.1}
     return {
-        "rpm+headers": ServerOptions(**hosted, rpm=rpm, rate_headers=True),
-        "rpm": ServerOptions(**hosted, rpm=rpm),
-        "tpm+headers": ServerOptions(**hosted, tpm=tokens, rate_headers=True),
-        "tpm": ServerOptions(**hosted, tpm=tokens),
+        "rpm+headers": LimitedServer(**hosted, rpm=rpm, rate_headers=True),
+        "rpm": LimitedServer(**hosted, rpm=rpm),
+        "rpm/429-at-once": LimitedServer(**hosted, rpm=rpm, refuse_at_once=True),
+        "tpm+headers": LimitedServer(**hosted, tpm=tokens, rate_headers=True),
+        "tpm": LimitedServer(**hosted, tpm=tokens),
+        "tpm/429-at-once": LimitedServer(**hosted, tpm=tokens, refuse_at_once=True),
     }
 
 
@@ -69,7 +87,7 @@ def run_one(url: str, requests: int) -> dict[str, Any]:
 
 
 def measure(name: str, options: ServerOptions, args: Any, work: Path) -> dict[str, Any]:
-    log = work / f"{name.replace('+', '-')}.jsonl"
+    log = work / f"{name.replace('+', '-').replace('/', '-')}.jsonl"
     started = time.perf_counter()
     with FakeServer(options, log) as server:
         report = run_one(server.url, args.requests)
@@ -105,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rpm", type=int, default=300, help="the limit, per minute (300)")
     parser.add_argument("--requests", type=int, default=600, help="requests per run (600)")
-    parser.add_argument("--scenarios", help="which, comma-separated (default: all four)")
+    parser.add_argument("--scenarios", help="which, comma-separated (default: all six)")
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temporary one)")
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args(argv)

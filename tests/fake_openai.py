@@ -53,7 +53,8 @@ prefix of 1,024 tokens or more reported as ``prompt_tokens_details.cached_tokens
 ``rate_headers=True`` sends OpenAI's ``x-ratelimit-limit/remaining/reset-requests`` (and
 ``-tokens`` with ``tpm``) with every chat reply and every ``rpm_limit`` 429, the limits stated
 per ``rpm_window`` (per minute at its default), the reset as the time until the oldest counted
-request leaves the window.
+request leaves the window. ``refuse_at_once=True`` answers those 429s (of ``rpm`` and ``tpm``)
+without the latency, as a hosted provider does: it refuses before the model does any work.
 
 Every request is logged (:attr:`FakeOpenAI.requests`): its body, headers, outcome and status, with
 the peak number of requests in flight. ``log_path=`` also appends one JSON line per request to a
@@ -593,6 +594,7 @@ class FakeOpenAI:
         rpm_window: float = 60.0,
         tpm: int | None = None,
         rate_headers: bool = False,
+        refuse_at_once: bool = False,
         max_in_flight: int | None = None,
         workers: int | None = None,
         retry_after: float | None = 0.01,
@@ -633,6 +635,7 @@ class FakeOpenAI:
         self.rpm_window = rpm_window
         self.tpm = tpm
         self.rate_headers = rate_headers
+        self.refuse_at_once = refuse_at_once
         self._spent: deque[list[float]] = deque()  # [accepted at, tokens] for tpm
         self.max_in_flight = max_in_flight
         self._serving = 0  # admitted under max_in_flight, not yet answered
@@ -1121,6 +1124,8 @@ class _Handler(BaseHTTPRequestHandler):
         delay = fake._latency()
         if entry.kind == "embeddings" and fake.embedding_latency is not None:
             delay = fake.embedding_latency
+        if fault == "rpm_limit" and fake.refuse_at_once:
+            delay = 0.0
         if delay > 0 and fake._closing.wait(delay):
             self.close_connection = True
             return None, "closed", None, {}
@@ -1267,6 +1272,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tpm", type=int, help="prompt tokens per window above which 429")
     parser.add_argument("--rate-headers", action="store_true", help="send x-ratelimit-* headers")
     parser.add_argument(
+        "--refuse-at-once", action="store_true", help="answer rpm/tpm 429s without the latency"
+    )
+    parser.add_argument(
         "--max-in-flight", type=int, help="requests served at once above which 429 is returned"
     )
     parser.add_argument("--workers", type=int, help="requests served at once; the rest queue")
@@ -1312,6 +1320,7 @@ def main(argv: list[str] | None = None) -> int:
         rpm_window=args.rpm_window,
         tpm=args.tpm,
         rate_headers=args.rate_headers,
+        refuse_at_once=args.refuse_at_once,
         max_in_flight=args.max_in_flight,
         workers=args.workers,
         retry_after=args.retry_after,

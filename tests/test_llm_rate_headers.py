@@ -133,3 +133,67 @@ def test_what_the_provider_counted_is_charged_past_its_reset_by_the_windows_marg
     assert window is not None and window.left(1.5) == 236
     slack = 60 * HEADER_MARGIN
     assert window.left(1.5 + 58.5 + slack - 0.01) == 236 and window.left(1.5 + 58.5 + slack) == 300
+
+
+def test_a_count_the_provider_states_again_is_charged_once() -> None:
+    # a reply the provider counted before the limiter read it (another reply's headers came
+    # first): the first statement charges its 50 tokens beyond the estimate, then its own count
+    # takes them into the window's log, and the next statement replaces that charge rather than
+    # adding to it
+    limiter = RateLimiter(8, tpm=1000, window=60, clock=lambda: 0.0)
+    window = limiter._tokens
+    assert window is not None
+    entry, _ = window.try_acquire(100, 0.0)  # sent: 100 estimated
+    assert entry is not None
+    limiter.observe(RateLimits(tokens=Budget(1000, 850, 30.0)), now=1.0)
+    assert window.left(1.0) == 850
+    window.adjust(entry, 150)  # its reply read: 150 spent
+    limiter.observe(RateLimits(tokens=Budget(1000, 850, 30.0)), now=1.0)
+    assert window.left(1.0) == 850
+
+
+def test_over_http_the_tokens_window_holds_what_the_server_counted_once() -> None:
+    # the real openai SDK: a first wave sent before any reply stated the tokens budget, then a
+    # request paced by it; the server counted each request's prompt and reply once, and the
+    # limiter's window holds the same (it held the first wave twice, and a run under a tokens
+    # limit used half the rate it was allowed)
+    with FakeOpenAI(reply="a short answer", tpm=100_000, rate_headers=True) as server:
+        limiter = RateLimiter(16, adaptive=True)
+        llm = make_llm("openai:m", base_url=server.url, api_key="sk-test", limiter=limiter)
+
+        async def main() -> None:
+            await asyncio.gather(*[llm.acomplete(f"question {i} about tokens") for i in range(8)])
+            await llm.acomplete("one more question")
+
+        asyncio.run(main())
+        llm.close()
+        counted = sum(r.usage["total_tokens"] for r in server.requests_to("chat") if r.usage)
+    window = limiter._tokens
+    assert window is not None and window.limit == 100_000
+    assert server.request_count("chat") == 9
+    assert window.limit - window.left(limiter._clock()) == counted
+
+
+def test_the_fake_server_can_refuse_over_its_limit_at_once_as_a_hosted_provider_does() -> None:
+    import openai
+
+    with FakeOpenAI(reply="ok", rpm=1, refuse_at_once=True, rate_headers=True) as server:
+        client = openai.OpenAI(base_url=server.url, api_key="sk-test", max_retries=0, timeout=10)
+        ask = {"model": "m", "messages": [{"role": "user", "content": "q"}]}
+        client.chat.completions.create(**ask)  # type: ignore[call-overload]
+        server.latency = 60.0  # a model's answer would outlast the client's timeout
+        with pytest.raises(openai.RateLimitError) as refused:
+            client.chat.completions.create(**ask)  # type: ignore[call-overload]
+        client.close()
+    assert refused.value.response.headers["x-ratelimit-remaining-requests"] == "0"
+
+
+def test_requests_are_counted_until_a_reply_says_the_provider_states_no_budget() -> None:
+    # counted from the first request, so the provider's numbers, once read, find the first
+    # wave in the windows; a reply without them drops the windows not pinned
+    limiter = RateLimiter(8, tpm=5000, adaptive=True)
+    llm = make_llm(lambda prompt, system: "ok", limiter=limiter)
+    assert limiter._requests is not None and limiter._requests.limit == float("inf")
+    llm.complete("one question")
+    assert limiter._requests is None and not limiter.paced_by_provider
+    assert limiter._tokens is not None and limiter._tokens.limit == 5000  # pinned: kept

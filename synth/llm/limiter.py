@@ -17,11 +17,16 @@ limits per minute, what is left and when it is whole again, in every reply's hea
 (:mod:`synth.llm._rate_headers`). :meth:`RateLimiter.observe` paces to them: a budget not pinned by
 ``rpm``/``tpm`` becomes a window of the provider's limit over a minute (:data:`HEADER_MARGIN`
 longer), and a window that has spent less than the provider says was spent (another client on
-the same key) is charged the difference until the provider's reset. A 429 that says the budget is
-spent holds every request until its reset (or ``Retry-After``) and, once the provider's numbers
-pace the requests, cuts no concurrency: the rate, not the number in flight, was too high. Without
-such numbers a 429 still holds the requests until its ``Retry-After``, and cuts the adaptive level
-as before, which then grows back faster (:mod:`synth.llm._aimd`).
+the same key) is charged the difference until the provider's reset. Such a window counts from the
+run's first request, before any reply has said whether the provider states a budget (it is
+dropped at the first reply that does not), so the provider's count and the window's hold the same
+requests, each once: a reply's own tokens are counted before the provider's numbers it came with,
+and each statement of the provider's count replaces the charge the last one made. A 429 that says
+the budget is spent holds every request until its reset (or ``Retry-After``) and, once the
+provider's numbers pace the requests, cuts no concurrency: the rate, not the number in flight,
+was too high. Without such numbers a 429 still holds the requests until its ``Retry-After``; it
+cuts the adaptive level once for a rate limit's whole episode (see
+:meth:`RateLimiter._on_rate_limited`), which then grows back faster (:mod:`synth.llm._aimd`).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import math
 import threading
 import time
 from collections import deque
@@ -38,7 +44,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from synth.errors import ConfigError, ModelTimeoutError, RateLimitError
-from synth.llm._aimd import START, ConcurrencyControl
+from synth.llm._aimd import RATE_WAIT, START, ConcurrencyControl
 from synth.llm._rate_headers import LIMIT_WINDOW, RATE_LIMITS, Budget, RateLimits
 from synth.llm.base import LLM, Completion
 from synth.llm.wrapper import WrapperModel
@@ -144,6 +150,8 @@ class _Window:
         self._lock = threading.Lock()
         self._log: deque[list[float]] = deque()  # [start time, amount]
         self._used = 0.0
+        #: the charge for what the provider counted beyond this window's own log (see :meth:`sync`)
+        self._charge: list[float] | None = None
 
     def _expire(self, now: float) -> None:
         while self._log and now - self._log[0][0] >= self.window:
@@ -182,11 +190,25 @@ class _Window:
             return self.limit - self._used
 
     def sync(self, spent: float, reset_s: float | None, now: float) -> None:
-        """Charge what the provider says was ``spent`` beyond this window's count (another client
-        of the same key, or requests counted before this window existed) until the provider's
-        reset (else a whole window)."""
+        """Charge what the provider says was ``spent`` beyond this window's own count (another
+        client of the same key, or requests sent before this window existed) until the
+        provider's reset (else a whole window).
+
+        The charge replaces the one the last reply made rather than adding to it: each reply
+        states the provider's whole count, and what an earlier one saw beyond this window's log
+        may since have come into it (another reply's tokens, counted by the provider before that
+        reply was read here). Added up, those were counted twice until they expired, and a run
+        under a tokens limit used half the rate it was allowed."""
         with self._lock:
             self._expire(now)
+            old = self._charge
+            if old is not None:
+                self._charge = None
+                for i, entry in enumerate(self._log):
+                    if entry is old:
+                        del self._log[i]
+                        self._used -= old[1]
+                        break
             unseen = spent - self._used
             if unseen < 1:
                 return
@@ -197,7 +219,8 @@ class _Window:
             hold = self.window if reset_s is None else min(self.window, reset_s + self.slack)
             dated = now + hold - self.window
             at = next((i for i, e in enumerate(self._log) if e[0] > dated), len(self._log))
-            self._log.insert(at, [dated, unseen])
+            self._charge = [dated, unseen]
+            self._log.insert(at, self._charge)
             self._used += unseen
 
     def adjust(self, entry: list[float], amount: float) -> None:
@@ -241,13 +264,20 @@ class RateLimiter:
         self._control = ConcurrencyControl(max_concurrent, start) if adaptive else None
         self._control_lock = threading.Lock()
         self._slots = _Slots(self._control.level if self._control else max_concurrent)
-        self._requests = _Window(rpm, window) if rpm else None
-        self._tokens = _Window(tpm, window) if tpm else None
+        # a budget not pinned is counted from the first request, without a limit, until the
+        # first reply says whether the provider states its own (see :meth:`observe`)
+        self._requests: _Window | None = _Window(rpm, window) if rpm else _provider_window(math.inf)
+        self._tokens: _Window | None = _Window(tpm, window) if tpm else _provider_window(math.inf)
+        #: the windows count without a limit, waiting for the provider's numbers
+        self._counting = not (rpm and tpm)
         self._clock = clock
         #: no request is sent before this time (a 429 said the budget is spent until then)
         self._hold_until = 0.0
         #: the provider's own numbers pace the requests (see the module)
         self._paced = False
+        #: requests sent before this time belong to the rate limit's last cut (see
+        #: :meth:`_on_rate_limited`)
+        self._episode_until = 0.0
         self.holds = 0
         #: the provider's prompt tokens per token synth estimated, a moving average of the replies
         self._token_scale = 1.0
@@ -273,19 +303,27 @@ class RateLimiter:
                 continue
             window: _Window | None = getattr(self, name)
             if not pinned:
-                if window is None or window.limit != budget.limit:
-                    fresh = _Window(
-                        budget.limit,
-                        LIMIT_WINDOW * (1 + HEADER_MARGIN),
-                        slack=LIMIT_WINDOW * HEADER_MARGIN,
-                    )
-                    if window is not None:  # keep what was spent
-                        fresh._log, fresh._used = window._log, window._used
-                    window = fresh
+                if window is None:
+                    window = _provider_window(budget.limit)
                     setattr(self, name, window)
+                elif window.limit != budget.limit:
+                    # the same window, what it counted kept (requests in flight correct theirs)
+                    window.limit = budget.limit
                 self._paced = True
             if window is not None and budget.remaining is not None:
                 window.sync(budget.limit - budget.remaining, budget.reset_s, now)
+        self.stop_counting()
+
+    def stop_counting(self) -> None:
+        """Drop the windows still counting without a limit: a reply came without the
+        provider's numbers for them (they cost a token estimate a request)."""
+        if not self._counting:
+            return
+        self._counting = False
+        if self._requests is not None and self._requests.limit == math.inf:
+            self._requests = None
+        if self._tokens is not None and self._tokens.limit == math.inf:
+            self._tokens = None
 
     def scaled_estimate(self, estimated: int) -> int:
         """``estimated`` prompt tokens as the provider is likely to count them."""
@@ -314,9 +352,18 @@ class RateLimiter:
         if wait > 0:
             await asyncio.sleep(wait)
 
-    def _on_rate_limited(self, exc: RateLimitError, sent_in: int) -> None:
-        """A 429: hold every request until the budget is whole again; cut the level only when the
-        provider's numbers do not pace the requests (under the control lock)."""
+    def _on_rate_limited(self, exc: RateLimitError, sent_in: int, sent_at: float) -> None:
+        """A 429 of a request sent at ``sent_at``: hold every request until the budget is whole
+        again; cut the level only when the provider's numbers do not pace the requests, and
+        once for a rate limit's whole episode (under the control lock).
+
+        A rate limit's 429 (one that says to wait :data:`~synth.llm._aimd.RATE_WAIT` or more)
+        cuts the level once and starts an episode: a request sent before that hold ends (or
+        within ``RATE_WAIT`` of its end), whose 429 holds again, extends it rather than cutting
+        again. The provider's window frees as it filled, a few requests at a time, so the
+        requests let go when a hold ends meet 429s with short waits until it has freed: each
+        a cut, they halved the level down to a few and a run used three quarters of the rate
+        it was allowed. The holds pace such a run; the level is not what was too high."""
         limits: RateLimits | None = exc.rate_limits
         if limits is not None:
             self.observe(limits)
@@ -326,13 +373,18 @@ class RateLimiter:
         ]
         # the provider's Retry-After says when one request may go again; a reset, when all may
         wait = exc.retry_after if exc.retry_after is not None else max(resets, default=None)
+        in_episode = wait is not None and sent_at < self._episode_until
         if wait is not None:
             self.hold(wait)
+            if in_episode or wait >= RATE_WAIT:
+                self._episode_until = max(self._episode_until, self._hold_until + RATE_WAIT)
         control = self._control
-        if control is not None and not (self._paced and (resets or wait is not None)):
-            self._slots.resize(control.on_congestion(exc.kind, sent_in, wait=wait))
-        elif control is not None:
+        if control is None:
+            return
+        if in_episode or (self._paced and (resets or wait is not None)):
             control.signals[exc.kind] += 1
+        else:
+            self._slots.resize(control.on_congestion(exc.kind, sent_in, wait=wait))
 
     @property
     def level(self) -> int:
@@ -371,7 +423,7 @@ class RateLimiter:
             yield
         except RateLimitError as exc:
             with self._control_lock:
-                self._on_rate_limited(exc, sent_in)
+                self._on_rate_limited(exc, sent_in, started)
             raise
         except ModelTimeoutError as exc:
             with self._control_lock:
@@ -419,6 +471,11 @@ class RateLimiter:
         )
 
 
+def _provider_window(limit: float) -> _Window:
+    """A window for a provider's per-minute budget of ``limit`` (see :data:`HEADER_MARGIN`)."""
+    return _Window(limit, LIMIT_WINDOW * (1 + HEADER_MARGIN), slack=LIMIT_WINDOW * HEADER_MARGIN)
+
+
 def _exhausted(budget: Budget) -> bool:
     """Whether a budget a 429 stated is spent (under 1% of its limit left)."""
     return budget.remaining is not None and budget.remaining < max(1.0, 0.01 * budget.limit)
@@ -461,18 +518,20 @@ class LimitedModel(WrapperModel):
                 completion = await self.inner.arequest(
                     prompt, system=system, schema=schema, label=label
                 )
+            # this reply's own count first, then the provider's numbers, which include it: the
+            # other way round its completion tokens would be charged twice
+            if tokens is not None and spent is not None and completion.input_tokens is not None:
+                tokens.adjust(spent, completion.input_tokens + (completion.output_tokens or 0))
+                limiter.learn_tokens(estimated, completion.input_tokens)
             limits = completion.extra.get(RATE_LIMITS)
             if limits is not None:  # the limiter's, never stored with the reply
                 extra = {k: v for k, v in completion.extra.items() if k != RATE_LIMITS}
                 completion = dataclasses.replace(completion, extra=extra)
                 with limiter._control_lock:
                     limiter.observe(limits)
-                if tokens is None and limiter._tokens is not None:
-                    tokens = limiter._tokens  # the provider's numbers made one: count this reply
-                    spent = tokens.try_acquire(0, limiter._clock())[0]
-            if tokens is not None and spent is not None and completion.input_tokens is not None:
-                tokens.adjust(spent, completion.input_tokens + (completion.output_tokens or 0))
-                limiter.learn_tokens(estimated, completion.input_tokens)
+            elif limiter._counting:
+                with limiter._control_lock:
+                    limiter.stop_counting()
             return completion
         finally:
             limiter._slots.release()

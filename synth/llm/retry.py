@@ -34,6 +34,8 @@ T = TypeVar("T")
 
 #: errors worth waiting out
 TRANSIENT = (RateLimitError, ServerError, ModelTimeoutError, ModelConnectionError)
+#: the most seconds a retry waits past a Retry-After (its spread; see :meth:`RetryConfig.delay`)
+MAX_SPREAD = 1.0
 
 
 class RetryConfig(BaseModel):
@@ -62,8 +64,11 @@ class RetryConfig(BaseModel):
         base = min(self.max_delay, self.initial_delay * self.multiplier**retry)
         wait = base * (1 - self.jitter) + rng.uniform(0, base * self.jitter)
         if retry_after is not None:
-            # never earlier than the server asked, plus a little spread so waiters do not stampede
-            wait = max(wait, retry_after + rng.uniform(0, 0.1 * retry_after + 0.001))
+            # never earlier than the server asked, plus a little spread so waiters do not
+            # stampede: a tenth, up to a second (a minute's window frees as it filled, and ten
+            # percent of its Retry-After held some retries six seconds past the time it freed)
+            spread = min(0.1 * retry_after, MAX_SPREAD)
+            wait = max(wait, retry_after + rng.uniform(0, spread + 0.001))
         return wait
 
 
