@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
+from synth._callables import load_callable
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.feed import Candidate, ListFeed
 from synth.data import Context
@@ -46,7 +47,7 @@ from synth.run.question_types import combine
 from synth.run.session import RunSession
 from synth.run.setup import RunConfigs, check_num_goldens
 from synth.run.sync import sync_twin, warns_if_short
-from synth.tools.execute import Executor, FunctionExecutor, load_function
+from synth.tools.execute import Executor, FunctionExecutor
 from synth.tools.load import aload_tools, is_server
 from synth.tools.mcp import MCPSession
 from synth.tools.tool import Tool
@@ -169,7 +170,11 @@ async def executor_for(source: Any, execute: ExecuteArg) -> AsyncIterator[Execut
     """What runs the calls of a run: the function ``execute`` names, the MCP server ``source``
     names (``execute`` None or True), or nothing."""
     if isinstance(execute, str):
-        yield FunctionExecutor(load_function(execute))
+        try:
+            function = load_callable(execute)
+        except ConfigError as exc:
+            raise ConfigError(f"--tools-exec {execute!r}: {exc}") from None
+        yield FunctionExecutor(function)
     elif callable(execute) and not isinstance(execute, bool):
         yield FunctionExecutor(execute)
     elif execute is False or not (isinstance(source, str) and is_server(source)):
