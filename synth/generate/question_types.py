@@ -2,7 +2,7 @@
 
 ``GenerationConfig.question_types`` weighs the types; a run that mixes them makes each type's
 exact share (largest remainder, :func:`type_counts`) in a run of its own
-(:mod:`synth.run.question_types`), so every type is exact in count with the top-up that a run
+(:mod:`synth.pipeline.question_types`), so every type is exact in count with the top-up that a run
 already has. Within one type's run the inputs step is told what to write
 (:func:`inputs_instruction`), the expected-output step what the answer must do
 (:func:`expected_note`), and the goldens record their type and the component it tests
