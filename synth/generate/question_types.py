@@ -159,16 +159,6 @@ def tag_type(goldens: Sequence[Golden], kind: str | None, asked: bool = True) ->
         golden.metadata["tests"] = QUESTION_TYPES[kind]
 
 
-def describe_counts(
-    counts: Mapping[str, int], delivered: Sequence[str]
-) -> dict[str, dict[str, int]]:
-    """Per type: goldens asked and delivered (``delivered`` lists each golden's type)."""
-    got = {t: 0 for t in counts}
-    for t in delivered:
-        got[t] = got.get(t, 0) + 1
-    return {t: {"asked": counts.get(t, 0), "delivered": got.get(t, 0)} for t in got}
-
-
 __all__ = [
     "DISTRACTING",
     "OUT_OF_SCOPE",
@@ -178,7 +168,6 @@ __all__ = [
     "HopsStep",
     "check_types",
     "cited_chunks",
-    "describe_counts",
     "expected_note",
     "inputs_instruction",
     "single_type",
