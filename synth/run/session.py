@@ -17,6 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from synth._journal import Journal
 from synth.contexts.coverage import Coverage, measure_coverage
 from synth.contexts.feed import Feed
 from synth.data import Golden
@@ -26,7 +27,7 @@ from synth.llm.base import LLM
 from synth.llm.limiter import RateLimiter
 from synth.llm.usage import Usage
 from synth.run.difficulty import DifficultyMeter, max_easy
-from synth.run.dir import Journal, RunDir, replay_note
+from synth.run.dir import RunDir, replay_note
 from synth.run.manifest import (
     USAGE_FIELDS,
     add_usage,
