@@ -23,7 +23,7 @@ The packages, in the order the data flows (``docs/architecture.md`` adds the sta
     run/         what makes a run resumable and observable: config (PipelineConfig), the run
                  directory, session, stream, the steps runner, manifest, plan, progress, and
                  ingest for a run
-    pipeline.py  Synthesizer: the four ways in (docs, contexts, scratch, goldens), read top to
+    pipeline/    Synthesizer: the four ways in (docs, contexts, scratch, goldens), read top to
                  bottom as the list of stages
     dataset/     Dataset (save, load, export) in __init__, one module per file format;
                  inspect.py (inspect_dataset: counts, grounding, leaks, near duplicates)

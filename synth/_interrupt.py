@@ -106,11 +106,6 @@ class CtrlC:
         self.last_words: list[Callable[[], object]] = []
 
     @property
-    def active(self) -> bool:
-        """Whether the block runs with Ctrl-C watched (in the main thread, as the program)."""
-        return self._active
-
-    @property
     def exit_code(self) -> int:
         """The command's exit code once stopped: 130 after Ctrl-C, 143 after SIGTERM."""
         return STOPPING.get(signal.Signals(self.signal or signal.SIGINT), EXIT_INTERRUPTED)

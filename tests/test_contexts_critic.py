@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from synth._journal import Journal
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import (
     CRITERIA,
@@ -28,7 +29,6 @@ from synth.data import Chunk
 from synth.errors import OutputParseError, ServerError
 from synth.llm import Usage, make_llm
 from synth.llm.base import FunctionModel, run_sync
-from synth.run.dir import Journal
 from synth.stage.stats import StageStats
 from synth.stage.templates import PromptSet
 

@@ -16,6 +16,7 @@ import pytest
 from test_contexts_critic import PASSAGE, Vectors, chunk, critic_reply
 
 from synth._ids import joined_hash, text_hash
+from synth._journal import Journal
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.critic import ContextScore
 from synth.contexts.feed import refused_key
@@ -24,7 +25,6 @@ from synth.contexts.seed_feed import DocsFeed, SeedBatch, lookahead_batches
 from synth.data import Chunk
 from synth.errors import AuthenticationError, ServerError
 from synth.llm.base import FunctionModel
-from synth.run.dir import Journal
 from synth.stage.stats import StageStats
 from synth.stage.templates import PromptSet
 

@@ -16,8 +16,8 @@ import pytest
 from synth_runs import SAMPLE
 
 from synth import _files
+from synth._journal import Journal
 from synth.cli import main
-from synth.run.dir import Journal
 
 NO_SPACE = "No space left on device"
 

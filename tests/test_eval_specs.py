@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from synth._callables import load_callable
 from synth.errors import ConfigError
-from synth.evaluate._specs import judge_models, load_callable, systems
+from synth.evaluate._specs import judge_models, systems
 
 
 @pytest.fixture

@@ -21,7 +21,6 @@ from synth.generate.question_types import (
     HopsStep,
     check_types,
     cited_chunks,
-    describe_counts,
     expected_note,
     inputs_instruction,
     single_type,
@@ -161,18 +160,3 @@ def test_each_golden_records_its_type_and_the_part_it_tests_when_a_type_was_aske
     tag_type(plain, "double", asked=False)
     tag_type(plain, None)
     assert "question_type" not in plain[0].metadata and "tests" not in plain[0].metadata
-
-
-def test_the_counts_say_per_type_what_was_asked_and_delivered() -> None:
-    counts = {"simple": 2, "double": 1, "multi_hop": 0}
-    delivered = ["simple", "double", "simple", "simple"]
-    assert describe_counts(counts, delivered) == {
-        "simple": {"asked": 2, "delivered": 3},
-        "double": {"asked": 1, "delivered": 1},
-        "multi_hop": {"asked": 0, "delivered": 0},
-    }
-    # a type delivered but not asked for is listed with asked 0
-    assert describe_counts({"simple": 1}, ["situational"]) == {
-        "simple": {"asked": 1, "delivered": 0},
-        "situational": {"asked": 0, "delivered": 1},
-    }

@@ -226,7 +226,7 @@ def test_plain_strings_and_dicts_are_documents_too() -> None:
 def test_synth_never_imports_langchain_or_llamaindex() -> None:
     code = (
         "import sys\n"
-        "import synth.pipeline, synth.run.given, synth.ingest.objects\n"
+        "import synth.pipeline, synth.pipeline.given, synth.ingest.objects\n"
         "class Node:\n"
         "    metadata = {'file_name': 'a.md'}\n"
         "    node_id = 'n1'\n"

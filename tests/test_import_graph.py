@@ -35,9 +35,10 @@ LAYERS: list[tuple[str, ...]] = [
     (CORE,),
     ("synth.ingest", "synth.llm", "synth.tools"),  # readers and chunking; providers; tool sources
     ("synth.store",),  # embedders and Chroma: stores ingest's chunks, embeds through llm's clients
-    ("synth.stage", "synth.dataset"),  # what LLM stages share; the goldens' file and its formats
+    ("synth.stage",),  # what LLM stages share: batching, calls, prompt templates, text, stats
     ("synth.contexts", "synth.generate"),  # stages 2-4; stages 5-10
-    ("synth.run",),  # the run machinery that drives the stages
+    ("synth.run",),  # the run machinery that drives the stages; it hands over goldens, not datasets
+    ("synth.dataset",),  # the goldens' file and its formats; review, refill and update of one
     ("synth.pipeline", "synth.evaluate"),  # Synthesizer; scoring a system against a dataset
     ("synth.report",),
     ("synth.review",),

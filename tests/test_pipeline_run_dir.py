@@ -9,8 +9,9 @@ import pytest
 
 import synth._files
 from synth._ids import canonical_json, file_hash, text_hash
+from synth._journal import Journal
 from synth.errors import ConfigError, SynthError
-from synth.run.dir import RUN_FORMAT, Journal, RunDir, fingerprint_paths, run_id
+from synth.run.dir import RUN_FORMAT, RunDir, fingerprint_paths, run_id
 
 
 def test_run_id_depends_on_every_part_of_the_key_and_nothing_else() -> None:

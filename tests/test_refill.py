@@ -19,15 +19,15 @@ import synth_replies
 from synth.cli import main
 from synth.data import Golden
 from synth.dataset import Dataset
-from synth.dataset.review import decide, golden_key, status_of
-from synth.errors import ConfigError
-from synth.run.refill import (
+from synth.dataset.refill import (
     plan_refill,
     refill,
     refill_seed,
     rejected_path,
     run_options,
 )
+from synth.dataset.review import decide, golden_key, status_of
+from synth.errors import ConfigError
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = str(REPO / "sample_docs")
@@ -330,7 +330,7 @@ def test_a_refill_that_cannot_replace_is_written_short_and_exits_3(
 
 
 def test_documents_that_moved_are_asked_for(tmp_path: Path) -> None:
-    from synth.run.refill import _run_docs
+    from synth.dataset.refill import _run_docs
 
     with pytest.raises(ConfigError, match=r"the documents of run r1 are gone .*--docs"):
         _run_docs({"run_id": "r1", "inputs": {"paths": [str(tmp_path / "moved")]}})

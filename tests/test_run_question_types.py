@@ -1,4 +1,4 @@
-"""A run that asks for question types (synth/run/question_types.py), with a scripted run in place
+"""A run that asks for question types (synth/pipeline/question_types.py), with a scripted run in place
 of the Synthesizer's: the configs each type's run gets, the runs made one after the other (each
 avoiding the chunks of those before), the goldens tagged and the out-of-scope ones emptied, and
 the one dataset with per type what was asked and delivered. tests/test_question_types.py makes
@@ -17,7 +17,7 @@ from synth.errors import ConfigError
 from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig
 from synth.generate.out_of_scope import TOPIC_KEY
 from synth.generate.style import StylingConfig
-from synth.run.question_types import QUESTION_TYPES_KEY, combine, type_configs, typed_runs
+from synth.pipeline.question_types import QUESTION_TYPES_KEY, combine, type_configs, typed_runs
 from synth.run.setup import RunConfigs
 
 

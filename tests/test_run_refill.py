@@ -1,4 +1,4 @@
-"""The refill's plan and merge (synth/run/refill.py) with a scripted generate, beyond those of
+"""The refill's plan and merge (synth/dataset/refill.py) with a scripted generate, beyond those of
 tests/test_refill.py: the documents and run found from the manifest beside a dataset file, the
 lineage's seed, the refill's record on the dataset and on each new golden, and the refusals' exact
 words. tests/test_refill.py also runs ``synth refill`` through whole runs over the fake server."""
@@ -14,10 +14,7 @@ from test_refill import Scripted, reviewed
 
 from synth.data import Golden
 from synth.dataset import Dataset
-from synth.dataset.review import golden_key, status_of
-from synth.errors import ConfigError
-from synth.generate.config import FiltrationConfig
-from synth.run.refill import (
+from synth.dataset.refill import (
     REFILL_REVIEWER,
     lineage_seed,
     plan_refill,
@@ -25,6 +22,9 @@ from synth.run.refill import (
     refill_seed,
     run_options,
 )
+from synth.dataset.review import golden_key, status_of
+from synth.errors import ConfigError
+from synth.generate.config import FiltrationConfig
 
 
 def test_a_refills_seed_is_the_same_in_every_version_and_fits_in_60_bits() -> None:

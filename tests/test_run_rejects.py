@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from synth._ids import text_hash
-from synth.run.dir import Journal
-from synth.run.rejects import BAD_REPLIES, first_drops, reject_row
+from synth._journal import Journal, reject_row
+from synth.run.rejects import BAD_REPLIES, first_drops
 
 
 def test_a_reject_row_adds_the_detail_and_points_at_the_raw_reply_kept_once(tmp_path) -> None:

@@ -1,4 +1,4 @@
-"""Where a golden's ``source_files`` point (synth/run/sources.py): each file's display path
+"""Where a golden's ``source_files`` point (synth/pipeline/sources.py): each file's display path
 mapped to a path that opens from the working folder, or to an absolute one."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from synth.data import Golden
 from synth.dataset import Dataset
-from synth.run.sources import locate_source_files, source_locations
+from synth.pipeline.sources import locate_source_files, source_locations
 
 
 def _corpus(root: Path) -> list[str]:

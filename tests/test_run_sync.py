@@ -1,5 +1,5 @@
 """The sync twins of the async ``a_generate_*`` methods and the shortfall warning
-(synth/run/sync.py): the twin runs the method once and warns once, in its caller's place."""
+(synth/pipeline/sync.py): the twin runs the method once and warns once, in its caller's place."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from synth.dataset import Dataset
 from synth.errors import ShortfallWarning
-from synth.run.sync import sync_twin, warn_if_short, warns_if_short
+from synth.pipeline.sync import sync_twin, warn_if_short, warns_if_short
 
 SHORT = {"num_goldens": 4, "delivered": 1, "shortfall": ["every given context was used"]}
 FULL = {"num_goldens": 2, "delivered": 2}

@@ -1,4 +1,4 @@
-"""The update's plan, merge and write (synth/run/update.py) without a run: goldens sorted against
+"""The update's plan, merge and write (synth/dataset/update.py) without a run: goldens sorted against
 chunks made here, new goldens given as a dataset. tests/test_update.py runs ``synth update``
 through whole runs over the fake server."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 from synth.data import Chunk, Golden
 from synth.dataset import Dataset
+from synth.dataset.refill import REFILL_REVIEWER, refill_seed
 from synth.dataset.review import decide, golden_key, status_of
-from synth.run.refill import REFILL_REVIEWER, refill_seed
-from synth.run.update import (
+from synth.dataset.update import (
     CHANGES_SUFFIX,
     RETIRED_SUFFIX,
     FileChange,

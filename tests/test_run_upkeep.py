@@ -2,7 +2,7 @@
 refill, ``plan_update`` ingesting (or only reading) the documents and sorting the goldens with
 its seed and paths, and ``update`` asking for one new golden per retired one, writing back only a
 file. A Synthesizer with a recorded generate and ingest; the plan, merge and write are the real
-ones (synth/run/update.py)."""
+ones (synth/dataset/update.py)."""
 
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ from synth import pipeline
 from synth.contexts.config import ContextConstructionConfig
 from synth.data import Chunk, Golden
 from synth.dataset import Dataset
+from synth.dataset import update as run_update
+from synth.dataset.update import RETIRED_SUFFIX, side_path, sort_goldens
 from synth.ingest import chunk_documents, load_documents
 from synth.pipeline import Synthesizer
-from synth.run import update as run_update
+from synth.pipeline.sources import source_locations
 from synth.run.ingest import chunking_of
-from synth.run.sources import source_locations
-from synth.run.update import RETIRED_SUFFIX, side_path, sort_goldens
 
 
 class Closing:

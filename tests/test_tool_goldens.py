@@ -19,7 +19,7 @@ from tool_sources import server_command, write_openai_tools, write_openapi
 
 from synth import Dataset, Synthesizer
 from synth.generate.tool_checks import schema_errors
-from synth.run.tools import candidates, depends, kind_plans
+from synth.pipeline.tools import candidates, depends, kind_plans
 from synth.tools import Tool, load_tools
 
 ALL_KINDS = {

@@ -19,7 +19,7 @@ from synth.cli import EXIT_STALE, main
 from synth.data import Chunk, Golden
 from synth.dataset import Dataset
 from synth.dataset.review import decide, status_of
-from synth.run.update import CHANGES_SUFFIX, RETIRED_SUFFIX, side_path, sort_goldens
+from synth.dataset.update import CHANGES_SUFFIX, RETIRED_SUFFIX, side_path, sort_goldens
 
 REPO = Path(__file__).resolve().parent.parent
 NEW_FILE = "\n\n".join(

@@ -33,8 +33,8 @@ def add_tool_call_flags(p: argparse.ArgumentParser) -> None:
 
 def run_tool_scores(args: argparse.Namespace) -> int:
     """Score the tool calls, print the scores (or JSON), write ``-o`` as JSON; exit 0."""
+    from synth._callables import load_callable
     from synth.cli._status import dataset_with_status
-    from synth.evaluate._specs import load_callable
     from synth.evaluate.tools import evaluate_tool_calls
     from synth.tools import load_tools
 

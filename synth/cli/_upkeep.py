@@ -38,9 +38,9 @@ def synthesizer_options(
 ) -> dict[str, Any]:
     """The Synthesizer's arguments: the pipeline file's, else the run's, with the flags over them;
     new goldens for a dataset made elsewhere need ``--docs`` and ``--model`` (said in one line)."""
+    from synth.dataset.refill import run_options
     from synth.errors import ConfigError
     from synth.run.config import load_pipeline
-    from synth.run.refill import run_options
 
     if args.pipeline:
         options = load_pipeline(args.pipeline).synthesizer_options()

@@ -82,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _retrieval_report(args: argparse.Namespace) -> Evaluation:
+    from synth._callables import load_callable
     from synth.errors import ConfigError
-    from synth.evaluate._specs import load_callable
     from synth.evaluate.retrieval import evaluate_retrieval
 
     if args.system or args.judge:
@@ -98,7 +98,7 @@ def _retrieval_report(args: argparse.Namespace) -> Evaluation:
 
 
 def _answers_report(args: argparse.Namespace) -> Evaluation:
-    from synth.evaluate._specs import load_callable
+    from synth._callables import load_callable
     from synth.evaluate.answers import evaluate_answers
 
     system = user_function(load_callable(args.system), args) if args.system else None

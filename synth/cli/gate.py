@@ -123,8 +123,8 @@ def _metric_kwargs(args: argparse.Namespace, kwargs: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Score, compare with the baseline (or write it), write the outputs; the verdict's code."""
+    from synth._callables import load_callable
     from synth.evaluate._items import as_items
-    from synth.evaluate._specs import load_callable
     from synth.evaluate.gate import GateScores, dataset_fingerprint, gate_scores, judge_gate
 
     margins = parse_margins(args.margin)

@@ -39,10 +39,10 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from synth.dataset import Dataset
+    from synth.dataset.refill import REFILLS, rejected_path, run_manifest
     from synth.dataset.review import counts
     from synth.errors import ConfigError
     from synth.pipeline import Synthesizer
-    from synth.run.refill import REFILLS, rejected_path, run_manifest
 
     if args.max_concurrent is not None and args.max_concurrent < 1:
         raise ConfigError(f"--max-concurrent must be at least 1, got {args.max_concurrent}")

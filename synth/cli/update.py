@@ -42,9 +42,9 @@ def run(args: argparse.Namespace) -> int:
     """Check or update ``args.dataset``; EXIT_STALE for a stale --check, EXIT_PARTIAL when short."""
     from synth.cli._gates import check_gates
     from synth.dataset import Dataset
+    from synth.dataset.refill import run_manifest
+    from synth.dataset.update import UPDATES
     from synth.pipeline import Synthesizer
-    from synth.run.refill import run_manifest
-    from synth.run.update import UPDATES
 
     check_gates(args)
     path = Path(args.dataset)

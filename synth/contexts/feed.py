@@ -23,9 +23,6 @@ from synth.data import Context
 from synth.llm.base import LLM
 from synth.stage.stats import StageStats
 
-#: what a feed calls, from the event loop, when it has something new for the stream
-Notify = Callable[[], None]
-
 #: the drop reason of a request the provider refused for its key, and what the run says then
 AUTH_FAILURE = "model_error:auth"
 
@@ -224,7 +221,6 @@ __all__ = [
     "Candidate",
     "Feed",
     "ListFeed",
-    "Notify",
     "ScratchFeed",
     "refused_key",
     "seed_drop_stage",

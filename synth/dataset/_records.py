@@ -54,7 +54,6 @@ CONVERSATION_FIELDS: tuple[str, ...] = tuple(
 CONVERSATION_TEXT_FIELDS = ("scenario", "expected_outcome", "user_description")
 STRING_FIELDS = ("input", "actual_output", "expected_output")
 LIST_FIELDS = ("context", "retrieval_context", "context_ids", "source_files")
-NULLABLE_FIELDS = ("actual_output", "expected_output", "context", "retrieval_context")
 #: fields that are never null: a null read from a file means "not given"
 DEFAULTED_FIELDS = ("context_ids", "source_files", "metadata")
 
@@ -539,7 +538,6 @@ __all__ = [
     "JUDGEVAL_FIELDS",
     "LIST_FIELDS",
     "DEFAULTED_FIELDS",
-    "NULLABLE_FIELDS",
     "RAGAS_DERIVED",
     "STRING_FIELDS",
     "SYNTH_KEY",

@@ -22,7 +22,7 @@ from synth.evaluate import _prompts as prompts
 from synth.evaluate import _verdicts as v
 from synth.evaluate._calls import JudgeUsage, judge_identity, request, resolve_model, with_cache
 from synth.evaluate.retrieved import context_texts
-from synth.llm.base import Completion, run_sync
+from synth.llm.base import Completion, sync_twin
 from synth.llm.structured import parse_verdict
 
 OnError = Literal["raise", "record"]
@@ -252,58 +252,13 @@ class LLMJudge:
         return await self._verdict("preference", [a_first, b_first], v.PreferenceVerdict, score)
 
     # ---- the metrics, sync -------------------------------------------------------------------
-    def faithfulness(self, question: str, answer: str, contexts: Any) -> JudgeResult:
-        """Supported claims / claims made by the answer, judged against the contexts."""
-        return run_sync(self.afaithfulness(question, answer, contexts))
-
-    def answer_relevance(self, question: str, answer: str) -> JudgeResult:
-        """``(rating - 1) / 4`` for a 1-5 rating of how well the answer addresses the question."""
-        return run_sync(self.aanswer_relevance(question, answer))
-
-    def context_precision(
-        self, question: str, contexts: Any, reference: str | None = None
-    ) -> JudgeResult:
-        """Average precision of the per-context relevance verdicts, in retrieval order."""
-        return run_sync(self.acontext_precision(question, contexts, reference))
-
-    def context_recall(self, question: str, contexts: Any, reference: str) -> JudgeResult:
-        """Reference statements attributable to the contexts / reference statements."""
-        return run_sync(self.acontext_recall(question, contexts, reference))
-
-    def answer_correctness(self, question: str, answer: str, reference: str) -> JudgeResult:
-        """``TP / (TP + (FP + FN) / 2)`` over the statements of the answer and the reference."""
-        return run_sync(self.aanswer_correctness(question, answer, reference))
-
-    def criteria_score(
-        self,
-        question: str,
-        answer: str,
-        criteria: str,
-        *,
-        scale: int = 5,
-        contexts: Any = None,
-        reference: str | None = None,
-    ) -> JudgeResult:
-        """``(rating - 1) / (scale - 1)`` for a rating of the answer against your ``criteria``."""
-        return run_sync(
-            self.acriteria_score(
-                question, answer, criteria, scale=scale, contexts=contexts, reference=reference
-            )
-        )
-
-    def preference(
-        self,
-        question: str,
-        answer_a: str,
-        answer_b: str,
-        *,
-        contexts: Any = None,
-        reference: str | None = None,
-    ) -> JudgeResult:
-        """1, 0.5 or 0 for answer a, asked in both orders; a verdict that flips with order is 0.5."""
-        return run_sync(
-            self.apreference(question, answer_a, answer_b, contexts=contexts, reference=reference)
-        )
+    faithfulness = sync_twin(afaithfulness)
+    answer_relevance = sync_twin(aanswer_relevance)
+    context_precision = sync_twin(acontext_precision)
+    context_recall = sync_twin(acontext_recall)
+    answer_correctness = sync_twin(aanswer_correctness)
+    criteria_score = sync_twin(acriteria_score)
+    preference = sync_twin(apreference)
 
 
 def _verdict_only(score: Callable[[Any], v.Scored]) -> Callable[[Any, str], v.Scored]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -44,7 +44,13 @@ from synth.generate.citations import (
 )
 from synth.generate.config import DEFAULT_GROUNDING_THRESHOLD, StylingConfig
 from synth.generate.draft import Draft, drop_failed
-from synth.generate.input_checks import ANSWER_LEAKED, answer_leak, hedged
+from synth.generate.input_checks import (
+    ANSWER_LEAKED,
+    UNANSWERABLE,
+    Answerable,
+    answer_leak,
+    hedged,
+)
 from synth.generate.language import (
     WRONG_LANGUAGE,
     context_language,
@@ -66,13 +72,6 @@ WHAT = "the reply answers items"
 MAX_BATCH = 10
 #: the drop reason of an answer its quotes do not support
 UNGROUNDED = "ungrounded"
-#: the drop reason of an input its context answers only in part (or not), by the reply's word
-#: or by a hedge in its answer
-UNANSWERABLE = "unanswerable"
-
-
-#: how fully the context answers an input, as the reply says ("fully" first: a confident reply)
-Answerable = Literal["fully", "partly", "no"]
 
 
 class _Output(BaseModel):

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -39,8 +39,9 @@ from synth.generate._rewrite import run_live_batches
 from synth.generate.base import Source
 from synth.generate.draft import Draft, drop_failed
 from synth.generate.filter import RewriteReply, build_rewrite_prompt
-from synth.generate.input_checks import Problem, input_problems
+from synth.generate.input_checks import UNANSWERABLE, Answerable, Problem, input_problems
 from synth.generate.language import draft_language
+from synth.generate.question_types import OUT_OF_SCOPE
 from synth.llm.base import LLM
 from synth.stage.batch import BatchRequest, ask_batch
 from synth.stage.stats import StageStats
@@ -53,16 +54,10 @@ CONTEXT_LABEL = "check_context"
 REWRITE_LABEL = "check_rewrite"
 #: the drop reason of an input a reader without the documents cannot understand
 NOT_STANDALONE = "not_standalone"
-#: the drop reason of an input its context does not answer fully
-UNANSWERABLE = "unanswerable"
 #: inputs checked in one request at most
 MAX_BATCH = 10
-#: the question types whose inputs may ask two questions, and those meant to be unanswerable
+#: the question type whose inputs may ask two questions
 DOUBLE = "double"
-OUT_OF_SCOPE = "out_of_scope"
-
-#: how fully a context answers an input ("fully" first: what a confident reply says)
-Answerable = Literal["fully", "partly", "no"]
 
 
 class _AloneVerdict(BaseModel):

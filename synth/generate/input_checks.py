@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from synth._words import STOPWORDS, words
 
@@ -38,6 +39,11 @@ COPIED_SPAN = "copied_span"
 DOUBLE_QUESTION = "double_question"
 TOO_LONG = "too_long"
 ANSWER_LEAKED = "answer_leaked"
+#: the drop reason of an input its context answers only in part (or not): by the final check's
+#: verdict, the expected step's reply, or a hedge in its answer
+UNANSWERABLE = "unanswerable"
+#: how fully a context answers an input, as a reply says ("fully" first: a confident reply)
+Answerable = Literal["fully", "partly", "no"]
 
 #: words in a row that make a copied span (spaced languages)
 SPAN_WORDS = 8

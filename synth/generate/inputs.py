@@ -35,7 +35,6 @@ from synth.stage.templates import SYSTEM, PromptSet, prompts_for
 from synth.stage.text import context_text, orientation_text, styling_block, tagged, tagged_list
 
 LABEL = "inputs"
-NO_INPUTS = "no_inputs"
 
 
 class InputsReply(BaseModel):

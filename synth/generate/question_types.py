@@ -2,7 +2,7 @@
 
 ``GenerationConfig.question_types`` weighs the types; a run that mixes them makes each type's
 exact share (largest remainder, :func:`type_counts`) in a run of its own
-(:mod:`synth.run.question_types`), so every type is exact in count with the top-up that a run
+(:mod:`synth.pipeline.question_types`), so every type is exact in count with the top-up that a run
 already has. Within one type's run the inputs step is told what to write
 (:func:`inputs_instruction`), the expected-output step what the answer must do
 (:func:`expected_note`), and the goldens record their type and the component it tests
@@ -159,16 +159,6 @@ def tag_type(goldens: Sequence[Golden], kind: str | None, asked: bool = True) ->
         golden.metadata["tests"] = QUESTION_TYPES[kind]
 
 
-def describe_counts(
-    counts: Mapping[str, int], delivered: Sequence[str]
-) -> dict[str, dict[str, int]]:
-    """Per type: goldens asked and delivered (``delivered`` lists each golden's type)."""
-    got = {t: 0 for t in counts}
-    for t in delivered:
-        got[t] = got.get(t, 0) + 1
-    return {t: {"asked": counts.get(t, 0), "delivered": got.get(t, 0)} for t in got}
-
-
 __all__ = [
     "DISTRACTING",
     "OUT_OF_SCOPE",
@@ -178,7 +168,6 @@ __all__ = [
     "HopsStep",
     "check_types",
     "cited_chunks",
-    "describe_counts",
     "expected_note",
     "inputs_instruction",
     "single_type",

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from synth.data import Page, Section
+from synth.data import Document, Page, Section
+from synth.errors import IngestError
 
 BLOCK_SEPARATOR = "\n\n"
 
@@ -46,12 +47,14 @@ def join_blocks(
     return BLOCK_SEPARATOR.join(parts), sections
 
 
-def join_units(
-    units: Iterable[tuple[int, str, Sequence[Block]]],
-) -> tuple[str, list[Page], list[Section]]:
-    """A document of units (a slide, a sheet, a chapter: ``(page number, title, blocks)``): their
+def units_document(
+    units: Sequence[tuple[int, str, Sequence[Block]]], count_key: str, empty_key: str, nothing: str
+) -> Document:
+    """The Document of units (a slide, a sheet, a chapter: ``(page number, title, blocks)``): their
     text, one page each and a section that no chunk crosses into, named by the title, with the
-    unit's headings under it. A unit without text is left out (its page number is skipped)."""
+    unit's headings under it. A unit without text is left out (its page number is skipped); the
+    metadata counts the units (``count_key``) and those left out (``empty_key``, when any).
+    IngestError ``nothing`` when no unit has text."""
     parts: list[str] = []
     pages: list[Page] = []
     sections: list[Section] = []
@@ -66,7 +69,13 @@ def join_units(
         sections.extend(inner)
         parts.append(text)
         offset = start + len(text)
-    return BLOCK_SEPARATOR.join(parts), pages, sections
+    if not pages:
+        raise IngestError(nothing)
+    metadata: dict[str, Any] = {count_key: len(units)}
+    if len(pages) < len(units):
+        metadata[empty_key] = len(units) - len(pages)
+    text = BLOCK_SEPARATOR.join(parts)
+    return Document(id="", path="", text=text, pages=pages, sections=sections, metadata=metadata)
 
 
-__all__ = ["BLOCK_SEPARATOR", "Block", "join_blocks", "join_units"]
+__all__ = ["BLOCK_SEPARATOR", "Block", "join_blocks", "units_document"]

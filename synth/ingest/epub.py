@@ -26,7 +26,7 @@ from lxml import etree
 
 from synth.data import Document
 from synth.errors import IngestError
-from synth.ingest._blocks import Block, join_units
+from synth.ingest._blocks import Block, units_document
 from synth.ingest._util import damaged
 from synth.ingest.html import html_blocks
 
@@ -68,13 +68,8 @@ def read_epub(path: Path) -> Document:
         if blocks and blocks[0].level is not None and _same(blocks[0].text, title):
             blocks[0] = Block(blocks[0].text)  # the chapter's own heading: its section below
         units.append((number, title, blocks))
-    text, pages, sections = join_units(units)
-    if not pages:
-        raise IngestError(f"no text in any of its {len(chapters)} chapters")
-    metadata: dict[str, Any] = {"chapter_count": len(chapters)}
-    if len(pages) < len(chapters):
-        metadata["chapters_without_text"] = len(chapters) - len(pages)
-    return Document(id="", path="", text=text, pages=pages, sections=sections, metadata=metadata)
+    nothing = f"no text in any of its {len(chapters)} chapters"
+    return units_document(units, "chapter_count", "chapters_without_text", nothing)
 
 
 def _chapters(book: epub.EpubBook) -> Iterator[tuple[str, str]]:

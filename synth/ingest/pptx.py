@@ -13,7 +13,6 @@ from __future__ import annotations
 import zipfile
 import zlib
 from pathlib import Path
-from typing import Any
 
 from lxml import etree
 from pptx import Presentation
@@ -24,7 +23,7 @@ from pptx.slide import Slide
 
 from synth.data import Document
 from synth.errors import IngestError
-from synth.ingest._blocks import Block, join_units
+from synth.ingest._blocks import Block, units_document
 from synth.ingest._util import damaged
 
 CELL_SEPARATOR = " | "
@@ -58,20 +57,8 @@ def read_pptx(path: Path) -> Document:
         deck = Presentation(str(path))
         slides = [(number, _slide_blocks(slide)) for number, slide in enumerate(deck.slides, 1)]
     units = [(n, title or f"Slide {n}", blocks) for n, (title, blocks) in slides]
-    text, pages, sections = join_units(units)
-    if not pages:
-        raise IngestError(f"no text on any of its {len(slides)} slides")
-    metadata: dict[str, Any] = {"slide_count": len(slides)}
-    if len(pages) < len(slides):
-        metadata["slides_without_text"] = len(slides) - len(pages)
-    return Document(
-        id="",
-        path="",
-        text=text,
-        pages=pages,
-        sections=sections,
-        metadata=metadata,
-    )
+    nothing = f"no text on any of its {len(slides)} slides"
+    return units_document(units, "slide_count", "slides_without_text", nothing)
 
 
 def _slide_blocks(slide: Slide) -> tuple[str, list[Block]]:

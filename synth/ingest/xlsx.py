@@ -24,7 +24,7 @@ from openpyxl.utils.exceptions import InvalidFileException
 
 from synth.data import Document
 from synth.errors import IngestError
-from synth.ingest._blocks import Block, join_units
+from synth.ingest._blocks import Block, units_document
 from synth.ingest._rows import row_lines
 from synth.ingest._util import damaged
 
@@ -63,20 +63,8 @@ def read_xlsx(path: Path) -> Document:
         finally:
             workbook.close()
     units = [(n, name, [Block("\n".join(lines))]) for n, (name, lines) in enumerate(sheets, 1)]
-    text, pages, sections = join_units(units)
-    if not pages:
-        raise IngestError(f"no values in any of its {len(sheets)} sheets")
-    metadata: dict[str, Any] = {"sheet_count": len(sheets)}
-    if len(pages) < len(sheets):
-        metadata["empty_sheets"] = len(sheets) - len(pages)
-    return Document(
-        id="",
-        path="",
-        text=text,
-        pages=pages,
-        sections=sections,
-        metadata=metadata,
-    )
+    nothing = f"no values in any of its {len(sheets)} sheets"
+    return units_document(units, "sheet_count", "empty_sheets", nothing)
 
 
 def _sheet_lines(sheet: Any) -> Iterator[str]:

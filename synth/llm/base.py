@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel
 
@@ -26,6 +26,7 @@ from synth.llm.structured import parse_verdict
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True)
@@ -221,7 +222,24 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     return value
 
 
+def sync_twin(method: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """The sync twin of an async ``a<name>`` (or ``a_<name>``) method: same parameters, run to
+    completion by :func:`run_sync`; its docstring is the method's, after a line naming it."""
+
+    @functools.wraps(method)
+    def twin(*args: P.args, **kwargs: P.kwargs) -> T:
+        return run_sync(method(*args, **kwargs))
+
+    name = method.__name__
+    twin.__name__ = name.removeprefix("a_") if name.startswith("a_") else name[1:]
+    twin.__qualname__ = method.__qualname__.removesuffix(name) + twin.__name__
+    own = inspect.cleandoc(method.__doc__ or "")
+    twin.__doc__ = f"The sync twin of :meth:`{name}`.\n\n{own}"
+    return twin
+
+
 __all__ = [
+    "sync_twin",
     "INCOMPLETE_FINISH_REASONS",
     "REQUESTS_SENT",
     "LLM",

@@ -5,5 +5,6 @@ In the order a run uses them: ``config`` (the pipeline file), ``inputs`` (what t
 ``setup`` (a run's configs, session and feed), ``ingest`` (stage 1 for a run), ``dir`` (the run
 directory and its journals), ``session`` and ``stream`` (one run's goldens in flight),
 ``stages`` (walks ``synth.generate.steps`` for each candidate), ``rejects``, ``manifest``,
-``plan``, ``progress``, ``output`` and ``sources``; ``sync`` is the sync API's helper.
+``plan``, ``progress`` and ``output``. A session hands over goldens and their metadata; the
+Datasets are made above, in ``synth.pipeline``.
 """

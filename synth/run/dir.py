@@ -201,10 +201,7 @@ def replay_note(run_dir: str, failures: int) -> str:
 
 
 __all__ = [
-    "MANIFEST",
-    "RUNS_FOLDER",
     "RUN_FORMAT",
-    "Journal",
     "RunDir",
     "fingerprint_paths",
     "replay_note",

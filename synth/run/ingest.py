@@ -45,7 +45,7 @@ def ingest_for_run(
     ``ray`` (an address, or True for a Ray started for the run) reads, chunks and embeds the
     files as Ray tasks (:mod:`synth.store.ray_ingest`); this process stores them. ``web`` says
     how URLs among ``paths`` are fetched (:mod:`synth.ingest.web`). ``reads`` reads something
-    else than the files under ``paths`` (the user's documents: :mod:`synth.run.given`)."""
+    else than the files under ``paths`` (the user's documents: :mod:`synth.pipeline.given`)."""
     from synth.store import ChunkStore
     from synth.store._reads import read_here
     from synth.store.ingest_run import start_ingest

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from synth._journal import reject_row
-
 BAD_REPLIES = "bad_replies"
 
 
@@ -44,4 +42,4 @@ def first_drops(run_dir: str | Path) -> list[str]:
     return list(seen.values())
 
 
-__all__ = ["BAD_REPLIES", "first_drops", "reject_row"]
+__all__ = ["BAD_REPLIES", "first_drops"]

@@ -1,4 +1,4 @@
-"""One run in progress: the run directory around the stream, the dataset, and the manifest.
+"""One run in progress: the run directory around the stream, the goldens, and the manifest.
 
 :class:`RunSession` opens (or reopens) the run directory, streams candidates through the stages
 (:mod:`synth.run.stream`), turns the kept drafts into goldens with their provenance, and keeps the
@@ -17,18 +17,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from synth._journal import Journal
 from synth.contexts.coverage import Coverage, measure_coverage
 from synth.contexts.feed import Feed
 from synth.data import Golden
-from synth.dataset import Dataset
-from synth.dataset.inspect import inspect_dataset
 from synth.generate.dedup import Deduplicator
 from synth.generate.question_types import tag_type
 from synth.llm.base import LLM
 from synth.llm.limiter import RateLimiter
 from synth.llm.usage import Usage
 from synth.run.difficulty import DifficultyMeter, max_easy
-from synth.run.dir import Journal, RunDir, replay_note
+from synth.run.dir import RunDir, replay_note
 from synth.run.manifest import (
     USAGE_FIELDS,
     add_usage,
@@ -92,7 +91,6 @@ class RunSession:
         self.feed: Feed | None = None
         self._wakeup = asyncio.Event()  # what the stream waits on (a feed's ``notify`` sets it)
         self.result: StreamResult | None = None
-        self.dataset: Dataset | None = None
         self.seed = settings.seed
         self.run_dir = run_dir
         self.progress = progress or NullProgress()
@@ -114,7 +112,7 @@ class RunSession:
         self.dir = RunDir.open(self.run_dir, self.key)
         previous = self.dir.read_manifest() or {}
         self._previous = previous
-        self.finished = previous.get("status") == "complete" and self._saved.exists()
+        self.finished = previous.get("status") == "complete" and self.saved.exists()
         self.sessions: list[dict[str, Any]] = list(previous.get("sessions", []))
         self.created_at = previous.get("created_at") or now()
         self.session: dict[str, Any] = {"started_at": now(), "status": "running", "usage": {}}
@@ -147,22 +145,23 @@ class RunSession:
             self.dir.close()
 
     @property
-    def _saved(self) -> Path:
+    def saved(self) -> Path:
+        """The file of the goldens the run delivered (the pipeline saves them there)."""
         assert self.dir is not None
         return self.dir.path / GOLDENS
 
-    def replay(self) -> Dataset:
-        """The goldens of a run that had already finished, as it saved them; no request is made.
+    def replay(self) -> Path:
+        """The file of the goldens of a run that had already finished, as it saved them; no
+        request is made.
 
         Items that failed for good in that run are not asked again (a retry could change the
         dataset); a new run directory starts the run afresh, retrying them."""
         assert self.finished, "only a finished run is replayed"
-        self.dataset = Dataset.load(self._saved)
         self.replayed = True
         self.session["replayed"] = True
         failures = int(self._previous.get("totals", {}).get("failures", 0) or 0)
         self.note(replay_note(str(self.path), failures))
-        return self.dataset
+        return self.saved
 
     def mark_interrupted(self) -> None:
         """Record at once that the run was interrupted: the manifest as last written, with status
@@ -193,10 +192,11 @@ class RunSession:
     # ---- stages 2 to 11 ------------------------------------------------------------------------
     async def execute(
         self, feed: Feed, target: Target, coverage: Coverage | None = None
-    ) -> Dataset:
+    ) -> tuple[list[Golden], dict[str, Any]]:
         """Stream candidates from ``feed`` through the generation stages until ``target``; the
-        goldens, also saved in the run directory. A feed that works in the background must have
-        been made with ``notify=session.notify``; ``coverage`` is the files' planned goldens."""
+        goldens and the dataset-level metadata (the pipeline saves them in :attr:`saved`). A feed
+        that works in the background must have been made with ``notify=session.notify``;
+        ``coverage`` is the files' planned goldens."""
         assert self.dir is not None, "use the session as an async context manager"
         self.feed = feed
         self.coverage = coverage
@@ -224,13 +224,9 @@ class RunSession:
             self.progress.stop()
         # not in the finally: an interrupted run writes its manifest without waiting for the index
         await meter.aclose()
-        self.dataset = self._dataset(self.result)
-        self.dataset.save(self._saved)
-        threshold = self.settings.generation.grounding_threshold
-        self.info["trust"] = inspect_dataset(self.dataset, grounding_threshold=threshold).summary()
-        return self.dataset
+        return self._delivered(self.result)
 
-    def _dataset(self, result: StreamResult) -> Dataset:
+    def _delivered(self, result: StreamResult) -> tuple[list[Golden], dict[str, Any]]:
         assert self.dir is not None
         models = {name: identity for name, identity in self.key["models"].items()}
         goldens: list[Golden] = [
@@ -256,7 +252,7 @@ class RunSession:
             "prompt_version": self.prompts.version,
             "config": self.key["config"],
         }
-        return Dataset(goldens, metadata)
+        return goldens, metadata
 
     # ---- accounting ------------------------------------------------------------------------------
     def snapshot(self) -> Snapshot:

@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from synth._journal import reject_row
 from synth.contexts.feed import Candidate
 from synth.data import Context
 from synth.errors import AuthenticationError, ModelError
@@ -29,7 +30,7 @@ from synth.llm.wrapper import WrapperModel
 from synth.run.ahead import Ahead, run_ahead
 from synth.run.difficulty import DifficultyMeter
 from synth.run.dir import RunDir
-from synth.run.rejects import BAD_REPLIES, reject_row
+from synth.run.rejects import BAD_REPLIES
 from synth.stage.stats import StageStats, count_stages
 
 #: style examples shown when generating from scratch or from goldens

@@ -9,15 +9,12 @@ dropped with it.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import json
-import sys
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any, Protocol
 
-from synth.errors import ConfigError, SynthError
+from synth.errors import SynthError
 
 
 class ToolCallError(SynthError):
@@ -57,21 +54,4 @@ class FunctionExecutor:
             raise ToolCallError(f"{type(exc).__name__}: {exc}") from exc
 
 
-def load_function(spec: str) -> Callable[..., Any]:
-    """The function ``module:function`` names (the working folder importable, as for a script)."""
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise ConfigError(f"--tools-exec {spec!r}: expected module:function")
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"--tools-exec {spec!r}: cannot import {module_name} ({exc})") from None
-    fn = getattr(module, attribute, None)
-    if not callable(fn):
-        raise ConfigError(f"--tools-exec {spec!r}: {module_name} has no function {attribute}")
-    return fn  # type: ignore[no-any-return]
-
-
-__all__ = ["Executor", "FunctionExecutor", "ToolCallError", "load_function", "parse_output"]
+__all__ = ["Executor", "FunctionExecutor", "ToolCallError", "parse_output"]

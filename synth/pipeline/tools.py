@@ -5,7 +5,7 @@ journal and resume, deduplication, manifest, stage table), whose candidates are 
 contexts and whose steps are the tool steps (:func:`synth.generate.steps.tool_steps`: write a
 request and its calls, check them, run them). Each kind (:data:`~synth.generate.tool_requests.
 TOOL_KINDS`) is made by a run of its own, so every kind is exact in count, as question types are
-(:mod:`synth.run.question_types`).
+(:mod:`synth.pipeline.question_types`).
 
 A plan's context carries the tools it uses (their specs as its texts) and its first tool as its
 "file", so the per-file quotas of a run from documents are per-tool quotas here: each tool gets
@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from synth._callables import load_callable
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.feed import Candidate, ListFeed
 from synth.data import Context
@@ -49,13 +50,14 @@ from synth.generate.tool_requests import (
     TOOL_KINDS,
     ToolPlan,
 )
+from synth.pipeline.delivery import deliver, replayed
+from synth.pipeline.question_types import combine
+from synth.pipeline.sync import sync_twin, warns_if_short
 from synth.run.inputs import as_paths
 from synth.run.manifest import merged as merged_manifest
-from synth.run.question_types import combine
 from synth.run.session import RunSession
 from synth.run.setup import RunConfigs, check_num_goldens
-from synth.run.sync import sync_twin, warns_if_short
-from synth.tools.execute import Executor, FunctionExecutor, load_function
+from synth.tools.execute import Executor, FunctionExecutor
 from synth.tools.load import aload_tools, is_server
 from synth.tools.mcp import MCPSession
 from synth.tools.tool import Tool
@@ -208,7 +210,11 @@ async def executor_for(source: Any, execute: ExecuteArg) -> AsyncIterator[Execut
     """What runs the calls of a run: the function ``execute`` names, the MCP server ``source``
     names (``execute`` None or True), or nothing."""
     if isinstance(execute, str):
-        yield FunctionExecutor(load_function(execute))
+        try:
+            function = load_callable(execute)
+        except ConfigError as exc:
+            raise ConfigError(f"--tools-exec {execute!r}: {exc}") from None
+        yield FunctionExecutor(function)
     elif callable(execute) and not isinstance(execute, bool):
         yield FunctionExecutor(execute)
     elif execute is False or not (isinstance(source, str) and is_server(source)):
@@ -322,10 +328,10 @@ class ToolModes:
                 feed, quotas = candidates(ordered, by_name, n, tries)
                 async with self._run(MODE, {"kind": kind}, n, configs) as run:
                     if run.finished:
-                        made = run.replay()
+                        made = replayed(run)
                     else:
                         target = dataclasses.replace(configs.target(n, len(feed)), quotas=quotas)
-                        made = await run.execute(ListFeed(feed), target)
+                        made = await deliver(run, ListFeed(feed), target)
                 if run.manifest is not None:
                     manifests.append((kind, run.manifest))
                 _tags(made, kind)

@@ -33,8 +33,8 @@ from synth._files import write_atomic
 from synth._ids import text_hash
 from synth.data import Chunk, Golden
 from synth.dataset import Dataset
+from synth.dataset.refill import REFILL_REVIEWER, lineage_seed, run_manifest
 from synth.dataset.review import decide, golden_key
-from synth.run.refill import REFILL_REVIEWER, lineage_seed, run_manifest
 
 State = Literal["kept", "stale", "orphaned"]
 #: what is appended to a dataset's file name for its retired goldens, and for its changelog

@@ -26,9 +26,10 @@ from synth._ids import chunk_id, document_id, joined_hash
 from synth.contexts.config import ContextConstructionConfig
 from synth.data import Chunk, Document
 from synth.dataset import Dataset
-from synth.run.question_types import typed_runs
+from synth.pipeline.delivery import replayed
+from synth.pipeline.question_types import typed_runs
+from synth.pipeline.sync import sync_twin, warns_if_short
 from synth.run.setup import RunConfigs
-from synth.run.sync import sync_twin, warns_if_short
 
 if TYPE_CHECKING:
     from synth.ingest.web import WebOptions
@@ -273,7 +274,7 @@ class GivenSources:
         run: RunSession
         async with self._run(mode, {**key, **configs.avoid_key()}, num_goldens, configs) as run:
             if run.finished:
-                return run.replay()
+                return replayed(run)
             if not own_vectors:
                 run.settings.embeds_chunks = False
             assert configs.contexts is not None

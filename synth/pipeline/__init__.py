@@ -17,7 +17,7 @@ The whole flow, in the order the data moves (each step names the module that doe
 
 Conversations (``generate_conversational_goldens_from_*``, synth.run.conversations) take the same
 flow with their own steps 5-9: write and check conversations, then check their follow-ups. Agent
-goldens (``generate_goldens_from_tools``, synth.run.tools) take it from tool plans instead of
+goldens (``generate_goldens_from_tools``, synth.pipeline.tools) take it from tool plans instead of
 contexts, with their own steps: write a request and its calls, check them, run them.
 
 Candidates stream through steps 3 to 10 independently, at most ``max_concurrent`` requests in
@@ -39,22 +39,27 @@ from synth.contexts.coverage import file_quotas
 from synth.contexts.feed import Candidate, ListFeed, ScratchFeed
 from synth.data import Chunk, Context
 from synth.dataset import Dataset
+from synth.dataset.refill import refill
+from synth.dataset.update import UpdatePlan, merge_update, plan_update, write_update
 from synth.errors import ConfigError
 from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig, StylingConfig
 from synth.generate.conversation import ConversationConfig
 from synth.ingest.web import WebOptions
+from synth.pipeline.delivery import deliver, replayed
+from synth.pipeline.given import GivenSources
+from synth.pipeline.question_types import typed_runs
+from synth.pipeline.sources import locate_source_files, source_locations
+from synth.pipeline.sync import sync_twin, warns_if_short
+from synth.pipeline.tools import ToolModes
 from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.conversations import CONTEXTS_MODE, DOCS_MODE, conversational
 from synth.run.dir import fingerprint_paths
-from synth.run.given import GivenSources
 from synth.run.ingest import files_read, ingest_for_run, ingest_in_run, read_chunks
 from synth.run.inputs import SCRATCH_BATCH, as_contexts, as_paths, candidates_from_goldens
 from synth.run.manifest import merged as merged_manifest
 from synth.run.models import ModelSettings, RunModels, checked_model
 from synth.run.plan import Plan, plan_docs, planned_coverage
 from synth.run.progress import Progress, as_progress
-from synth.run.question_types import typed_runs
-from synth.run.refill import refill
 from synth.run.session import RunSession
 from synth.run.setup import (
     RunConfigs,
@@ -64,10 +69,6 @@ from synth.run.setup import (
     open_session,
     per_context_note,
 )
-from synth.run.sources import locate_source_files, source_locations
-from synth.run.sync import sync_twin, warns_if_short
-from synth.run.tools import ToolModes
-from synth.run.update import UpdatePlan, merge_update, plan_update, write_update
 from synth.stage.templates import PromptOverrides, PromptSet
 
 DocsArg = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
@@ -263,7 +264,7 @@ class Synthesizer(ModelSettings, ToolModes, GivenSources):
         locations = source_locations(paths, absolute=self.absolute_paths)
         async with self._run(mode, key_inputs, num_goldens, configs) as run:
             if run.finished:
-                return locate_source_files(run.replay(), locations)
+                return locate_source_files(replayed(run), locations)
             dataset = await self._docs(run, paths, configs, num_goldens)
             return locate_source_files(dataset, locations)
 
@@ -276,7 +277,7 @@ class Synthesizer(ModelSettings, ToolModes, GivenSources):
         ingest: Callable[[], tuple[Any, Any, list[Chunk]]] | None = None,
     ) -> Dataset:
         """Stage 1 (ingest; ``ingest`` replaces the files' when the chunks come from elsewhere:
-        synth.run.given), then the feed of contexts (stages 2-4) through the stream (5-10)."""
+        synth.pipeline.given), then the feed of contexts (stages 2-4) through the stream (5-10)."""
         contexts = configs.contexts
         assert contexts is not None
         embedder = self._models().embedder(contexts.embedder)
@@ -289,7 +290,7 @@ class Synthesizer(ModelSettings, ToolModes, GivenSources):
             target = configs.target(num_goldens, feed.wanted, quotas)
             if num_goldens is None:
                 run.progress.note(per_context_note(target))
-            return await run.execute(feed, target, coverage)
+            return await deliver(run, feed, target, coverage)
 
     generate_goldens_from_docs = sync_twin(a_generate_goldens_from_docs)
 
@@ -319,9 +320,9 @@ class Synthesizer(ModelSettings, ToolModes, GivenSources):
         key_inputs = {"contexts": [c.model_dump(mode="json") for c in given]}
         async with self._run(mode, key_inputs, num_goldens, configs) as run:
             if run.finished:
-                return run.replay()
+                return replayed(run)
             feed = ListFeed([Candidate(i, f"{c.id}#{i}", c) for i, c in enumerate(given)])
-            return await run.execute(feed, configs.target(num_goldens, len(given)))
+            return await deliver(run, feed, configs.target(num_goldens, len(given)))
 
     generate_goldens_from_contexts = sync_twin(a_generate_goldens_from_contexts)
 
@@ -336,10 +337,10 @@ class Synthesizer(ModelSettings, ToolModes, GivenSources):
         configs = RunConfigs.of(self, include_expected_output, SCRATCH_BATCH)
         async with self._run("scratch", {}, num_goldens, configs) as run:
             if run.finished:
-                return run.replay()
+                return replayed(run)
             tries = 1 + self.context_construction_config.max_retries
             feed = ScratchFeed(SCRATCH_BATCH, -(-num_goldens // SCRATCH_BATCH) * tries)
-            return await run.execute(feed, configs.target(num_goldens, None))
+            return await deliver(run, feed, configs.target(num_goldens, None))
 
     generate_goldens_from_scratch = sync_twin(a_generate_goldens_from_scratch)
 
@@ -363,9 +364,9 @@ class Synthesizer(ModelSettings, ToolModes, GivenSources):
         key_inputs = {"goldens": [g.model_dump(mode="json") for g in given]}
         async with self._run("goldens", key_inputs, num_goldens, configs) as run:
             if run.finished:
-                return run.replay()
+                return replayed(run)
             target = configs.target(num_goldens, len(candidates))
-            return await run.execute(ListFeed(candidates), target)
+            return await deliver(run, ListFeed(candidates), target)
 
     generate_goldens_from_goldens = sync_twin(a_generate_goldens_from_goldens)
 
@@ -442,11 +443,11 @@ class Synthesizer(ModelSettings, ToolModes, GivenSources):
     # ---- a dataset's upkeep after its run: refilled after a review, updated after its documents
     # changed. Both end at exactly N goldens: those kept untouched, the new ones made by
     # a_generate_goldens_from_docs from chunks the kept did not use, the replaced kept apart in a
-    # file beside the dataset (the rules: synth.run.refill and synth.run.update) ------------------
+    # file beside the dataset (the rules: synth.dataset.refill and synth.dataset.update) ------
     async def a_refill(self, dataset: Any, *, docs: DocsArg | None = None) -> Dataset:
         """A reviewed dataset, its rejected goldens replaced by new pending ones from chunks it
         did not use, from ``docs`` or its run's documents (a path is written back, the rejected
-        kept in ``<file>.rejected.jsonl``; see :mod:`synth.run.refill`)."""
+        kept in ``<file>.rejected.jsonl``; see :mod:`synth.dataset.refill`)."""
         generate = self.a_generate_goldens_from_docs
         return (await refill(dataset, docs, seed=self.seed, generate=generate)).dataset
 
@@ -458,7 +459,7 @@ class Synthesizer(ModelSettings, ToolModes, GivenSources):
         """``dataset`` brought up to date with ``docs``: goldens whose chunks are all still there
         kept as they are, the stale and orphaned replaced by new pending ones from the changed and
         new files (a path is written back, beside it ``.retired.jsonl`` and ``.changes.json``;
-        see :mod:`synth.run.update`). ``plan`` is :meth:`plan_update`'s, when already made."""
+        see :mod:`synth.dataset.update`). ``plan`` is :meth:`plan_update`'s, when already made."""
         paths = as_paths(docs)
         if plan is None:
             plan = self.plan_update(dataset, paths)

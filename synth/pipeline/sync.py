@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import functools
-import inspect
 import warnings
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec
 
 from synth.dataset import Dataset
 from synth.errors import ShortfallWarning
-from synth.llm.base import run_sync
+from synth.llm.base import sync_twin as base_sync_twin
 
 P = ParamSpec("P")
 
@@ -43,20 +42,17 @@ def warns_if_short(
 
 
 def sync_twin(method: Callable[P, Coroutine[Any, Any, Dataset]]) -> Callable[P, Dataset]:
-    """The sync twin of an async ``a_<name>`` method: same parameters, run to completion; its
-    docstring is the method's, after a line naming it."""
-    unchecked: Callable[P, Coroutine[Any, Any, Dataset]] = getattr(method, "__wrapped__", method)
+    """The sync twin of an async ``a_<name>`` method (:func:`synth.llm.base.sync_twin`), warning
+    in its caller's place when it delivered fewer goldens than asked."""
+    plain = base_sync_twin(getattr(method, "__wrapped__", method))  # unwarned: the twin warns
 
-    @functools.wraps(method)
+    @functools.wraps(plain)
     def twin(*args: P.args, **kwargs: P.kwargs) -> Dataset:
-        dataset = run_sync(unchecked(*args, **kwargs))
+        dataset = plain(*args, **kwargs)
         warn_if_short(dataset, stacklevel=2)  # the line that called the twin
         return dataset
 
-    twin.__name__ = method.__name__.removeprefix("a_")
-    twin.__qualname__ = method.__qualname__.replace(".a_", ".", 1)
-    own = inspect.cleandoc(method.__doc__ or "")
-    twin.__doc__ = f"The sync twin of :meth:`{method.__name__}`.\n\n{own}"
+    twin.__wrapped__ = method  # type: ignore[attr-defined]  # what inspect and help() show
     return twin
 
 
