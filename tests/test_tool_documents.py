@@ -19,7 +19,7 @@ from tool_sources import write_openai_tools
 from synth import Synthesizer
 from synth.cli import main
 from synth.errors import ConfigError
-from synth.run.tools import DOCUMENT_KINDS, checked_kinds
+from synth.pipeline.tools import DOCUMENT_KINDS, checked_kinds
 from synth.tools import load_tools
 
 BAGGAGE = """# Baggage on our flights

@@ -26,7 +26,7 @@ if _typing.TYPE_CHECKING:
     from synth.report.evaluation import evaluation_report
 
 #: each report function's module, imported when the function is first read: a run reads its
-#: manifest through this package (synth.run.refill) and must not import the evaluators with it
+#: manifest through this package (synth.dataset.refill) and must not import the evaluators with it
 _HOME = {
     "benchmark_report": "synth.report.benchmark",
     "comparison_report": "synth.report.comparison",
