@@ -10,6 +10,9 @@ precedes it, the system message included. A request sets one, after the shared p
 message, the context every step of one context starts with (up to the first ``</context>``: untrusted text
 cannot hold that tag, see ``synth._untrusted``), which then goes as a text block of its own. A
 prefix shorter than the model's minimum (1,024 tokens; 2,048 for Haiku) is simply not cached.
+
+Every reply states the key's budgets in `anthropic-ratelimit-*` headers; the adapter asks for the raw
+response so they reach the limiter with the completion, as the OpenAI adapter's do.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from synth.llm._adapter import (
     refuse_unknown,
 )
 from synth.llm._http import error_for_status, unreachable
+from synth.llm._rate_headers import RATE_LIMITS, read_rate_limits
 from synth.llm.base import Completion
 from synth.llm.structured import schema_instructions, strict_json_schema
 
@@ -61,6 +65,10 @@ class AnthropicModel(SDKModel):
 
     def configure(self) -> None:
         self._create = self._client.messages.create
+        # the raw response carries the rate-limit headers every reply sets (the limiter paces
+        # to them); a client without it (a stand-in) is asked as it is
+        raw = getattr(self._client.messages, "with_raw_response", None)
+        self._send = getattr(raw, "create", None) or self._create
         accepted = accepted_arguments(self._create)
         refuse_reserved(self.options, RESERVED)
         refuse_unknown(self.options, accepted, f"{type(self._client).__name__}.messages.create")
@@ -120,8 +128,15 @@ class AnthropicModel(SDKModel):
     async def send_request(
         self, prompt: str, system: str | None, schema: type[BaseModel] | None
     ) -> Completion:
-        message = await self.call(self._create, **self.request_arguments(prompt, system, schema))
-        return self.completion_of(message)
+        response = await self.call(self._send, **self.request_arguments(prompt, system, schema))
+        limits = None
+        if hasattr(response, "parse") and hasattr(response, "headers"):  # a raw response
+            limits = read_rate_limits(response.headers)
+            response = response.parse()
+        completion = self.completion_of(response)
+        if limits is not None:
+            completion.extra[RATE_LIMITS] = limits
+        return completion
 
     async def call(self, fn: Any, **kwargs: Any) -> Any:
         """Call an SDK method, its errors translated to synth's (the key hidden)."""
