@@ -319,10 +319,14 @@ def test_an_unsupported_file_is_refused_in_one_line(tmp_path: Path) -> None:
         ReviewStore(tmp_path / "goldens.txt", reviewer="ann")
 
 
-def test_the_data_names_the_file_and_each_answer_names_its_golden(
+def test_the_page_and_its_data_name_the_file_and_each_answer_names_its_golden(
     client: TestClient, dataset_file: Path
 ) -> None:
-    data = client.get("/api/goldens", headers=_auth()).json()
+    page = client.get(f"/?token={TOKEN}").text
+    assert f"<title>synth review: {dataset_file.name}</title>" in page
+    answer = client.get("/api/goldens", headers=_auth())
+    assert answer.headers["content-type"] == "application/json"
+    data = answer.json()
     assert data["name"] == dataset_file.name
     key = data["goldens"][3]["key"]
     assert _decide(client, key, "accepted").json()["golden"]["key"] == key
