@@ -330,6 +330,8 @@ def test_the_page_and_its_data_name_the_file_and_each_answer_names_its_golden(
     assert data["name"] == dataset_file.name
     key = data["goldens"][3]["key"]
     assert _decide(client, key, "accepted").json()["golden"]["key"] == key
+    edited = client.post("/api/edit", json={"key": key, "input": "Reworded?"}, headers=_auth())
+    assert edited.json()["golden"]["key"] == key
 
 
 @pytest.mark.parametrize(
