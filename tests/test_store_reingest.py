@@ -377,6 +377,17 @@ def test_a_files_setup_names_its_reader_and_a_partial_by_the_reader_it_wraps() -
     assert setup(functools.partial(read_pdf, password="pw")) == setup(read_pdf)
     assert len({setup(read_pdf), setup(read_text), setup(_reader_a), setup(_reader_b)}) == 4
     assert setup(CountingReader(read_text, [])) != setup(read_text)  # an object: by its class
+    assert setup(CountingReader(read_text, [])) != setup(_OtherReader(read_text, []))
+
+    def read_text_here(path: Path) -> object:  # a reader of the same name in another module
+        return read_text(path)
+
+    read_text_here.__qualname__ = read_text.__qualname__
+    assert setup(read_text_here) != setup(read_text)
+
+
+class _OtherReader(CountingReader):
+    """Another class of reader."""
 
 
 def test_the_ingest_table_says_which_files_were_not_read_again(
