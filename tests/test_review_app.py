@@ -21,6 +21,7 @@ from synth import Dataset
 from synth.dataset._journal import journal_path
 from synth.dataset.review import status_of
 from synth.review import ReviewStore, Session, make_app, new_session
+from synth.review.app import MAX_BODY
 
 PORT = 8765
 BASE = f"http://127.0.0.1:{PORT}"
@@ -417,3 +418,16 @@ def test_a_new_session_has_a_fresh_token_of_24_random_bytes_on_its_port() -> Non
     assert first.port == 8123 and first.token != second.token
     assert len(first.token) == 32 and re.fullmatch(r"[A-Za-z0-9_-]+", first.token)
     assert first.url == f"http://127.0.0.1:8123/?token={first.token}"
+
+
+def test_a_body_over_the_size_limit_is_refused_and_saves_nothing(
+    client: TestClient, dataset_file: Path
+) -> None:
+    key = _keys(client)[0]
+    huge = "x" * (MAX_BODY + 1)
+    answer = client.post("/api/edit", json={"key": key, "expected_output": huge}, headers=_auth())
+    assert answer.status_code == 413
+    assert Dataset.load(dataset_file)[0].expected_output != huge
+    fits = "y" * 300_000  # an edited answer of a few hundred kilobytes is taken
+    answer = client.post("/api/edit", json={"key": key, "expected_output": fits}, headers=_auth())
+    assert answer.status_code == 200
