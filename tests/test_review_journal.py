@@ -75,15 +75,19 @@ def test_a_flush_folds_the_decisions_into_the_file_while_the_review_goes_on(
 def test_a_fold_that_failed_in_the_background_is_done_at_close(
     dataset_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The background fold fails once (a full disk, say); the decision stays in the journal and
-    closing the store folds it into the file."""
+    """The background fold fails (a full disk, say); the decision stays in the journal, the fold
+    is not tried again in a loop (only after the next decision, or at close), and closing the
+    store folds it into the file."""
     monkeypatch.setattr(_store, "QUIET", 0.0)  # fold as soon as a decision is journaled
     store = ReviewStore(dataset_file, reviewer="ann")
     failed = threading.Event()
     real_write = store._writer.write
+    attempts: list[bool] = []
+    disk_full = True
 
     def write(*args: Any) -> None:
-        if not failed.is_set():
+        attempts.append(disk_full)
+        if disk_full:
             failed.set()
             raise OSError(28, "No space left on device")
         real_write(*args)
@@ -92,7 +96,11 @@ def test_a_fold_that_failed_in_the_background_is_done_at_close(
     store.decide(store.keys[1], "rejected", "trivial")
     assert failed.wait(60)  # a bound for a failure, never reached when it works
     assert status_of(Dataset.load(dataset_file)[1]) == "rejected"  # from the journal
+    assert status_of(Dataset.load(dataset_file)[1]) == "rejected"  # (time for a loop to show)
+    assert attempts == [True]  # one failed fold, not one after another on the same decisions
+    disk_full = False
     store.close()
+    assert attempts == [True, False]
     assert not journal_path(dataset_file).exists()
     assert status_of(Dataset.load(dataset_file)[1]) == "rejected"
 
