@@ -94,3 +94,23 @@ def test_a_question_that_gained_its_answer_after_it_was_first_written_is_dropped
         Answers(("fully", FACT)), "How long is the X200 battery warranty?", history=history
     )
     assert kept.kept
+
+
+def test_only_words_gained_in_evolution_and_styling_alone_count_as_a_leak() -> None:
+    """Under the share a question may state outright, the words it gained since it was first
+    written are a leak when only evolution and styling rewrote it; words it held from the first,
+    or a rewrite asked with feedback since (whose words are its own), are not."""
+    first = "How long is the X200 battery warranty?"
+    gained = "Is the X200 battery warranty ten years?"  # 5 of the answer's 7 words: under 80%
+    evolved = [{"stage": "evolve", "input": first, "evolution": "concretizing"}]
+    draft = answer(Answers(("fully", FACT)), gained, history=evolved)
+    assert draft.drop_reason == "answer_leaked"
+    assert draft.drop_detail == "the question gained 2 of the 4 words its answer adds: ten, year"
+    styled = [*evolved, {"stage": "style", "input": "How long is the X200 warranty?"}]
+    assert answer(Answers(("fully", FACT)), gained, history=styled).drop_reason == "answer_leaked"
+    held = [{"stage": "evolve", "input": "Is the X200 battery warranty ten years long?"}]
+    restated = "For the X200, is the battery warranty ten years long?"
+    assert answer(Answers(("fully", FACT)), restated, history=held).kept
+    fixed = [*evolved, {"stage": "filter", "input": "Is the X200 warranty ten years?"}]
+    assert answer(Answers(("fully", FACT)), gained, history=fixed).kept
+    assert answer(Answers(("fully", FACT)), gained).kept  # never rewritten: the first rule alone
