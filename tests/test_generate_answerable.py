@@ -65,7 +65,17 @@ def test_a_partial_answer_is_asked_again_once_then_dropped_unanswerable() -> Non
     assert draft.drop_reason == "unanswerable" and draft.dropped_at == "expected"
     assert "'partly'" in draft.drop_detail and draft.drop_detail.endswith("asked again")
     assert len(model.prompts) == 2 and "answerable" in model.prompts[1].split("<problems>")[1]
-    assert draft.metadata["_stats"].notes["asked_again_unanswerable"] == 1
+    notes = draft.metadata["_stats"].notes
+    assert notes["asked_again_unanswerable"] == 1 and notes["asked_again_ungrounded"] == 0
+    # grounded exactly at the threshold, it is still the answer's verdict that fails it
+    at_threshold = Draft(id="t", input="How long is the X200 warranty?", context=CONTEXT)
+    stats = StageStats(stage="expected")
+    again = Answers(("partly", "Ten years."), ("partly", "Ten years."))
+    run_sync(expected.run([at_threshold], FunctionModel(again), stats=stats, grounding_threshold=1))
+    assert at_threshold.drop_reason == "unanswerable"
+    assert (
+        stats.notes["asked_again_unanswerable"] == 1 and stats.notes["asked_again_ungrounded"] == 0
+    )
 
 
 def test_a_hedged_answer_counts_as_partly_whatever_the_reply_says() -> None:
@@ -114,3 +124,25 @@ def test_only_words_gained_in_evolution_and_styling_alone_count_as_a_leak() -> N
     fixed = [*evolved, {"stage": "filter", "input": "Is the X200 warranty ten years?"}]
     assert answer(Answers(("fully", FACT)), gained, history=fixed).kept
     assert answer(Answers(("fully", FACT)), gained).kept  # never rewritten: the first rule alone
+
+
+def test_the_leak_check_drops_each_live_draft_and_keeps_an_earlier_drop_as_it_was() -> None:
+    """Two inputs of one context, both stating the whole answer: the first's quotes are not in
+    the context (dropped ``ungrounded``, and so it stays); the second is checked all the same."""
+    whole = "Is the X200 battery warranty ten years from the date of purchase?"
+
+    def reply(prompt: str, system: str | None) -> str:
+        outputs = [
+            {
+                "index": int(i),
+                "quotes": ["The screen is covered too."] if i == "1" else [FACT],
+                "answerable": "fully",
+                "expected_output": FACT,
+            }
+            for i, _ in ITEM.findall(prompt)
+        ]
+        return json.dumps({"outputs": outputs})
+
+    drafts = [Draft(id=f"d{i}", input=whole, context=CONTEXT) for i in range(2)]
+    run_sync(expected.run(drafts, FunctionModel(reply)))
+    assert [d.drop_reason for d in drafts] == ["ungrounded", "answer_leaked"]

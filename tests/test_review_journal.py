@@ -72,6 +72,33 @@ def test_a_flush_folds_the_decisions_into_the_file_while_the_review_goes_on(
         assert status_of(Dataset.load(dataset_file)[2]) == "accepted"
 
 
+@pytest.mark.parametrize(
+    ("quiet", "latest"),
+    [(0.05, 3600.0), (3600.0, 0.05)],
+    ids=["after-a-pause", "at-the-latest-while-decisions-go-on"],
+)
+def test_the_background_folds_the_journal_after_a_pause_or_at_the_latest(
+    dataset_file: Path, monkeypatch: pytest.MonkeyPatch, quiet: float, latest: float
+) -> None:
+    """Either limit alone brings the fold: QUIET seconds without a decision, or LATEST after the
+    first decision when they keep coming (here, the other limit an hour)."""
+    monkeypatch.setattr(_store, "QUIET", quiet)
+    monkeypatch.setattr(_store, "LATEST", latest)
+    store = ReviewStore(dataset_file, reviewer="ann")
+    folded = threading.Event()
+    real_write = store._writer.write
+
+    def write(*args: Any) -> None:
+        real_write(*args)
+        folded.set()
+
+    monkeypatch.setattr(store._writer, "write", write)
+    store.decide(store.keys[2], "accepted")
+    assert folded.wait(60)  # a bound for a failure, never reached when it works
+    store.close()
+    assert status_of(Dataset.load(dataset_file)[2]) == "accepted"
+
+
 def test_a_fold_that_failed_in_the_background_is_done_at_close(
     dataset_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
