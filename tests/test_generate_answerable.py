@@ -146,3 +146,27 @@ def test_the_leak_check_drops_each_live_draft_and_keeps_an_earlier_drop_as_it_wa
     drafts = [Draft(id=f"d{i}", input=whole, context=CONTEXT) for i in range(2)]
     run_sync(expected.run(drafts, FunctionModel(reply)))
     assert [d.drop_reason for d in drafts] == ["ungrounded", "answer_leaked"]
+
+
+def test_the_retry_asks_with_the_runs_prompts_and_format_and_counts_each_input() -> None:
+    from synth.generate.question_types import expected_note
+    from synth.stage.templates import PromptSet
+
+    prompts = PromptSet(
+        {"expected": "Custom: $count from $context\n$inputs$output_format$feedback"}
+    )
+    model = Answers(("partly", "Ten years."), ("partly", "Ten years."))
+    drafts = [
+        Draft(id=f"d{i}", input=f"How long is warranty {i}?", context=CONTEXT) for i in (1, 2)
+    ]
+    stats = StageStats(stage="expected")
+    run_sync(
+        expected.run(
+            drafts, FunctionModel(model), prompts=prompts, stats=stats, question_type="double"
+        )
+    )
+    note = expected_note("double")
+    assert len(model.prompts) == 2 and note
+    assert all(p.startswith("Custom: 2 from") and note in p for p in model.prompts)
+    assert stats.notes["asked_again_unanswerable"] == 2
+    assert [d.drop_reason for d in drafts] == ["unanswerable", "unanswerable"]
