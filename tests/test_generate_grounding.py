@@ -74,6 +74,22 @@ def test_an_invented_quote_is_asked_again_with_what_failed_then_dropped_unground
     assert stats.notes["asked_again_ungrounded"] == 2 and stats.dropped == {"ungrounded": 2}
 
 
+def test_an_answer_its_found_quotes_support_too_little_is_dropped_saying_so() -> None:
+    padded = (
+        "Refunds are paid within 30 days, and the shop also offers gift wrapping, loyalty points "
+        "and a price match on televisions bought in any of its stores.",
+        ["Refunds are paid within 30 days"],
+    )
+    model, prompts = replying(padded)
+    [draft] = drafts()
+    run_sync(expected.run([draft], model))
+    assert len(prompts) == 2 and "the quotes support only" in prompts[1]
+    assert draft.drop_reason == expected.UNGROUNDED
+    score = draft.metadata["grounding"]["score"]
+    assert draft.metadata["grounding"]["all_found"] and score < 0.5
+    assert draft.drop_detail.startswith(f"grounding {score:.2f} under 0.5: the quotes support only")
+
+
 def test_an_answer_grounded_when_asked_again_is_kept_with_its_new_citations() -> None:
     model, prompts = replying(
         ("Refunds come fast.", []),
