@@ -75,16 +75,23 @@ def test_an_invented_quote_is_asked_again_with_what_failed_then_dropped_unground
 
 
 def test_an_answer_its_found_quotes_support_too_little_is_dropped_saying_so() -> None:
+    """Both attempts quote the context but say much more; the better second one is kept, and its
+    own shortfall is the drop's detail."""
+    quote = ["Refunds are paid within 30 days"]
     padded = (
         "Refunds are paid within 30 days, and the shop also offers gift wrapping, loyalty points "
         "and a price match on televisions bought in any of its stores.",
-        ["Refunds are paid within 30 days"],
+        quote,
     )
-    model, prompts = replying(padded)
+    less = (
+        "Refunds are paid within 30 days; gift wrapping is free in all stores and loyalty points too.",
+        quote,
+    )
+    model, prompts = replying(padded, less)
     [draft] = drafts()
     run_sync(expected.run([draft], model))
     assert len(prompts) == 2 and "the quotes support only" in prompts[1]
-    assert draft.drop_reason == expected.UNGROUNDED
+    assert draft.drop_reason == expected.UNGROUNDED and draft.expected_output == less[0]
     score = draft.metadata["grounding"]["score"]
     assert draft.metadata["grounding"]["all_found"] and score < 0.5
     assert draft.drop_detail.startswith(f"grounding {score:.2f} under 0.5: the quotes support only")
