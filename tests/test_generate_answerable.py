@@ -64,7 +64,9 @@ def test_a_partial_answer_is_asked_again_once_then_dropped_unanswerable() -> Non
     draft = answer(model)
     assert draft.drop_reason == "unanswerable" and draft.dropped_at == "expected"
     assert "'partly'" in draft.drop_detail and draft.drop_detail.endswith("asked again")
-    assert len(model.prompts) == 2 and "answerable" in model.prompts[1].split("<problems>")[1]
+    problems = model.prompts[1].split("<problems>")[1].split("</problems>")[0]
+    assert len(model.prompts) == 2
+    assert "the reply says the context answers it 'partly': answer every part" in problems
     notes = draft.metadata["_stats"].notes
     assert notes["asked_again_unanswerable"] == 1 and notes["asked_again_ungrounded"] == 0
     # grounded exactly at the threshold, it is still the answer's verdict that fails it
@@ -73,6 +75,7 @@ def test_a_partial_answer_is_asked_again_once_then_dropped_unanswerable() -> Non
     again = Answers(("partly", "Ten years."), ("partly", "Ten years."))
     run_sync(expected.run([at_threshold], FunctionModel(again), stats=stats, grounding_threshold=1))
     assert at_threshold.drop_reason == "unanswerable"
+    assert "the reply says the context answers it 'partly'" in again.prompts[1]
     assert (
         stats.notes["asked_again_unanswerable"] == 1 and stats.notes["asked_again_ungrounded"] == 0
     )

@@ -95,6 +95,7 @@ def test_an_answer_its_found_quotes_support_too_little_is_dropped_saying_so() ->
     score = draft.metadata["grounding"]["score"]
     assert draft.metadata["grounding"]["all_found"] and score < 0.5
     assert draft.drop_detail.startswith(f"grounding {score:.2f} under 0.5: the quotes support only")
+    assert draft.drop_detail.endswith("or leave out what the context does not say")
 
 
 def test_an_answer_grounded_when_asked_again_is_kept_with_its_new_citations() -> None:
