@@ -199,3 +199,19 @@ def test_an_answer_in_another_language_with_nothing_to_cite_is_asked_again() -> 
     run_sync(expected.run([again], model))
     assert (again.dropped_at, again.drop_reason) == ("expected", "wrong_language")
     assert again.drop_detail.endswith(", after it was asked again")
+
+
+def test_a_quote_copied_with_the_contexts_escapes_is_located_as_the_original_text() -> None:
+    """The context is shown with its closing tags escaped (``<\\/context>``); a quote copied
+    from it carries the escape and still cites the original text."""
+    text = "Close the block with </context> and save the file."
+    context = Context(id="c", chunk_ids=["t#0"], texts=[text], source_files=["t.md"])
+    model, prompts = replying(
+        ("Close the block with </context> and save.", ["Close the block with <\\/context>"])
+    )
+    [draft] = drafts(context=context)
+    run_sync(expected.run([draft], model))
+    assert "<\\/context>" in prompts[0] and len(prompts) == 1
+    [citation] = draft.metadata["citations"]
+    assert citation["quote"] == "Close the block with </context>"
+    assert text[citation["start"] : citation["end"]] == citation["quote"]
