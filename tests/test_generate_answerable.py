@@ -64,8 +64,21 @@ def test_a_partial_answer_is_asked_again_once_then_dropped_unanswerable() -> Non
     draft = answer(model)
     assert draft.drop_reason == "unanswerable" and draft.dropped_at == "expected"
     assert "'partly'" in draft.drop_detail and draft.drop_detail.endswith("asked again")
-    assert len(model.prompts) == 2 and "answerable" in model.prompts[1].split("<problems>")[1]
-    assert draft.metadata["_stats"].notes["asked_again_unanswerable"] == 1
+    problems = model.prompts[1].split("<problems>")[1].split("</problems>")[0]
+    assert len(model.prompts) == 2
+    assert "the reply says the context answers it 'partly': answer every part" in problems
+    notes = draft.metadata["_stats"].notes
+    assert notes["asked_again_unanswerable"] == 1 and notes["asked_again_ungrounded"] == 0
+    # grounded exactly at the threshold, it is still the answer's verdict that fails it
+    at_threshold = Draft(id="t", input="How long is the X200 warranty?", context=CONTEXT)
+    stats = StageStats(stage="expected")
+    again = Answers(("partly", "Ten years."), ("partly", "Ten years."))
+    run_sync(expected.run([at_threshold], FunctionModel(again), stats=stats, grounding_threshold=1))
+    assert at_threshold.drop_reason == "unanswerable"
+    assert "the reply says the context answers it 'partly'" in again.prompts[1]
+    assert (
+        stats.notes["asked_again_unanswerable"] == 1 and stats.notes["asked_again_ungrounded"] == 0
+    )
 
 
 def test_a_hedged_answer_counts_as_partly_whatever_the_reply_says() -> None:
@@ -94,3 +107,69 @@ def test_a_question_that_gained_its_answer_after_it_was_first_written_is_dropped
         Answers(("fully", FACT)), "How long is the X200 battery warranty?", history=history
     )
     assert kept.kept
+
+
+def test_only_words_gained_in_evolution_and_styling_alone_count_as_a_leak() -> None:
+    """Under the share a question may state outright, the words it gained since it was first
+    written are a leak when only evolution and styling rewrote it; words it held from the first,
+    or a rewrite asked with feedback since (whose words are its own), are not."""
+    first = "How long is the X200 battery warranty?"
+    gained = "Is the X200 battery warranty ten years?"  # 5 of the answer's 7 words: under 80%
+    evolved = [{"stage": "evolve", "input": first, "evolution": "concretizing"}]
+    draft = answer(Answers(("fully", FACT)), gained, history=evolved)
+    assert draft.drop_reason == "answer_leaked"
+    assert draft.drop_detail == "the question gained 2 of the 4 words its answer adds: ten, year"
+    styled = [*evolved, {"stage": "style", "input": "How long is the X200 warranty?"}]
+    assert answer(Answers(("fully", FACT)), gained, history=styled).drop_reason == "answer_leaked"
+    held = [{"stage": "evolve", "input": "Is the X200 battery warranty ten years long?"}]
+    restated = "For the X200, is the battery warranty ten years long?"
+    assert answer(Answers(("fully", FACT)), restated, history=held).kept
+    fixed = [*evolved, {"stage": "filter", "input": "Is the X200 warranty ten years?"}]
+    assert answer(Answers(("fully", FACT)), gained, history=fixed).kept
+    assert answer(Answers(("fully", FACT)), gained).kept  # never rewritten: the first rule alone
+
+
+def test_the_leak_check_drops_each_live_draft_and_keeps_an_earlier_drop_as_it_was() -> None:
+    """Two inputs of one context, both stating the whole answer: the first's quotes are not in
+    the context (dropped ``ungrounded``, and so it stays); the second is checked all the same."""
+    whole = "Is the X200 battery warranty ten years from the date of purchase?"
+
+    def reply(prompt: str, system: str | None) -> str:
+        outputs = [
+            {
+                "index": int(i),
+                "quotes": ["The screen is covered too."] if i == "1" else [FACT],
+                "answerable": "fully",
+                "expected_output": FACT,
+            }
+            for i, _ in ITEM.findall(prompt)
+        ]
+        return json.dumps({"outputs": outputs})
+
+    drafts = [Draft(id=f"d{i}", input=whole, context=CONTEXT) for i in range(2)]
+    run_sync(expected.run(drafts, FunctionModel(reply)))
+    assert [d.drop_reason for d in drafts] == ["ungrounded", "answer_leaked"]
+
+
+def test_the_retry_asks_with_the_runs_prompts_and_format_and_counts_each_input() -> None:
+    from synth.generate.question_types import expected_note
+    from synth.stage.templates import PromptSet
+
+    prompts = PromptSet(
+        {"expected": "Custom: $count from $context\n$inputs$output_format$feedback"}
+    )
+    model = Answers(("partly", "Ten years."), ("partly", "Ten years."))
+    drafts = [
+        Draft(id=f"d{i}", input=f"How long is warranty {i}?", context=CONTEXT) for i in (1, 2)
+    ]
+    stats = StageStats(stage="expected")
+    run_sync(
+        expected.run(
+            drafts, FunctionModel(model), prompts=prompts, stats=stats, question_type="double"
+        )
+    )
+    note = expected_note("double")
+    assert len(model.prompts) == 2 and note
+    assert all(p.startswith("Custom: 2 from") and note in p for p in model.prompts)
+    assert stats.notes["asked_again_unanswerable"] == 2
+    assert [d.drop_reason for d in drafts] == ["unanswerable", "unanswerable"]

@@ -74,6 +74,30 @@ def test_an_invented_quote_is_asked_again_with_what_failed_then_dropped_unground
     assert stats.notes["asked_again_ungrounded"] == 2 and stats.dropped == {"ungrounded": 2}
 
 
+def test_an_answer_its_found_quotes_support_too_little_is_dropped_saying_so() -> None:
+    """Both attempts quote the context but say much more; the better second one is kept, and its
+    own shortfall is the drop's detail."""
+    quote = ["Refunds are paid within 30 days"]
+    padded = (
+        "Refunds are paid within 30 days, and the shop also offers gift wrapping, loyalty points "
+        "and a price match on televisions bought in any of its stores.",
+        quote,
+    )
+    less = (
+        "Refunds are paid within 30 days; gift wrapping is free in all stores and loyalty points too.",
+        quote,
+    )
+    model, prompts = replying(padded, less)
+    [draft] = drafts()
+    run_sync(expected.run([draft], model))
+    assert len(prompts) == 2 and "the quotes support only" in prompts[1]
+    assert draft.drop_reason == expected.UNGROUNDED and draft.expected_output == less[0]
+    score = draft.metadata["grounding"]["score"]
+    assert draft.metadata["grounding"]["all_found"] and score < 0.5
+    assert draft.drop_detail.startswith(f"grounding {score:.2f} under 0.5: the quotes support only")
+    assert draft.drop_detail.endswith("or leave out what the context does not say")
+
+
 def test_an_answer_grounded_when_asked_again_is_kept_with_its_new_citations() -> None:
     model, prompts = replying(
         ("Refunds come fast.", []),
@@ -175,3 +199,19 @@ def test_an_answer_in_another_language_with_nothing_to_cite_is_asked_again() -> 
     run_sync(expected.run([again], model))
     assert (again.dropped_at, again.drop_reason) == ("expected", "wrong_language")
     assert again.drop_detail.endswith(", after it was asked again")
+
+
+def test_a_quote_copied_with_the_contexts_escapes_is_located_as_the_original_text() -> None:
+    """The context is shown with its closing tags escaped (``<\\/context>``); a quote copied
+    from it carries the escape and still cites the original text."""
+    text = "Close the block with </context> and save the file."
+    context = Context(id="c", chunk_ids=["t#0"], texts=[text], source_files=["t.md"])
+    model, prompts = replying(
+        ("Close the block with </context> and save.", ["Close the block with <\\/context>"])
+    )
+    [draft] = drafts(context=context)
+    run_sync(expected.run([draft], model))
+    assert "<\\/context>" in prompts[0] and len(prompts) == 1
+    [citation] = draft.metadata["citations"]
+    assert citation["quote"] == "Close the block with </context>"
+    assert text[citation["start"] : citation["end"]] == citation["quote"]

@@ -240,6 +240,14 @@ def test_expected_step_passes_on_its_prompts_label_and_format() -> None:
     again = [Draft(id=f"b{i}", input=f"B{i}?", context=CTX_A) for i in range(2)]
     run_sync(expected.run(again, model, prompts=prompts, grounding_threshold=0))
     assert model.sent[1][0].startswith("Answer 2 from") and "Write each" not in model.sent[1][0]
+    # a question type's step adds what its answers must do to the format
+    from synth.generate.question_types import expected_note
+
+    typed = expected.ExpectedStep(model, STYLING, prompts, 0, question_type="double")
+    typed_drafts = [Draft(id=f"c{i}", input=f"C{i}?", context=CTX_A) for i in range(2)]
+    run_sync(typed.run(typed_drafts, Source(key="k", context=CTX_A)))
+    note = expected_note("double")
+    assert note and f"format: two sentences; {note}\n" in model.sent[2][0]
 
 
 def test_expected_unanswered_item_is_dropped_by_the_step_with_what_was_wrong() -> None:

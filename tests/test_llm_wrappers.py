@@ -647,6 +647,21 @@ def test_retry_after_headers_and_status_codes_become_typed_errors() -> None:
     }
 
 
+def test_a_429_carries_the_budgets_its_headers_state() -> None:
+    from synth.llm._http import error_for_status
+    from synth.llm._rate_headers import Budget, RateLimits
+
+    headers = {
+        "retry-after": "2",
+        "x-ratelimit-limit-requests": "300",
+        "x-ratelimit-remaining-requests": "0",
+        "x-ratelimit-reset-requests": "2s",
+    }
+    limited = error_for_status(429, "slow down", headers)
+    assert isinstance(limited, RateLimitError) and limited.retry_after == 2.0
+    assert limited.rate_limits == RateLimits(Budget(300, 0, 2.0), None)
+
+
 def test_a_retry_after_that_cannot_be_used_gives_way_to_the_next_header() -> None:
     from synth.llm._http import retry_after
 

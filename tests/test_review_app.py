@@ -7,6 +7,7 @@ way the next ``synth review`` (or ``synth export --status``) would read it.
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,8 @@ from starlette.testclient import TestClient
 from synth import Dataset
 from synth.dataset._journal import journal_path
 from synth.dataset.review import status_of
-from synth.review import ReviewStore, Session, make_app
+from synth.review import ReviewStore, Session, make_app, new_session
+from synth.review.app import MAX_BODY
 
 PORT = 8765
 BASE = f"http://127.0.0.1:{PORT}"
@@ -123,7 +125,9 @@ def test_reads_and_writes_without_the_token_are_refused(client: TestClient) -> N
     for headers in ({}, {"X-Synth-Token": "nope"}, {"X-Synth-Token": TOKEN[:-1]}):
         answer = client.post("/api/decide", json=body, headers=headers)
         assert answer.status_code == 403, headers
-        assert "session token" in answer.json()["error"]
+        assert answer.json()["error"] == (
+            "refused: missing or wrong session token; open the URL synth review printed"
+        )
     assert client.post("/api/edit", json={"key": key, "input": "x"}).status_code == 403
 
 
@@ -136,10 +140,22 @@ def test_the_hostile_text_is_in_the_page_only_as_escaped_json(client: TestClient
 @pytest.mark.parametrize(
     ("headers", "match"),
     [
-        ({"Origin": "http://evil.example"}, "a page from 'http://evil.example'"),
-        ({"Origin": "http://127.0.0.1:9999"}, "may not use this review server"),
-        ({"Host": "evil.example"}, "Host 'evil.example' is not this review server"),
-        ({"Sec-Fetch-Site": "cross-site"}, "another site"),
+        (
+            {"Origin": "http://evil.example"},
+            "refused: a page from 'http://evil.example' may not use this review server",
+        ),
+        (
+            {"Origin": "http://127.0.0.1:9999"},
+            "refused: a page from 'http://127.0.0.1:9999' may not use this review server",
+        ),
+        (
+            {"Host": "evil.example"},
+            f"refused: Host 'evil.example' is not this review server (127.0.0.1:{PORT})",
+        ),
+        (
+            {"Sec-Fetch-Site": "cross-site"},
+            "refused: a request from another site may not use this review server",
+        ),
     ],
 )
 def test_a_request_from_another_origin_or_host_is_refused_even_with_the_token(
@@ -149,7 +165,7 @@ def test_a_request_from_another_origin_or_host_is_refused_even_with_the_token(
     answer = client.post(
         "/api/decide", json={"key": key, "status": "accepted"}, headers=_auth(**headers)
     )
-    assert answer.status_code == 403 and match in answer.json()["error"]
+    assert (answer.status_code, answer.json()) == (403, {"error": match})
     assert all(status_of(g) == "pending" for g in Dataset.load(dataset_file))
 
 
@@ -316,3 +332,102 @@ def test_an_unsupported_file_is_refused_in_one_line(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError, match="synth review saves decisions into the dataset"):
         ReviewStore(tmp_path / "goldens.txt", reviewer="ann")
+
+
+def test_the_page_and_its_data_name_the_file_and_each_answer_names_its_golden(
+    client: TestClient, dataset_file: Path
+) -> None:
+    page = client.get(f"/?token={TOKEN}").text
+    assert f"<title>synth review: {dataset_file.name}</title>" in page
+    answer = client.get("/api/goldens", headers=_auth())
+    assert answer.headers["content-type"] == "application/json"
+    data = answer.json()
+    assert data["name"] == dataset_file.name
+    key = data["goldens"][3]["key"]
+    assert _decide(client, key, "accepted").json()["golden"]["key"] == key
+    edited = client.post("/api/edit", json={"key": key, "input": "Reworded?"}, headers=_auth())
+    assert edited.json()["golden"]["key"] == key
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "status", "message"),
+    [
+        (b"{}", {}, 415, "send the decision as JSON (Content-Type: application/json)"),
+        (b"{oops", {"Content-Type": "application/json"}, 400, "the request body is not valid JSON"),
+        (
+            b"[1]",
+            {"Content-Type": "application/json"},
+            400,
+            "the request body must be a JSON object",
+        ),
+        (
+            b'{"key": "k", "status": "accepted", "x": 1, "a": 2}',
+            {"Content-Type": "application/json"},
+            400,
+            "unknown field(s) a, x; send ['key', 'status', 'reason']",
+        ),
+        (
+            b'{"key": "k"}',
+            {"Content-Type": "application/json"},
+            400,
+            "field 'status' must be a string",
+        ),
+        (
+            b'{"key": "k", "status": "accepted", "reason": 2}',
+            {"Content-Type": "application/json"},
+            400,
+            "field 'reason' must be a string or null",
+        ),
+    ],
+)
+def test_a_refused_body_is_told_what_to_send(
+    client: TestClient, body: bytes, headers: dict[str, str], status: int, message: str
+) -> None:
+    answer = client.post("/api/decide", content=body, headers=_auth(**headers))
+    assert (answer.status_code, answer.json()) == (status, {"error": message})
+
+
+def test_json_with_a_charset_is_json(client: TestClient, dataset_file: Path) -> None:
+    key = _keys(client)[2]
+    answer = client.post(
+        "/api/decide",
+        content=f'{{"key": "{key}", "status": "accepted"}}'.encode(),
+        headers=_auth(**{"Content-Type": "application/json; charset=utf-8"}),
+    )
+    assert answer.status_code == 200, answer.text
+    assert status_of(Dataset.load(dataset_file)[2]) == "accepted"
+
+
+def test_a_decision_that_cannot_be_written_is_a_500_and_changes_nothing(
+    client: TestClient, dataset_file: Path
+) -> None:
+    key = _keys(client)[1]
+    journal_path(dataset_file).mkdir()  # the journal cannot be opened for appending
+    answer = _decide(client, key, "accepted")
+    assert answer.status_code == 500
+    error = answer.json()["error"]
+    assert error.startswith("the decision could not be saved: ") and "Is a directory" in error
+    data = client.get("/api/goldens", headers=_auth()).json()
+    assert data["counts"] == {"accepted": 0, "rejected": 0, "pending": 10}
+    assert data["goldens"][1]["status"] == "pending"
+    journal_path(dataset_file).rmdir()
+
+
+def test_a_new_session_has_a_fresh_token_of_24_random_bytes_on_its_port() -> None:
+    first, second = new_session(8123), new_session(8123)
+    assert first.port == 8123 and first.token != second.token
+    assert len(first.token) == 32 and re.fullmatch(r"[A-Za-z0-9_-]+", first.token)
+    assert first.url == f"http://127.0.0.1:8123/?token={first.token}"
+
+
+def test_a_body_over_the_size_limit_is_refused_and_saves_nothing(
+    client: TestClient, dataset_file: Path
+) -> None:
+    key = _keys(client)[0]
+    huge = "x" * (MAX_BODY + 1)
+    answer = client.post("/api/edit", json={"key": key, "expected_output": huge}, headers=_auth())
+    assert answer.status_code == 413
+    assert Dataset.load(dataset_file)[0].expected_output != huge
+    fits = "y" * 300_000  # an edited answer of a few hundred kilobytes is taken
+    answer = client.post("/api/edit", json={"key": key, "expected_output": fits}, headers=_auth())
+    assert answer.status_code == 200

@@ -72,27 +72,70 @@ def test_a_flush_folds_the_decisions_into_the_file_while_the_review_goes_on(
         assert status_of(Dataset.load(dataset_file)[2]) == "accepted"
 
 
-def test_a_fold_that_failed_in_the_background_is_done_at_close(
-    dataset_file: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("quiet", "latest"),
+    [(0.05, 3600.0), (3600.0, 0.05)],
+    ids=["after-a-pause", "at-the-latest-while-decisions-go-on"],
+)
+def test_the_background_folds_the_journal_after_a_pause_or_at_the_latest(
+    dataset_file: Path, monkeypatch: pytest.MonkeyPatch, quiet: float, latest: float
 ) -> None:
-    """The background fold fails once (a full disk, say); the decision stays in the journal and
-    closing the store folds it into the file."""
-    monkeypatch.setattr(_store, "QUIET", 0.0)  # fold as soon as a decision is journaled
+    """Either limit alone brings the fold: QUIET seconds without a decision, or LATEST after the
+    first decision when they keep coming (here, the other limit an hour)."""
+    monkeypatch.setattr(_store, "QUIET", quiet)
+    monkeypatch.setattr(_store, "LATEST", latest)
     store = ReviewStore(dataset_file, reviewer="ann")
-    failed = threading.Event()
+    folded = threading.Event()
     real_write = store._writer.write
 
     def write(*args: Any) -> None:
-        if not failed.is_set():
+        real_write(*args)
+        folded.set()
+
+    monkeypatch.setattr(store._writer, "write", write)
+    store.decide(store.keys[2], "accepted")
+    assert folded.wait(60)  # a bound for a failure, never reached when it works
+    store.close()
+    assert status_of(Dataset.load(dataset_file)[2]) == "accepted"
+
+
+def test_a_fold_that_failed_in_the_background_is_done_at_close(
+    dataset_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The background fold fails (a full disk, say); the decision stays in the journal, the fold
+    is not tried again in a loop (only after the next decision, or at close), and closing the
+    store folds it into the file."""
+    monkeypatch.setattr(_store, "QUIET", 0.0)  # fold as soon as a decision is journaled
+    store = ReviewStore(dataset_file, reviewer="ann")
+    failed = threading.Event()
+    settled = threading.Event()  # the folder, after the failure, waits or tries again
+    real_write, real_wait = store._writer.write, store._wake.wait
+    attempts: list[bool] = []
+    disk_full = True
+
+    def write(*args: Any) -> None:
+        attempts.append(disk_full)
+        if len(attempts) > 1:
+            settled.set()
+        if disk_full:
             failed.set()
             raise OSError(28, "No space left on device")
         real_write(*args)
 
+    def wait(timeout: float | None = None) -> bool:
+        if failed.is_set():
+            settled.set()
+        return real_wait(timeout)
+
     monkeypatch.setattr(store._writer, "write", write)
+    monkeypatch.setattr(store._wake, "wait", wait)
     store.decide(store.keys[1], "rejected", "trivial")
-    assert failed.wait(60)  # a bound for a failure, never reached when it works
+    assert failed.wait(60) and settled.wait(60)  # bounds for a failure, never reached when it works
+    assert attempts == [True]  # the folder waits: no fold after fold on the same decisions
     assert status_of(Dataset.load(dataset_file)[1]) == "rejected"  # from the journal
+    disk_full = False
     store.close()
+    assert attempts == [True, False]
     assert not journal_path(dataset_file).exists()
     assert status_of(Dataset.load(dataset_file)[1]) == "rejected"
 

@@ -7,11 +7,13 @@ the same way, by wrapping the function that hashes.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,12 +23,12 @@ from test_store_chroma import CountingEmbedder, StoreFactory, make_chunk
 
 from synth import ChunkStore, HashEmbedder, chunk_documents, ingest_documents, load_documents
 from synth.errors import ModelError
-from synth.ingest import register_loader, registered_loaders, unregister_loader
+from synth.ingest import ChunkingConfig, register_loader, registered_loaders, unregister_loader
 from synth.ingest.docx import read_docx
 from synth.ingest.pdf import read_pdf
 from synth.ingest.text import read_text
 from synth.store import _reingest
-from synth.store._fingerprint import SETTLE_NS
+from synth.store._fingerprint import SETTLE_NS, is_settled, setup_key
 from synth.store.ingest_run import CHUNKS_PER_WRITE, start_ingest
 
 # the fixture of test_store_chroma: stores on each backend (its server is conftest's chroma_server)
@@ -347,8 +349,45 @@ def test_a_failure_while_storing_stops_the_run_and_its_thread(tmp_path: Path) ->
     assert {t.name for t in threading.enumerate()} == before
 
 
-def test_the_settle_window_is_a_few_seconds() -> None:
+def test_the_settle_window_is_a_few_seconds(tmp_path: Path) -> None:
     assert 1 <= SETTLE_NS / 10**9 <= 10
+    path = tmp_path / "a.txt"
+    path.write_text("x")
+    info = os.stat(path)
+    assert not is_settled(info, info.st_mtime_ns + SETTLE_NS)  # the window's end is still in it
+    assert is_settled(info, info.st_mtime_ns + SETTLE_NS + 1)
+
+
+def _reader_a(path: Path) -> object:
+    return read_text(path)
+
+
+def _reader_b(path: Path) -> object:
+    return read_text(path)
+
+
+def test_a_files_setup_names_its_reader_and_a_partial_by_the_reader_it_wraps() -> None:
+    """Another reader for a suffix makes its files read again; the PDF reader given a password
+    (a partial) reads the same chunks as without one."""
+    chunking, embedder = ChunkingConfig(**CHUNKING), HashEmbedder(32)
+
+    def setup(loader: Any) -> str:
+        return setup_key(chunking, embedder, loader)
+
+    assert setup(functools.partial(read_pdf, password="pw")) == setup(read_pdf)
+    assert len({setup(read_pdf), setup(read_text), setup(_reader_a), setup(_reader_b)}) == 4
+    assert setup(CountingReader(read_text, [])) != setup(read_text)  # an object: by its class
+    assert setup(CountingReader(read_text, [])) != setup(_OtherReader(read_text, []))
+
+    def read_text_here(path: Path) -> object:  # a reader of the same name in another module
+        return read_text(path)
+
+    read_text_here.__qualname__ = read_text.__qualname__
+    assert setup(read_text_here) != setup(read_text)
+
+
+class _OtherReader(CountingReader):
+    """Another class of reader."""
 
 
 def test_the_ingest_table_says_which_files_were_not_read_again(
