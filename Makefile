@@ -21,9 +21,11 @@ setup:
 	# PYTHONDONTWRITEBYTECODE=1 would compile them again in every process it starts)
 	$(BIN)/python -m compileall -q synth
 
-# the gates (lint, format, types), then the whole suite with coverage
+# the gates (lint, format, types), then the whole suite with coverage, on four workers (most tests
+# wait on servers and subprocesses, so four pay on two cores); each file stays on one worker, so a
+# module fixture is made once per file (docs/testing.md, "How long the suite takes")
 test: lint
-	$(BIN)/python -m pytest --cov=synth --cov-report=term:skip-covered
+	$(BIN)/python -m pytest -n 4 --dist loadfile --cov=synth --cov-report=term:skip-covered
 
 lint:
 	$(BIN)/ruff check synth tests bench mutation

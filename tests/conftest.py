@@ -82,10 +82,47 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     return None if seed is None else f"tests shuffled with --shuffle-seed {seed}"
 
 
+#: files whose tests share nothing made once per file, handed to the parallel workers one test at
+#: a time: each page of test_docs.py is a run of its own (the file is minutes of work in all)
+SPREAD_FILES = frozenset({"tests/test_docs.py"})
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     seed = config.getoption("--shuffle-seed")
     if seed is not None:
         items[:] = shuffled(items, random.Random(seed))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # the hook below exists only where pytest-xdist is loaded (not under `-p no:xdist`)
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_FileScheduling(), "synth-file-scheduling")
+
+
+class _FileScheduling:
+    """`--dist loadfile` that spreads the tests of :data:`SPREAD_FILES` one at a time."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        if config.getvalue("dist") != "loadfile":
+            return None
+        from xdist.scheduler import LoadScopeScheduling
+
+        class Scheduling(LoadScopeScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                return scope_of(nodeid)
+
+        return Scheduling(config, log)
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit of work a parallel worker takes ``nodeid`` in: its file, or the test alone.
+
+    A file's tests run on one worker, so a module-scoped fixture (a whole run, a browser, a
+    server) is made once per file, as in a serial run.
+    """
+    file = nodeid.split("::")[0]
+    return nodeid if file in SPREAD_FILES else file
 
 
 def shuffled(items: list[pytest.Item], rng: random.Random) -> list[pytest.Item]:

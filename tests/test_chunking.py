@@ -246,7 +246,8 @@ def test_streamed_split_equals_the_whole_text_split(
     monkeypatch: pytest.MonkeyPatch, size: int, overlap: int, window: int
 ) -> None:
     monkeypatch.setattr(chunking, "WINDOW_CHARS", window)
-    big = awkward_text(3.0 if window == chunking.WINDOW_CHARS else 0.3)
+    # past three ends of the real window, or a hundred of a small one
+    big = awkward_text(0.8 if window == chunking.WINDOW_CHARS else 0.1)
     texts = [big, big.replace("\n\n", "\n"), "no separator at all" * 500, "", "\r\n\r\n"]
     texts += [d.text for d in load_documents(SAMPLE_DOCS).documents]
     for text in texts:
@@ -255,7 +256,8 @@ def test_streamed_split_equals_the_whole_text_split(
 
 
 def test_streamed_chunks_keep_their_ids_texts_and_spans(monkeypatch: pytest.MonkeyPatch) -> None:
-    documents = [doc(awkward_text(1.5), "big.txt"), *load_documents(SAMPLE_DOCS).documents]
+    # past two ends of the real window (0.26 MB each)
+    documents = [doc(awkward_text(0.6), "big.txt"), *load_documents(SAMPLE_DOCS).documents]
     config = ChunkingConfig(chunk_size=256, chunk_overlap=32)
     streamed = chunk_documents(documents, config)
 

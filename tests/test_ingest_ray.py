@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,9 +40,11 @@ HOUR_AGO = time.time() - 3600
 
 
 @pytest.fixture(scope="session")
-def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def ray_head() -> Iterator[str]:
     """A Ray head (`ray start --head --block`) with 2 CPUs on this machine; yields its address."""
-    temp = tmp_path_factory.mktemp("ray")
+    # directly under the system's temp folder: Ray's socket paths must fit in 107 bytes, which a
+    # pytest-xdist worker's deeper tmp_path (`.../popen-gw3/ray0/session_.../sockets/...`) does not
+    temp = Path(tempfile.mkdtemp(prefix="synth-ray-"))
     port = free_port()
     # a cluster of this test session alone, on this machine: no token to share (Ray's default is a
     # token in ~/.ray, which the user's own clusters use)
@@ -75,6 +79,7 @@ def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     finally:
         _stop_group(process)
         log.close()
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def _wait_for_port(process: subprocess.Popen[bytes], port: int, temp: Path) -> None:
