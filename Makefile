@@ -21,11 +21,12 @@ setup:
 	# PYTHONDONTWRITEBYTECODE=1 would compile them again in every process it starts)
 	$(BIN)/python -m compileall -q synth
 
-# the gates (lint, format, types), then the whole suite with coverage, on four workers (most tests
-# wait on servers and subprocesses, so four pay on two cores); each file stays on one worker, so a
+# the gates (lint, format, types), then the whole suite with coverage, on two workers, one a core
+# (the suite is bound by the processor: its serial run took about as long as its processor time,
+# and more workers only crowd the tests that time a server); each file stays on one worker, so a
 # module fixture is made once per file (docs/testing.md, "How long the suite takes")
 test: lint
-	$(BIN)/python -m pytest -n 4 --dist loadfile --cov=synth --cov-report=term:skip-covered
+	$(BIN)/python -m pytest -n 2 --dist loadfile --cov=synth --cov-report=term:skip-covered
 
 lint:
 	$(BIN)/ruff check synth tests bench mutation
