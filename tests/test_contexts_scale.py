@@ -5,6 +5,7 @@ Counted, never timed: how often the seat order looks at a file, how many batches
 
 from __future__ import annotations
 
+import asyncio
 import random
 import re
 from collections.abc import Iterator, Sequence
@@ -122,3 +123,43 @@ def test_a_line_ends_in_a_number_as_the_one_pattern_said() -> None:
     lines += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 9))) for _ in range(4000)]
     for line in lines:
         assert ends_in_number(line) == bool(SLOW_ENDS_IN_NUMBER.search(line)), line
+
+
+class WalkedList(list):  # type: ignore[type-arg]
+    """A list that counts the times it is walked from the start."""
+
+    walks = 0
+
+    def __iter__(self) -> Iterator[object]:
+        WalkedList.walks += 1
+        return super().__iter__()
+
+
+def test_the_feed_answers_the_controller_without_walking_its_batches() -> None:
+    from test_contexts_seed_feed import Critic, make_feed, texts
+
+    async def go() -> None:
+        chunks = texts(*(f"passage {i} " * 30 for i in range(90)))
+        feed, changed = make_feed(chunks, Critic(), wanted=25)
+        feed.batches = WalkedList(feed.batches)
+        WalkedList.walks = 0
+        new: list[object] = []
+        while len(new) < 20:
+            feed.request(20 - len(new))
+            assert feed.can_send or feed.pending or feed.exhausted or feed.budget_reached
+            changed.clear()
+            if feed.pending:
+                await changed.wait()
+            new.extend(feed.advance())
+        walks = WalkedList.walks
+        # the counts kept as batches were sent and grouped are what a walk over them finds
+        outcomes = feed.seed_outcomes(None)
+        prior = feed.config.contexts_per_critic_call
+        assert feed.acceptance() == (outcomes["ok"] + prior) / (sum(outcomes.values()) + prior)
+        sent = [b for b in feed.batches if b.sent]
+        assert feed.pending == sum(len(b.seeds) for b in sent if not b.grouped)
+        assert feed.can_send == (len(sent) < len(feed.batches) and feed.sent_seeds < feed.budget)
+        assert walks == 0  # the controller's questions, asked at every round, walked nothing
+        await feed.aclose()
+
+    asyncio.run(go())

@@ -49,7 +49,7 @@ when it defeats both.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -70,6 +70,8 @@ HARD_OVERLAP = 0.5
 # cosines are rounded before they are compared: matrix products of different shapes may differ in
 # the last bits, and that must not turn a tie into a rank (measure_many must equal measure)
 _COSINE_PLACES = 6
+#: chunk vectors made float64 unit rows at a time when compared (16 MB of 384 dimensions)
+_BLOCK = 4096
 
 Label = Literal["easy", "medium", "hard"]
 
@@ -120,16 +122,21 @@ class DifficultyIndex:
                 self._row[chunk_id] = len(rows)
                 rows.append(i)
         self._texts = [texts[i] for i in rows]
-        self._bm25 = _bm25_index([content_words(text) for text in self._texts])
+        self._bm25 = _bm25_index(content_words(text) for text in self._texts)
         self._vectors: np.ndarray | None = None
         if vectors is not None:
-            array = np.asarray(vectors, dtype=np.float64)
+            array = np.asarray(vectors)
+            if array.dtype not in (np.float32, np.float64):
+                array = array.astype(np.float64)
             if array.ndim != 2 or array.shape[0] != len(chunk_ids):
                 raise ConfigError(
                     f"chunk vectors must be {len(chunk_ids)} rows (one per chunk id), "
                     f"got shape {array.shape}"
                 )
-            self._vectors = _unit_rows(array[rows])
+            # kept as given (the run's chunk index's own matrix, not a copy): the float64 unit
+            # rows are made a block at a time when compared (_cosines); a float64 copy of a
+            # store of 200,000 chunks is 600 MB, and making it took two
+            self._vectors = array if len(rows) == len(array) else array[rows]
 
     def __len__(self) -> int:
         return len(self._texts)
@@ -255,15 +262,20 @@ class DifficultyIndex:
                 f"input vectors must have shape ({count}, {self._vectors.shape[1]}), "
                 f"got {array.shape}"
             )
-        cosines: np.ndarray = np.round(_unit_rows(array) @ self._vectors.T, _COSINE_PLACES)
-        return cosines
+        queries = _unit_rows(array)
+        cosines = np.empty((count, len(self._vectors)), dtype=np.float64)
+        for start in range(0, len(self._vectors), _BLOCK):
+            block = _unit_rows(self._vectors[start : start + _BLOCK].astype(np.float64))
+            cosines[:, start : start + len(block)] = queries @ block.T
+        rounded: np.ndarray = np.round(cosines, _COSINE_PLACES)
+        return rounded
 
 
-def _bm25_index(tokens: list[list[str]]) -> BM25 | None:
-    """A BM25 index of these tokenized chunks, or None when they hold no word at all."""
-    if not any(tokens):
-        return None  # nothing to rank by: every source ranks last
-    return BM25(tokens)
+def _bm25_index(tokens: Iterable[list[str]]) -> BM25 | None:
+    """A BM25 index of these tokenized chunks (read one at a time), or None when they hold no
+    word at all."""
+    index = BM25(tokens)
+    return index if index.postings else None  # none: nothing to rank by, every source ranks last
 
 
 def _unit_rows(array: np.ndarray) -> np.ndarray:
