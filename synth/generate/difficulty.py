@@ -70,8 +70,6 @@ HARD_OVERLAP = 0.5
 # cosines are rounded before they are compared: matrix products of different shapes may differ in
 # the last bits, and that must not turn a tie into a rank (measure_many must equal measure)
 _COSINE_PLACES = 6
-#: chunk vectors made float64 unit rows at a time when compared (16 MB of 384 dimensions)
-_BLOCK = 4096
 
 Label = Literal["easy", "medium", "hard"]
 
@@ -126,17 +124,20 @@ class DifficultyIndex:
         self._vectors: np.ndarray | None = None
         if vectors is not None:
             array = np.asarray(vectors)
-            if array.dtype not in (np.float32, np.float64):
-                array = array.astype(np.float64)
             if array.ndim != 2 or array.shape[0] != len(chunk_ids):
                 raise ConfigError(
                     f"chunk vectors must be {len(chunk_ids)} rows (one per chunk id), "
                     f"got shape {array.shape}"
                 )
-            # kept as given (the run's chunk index's own matrix, not a copy): the float64 unit
-            # rows are made a block at a time when compared (_cosines); a float64 copy of a
-            # store of 200,000 chunks is 600 MB, and making it took two
-            self._vectors = array if len(rows) == len(array) else array[rows]
+            if len(rows) != len(array):
+                array = array[rows]
+            if array.dtype == np.float32 and _is_unit(array):
+                # a run's chunk index lends its own unit rows: compared as they are, in float32
+                # (a float64 copy of a store of 200,000 chunks is 600 MB, and making it took two
+                # more); the cosines are rounded to six places before they are ranked anyway
+                self._vectors = array
+            else:
+                self._vectors = _unit_rows(np.array(array, dtype=np.float64), in_place=True)
 
     def __len__(self) -> int:
         return len(self._texts)
@@ -262,13 +263,10 @@ class DifficultyIndex:
                 f"input vectors must have shape ({count}, {self._vectors.shape[1]}), "
                 f"got {array.shape}"
             )
-        queries = _unit_rows(array)
-        cosines = np.empty((count, len(self._vectors)), dtype=np.float64)
-        for start in range(0, len(self._vectors), _BLOCK):
-            block = _unit_rows(self._vectors[start : start + _BLOCK].astype(np.float64))
-            cosines[:, start : start + len(block)] = queries @ block.T
-        rounded: np.ndarray = np.round(cosines, _COSINE_PLACES)
-        return rounded
+        queries = _unit_rows(array).astype(self._vectors.dtype)
+        products = (queries @ self._vectors.T).astype(np.float64)
+        cosines: np.ndarray = np.round(products, _COSINE_PLACES)
+        return cosines
 
 
 def _bm25_index(tokens: Iterable[list[str]]) -> BM25 | None:
@@ -278,9 +276,16 @@ def _bm25_index(tokens: Iterable[list[str]]) -> BM25 | None:
     return index if index.postings else None  # none: nothing to rank by, every source ranks last
 
 
-def _unit_rows(array: np.ndarray) -> np.ndarray:
+def _is_unit(array: np.ndarray) -> bool:
+    """Whether every row is of length 1, or 0, to float32's precision."""
+    norms = np.linalg.norm(array, axis=1)
+    return bool(np.all((np.abs(norms - 1.0) <= 1e-6) | (norms == 0)))
+
+
+def _unit_rows(array: np.ndarray, *, in_place: bool = False) -> np.ndarray:
     norms = np.linalg.norm(array, axis=1, keepdims=True)
-    unit: np.ndarray = np.divide(array, norms, out=np.zeros_like(array), where=norms > 0)
+    out = array if in_place else np.zeros_like(array)
+    unit: np.ndarray = np.divide(array, norms, out=out, where=norms > 0)
     return unit
 
 
