@@ -1,32 +1,318 @@
-"""Scale bench: the time and peak memory of deduplicating N goldens' inputs, per golden, as N grows.
+"""Scale bench: a run's time and memory per stage, per chunk and per golden, as the store grows.
 
-Each size offers N distinct generated inputs (every tenth a reworded copy of an earlier one, so
-some are dropped) to :class:`synth.generate.dedup.Deduplicator` with the hash embedder, embedded
-in batches of 64 as a run embeds them, and measures the wall time of the offers alone and the
-peak memory Python allocated (``tracemalloc``) during them. Exact near-duplicate search compares
-each input with every one kept, so its work grows as N squared; what must not grow faster than
-that is the bookkeeping around it (the copies of the kept vectors).
+``run`` (the default): for each store size (chunks), a corpus of plain-text files of seeded word
+salad (``bench/_corpus.py``'s writer; file ``i`` is the same at every size, so a smaller corpus is
+a prefix of a larger one; every file cut into about ``--chunks-per-file`` chunks) is ingested by
+``synth.ingest_documents`` into a new Chroma store (hash embedder) in a fresh interpreter, then a
+second interpreter generates ``--goldens`` goldens from the same folder and store
+(``Synthesizer.generate_goldens_from_docs``: the files are unchanged, so the run reads their chunks
+back from the store, as a run over a store built earlier does) against the fake OpenAI server
+(``tests/fake_openai.py`` answering with ``tests/synth_replies.py``, ``--latency`` a request).
 
-    python bench/scale.py --sizes 1000,2000,5000 --out bench-results/scale.json
+Each stage's time is the wall time spent inside its functions, summed over calls (patched in the
+child; threads that overlap are each counted): reading the store back (``ingest_for_run``), seed
+selection (the selector's draws and its set-up), the prose filter, coverage targets, the neighbour
+index (its store read and its set-up), grouping (reads ahead and claims), the guesses of contexts
+whose inputs are asked ahead, deduplication, the difficulty index (build and measurements), the
+manifest and dataset writes. What is left of the run's wall time is the generation steps and the
+event loop. The peak resident memory is ``ru_maxrss`` of each child (the ingest's, the run's),
+the fake server apart.
+
+``dedup``: the near-duplicate check alone, N inputs offered to one ``Deduplicator`` (hash
+embedder; every tenth input a reworded copy), its time and the peak memory Python allocated.
+
+    python bench/scale.py run --chunks 20000,200000 --goldens 1000 --out bench-results/scale.json
+    python bench/scale.py dedup --sizes 1000,2000,5000
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import json
+import os
 import random
+import resource
+import shutil
+import subprocess
 import sys
+import threading
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _util import REPO, header, markdown_table, write_json  # noqa: E402
+from _util import REPO, header, markdown_table, work_dir, write_json  # noqa: E402
 
 sys.path.insert(0, str(REPO))
 
+PACKAGES = ("synth", "numpy", "chromadb")
 WORDS = [f"term{i}" for i in range(5000)]
+REPLIES = "synth_replies:reply"
+CHUNK_SIZE = 128  # tokens: small chunks keep 200,000 of them to about 100 MB of text
+#: the words a chunk of CHUNK_SIZE tokens of the corpus writer's salad holds, about
+WORDS_PER_CHUNK = 82
+
+#: what the run child times: (module, attribute path, stage); each function is wrapped where the
+#: caller looks it up, so the calls the run makes are the ones counted
+TIMED = (
+    ("synth.pipeline", "ingest_for_run", "store read"),
+    ("synth.contexts.select", "SeedSelector.__post_init__", "select"),
+    ("synth.contexts.select", "SeedSelector.next", "select"),
+    ("synth.contexts.seed_feed", "check_prose", "prose"),
+    ("synth.run.plan", "file_targets", "coverage"),
+    ("synth.run.session", "measure_coverage", "coverage"),
+    ("synth.contexts.index", "ChunkIndex.__init__", "index"),
+    ("synth.store.chroma", "ChunkStore.get_embeddings", "index"),
+    ("synth.contexts.seed_feed", "prefetch_neighbours", "group"),
+    ("synth.contexts.seed_feed", "group_contexts", "group"),
+    ("synth.contexts.guess", "Guesses.guess", "guess"),
+    ("synth.generate.dedup", "Deduplicator.offer", "dedup"),
+    ("synth.generate.dedup", "Deduplicator.offer_many", "dedup"),
+    ("synth.run.difficulty", "_build", "difficulty"),
+    ("synth.generate.difficulty", "DifficultyIndex.measure_many", "difficulty"),
+    ("synth.run.dir", "RunDir.write_manifest", "write"),
+    ("synth.dataset", "Dataset.save", "write"),
+    ("synth.run.session", "inspect_dataset", "inspect"),
+)
+STAGES = tuple(dict.fromkeys(stage for _, _, stage in TIMED))
+
+
+# ---- the corpus -------------------------------------------------------------------------------
+
+
+def build_corpus(pool: Path, folder: Path, chunks: int, per_file: int) -> int:
+    """Fill ``folder`` with hard links to the pool's files 0 .. F-1, F enough for ``chunks``
+    chunks of ``per_file`` each; the pool's files are written once. Returns F."""
+    from _corpus import _Writer
+
+    files = max(1, round(chunks / per_file))
+    folder.mkdir(parents=True, exist_ok=True)
+    pool.mkdir(parents=True, exist_ok=True)
+    for index in range(files):
+        name = f"doc_{index:06d}.txt"
+        source = pool / name
+        if not source.exists():
+            writer = _Writer(seed=3_000_000 + index)
+            paragraphs = [
+                writer.paragraph(WORDS_PER_CHUNK // 2) for _ in range(per_file * 2)
+            ]  # two paragraphs a chunk, about: the chunker joins them
+            source.write_text(f"Notes {index}\n\n" + "\n\n".join(paragraphs) + "\n", "utf-8")
+        target = folder / name
+        if not target.exists():
+            os.link(source, target)
+    return files
+
+
+# ---- the children -----------------------------------------------------------------------------
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, in MB (``ru_maxrss`` is KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def ingest_child(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--corpus", type=Path, required=True)
+    parser.add_argument("--store", type=Path, required=True)
+    args = parser.parse_args(argv)
+    from synth import ingest_documents
+
+    started = time.perf_counter()
+    report = ingest_documents(
+        args.corpus, embedder="hash", chunking={"chunk_size": CHUNK_SIZE}, store_path=args.store
+    )
+    seconds = time.perf_counter() - started
+    chunks = sum(f.chunks for f in report.files)
+    print(json.dumps({"seconds": seconds, "chunks": chunks, "peak_rss_mb": peak_rss_mb()}))
+    return 0
+
+
+class Timers:
+    """Wall time inside each stage's functions, summed over calls, from any thread."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = dict.fromkeys(STAGES, 0.0)
+        self.calls: dict[str, int] = dict.fromkeys(STAGES, 0)
+        self._lock = threading.Lock()
+
+    def install(self) -> None:
+        import importlib
+
+        for module_name, path, stage in TIMED:
+            owner: Any = importlib.import_module(module_name)
+            *parents, name = path.split(".")
+            for part in parents:
+                owner = getattr(owner, part)
+            setattr(owner, name, self._wrap(getattr(owner, name), stage))
+
+    def _wrap(self, function: Callable[..., Any], stage: str) -> Callable[..., Any]:
+        @functools.wraps(function)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent = time.perf_counter() - started
+                with self._lock:
+                    self.seconds[stage] += spent
+                    self.calls[stage] += 1
+
+        return timed
+
+
+def run_child(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--corpus", type=Path, required=True)
+    parser.add_argument("--store", type=Path, required=True)
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--goldens", type=int, required=True)
+    args = parser.parse_args(argv)
+    os.environ["OPENAI_API_KEY"] = "sk-bench-not-a-real-key"  # the fake server takes any key
+    import chromadb  # noqa: F401 - imported before the clock starts, as a long-lived process has
+    import openai  # noqa: F401
+
+    from synth.contexts.config import ContextConstructionConfig
+    from synth.pipeline import Synthesizer
+
+    timers = Timers()
+    timers.install()
+    synthesizer = Synthesizer(
+        "openai:gpt-4o-mini",
+        base_url=args.url,
+        embedder="hash",
+        cache=None,
+        seed=0,
+        run_dir=args.work / "run",
+        store_path=args.store,
+    )
+    started = time.perf_counter()
+    dataset = synthesizer.generate_goldens_from_docs(
+        [str(args.corpus)],
+        num_goldens=args.goldens,
+        max_goldens_per_context=2,
+        include_expected_output=True,
+        context_construction_config=ContextConstructionConfig(chunk_size=CHUNK_SIZE),
+    )
+    seconds = time.perf_counter() - started
+    manifest = synthesizer.manifest or {}
+    requests = {row["stage"]: int(row.get("requests", 0)) for row in manifest.get("stages", [])}
+    result = {
+        "seconds": seconds,
+        "delivered": len(list(dataset)),
+        "status": manifest.get("status"),
+        "stage_seconds": timers.seconds,
+        "stage_calls": timers.calls,
+        "requests": requests,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+    print(json.dumps(result))
+    return 0
+
+
+def child(kind: str, args: list[str], timeout: float) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), f"--{kind}-child", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=timeout,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"the {kind} child failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+# ---- the bench --------------------------------------------------------------------------------
+
+
+def measure_run(size: int, goldens: int, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Ingest a store of about ``size`` chunks (once per size) and generate ``goldens`` from it."""
+    from _server import FakeServer, ServerOptions
+
+    folder = work / f"corpus-{size}"
+    files = build_corpus(work / "pool", folder, size, args.chunks_per_file)
+    store = work / f"store-{size}"
+    ingest_file = work / f"ingest-{size}.json"
+    if not ingest_file.exists():
+        shutil.rmtree(store, ignore_errors=True)
+        ingest = child("ingest", ["--corpus", str(folder), "--store", str(store)], args.timeout)
+        ingest_file.write_text(json.dumps(ingest), encoding="utf-8")
+    ingest = json.loads(ingest_file.read_text(encoding="utf-8"))
+    run_work = work / f"run-{size}-{goldens}"
+    shutil.rmtree(run_work, ignore_errors=True)
+    options = ServerOptions(latency=args.latency, replies=REPLIES)
+    with FakeServer(options, run_work / "requests.jsonl") as server:
+        run = child(
+            "run",
+            [
+                *("--corpus", str(folder), "--store", str(store), "--work", str(run_work)),
+                *("--url", server.url, "--goldens", str(goldens)),
+            ],
+            args.timeout,
+        )
+    chunks = int(ingest["chunks"])
+    stage_seconds = run["stage_seconds"]
+    timed = sum(stage_seconds.values())
+    return {
+        "chunks": chunks,
+        "files": files,
+        "goldens": goldens,
+        "delivered": run["delivered"],
+        "ingest_s": round(ingest["seconds"], 2),
+        "ingest_us_per_chunk": round(1e6 * ingest["seconds"] / chunks, 1),
+        "ingest_peak_rss_mb": round(ingest["peak_rss_mb"]),
+        "run_s": round(run["seconds"], 2),
+        "run_peak_rss_mb": round(run["peak_rss_mb"]),
+        "stage_s": {stage: round(value, 3) for stage, value in stage_seconds.items()},
+        "stage_calls": run["stage_calls"],
+        "rest_s": round(run["seconds"] - timed, 2),
+        "requests": run["requests"],
+        "load": os.getloadavg()[0],
+    }
+
+
+def run_tables(rows: list[dict[str, Any]]) -> str:
+    columns = ["chunks", "files", "goldens", "delivered", "ingest s", "ingest µs/chunk"]
+    columns += ["ingest peak MB", "run s", "run peak MB", "rest s", "load"]
+    table = [
+        [
+            *(row["chunks"], row["files"], row["goldens"], row["delivered"]),
+            *(row["ingest_s"], row["ingest_us_per_chunk"], row["ingest_peak_rss_mb"]),
+            *(row["run_s"], row["run_peak_rss_mb"], row["rest_s"], round(row["load"], 1)),
+        ]
+        for row in rows
+    ]
+    stages = markdown_table(
+        ["chunks", "goldens", *(f"{s} s" for s in STAGES)],
+        [[r["chunks"], r["goldens"], *(r["stage_s"][s] for s in STAGES)] for r in rows],
+    )
+    per = markdown_table(
+        ["chunks", "goldens", *(f"{s} µs/chunk, ms/golden" for s in STAGES)],
+        [
+            [
+                r["chunks"],
+                r["goldens"],
+                *(
+                    f"{1e6 * r['stage_s'][s] / r['chunks']:.1f}, "
+                    f"{1e3 * r['stage_s'][s] / r['goldens']:.2f}"
+                    for s in STAGES
+                ),
+            ]
+            for r in rows
+        ],
+    )
+    return "\n\n".join([markdown_table(columns, table), stages, per])
+
+
+# ---- dedup alone ------------------------------------------------------------------------------
 
 
 def inputs(n: int, seed: int = 0) -> list[str]:
@@ -43,7 +329,7 @@ def inputs(n: int, seed: int = 0) -> list[str]:
     return out
 
 
-def measure(n: int) -> dict[str, Any]:
+def measure_dedup(n: int) -> dict[str, Any]:
     from synth.generate.dedup import Deduplicator
     from synth.generate.draft import Draft
     from synth.store.hash_embedder import HashEmbedder
@@ -71,14 +357,36 @@ def measure(n: int) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--ingest-child":
+        return ingest_child(argv[1:])
+    if argv and argv[0] == "--run-child":
+        return run_child(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1000,2000,5000", help="goldens, comma-separated")
+    parser.add_argument("mode", nargs="?", choices=("run", "dedup"), default="run")
+    parser.add_argument("--sizes", default="1000,2000,5000", help="dedup: goldens, comma-separated")
+    parser.add_argument("--chunks", default="20000,50000,100000,200000", help="run: store sizes")
+    parser.add_argument("--goldens", default="1000", help="run: goldens per size (a,b: each)")
+    parser.add_argument("--chunks-per-file", type=int, default=100)
+    parser.add_argument("--latency", type=float, default=0.005, help="fake server, s a request")
+    parser.add_argument("--work", type=Path, help="keep corpora and stores here (reused)")
+    parser.add_argument("--timeout", type=float, default=3600)
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args(argv)
-    rows = [measure(int(n)) for n in args.sizes.split(",")]
-    write_json(args.out, {**header(sys.argv, ("synth", "numpy")), "rows": rows})
-    columns = ["goldens", "kept", "dedup_s", "ms_per_golden", "peak_mb", "dimension"]
-    print(markdown_table(columns, [[row[c] for c in columns] for row in rows]))
+    if args.mode == "dedup":
+        rows = [measure_dedup(int(n)) for n in args.sizes.split(",")]
+        write_json(args.out, {**header(sys.argv, PACKAGES), "rows": rows})
+        columns = ["goldens", "kept", "dedup_s", "ms_per_golden", "peak_mb", "dimension"]
+        print(markdown_table(columns, [[row[c] for c in columns] for row in rows]))
+        return 0
+    results: list[dict[str, Any]] = []
+    with work_dir(args.work, "scale") as work:
+        for size in (int(n) for n in args.chunks.split(",")):
+            for goldens in (int(n) for n in args.goldens.split(",")):
+                results.append(measure_run(size, goldens, work, args))
+                print(json.dumps(results[-1]), file=sys.stderr, flush=True)
+                write_json(args.out, {**header(sys.argv, PACKAGES), "rows": results})
+    print(run_tables(results))
     return 0
 
 

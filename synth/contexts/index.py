@@ -43,7 +43,9 @@ class ChunkIndex:
                 f"a chunk index needs one vector per chunk: {len(chunks)} chunks, "
                 f"vectors of shape {matrix.shape}"
             )
-        self._unit = unit_rows(matrix)
+        # rows already of length 1 (or 0) are kept as given, not copied: a store's vectors are a
+        # run's largest object (300 MB for 200,000 chunks of 384 dimensions)
+        self._unit = matrix if _is_unit(matrix) else unit_rows(matrix)
         self._chunks = list(chunks)
         self._row = {chunk.id: row for row, chunk in enumerate(self._chunks)}
         if len(self._row) != len(self._chunks):
@@ -59,7 +61,11 @@ class ChunkIndex:
     def from_store(cls, chunks: Sequence[Chunk], store: VectorStore) -> ChunkIndex:
         """The index of ``chunks`` with the vectors ``store`` holds for them (one read)."""
         unique = list({chunk.id: chunk for chunk in chunks}.values())
-        return cls(unique, store.get_embeddings([chunk.id for chunk in unique]))
+        vectors = store.get_embeddings([chunk.id for chunk in unique])
+        if isinstance(vectors, np.ndarray) and vectors.dtype == np.float32:
+            if vectors.ndim == 2 and vectors.base is None and vectors.flags.writeable:
+                unit_rows(vectors, in_place=True)  # read for the index alone: scaled as it lies
+        return cls(unique, vectors)
 
     def __len__(self) -> int:
         return len(self._chunks)
@@ -94,8 +100,14 @@ class ChunkIndex:
         return [self._chunks[row] for row in self._rows(ids)]
 
     def get_embeddings(self, ids: Sequence[str]) -> np.ndarray:
-        """The unit vectors of these chunks, one row per id in the order asked."""
-        return self._unit[self._rows(ids)]
+        """The unit vectors of these chunks, one row per id in the order asked; every chunk's,
+        in the index's order, is the index's own matrix, read-only (not a copy of it)."""
+        rows = self._rows(ids)
+        if len(rows) == len(self._chunks) and np.array_equal(rows, self._all):
+            whole = self._unit.view()
+            whole.flags.writeable = False
+            return whole
+        return self._unit[rows]
 
     # ---- inside ----------------------------------------------------------------------------------
     def _rows(self, ids: Sequence[str]) -> list[int]:
@@ -137,10 +149,18 @@ class ChunkIndex:
         return [(int(scope[i]), float(sims[i])) for i in order]
 
 
-def unit_rows(matrix: np.ndarray) -> np.ndarray:
-    """Each row of ``matrix`` scaled to length 1 (a zero row stays zero), in its own dtype."""
+def _is_unit(matrix: np.ndarray) -> bool:
+    """Whether every row of ``matrix`` is of length 1, or 0, to float32's precision."""
+    norms = np.linalg.norm(matrix, axis=1)
+    return bool(np.all((np.abs(norms - 1.0) <= 1e-6) | (norms == 0)))
+
+
+def unit_rows(matrix: np.ndarray, *, in_place: bool = False) -> np.ndarray:
+    """Each row of ``matrix`` scaled to length 1 (a zero row stays zero), in its own dtype; a new
+    matrix, or ``matrix`` itself with ``in_place``."""
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    unit: np.ndarray = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    out = matrix if in_place else np.zeros_like(matrix)
+    unit: np.ndarray = np.divide(matrix, norms, out=out, where=norms > 0)
     return unit
 
 

@@ -112,6 +112,11 @@ class DocsFeed:
         #: unscored)
         self.drawn = 0
         self.sent_seeds = 0
+        # kept as batches are sent and grouped, so the controller's questions (asked at every
+        # round of a run) do not walk every batch: a run of thousands of goldens draws hundreds
+        self._unsent = 0  # batches before it are all sent (they are sent in order)
+        self._pending = 0
+        self._outcomes: Counter[str] = Counter()  # of the grouped seeds
         self._drawn_all = False
         self._next_group = 0
         self._tasks: set[asyncio.Task[None]] = set()
@@ -133,7 +138,7 @@ class DocsFeed:
     @property
     def pending(self) -> int:
         """Seeds sent to the critic and not yet grouped: contexts that may still come."""
-        return sum(len(b.seeds) for b in self.batches if b.sent and not b.grouped)
+        return self._pending
 
     @property
     def exhausted(self) -> bool:
@@ -142,15 +147,15 @@ class DocsFeed:
 
     @property
     def can_send(self) -> bool:
-        return any(not b.sent for b in self.batches) and self.sent_seeds < self.budget
+        return self._unsent < len(self.batches) and self.sent_seeds < self.budget
 
     @property
     def budget_reached(self) -> bool:
-        return self.sent_seeds >= self.budget and any(not b.sent for b in self.batches)
+        return self.sent_seeds >= self.budget and self._unsent < len(self.batches)
 
     def acceptance(self) -> float:
         """The share of seeds that made a context so far, pulled towards 1 by a batch's worth."""
-        outcomes = self.seed_outcomes(None)
+        outcomes = self._outcomes
         prior = self.config.contexts_per_critic_call
         return (outcomes.get("ok", 0) + prior) / (sum(outcomes.values()) + prior)
 
@@ -164,11 +169,10 @@ class DocsFeed:
         batch, so a rejected seed's replacement is usually scored already)."""
         want = math.ceil(round(contexts / self.acceptance(), 6))
         want += self.config.contexts_per_critic_call
-        for batch in self.batches:
+        while self._unsent < len(self.batches):
             if self.pending >= want or self.sent_seeds >= self.budget:
                 break
-            if not batch.sent:
-                self._send(batch)
+            self._send(self.batches[self._unsent])
 
     def advance(self) -> list[Candidate]:
         """Group every batch that is scored and next in order; return the new candidates."""
@@ -244,6 +248,9 @@ class DocsFeed:
     def _send(self, batch: SeedBatch) -> None:
         batch.sent = True
         self.sent_seeds += len(batch.seeds)
+        self._pending += len(batch.seeds)
+        while self._unsent < len(self.batches) and self.batches[self._unsent].sent:
+            self._unsent += 1
         recorded = self.journal.get(batch.key) if self.journal is not None else None
         if recorded is not None and not any(is_failed_score(s) for s in recorded["scores"]):
             batch.scores = [load_score(s) for s in recorded["scores"]]
@@ -342,7 +349,9 @@ class DocsFeed:
                     ScoredSeed(chunk, score) if isinstance(score, ContextScore) else chunk
                 )
         batch.grouped = True
+        self._pending -= len(batch.seeds)
         if not accepted:
+            self._grouped(batch)
             self._write_rejects(batch)
             return []
         result = group_contexts(
@@ -355,7 +364,6 @@ class DocsFeed:
         )
         for chunk_id, reason in result.dropped:
             batch.outcome[chunk_id] = reason
-        self._write_rejects(batch)
         positions = {c.id: batch.start + i for i, c in enumerate(batch.seeds)}
         new: list[Candidate] = []
         for context in result.contexts:
@@ -367,7 +375,13 @@ class DocsFeed:
             candidate = Candidate(seq, f"{context.id}#{seq}", context, position=positions[seed_id])
             self.candidates.append(candidate)
             new.append(candidate)
+        self._grouped(batch)
+        self._write_rejects(batch)
         return new
+
+    def _grouped(self, batch: SeedBatch) -> None:
+        """Count the outcomes of ``batch``'s seeds, grouped."""
+        self._outcomes.update(batch.outcome.get(chunk.id, "ok") for chunk in batch.seeds)
 
     def _write_rejects(self, batch: SeedBatch) -> None:
         if self.rejects is None:

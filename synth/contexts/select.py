@@ -22,6 +22,7 @@ from the chunks, so a plan can count each file's seats (:mod:`synth.contexts.cov
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -84,24 +85,39 @@ def seat_order(files: Sequence[_S], minimum: int) -> Iterator[_S]:
 
     The caller counts a seat in ``taken`` when the file gave one and sets ``full`` when it could
     not; both are read before each choice, and the order ends when every file is full.
+
+    The files wait in a heap by their claim (highest first, then their place in ``files``), so a
+    seat costs a logarithm of the files, not a pass over them: a run of thousands of seeds over
+    thousands of files would otherwise spend seconds here. A claim only falls (``taken`` only
+    grows), so an entry whose file has changed since it was pushed is pushed again with its claim
+    as it now is, and the order is the one a pass over every file would give.
     """
     for _ in range(minimum):
         for file in files:
             if not file.full and file.taken < min(minimum, file.quota):
                 yield file
     for capped in (True, False):
-        while True:
-            best: _S | None = None
-            best_key = 0.0
-            for file in files:
-                if file.full or (capped and file.taken >= file.quota):
-                    continue
-                key = file.weight / (file.taken + 1)
-                if best is None or key > best_key:
-                    best, best_key = file, key
-            if best is None:
-                break
-            yield best
+
+        def open_(file: _S, capped: bool = capped) -> bool:
+            return not file.full and not (capped and file.taken >= file.quota)
+
+        heap = [(-f.weight / (f.taken + 1), place, f.taken) for place, f in enumerate(files)]
+        heap = [entry for entry in heap if open_(files[entry[1]])]
+        heapq.heapify(heap)
+        while heap:
+            _, place, taken = heap[0]
+            file = files[place]
+            if not open_(file):
+                heapq.heappop(heap)
+                continue
+            if file.taken != taken:  # its claim fell since it was pushed: push it as it is now
+                heapq.heapreplace(heap, (-file.weight / (file.taken + 1), place, file.taken))
+                continue
+            yield file
+            if open_(file):
+                heapq.heapreplace(heap, (-file.weight / (file.taken + 1), place, file.taken))
+            else:
+                heapq.heappop(heap)
 
 
 def file_weights(sizes: Mapping[str, int], config: ContextConstructionConfig) -> dict[str, int]:

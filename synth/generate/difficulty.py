@@ -49,7 +49,7 @@ when it defeats both.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -120,16 +120,24 @@ class DifficultyIndex:
                 self._row[chunk_id] = len(rows)
                 rows.append(i)
         self._texts = [texts[i] for i in rows]
-        self._bm25 = _bm25_index([content_words(text) for text in self._texts])
+        self._bm25 = _bm25_index(content_words(text) for text in self._texts)
         self._vectors: np.ndarray | None = None
         if vectors is not None:
-            array = np.asarray(vectors, dtype=np.float64)
+            array = np.asarray(vectors)
             if array.ndim != 2 or array.shape[0] != len(chunk_ids):
                 raise ConfigError(
                     f"chunk vectors must be {len(chunk_ids)} rows (one per chunk id), "
                     f"got shape {array.shape}"
                 )
-            self._vectors = _unit_rows(array[rows])
+            if len(rows) != len(array):
+                array = array[rows]
+            if array.dtype == np.float32 and _is_unit(array):
+                # a run's chunk index lends its own unit rows: compared as they are, in float32
+                # (a float64 copy of a store of 200,000 chunks is 600 MB, and making it took two
+                # more); the cosines are rounded to six places before they are ranked anyway
+                self._vectors = array
+            else:
+                self._vectors = _unit_rows(np.array(array, dtype=np.float64), in_place=True)
 
     def __len__(self) -> int:
         return len(self._texts)
@@ -255,20 +263,29 @@ class DifficultyIndex:
                 f"input vectors must have shape ({count}, {self._vectors.shape[1]}), "
                 f"got {array.shape}"
             )
-        cosines: np.ndarray = np.round(_unit_rows(array) @ self._vectors.T, _COSINE_PLACES)
+        queries = _unit_rows(array).astype(self._vectors.dtype)
+        products = (queries @ self._vectors.T).astype(np.float64)
+        cosines: np.ndarray = np.round(products, _COSINE_PLACES)
         return cosines
 
 
-def _bm25_index(tokens: list[list[str]]) -> BM25 | None:
-    """A BM25 index of these tokenized chunks, or None when they hold no word at all."""
-    if not any(tokens):
-        return None  # nothing to rank by: every source ranks last
-    return BM25(tokens)
+def _bm25_index(tokens: Iterable[list[str]]) -> BM25 | None:
+    """A BM25 index of these tokenized chunks (read one at a time), or None when they hold no
+    word at all."""
+    index = BM25(tokens)
+    return index if index.postings else None  # none: nothing to rank by, every source ranks last
 
 
-def _unit_rows(array: np.ndarray) -> np.ndarray:
+def _is_unit(array: np.ndarray) -> bool:
+    """Whether every row is of length 1, or 0, to float32's precision."""
+    norms = np.linalg.norm(array, axis=1)
+    return bool(np.all((np.abs(norms - 1.0) <= 1e-6) | (norms == 0)))
+
+
+def _unit_rows(array: np.ndarray, *, in_place: bool = False) -> np.ndarray:
     norms = np.linalg.norm(array, axis=1, keepdims=True)
-    unit: np.ndarray = np.divide(array, norms, out=np.zeros_like(array), where=norms > 0)
+    out = array if in_place else np.zeros_like(array)
+    unit: np.ndarray = np.divide(array, norms, out=out, where=norms > 0)
     return unit
 
 

@@ -1,0 +1,127 @@
+"""A run over a large store holds its chunks' vectors once: no copy per reader, no transient copies.
+
+Measured by what numpy and Python allocate (``tracemalloc``) and by shared memory, never by time.
+"""
+
+from __future__ import annotations
+
+import random
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from synth.contexts.index import ChunkIndex
+from synth.data import Chunk
+from synth.generate._bm25 import BM25
+from synth.generate.difficulty import DifficultyIndex
+from synth.store import ChunkStore
+from synth.store.hash_embedder import HashEmbedder
+
+
+def make_chunks(n: int) -> list[Chunk]:
+    rng = random.Random(3)
+    return [
+        Chunk(
+            id=f"c{i:05d}",
+            document_id=f"d{i // 50}",
+            source=f"f{i // 50}.txt",
+            index=i % 50,
+            text=" ".join(f"word{rng.randrange(400)}" for _ in range(12)),
+            token_count=12,
+        )
+        for i in range(n)
+    ]
+
+
+def peak_allocated(function: object) -> tuple[object, int]:
+    """What ``function()`` returns and the most memory allocated at once while it ran."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        result = function()  # type: ignore[operator]
+        return result, tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> ChunkStore:
+    path: Path = tmp_path_factory.mktemp("store")
+    chunk_store = ChunkStore(HashEmbedder(256), path=path, collection="memory_test")
+    chunk_store.add(make_chunks(3000))
+    return chunk_store
+
+
+def test_reading_every_vector_from_the_store_holds_about_one_copy(
+    store: ChunkStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = [chunk.id for chunk in make_chunks(3000)]
+    monkeypatch.setattr(store, "_max_batch", 100)  # thirty reads, as a large store takes
+    vectors, peak = peak_allocated(lambda: store.get_embeddings(ids))
+    assert isinstance(vectors, np.ndarray) and vectors.shape == (3000, 256)
+    # the float32 matrix, and one read's answer beside it (Chroma answers in float64, from
+    # lists); every read's answer kept until the end, then a list of rows stacked, were three
+    # times the matrix
+    assert peak < 2.2 * vectors.nbytes
+
+
+def test_the_store_gives_vectors_in_the_order_asked_with_repeats(store: ChunkStore) -> None:
+    every = store.get_embeddings([chunk.id for chunk in make_chunks(3000)])
+    asked = ["c00007", "c02999", "c00007", "c00000"]
+    assert np.array_equal(store.get_embeddings(asked), every[[7, 2999, 7, 0]])
+
+
+def test_the_index_keeps_the_vectors_the_store_read_and_lends_them_unchanged(
+    store: ChunkStore,
+) -> None:
+    chunks = make_chunks(3000)
+    read: list[np.ndarray] = []
+
+    class Spy:
+        def get_embeddings(self, ids: list[str]) -> np.ndarray:
+            read.append(store.get_embeddings(ids))
+            return read[-1]
+
+    index = ChunkIndex.from_store(chunks, Spy())
+    every = index.get_embeddings([chunk.id for chunk in chunks])
+    assert np.shares_memory(every, read[0])  # neither scaled into a copy nor copied when lent
+    assert not every.flags.writeable
+    norms = np.linalg.norm(every, axis=1)
+    assert np.allclose(norms, 1.0, atol=1e-6)
+    some = index.get_embeddings(["c00002", "c00001"])
+    assert not np.shares_memory(some, read[0]) and np.array_equal(some, every[[2, 1]])
+
+
+def test_an_index_given_vectors_not_of_unit_length_scales_a_copy() -> None:
+    chunks = make_chunks(3)
+    given = np.array([[3.0, 4.0], [0.0, 0.0], [1.0, 0.0]], dtype=np.float32)
+    index = ChunkIndex(chunks, given)
+    assert np.array_equal(given[0], [3.0, 4.0])  # the caller's array is left as it was
+    assert np.allclose(index.get_embeddings(["c00000"]), [[0.6, 0.8]])
+
+
+def test_the_difficulty_index_compares_with_the_unit_vectors_it_was_lent() -> None:
+    chunks = make_chunks(500)
+    vectors = np.asarray(HashEmbedder(64).embed([c.text for c in chunks]), dtype=np.float32)
+    index, peak = peak_allocated(
+        lambda: DifficultyIndex([c.id for c in chunks], [c.text for c in chunks], vectors)
+    )
+    assert isinstance(index, DifficultyIndex) and index.dimensions == 64
+    # no copy; a float64 copy, a copy of its rows and a scaled copy of those were six times the
+    # lent float32 matrix
+    assert peak < vectors.nbytes / 2 + 600_000  # the BM25 postings of 500 short chunks
+    found = index.measure("word1 word2", [chunks[7].id], vectors[7])
+    assert found.dense_rank == 1  # its own chunk's vector is the nearest
+
+
+def test_bm25_postings_are_built_without_a_python_object_per_posting() -> None:
+    rng = random.Random(0)
+    documents = [[f"w{rng.randrange(3000)}" for _ in range(60)] for _ in range(3000)]
+    index, peak = peak_allocated(lambda: BM25(iter(documents)))
+    assert isinstance(index, BM25)
+    # flat arrays, one document's counts at a time: under 30 bytes a posting at the peak; a
+    # Counter per document and a list of rows and floats per term came to 87
+    assert peak < 40 * index.postings
