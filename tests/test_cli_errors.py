@@ -544,7 +544,8 @@ def test_a_refused_key_under_load_prints_one_line_and_no_shutdown_traceback(
         timeout=120,
     )
     assert done.returncode == 2, done.stderr
-    lines = done.stderr.splitlines()
+    # the one notice a machine whose tiktoken cache lacks the encoding gets is not the error's
+    lines = [line for line in done.stderr.splitlines() if "tiktoken's cache" not in line]
     assert len(lines) == 1 and lines[0].startswith("synth: error: "), done.stderr
     assert "API key was refused" in lines[0] and "sk-refused" not in done.stderr
     assert fake_openai.request_count("chat") >= 1  # type: ignore[attr-defined]

@@ -23,8 +23,9 @@ def test_every_target_module_and_test_file_exists() -> None:
 
 
 def _exists(target: str) -> bool:
-    """A file, or ``file::test``: the file holds that test function."""
+    """A file, or ``file::test`` (``[params]`` allowed): the file holds that test function."""
     path, _, test = target.partition("::")
+    test = test.partition("[")[0]
     if not (REPO / path).is_file():
         return False
     return not test or f"def {test}(" in (REPO / path).read_text(encoding="utf-8")
