@@ -351,7 +351,9 @@ def test_a_concurrency_limit_is_found_and_few_requests_are_refused() -> None:
         assert outcomes.count("ok") == 400
         report = limiter.concurrency()
         assert report["cuts"] >= 1 and report["signals"]["rate_limit"] >= 1
-        assert report["level"] <= 9
+        # the level ends wherever its probe above the limit was when the last reply came: one
+        # or two above 8 (two on a loaded machine, where replies come back in bursts)
+        assert report["level"] <= 10
 
 
 def test_a_pinned_limiter_keeps_its_level_whatever_the_server_says() -> None:
