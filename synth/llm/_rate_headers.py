@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from synth.llm.base import Completion
 
 #: the window both providers state their limits over, seconds
 LIMIT_WINDOW = 60.0
@@ -120,7 +123,22 @@ def read_rate_limits(
     return RateLimits(requests, tokens)
 
 
+def read_reply(response: Any, complete: Callable[[Any], Completion]) -> Completion:
+    """The Completion ``complete`` makes of an SDK reply; a raw response (``with_raw_response``,
+    which has ``parse`` and ``headers``) is parsed first and the budgets its headers state go in
+    the completion's ``extra`` under :data:`RATE_LIMITS`, for the limiter."""
+    limits = None
+    if hasattr(response, "parse") and hasattr(response, "headers"):
+        limits = read_rate_limits(response.headers)
+        response = response.parse()
+    completion = complete(response)
+    if limits is not None:
+        completion.extra[RATE_LIMITS] = limits
+    return completion
+
+
 __all__ = [
+    "read_reply",
     "LIMIT_WINDOW",
     "RATE_LIMITS",
     "Budget",

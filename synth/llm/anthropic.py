@@ -37,7 +37,7 @@ from synth.llm._adapter import (
     refuse_unknown,
 )
 from synth.llm._http import error_for_status, unreachable
-from synth.llm._rate_headers import RATE_LIMITS, read_rate_limits
+from synth.llm._rate_headers import read_reply
 from synth.llm.base import Completion
 from synth.llm.structured import schema_instructions, strict_json_schema
 
@@ -129,14 +129,7 @@ class AnthropicModel(SDKModel):
         self, prompt: str, system: str | None, schema: type[BaseModel] | None
     ) -> Completion:
         response = await self.call(self._send, **self.request_arguments(prompt, system, schema))
-        limits = None
-        if hasattr(response, "parse") and hasattr(response, "headers"):  # a raw response
-            limits = read_rate_limits(response.headers)
-            response = response.parse()
-        completion = self.completion_of(response)
-        if limits is not None:
-            completion.extra[RATE_LIMITS] = limits
-        return completion
+        return read_reply(response, self.completion_of)
 
     async def call(self, fn: Any, **kwargs: Any) -> Any:
         """Call an SDK method, its errors translated to synth's (the key hidden)."""

@@ -44,7 +44,7 @@ from synth.llm._adapter import (
 )
 from synth.llm._http import error_for_status, unreachable
 from synth.llm._pool import pooled_http_client
-from synth.llm._rate_headers import RATE_LIMITS, read_rate_limits
+from synth.llm._rate_headers import read_reply
 from synth.llm.base import REQUESTS_SENT, Completion
 from synth.llm.structured import json_schema, schema_instructions, schema_name, strict_json_schema
 
@@ -191,13 +191,7 @@ class OpenAIModel(SDKModel):
                     self._mode = _NEXT_MODE[mode]  # remember: this server does not take it
                     continue
                 raise
-            limits = None
-            if hasattr(response, "parse") and hasattr(response, "headers"):  # a raw response
-                limits = read_rate_limits(response.headers)
-                response = response.parse()
-            completion = self._completion(response)
-            if limits is not None:
-                completion.extra[RATE_LIMITS] = limits
+            completion = read_reply(response, self._completion)
             if sent > 1:  # the refused requests were sent too; usage counts them
                 completion.extra[REQUESTS_SENT] = sent
             return completion
