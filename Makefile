@@ -16,7 +16,7 @@ setup:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev,local,hf,ray,anthropic]'
+	$(BIN)/pip install --quiet -e '.[dev,local,hf,ray,anthropic,convert]'
 	# byte-compiled once, as pip does an installed wheel's modules (an editable install under
 	# PYTHONDONTWRITEBYTECODE=1 would compile them again in every process it starts)
 	$(BIN)/python -m compileall -q synth

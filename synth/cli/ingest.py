@@ -15,7 +15,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "ingest",
         help="parse, chunk, embed and store documents",
         description="Read .txt, .md, .docx, .pdf, .html, .pptx, .xlsx, .csv and .epub files "
-        "(folders are walked), cut them into token chunks, embed the chunks not stored yet and store them in Chroma. Prints every "
+        "(and .ipynb, .xls and .msg with the convert extra; folders are walked), cut them into token chunks, embed the chunks not stored yet and store them in Chroma. Prints every "
         "file with its status, then the totals. Exits 1 when no file could be read.",
     )
     p.add_argument(

@@ -76,6 +76,14 @@ def read_epub(path: Path) -> Document:
     return read(path)
 
 
+def read_converted(path: Path) -> Document:
+    """:func:`synth.ingest.converted.read_converted`: a notebook, an .xls workbook or an Outlook
+    mail through markitdown (the ``convert`` extra), imported by the first such file."""
+    from synth.ingest.converted import read_converted as read
+
+    return read(path)
+
+
 _BUILTIN: dict[str, Loader] = {
     ".txt": read_text,
     ".md": read_markdown,
@@ -91,6 +99,9 @@ _BUILTIN: dict[str, Loader] = {
     ".csv": read_csv,
     ".tsv": read_csv,
     ".epub": read_epub,
+    ".ipynb": read_converted,
+    ".xls": read_converted,
+    ".msg": read_converted,
 }
 _registry: dict[str, Loader] = dict(_BUILTIN)
 
