@@ -4,7 +4,9 @@ install and to run, and what it gets right, against markitdown when one is given
 It writes ``--files`` files of each format (in a scratch folder) with the format's own library: web
 pages with a menu, a sidebar and a footer around an article of headed sections; decks of slides
 with speaker notes; workbooks of two sheets of priced products; CSV files of the same rows; e-books
-of chapters with subheadings. Then, per format:
+of chapters with subheadings; and for the general converter (markitdown, the ``convert`` extra)
+notebooks of headed Markdown cells around code cells and old ``.xls`` workbooks of the same rows.
+Then, per format:
 
 * ``install_mb``: the reader's library and what it alone pulls in (its requirements, recursively,
   less what synth's other dependencies already need), as installed in this environment;
@@ -13,7 +15,8 @@ of chapters with subheadings. Then, per format:
 * ``ms_per_file``, ``mb_per_s``: reading every file (after one warm-up read), and its input rate;
 * what it got right over all files: ``boilerplate`` (pages whose text keeps menu or footer words),
   ``headings`` (section headings found as sections), ``notes`` (speaker notes kept), ``cells_named``
-  (rows whose line names the price column), ``chapters`` (chapter paragraphs found).
+  (rows whose line names the price column), ``rows`` (rows found at all), ``chapters`` (chapter
+  paragraphs found).
 
 With ``--markitdown PYTHON`` (an interpreter that has markitdown installed, say in a scratch venv) the
 same files are converted by ``MarkItDown().convert`` there and scored by the same checks (headings
@@ -44,18 +47,25 @@ from format_files import (  # noqa: E402
     NAV_WORDS,
     make_epub,
     make_html,
+    make_ipynb,
     make_pptx,
+    make_xls,
     make_xlsx,
 )
 
-#: format -> (suffix, the library that reads it, synth's reader module)
+#: format -> (suffix, the library that reads it, synth's reader module: the converter's imports
+#: markitdown at its first read, so its import is measured with it)
 FORMATS = {
     "html": (".html", "trafilatura", "synth.ingest.html"),
     "pptx": (".pptx", "python-pptx", "synth.ingest.pptx"),
     "xlsx": (".xlsx", "openpyxl", "synth.ingest.xlsx"),
     "csv": (".csv", "", "synth.ingest.delimited"),
     "epub": (".epub", "ebooklib", "synth.ingest.epub"),
+    "ipynb": (".ipynb", "markitdown", "synth.ingest.converted, markitdown.converters"),
+    "xls": (".xls", "markitdown", "synth.ingest.converted, markitdown.converters"),
 }
+#: what a format needs beside its library (markitdown's extras for it)
+ALSO = {"xls": ("xlrd",)}
 SECTIONS, SLIDES, ROWS, CHAPTERS = 12, 15, 200, 8
 WORDS = "pump valve filter tank sensor membrane radio receiver cable mount season harvest".split()
 
@@ -102,6 +112,23 @@ def build(folder: Path, files: int) -> dict[str, Any]:
         truth["chapters"][ebook.name] = [
             p for _, _, parts in chapters for _, ps in parts for p in ps
         ]
+        cells = [
+            cell
+            for s in range(SECTIONS)
+            for cell in (
+                ("markdown", f"## Step {n}-{s}\n\n{_sentence(s)}"),
+                ("code", f"values = load({s})\nvalues.plot()"),
+            )
+        ]
+        notebook = make_ipynb(
+            folder / f"notebook{n}.ipynb", [("markdown", f"# Analysis {n}")] + cells
+        )
+        truth["headings"][notebook.name] = [
+            f"Analysis {n}",
+            *(f"Step {n}-{s}" for s in range(SECTIONS)),
+        ]
+        old = make_xls(folder / f"old{n}.xls", {"Prices": rows, "Stock": rows[: ROWS // 2]})
+        truth["rows"][old.name] = [row[0] for row in rows[1:]]
     return truth
 
 
@@ -120,11 +147,18 @@ def score(
     if kind == "pptx":
         notes = truth["notes"][name]
         return {"notes": sum(note in text for note in notes) / len(notes)}
-    if kind in ("xlsx", "csv"):
+    if kind == "ipynb":
+        found = {path[-1] for path in headings}
+        wanted = truth["headings"][name]
+        return {"headings": sum(h in found for h in wanted) / len(wanted)}
+    if kind in ("xlsx", "csv", "xls"):
         items = truth["rows"][name]
         lines = text.splitlines()
         named = sum(any(item in line and "Price" in line for line in lines) for item in items)
-        return {"cells_named": named / len(items)}
+        shares = {"cells_named": named / len(items)}
+        if kind == "xls":
+            shares["rows"] = sum(item in text for item in items) / len(items)
+        return shares
     wanted = truth["chapters"][name]
     return {"chapters": sum(p in text for p in wanted) / len(wanted)}
 
@@ -176,7 +210,8 @@ print(json.dumps(out))
 
 
 def measure_markitdown(python: str, folder: Path, truth: dict[str, Any]) -> dict[str, Any]:
-    files = sorted(p for p in folder.iterdir() if p.suffix in {s for s, _, _ in FORMATS.values()})
+    suffixes = {s for s, library, _ in FORMATS.values() if library != "markitdown"}
+    files = sorted(p for p in folder.iterdir() if p.suffix in suffixes)
     done = subprocess.run(
         [python, "-c", _MARKITDOWN_CHILD, *map(str, files)],
         capture_output=True,
@@ -186,7 +221,9 @@ def measure_markitdown(python: str, folder: Path, truth: dict[str, Any]) -> dict
     )
     converted = json.loads(done.stdout.splitlines()[-1])
     results = {}
-    for kind, (suffix, _, _) in FORMATS.items():
+    for kind, (suffix, library, _) in FORMATS.items():
+        if library == "markitdown":  # synth reads these through markitdown itself
+            continue
         mine = [f for f in files if f.suffix == suffix]
         elapsed = sum(converted[f.name][0] for f in mine)
         scores = []
@@ -252,7 +289,7 @@ def install_sizes() -> dict[str, dict[str, Any]]:
             sizes[kind] = {"library": "standard library", "packages": [], "install_mb": 0.0}
             continue
         others = _closure(core - {_canonical(library)})
-        alone = sorted(_closure({_canonical(library)}) - others)
+        alone = sorted(_closure({_canonical(library), *ALSO.get(kind, ())}) - others)
         mb = sum(_installed_mb(name) for name in alone)
         sizes[kind] = {"library": library, "packages": alone, "install_mb": round(mb, 1)}
     return sizes
@@ -278,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args(argv)
     result: dict[str, Any] = header(
-        sys.argv, ("synth", *(lib for _, lib, _ in FORMATS.values() if lib))
+        sys.argv, ("synth", *dict.fromkeys(lib for _, lib, _ in FORMATS.values() if lib))
     )
     with work_dir(args.workdir, "formats") as folder:
         truth = build(folder, args.files)
@@ -316,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-_CHECKS = ("boilerplate", "headings", "notes", "cells_named", "chapters")
+_CHECKS = ("boilerplate", "headings", "notes", "cells_named", "rows", "chapters")
 
 if __name__ == "__main__":
     raise SystemExit(main())

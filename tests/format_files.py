@@ -1,5 +1,6 @@
 """Real files of the formats beyond text, Word and PDF, each written by its own library: an HTML
-page with navigation and a footer, a PowerPoint deck with notes, an Excel workbook, an EPUB.
+page with navigation and a footer, a PowerPoint deck with notes, an Excel workbook, an EPUB, and
+the formats read through markitdown: a Jupyter notebook, an old Excel .xls workbook.
 
 Each builder takes the content and returns the path, so a test knows what every part must read as.
 """
@@ -106,4 +107,38 @@ def make_epub(path: Path, chapters: list[tuple[str, str, list[tuple[str, list[st
     book.spine = ["nav", *items]
     path.parent.mkdir(parents=True, exist_ok=True)
     epub.write_epub(str(path), book)
+    return path
+
+
+def make_ipynb(path: Path, cells: list[tuple[str, str]]) -> Path:
+    """A Jupyter notebook (nbformat 4, JSON) of (cell type, source) cells, "markdown" or "code"."""
+    import json
+
+    notebook = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}},
+        "cells": [
+            {"cell_type": kind, "id": f"c{n}", "metadata": {}, "source": source.splitlines(True)}
+            | ({"outputs": [], "execution_count": None} if kind == "code" else {})
+            for n, (kind, source) in enumerate(cells)
+        ],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    return path
+
+
+def make_xls(path: Path, sheets: dict[str, list[list[object]]]) -> Path:
+    """An old Excel (BIFF) workbook of named sheets, each a list of rows, written by xlwt."""
+    import xlwt
+
+    workbook = xlwt.Workbook()
+    for name, rows in sheets.items():
+        sheet = workbook.add_sheet(name)
+        for r, row in enumerate(rows):
+            for c, value in enumerate(row):
+                sheet.write(r, c, value)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    workbook.save(str(path))
     return path

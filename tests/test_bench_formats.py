@@ -27,10 +27,12 @@ def test_every_format_is_measured_and_every_check_passes(tmp_path: Path) -> None
     )
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(out.read_text())["synth"]
-    assert set(result) == {"html", "pptx", "xlsx", "csv", "epub"}
+    assert set(result) == {"html", "pptx", "xlsx", "csv", "epub", "ipynb", "xls"}
     assert result["html"]["boilerplate"] == 0.0 and result["html"]["headings"] == 1.0
     assert result["pptx"]["notes"] == 1.0 and result["epub"]["chapters"] == 1.0
     assert result["xlsx"]["cells_named"] == result["csv"]["cells_named"] == 1.0
+    assert result["ipynb"]["headings"] == 1.0 and result["xls"]["rows"] == 1.0
+    assert "xlrd" in result["xls"]["packages"] and "markitdown" in result["ipynb"]["packages"]
     assert "trafilatura" in result["html"]["packages"]
     assert result["csv"]["install_mb"] == 0.0 and result["xlsx"]["install_mb"] > 0
     assert all(m["ms_per_file"] > 0 and m["files"] == 1 for m in result.values())

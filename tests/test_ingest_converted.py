@@ -5,46 +5,13 @@ file of each, never its bytes read as text."""
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 
 import pytest
+from format_files import make_ipynb, make_xls
 
 from synth import load_documents
 from synth.ingest.chunking import chunk_documents
-
-
-def _notebook(path: Path, cells: list[tuple[str, str]]) -> Path:
-    """A notebook (nbformat 4) of (cell type, source) cells."""
-    document = {
-        "nbformat": 4,
-        "nbformat_minor": 5,
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}},
-        "cells": [
-            {"cell_type": kind, "id": f"c{n}", "metadata": {}, "source": source.splitlines(True)}
-            | ({"outputs": [], "execution_count": None} if kind == "code" else {})
-            for n, (kind, source) in enumerate(cells)
-        ],
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document), encoding="utf-8")
-    return path
-
-
-def _xls(path: Path, sheets: dict[str, list[list[object]]]) -> Path:
-    import xlwt
-
-    workbook = xlwt.Workbook()
-    for name, rows in sheets.items():
-        sheet = workbook.add_sheet(name)
-        for r, row in enumerate(rows):
-            for c, value in enumerate(row):
-                sheet.write(r, c, value)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    workbook.save(str(path))
-    return path
-
 
 CELLS = [
     ("markdown", "# Pump analysis\n\nReadings of the pump pressure over one winter."),
@@ -55,7 +22,7 @@ CELLS = [
 
 
 def test_a_notebook_reads_as_its_cells_with_its_markdown_headings_as_sections(tmp_path):
-    _notebook(tmp_path / "nb" / "pumps.ipynb", CELLS)
+    make_ipynb(tmp_path / "nb" / "pumps.ipynb", CELLS)
     report = load_documents(tmp_path / "nb")
     (document,) = report.documents
     assert "forty kilopascals twice in January" in document.text
@@ -72,7 +39,7 @@ def test_a_notebook_reads_as_its_cells_with_its_markdown_headings_as_sections(tm
 
 
 def test_an_xls_workbook_is_a_section_per_sheet_that_no_chunk_crosses(tmp_path):
-    _xls(
+    make_xls(
         tmp_path / "xls" / "catalogue.xls",
         {
             "Prices": [["Product", "Price"], ["Humidity widget", 49.5], ["Receiver box", 120]],
@@ -97,7 +64,7 @@ def test_broken_notebooks_workbooks_and_mails_are_error_lines_never_text(tmp_pat
     (folder / "garbage.xls").write_bytes(b"this is not a workbook at all")
     (folder / "garbage.msg").write_bytes(b"this is not a mail at all")
     (folder / "empty.msg").write_bytes(b"")
-    _notebook(folder / "fine.ipynb", CELLS[:1])
+    make_ipynb(folder / "fine.ipynb", CELLS[:1])
     report = load_documents(folder)
     assert [status.path for status in report.ok] == ["broken/fine.ipynb"]
     reasons = {status.path.split("/")[-1]: status.reason for status in report.errors}
@@ -109,7 +76,7 @@ def test_broken_notebooks_workbooks_and_mails_are_error_lines_never_text(tmp_pat
 
 
 def test_without_markitdown_such_a_file_says_which_extra_reads_it(tmp_path, monkeypatch):
-    _notebook(tmp_path / "nb" / "pumps.ipynb", CELLS)
+    make_ipynb(tmp_path / "nb" / "pumps.ipynb", CELLS)
     (tmp_path / "nb" / "notes.txt").write_text("Plain notes are read all the same.")
     monkeypatch.setitem(sys.modules, "markitdown", None)  # as if it were not installed
     report = load_documents(tmp_path / "nb")
