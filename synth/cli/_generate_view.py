@@ -217,7 +217,10 @@ def render_coverage(coverage: Coverage, *, only_short: bool = False) -> Table:
 
 
 def _shown_path(path: str) -> str:
-    """``path`` relative to the working folder when it is under it (tables stay narrow)."""
+    """``path`` relative to the working folder when it is under it (tables stay narrow); a web
+    page's URL as it is (a path's normalising would fold its ``//``)."""
+    if "://" in path:
+        return path
     try:
         relative = os.path.relpath(path)
     except ValueError:  # another drive (Windows)
