@@ -48,6 +48,11 @@ class IngestError(SynthError):
     """A document could not be read."""
 
 
+class ReaderMissing(IngestError):
+    """A file's reader is an optional extra that is not installed: the file is skipped, and its
+    status line names the extra."""
+
+
 class StoreError(SynthError):
     """The vector store failed."""
 

@@ -81,9 +81,11 @@ def test_without_markitdown_such_a_file_says_which_extra_reads_it(tmp_path, monk
     monkeypatch.setitem(sys.modules, "markitdown", None)  # as if it were not installed
     report = load_documents(tmp_path / "nb")
     assert [status.path for status in report.ok] == ["nb/notes.txt"]
-    (error,) = report.errors
+    assert report.errors == []
+    (skipped,) = report.skipped
     assert (
-        error.reason == "reading a Jupyter notebook needs markitdown: pip install 'synth[convert]'"
+        skipped.reason
+        == "reading a Jupyter notebook needs markitdown: pip install 'synth[convert]'"
     )
 
 

@@ -7,7 +7,7 @@ content: markitdown's own ``convert`` falls back to reading a damaged file as pl
 would turn its bytes into passages. The Markdown it gives is the document's text, and its headings
 (a notebook's ``#`` cells, a workbook's ``## Sheet`` titles) are the sections, as a Markdown
 file's are; a workbook's sheets are units no chunk crosses. markitdown is the ``convert`` extra (``pip install 'synth[convert]'``); without it a
-file of these formats is an error line that says so, like any file that cannot be read.
+file of these formats is skipped, and its line names the extra.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from synth.data import Document
-from synth.errors import IngestError
+from synth.errors import IngestError, ReaderMissing
 from synth.ingest._util import damaged
 from synth.ingest.markdown import markdown_sections
 
@@ -38,7 +38,7 @@ def read_converted(path: Path) -> Document:
         import markitdown
         from markitdown import StreamInfo, converters
     except ImportError as exc:
-        raise IngestError(
+        raise ReaderMissing(
             f"reading a {kind} needs markitdown: pip install 'synth[convert]'"
         ) from exc
     if path.stat().st_size == 0:

@@ -18,7 +18,7 @@ from typing import NamedTuple
 from synth._ids import document_id
 from synth._language import LANGUAGE_KEY, document_languages
 from synth.data import Chunk, Document
-from synth.errors import ConfigError, IngestError
+from synth.errors import ConfigError, IngestError, ReaderMissing
 from synth.ingest._util import one_line
 from synth.ingest._walk import Candidate, walk
 from synth.ingest.chunking import ChunkingConfig, iter_chunks
@@ -147,6 +147,8 @@ def load_file(item: FileToLoad) -> LoadedFile:
     base = FileStatus(path=display, status="error", suffix=suffix, file=os.path.abspath(file))
     try:
         output = loader(file)
+    except ReaderMissing as exc:  # an optional extra not installed: the file is not ours to read
+        return LoadedFile(base.model_copy(update={"status": "skipped", "reason": str(exc)}), None)
     except IngestError as exc:
         return _failed(base, str(exc))
     except OSError as exc:
