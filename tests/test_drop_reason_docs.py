@@ -45,3 +45,9 @@ def test_the_reasons_are_read_from_every_check() -> None:
 def test_each_drop_reason_has_its_row_in_the_pipeline_docs(reason: str) -> None:
     rows = re.findall(r"^\| `([a-z_]+)` \|", PIPELINE.read_text(encoding="utf-8"), re.MULTILINE)
     assert reason in rows
+
+
+@pytest.mark.parametrize("reason", sorted(set(reasons())))
+def test_the_quality_docs_explain_each_drop_reason(reason: str) -> None:
+    quality = PIPELINE.with_name("quality.md").read_text(encoding="utf-8")
+    assert f"`{reason}`" in quality
