@@ -109,6 +109,12 @@ def manifest() -> dict[str, Any]:
         "totals": {"requests": 321, "cost_usd": 0.1234},
         "stages": [
             {
+                "stage": "prose",
+                "items_in": 46,
+                "items_out": 40,
+                "dropped": {"dotted_leaders": 4, "page_number_lines": 2},
+            },
+            {
                 "stage": "critic",
                 "items_in": 40,
                 "items_out": 30,
@@ -120,6 +126,20 @@ def manifest() -> dict[str, Any]:
                 "items_in": 130,
                 "items_out": 122,
                 "dropped": {"</table><script>alert(6)</script>": 8},
+            },
+            {
+                "stage": "check",
+                "items_in": 122,
+                "items_out": 118,
+                "dropped": {"meta_reference": 2, "not_standalone": 1, "unanswerable": 1},
+                "requests": 26,
+            },
+            {
+                "stage": "expected",
+                "items_in": 118,
+                "items_out": 116,
+                "dropped": {"unanswerable": 1, "answer_leaked": 1},
+                "requests": 12,
             },
         ],
         "coverage": {

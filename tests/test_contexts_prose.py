@@ -15,6 +15,7 @@ from synth import Synthesizer
 from synth.cli._generate_view import render_table
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.prose import RULES, check_prose
+from synth.ingest import chunk_documents, load_documents
 
 CHAPTERS = {
     "Charging": (
@@ -182,6 +183,14 @@ def test_no_seed_of_a_real_pdf_comes_from_its_contents_or_index_page_and_the_dro
     assert seeds
     dropped_ids = {r["chunk_id"] for r in prose_drops}
     assert not dropped_ids & set(seeds)
+    # by the pages the chunks were cut from: the contents are page 1, the index page 5
+    pages = {
+        chunk.id: set(range(chunk.page_start or 0, (chunk.page_end or 0) + 1))
+        for chunk in chunk_documents(load_documents(manual).documents, chunk_size=config.chunk_size)
+    }
+    assert set(seeds) <= set(pages) and dropped_ids <= set(pages)
+    assert all(pages[seed] <= {2, 3, 4} for seed in seeds), {s: pages[s] for s in seeds}
+    assert all(pages[chunk] & {1, 5} for chunk in dropped_ids)
     assert critic_prompts and not any(
         "Contents" in p or "valve, pressure" in p for p in critic_prompts
     )

@@ -4,6 +4,7 @@ covered, in the library, in `synth inspect` and in the dataset report."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,17 @@ def test_the_corpus_totals_come_from_the_run_manifest() -> None:
     assert corpus_totals(None) == (None, None)
 
 
+#: every number docs/quality.md explains, as inspect and the report name it
+NUMBERS = (
+    "distinct-1",
+    "distinct-2",
+    "self-repetition",
+    "embedding spread",
+    "files covered",
+    "sections covered",
+)
+
+
 def test_inspect_prints_the_diversity_numbers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -84,6 +96,7 @@ def test_inspect_prints_the_diversity_numbers(
     assert main(["inspect", str(path)]) == EXIT_OK
     out = capsys.readouterr().out
     assert "diversity of 3 inputs" in out
+    assert all(number in out for number in NUMBERS), out
     assert "self-repetition (word triples)" in out and "0.833" in out
     assert "the default embedder hash:384" in out
     assert "2 (the corpus's files are not known)" in out
@@ -99,6 +112,13 @@ def test_the_dataset_report_shows_the_diversity_numbers_escaped() -> None:
     )
     section = html[html.index('<section id="diversity">') :]
     section = section[: section.index("</section>")]
+    assert all(number in section for number in NUMBERS), section
     assert "distinct-2 (word pairs)" in section and "embedding spread" in section
     assert "3 of 6 (50.0%)" in section  # files covered of the run's corpus
     assert "<b>" not in html.split("<script")[0]
+
+
+def test_the_quality_docs_explain_each_number() -> None:
+    docs = (Path(__file__).parent.parent / "docs" / "quality.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| ([a-z0-9 -]+) \|", docs, re.MULTILINE)
+    assert set(NUMBERS) <= set(rows)

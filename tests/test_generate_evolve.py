@@ -294,3 +294,17 @@ def test_a_rewrite_over_the_word_budget_is_not_taken() -> None:
     within = "How do rooks move " + "and why " * 10 + "?"  # 20 more: taken
     taken, _, _ = _evolve_with(within)
     assert taken.input == within and taken.evolutions == ["reasoning"]
+
+
+def test_every_evolution_stays_inside_the_context_and_none_asks_to_state_the_answer() -> None:
+    prompts = default_prompts()
+    for evolution in Evolution:
+        instruction = prompts.instruction(evolution)
+        assert "context" in instruction, evolution
+    # the two that reach past the input: still answered by the context, nothing guessed
+    assert "answered fully by the context" in prompts.instruction(Evolution.IN_BREADTH)
+    assert "stated by the context" in prompts.instruction(Evolution.HYPOTHETICAL)
+    # naming the specific case must not name the fact asked for
+    assert "never put the fact asked for" in prompts.instruction(Evolution.CONCRETIZING)
+    rules = evolve.build_prompt("Q?", Evolution.CONCRETIZING, TWO)
+    assert "never state or hint at its answer" in rules.replace("\n", " ")

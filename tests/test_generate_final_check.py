@@ -147,6 +147,25 @@ def test_a_rewrite_that_fixes_the_problem_is_kept_with_the_old_input_in_history(
     assert critic.kinds()[0] == "rewrite" and sorted(critic.kinds()[1:]) == ["alone", "context"]
 
 
+def test_inputs_plain_code_faults_are_rewritten_before_the_critic_sees_the_context_once() -> None:
+    bad = "What does the passage say about the warranty?"
+    critic = Critic(rewrites={bad: "What does the X200 warranty cover?"})
+    drafts, stats = check(critic, GOOD, bad)
+    assert all(d.kept for d in drafts)
+    # one rewrite, then one request of each check for both inputs: three in all
+    assert critic.kinds()[0] == "rewrite" and sorted(critic.kinds()[1:]) == ["alone", "context"]
+    assert stats.requests == 3
+
+
+def test_an_input_rewritten_for_plain_code_that_the_critic_then_faults_is_not_asked_again() -> None:
+    bad, vague = "What does the passage say about the warranty?", "What does it cover?"
+    critic = Critic(rewrites={bad: vague}, alone={vague: False})
+    drafts, stats = check(critic, bad)
+    assert drafts[0].drop_reason == "not_standalone"
+    assert drafts[0].drop_detail and drafts[0].drop_detail.endswith("after it was asked again")
+    assert critic.kinds().count("rewrite") == 1 and stats.notes["asked_again"] == 1
+
+
 def test_an_input_the_critic_cannot_understand_alone_is_dropped_not_standalone() -> None:
     vague = "How long does the device last?"
     drafts, _ = check(Critic(alone={vague: False}), vague)

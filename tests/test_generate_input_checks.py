@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from synth._language import COMMON
 from synth.generate import input_checks as checks
 
 CONTEXT = [
@@ -12,26 +13,58 @@ CONTEXT = [
 ]
 
 
+#: a reference to the passage in each language synth writes most (``synth._language.COMMON``)
+POINTERS = {
+    "en": "What does the passage say about the X200 warranty?",
+    "de": "Wie lange gilt die Garantie laut dem Text?",
+    "fr": "Que dit le passage sur la batterie ?",
+    "es": "¿Qué dice el texto sobre la garantía?",
+    "it": "Cosa dice il testo sulla garanzia?",
+    "pt": "O que diz o trecho sobre a garantia?",
+    "nl": "Wat zegt de tekst over de garantie?",
+    "pl": "Co mówi ten fragment o gwarancji? W tym tekście",
+    "sv": "Vad säger texten om garantin? Enligt texten",
+    "ru": "Что сказано в тексте о гарантии?",
+    "ja": "本文によると保証期間は何年ですか？",
+    "zh": "根据上文，保修期是多久？",
+    "ko": "이 글에 따르면 보증 기간은 얼마입니까?",
+}
+#: a hedging answer in each of those languages
+HEDGES = {
+    "en": "The context does not say exactly; it only mentions that the warranty is long.",
+    "de": "Die Dauer ist nicht angegeben.",
+    "fr": "Le texte n'indique pas la durée de la garantie.",
+    "es": "No se especifica la duración de la garantía.",
+    "it": "La durata della garanzia non è specificata.",
+    "pt": "O texto não especifica a duração da garantia.",
+    "nl": "De duur van de garantie wordt niet vermeld.",
+    "pl": "Okres gwarancji nie jest podany.",
+    "sv": "Garantins längd anges inte.",
+    "ru": "Срок гарантии не указан.",
+    "ja": "保証期間は記載されていません。",
+    "zh": "文中没有提到保修期。",
+    "ko": "보증 기간은 언급되지 않았습니다.",
+}
+
+
+def test_every_common_language_has_its_reference_and_its_hedge_checked() -> None:
+    # a language added to the ones synth writes most must come with its phrases here
+    assert set(POINTERS) == set(HEDGES) == set(COMMON)
+
+
+@pytest.mark.parametrize("code", sorted(HEDGES))
+def test_a_hedge_is_found_in_every_common_language(code: str) -> None:
+    assert checks.hedged(HEDGES[code]), code
+
+
 @pytest.mark.parametrize(
     "text",
     [
-        "What does the passage say about the X200 warranty?",
+        *POINTERS.values(),
         "According to the document, how long is the warranty?",
         "What is mentioned above about capacity loss?",
         "In this section, which defects are covered?",
         "Based on the provided text, when does the warranty start?",
-        "Wie lange gilt die Garantie laut dem Text?",
-        "Que dit le passage sur la batterie ?",
-        "¿Qué dice el texto sobre la garantía?",
-        "Cosa dice il testo sulla garanzia?",
-        "O que diz o trecho sobre a garantia?",
-        "Wat zegt de tekst over de garantie?",
-        "Co mówi ten fragment o gwarancji? W tym tekście",
-        "Vad säger texten om garantin? Enligt texten",
-        "Что сказано в тексте о гарантии?",
-        "本文によると保証期間は何年ですか？",
-        "根据上文，保修期是多久？",
-        "이 글에 따르면 보증 기간은 얼마입니까?",
     ],
 )
 def test_a_reference_to_the_passage_is_found_in_every_common_language(text: str) -> None:

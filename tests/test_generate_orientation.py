@@ -94,3 +94,21 @@ def test_every_step_of_a_context_opens_with_the_same_orientation_and_context() -
 def test_inputs_are_told_to_name_what_they_are_about() -> None:
     prompt = inputs.build_prompt(CONTEXT, 2)
     assert "name what it is about" in prompt and '"the passage"' in prompt
+
+
+def test_every_prompt_that_shows_a_context_shows_its_orientation_first() -> None:
+    from string import Template
+
+    from synth.stage.templates import SLOTS, default_prompts
+
+    prompts = default_prompts()
+    showing = []
+    for name in SLOTS:
+        names = Template(prompts.text(name)).get_identifiers()
+        if "context" in names:
+            showing.append(name)
+            text = prompts.text(name)
+            assert "orientation" in names, name
+            assert text.index("orientation") < text.index("$context"), name
+    assert {"inputs", "filter", "evolve", "style", "check_context", "expected"} <= set(showing)
+    assert {"inputs_out_of_scope", "conversation", "rewrite"} <= set(showing)

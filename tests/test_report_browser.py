@@ -68,6 +68,8 @@ def test_header_and_stages_show_the_run(opened: Opened) -> None:
     assert "$0.1234" in header and "321" in header
     stages = opened.page.locator("#stages").inner_text()
     assert "low quality 10" in stages
+    # the plain-code prose filter before the critic, the final input's check after the filter
+    assert "dotted_leaders 4" in stages and "meta_reference 2" in stages
     opened.check_clean()
 
 

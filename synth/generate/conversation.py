@@ -58,8 +58,9 @@ class ConversationConfig(StageConfig):
 
 class _Exchange(BaseModel):
     user: str
+    # the assistant's quotes of the context, written before the reply they support
+    quotes: list[str] = Field(default_factory=list)
     assistant: str
-    quotes: list[str] = Field(default_factory=list)  # the assistant's, from the context
 
 
 class _Conversation(BaseModel):

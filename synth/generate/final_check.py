@@ -19,7 +19,10 @@ checks the input as it will be delivered, before its expected output is written:
 
 An input with a problem is rewritten once, with the problem as feedback (one request for the
 context's failing inputs), and checked again the same way; one that still fails is dropped with
-the reason of its first problem and what was found (``detail``). A check request that fails drops
+the reason of the problem it still has and what was found (``detail``). The inputs plain code
+faults are rewritten before the critic is asked, so the critic sees each input of the context
+once, rewritten or not: a context whose only problems plain code finds costs one rewrite and two
+checks, not two checks, a rewrite and two more. A check request that fails drops
 its inputs as ``model_error:<kind>``. The answer's own checks (a leak of the answer into the
 question, a hedged answer) need the answer: the expected-output step runs them.
 """
@@ -165,32 +168,43 @@ class _Checker:
     context: Context | None
     language: str | None
 
-    async def problems(self, drafts: list[Draft]) -> Found:
-        """Each failing draft's problems (plain code first, then the critic's), or the error that
-        left it unchecked; drafts that pass are left out."""
+    def plain(self, drafts: list[Draft]) -> Found:
+        """Each draft's problems that plain code finds; drafts without any are left out."""
         sources = list(self.context.texts) if self.context is not None else []
         found: Found = {}
         for draft in drafts:
             plain = input_problems(draft.input, sources, allow_double=self.question_type == DOUBLE)
             if plain:
                 found[draft.id] = plain
-        asked = [d for d in drafts if d.id not in found]
-        if not asked:
+        return found
+
+    async def judged(self, drafts: list[Draft]) -> Found:
+        """Each draft's first problem by the critic (alone, then with the context), or the error
+        that left it unchecked; drafts that pass are left out."""
+        found: Found = {}
+        if not drafts:
             return found
-        texts = [d.input for d in asked]
+        texts = [d.input for d in drafts]
         with_context = self.context is not None and self.question_type != OUT_OF_SCOPE
         alone, answered = await asyncio.gather(
             self._ask(ALONE_LABEL, AloneReply, _alone, texts),
             self._ask(CONTEXT_LABEL, ContextReply, _answerable, texts if with_context else []),
         )
         for verdicts in (alone, answered):
-            for draft, verdict in zip(asked, verdicts, strict=False):
+            for draft, verdict in zip(drafts, verdicts, strict=False):
                 if draft.id in found:
                     continue  # the first failure of a draft is the one it is rewritten for
                 if isinstance(verdict, ModelError):
                     found[draft.id] = verdict
                 elif verdict.problem is not None:
                     found[draft.id] = [verdict.problem]
+        return found
+
+    async def problems(self, drafts: list[Draft]) -> Found:
+        """Each failing draft's problems (plain code first, then the critic's for the drafts plain
+        code passes), or the error that left it unchecked; drafts that pass are left out."""
+        found = self.plain(drafts)
+        found.update(await self.judged([d for d in drafts if d.id not in found]))
         return found
 
     async def _ask(
@@ -228,26 +242,13 @@ class _Checker:
         return await ask_batch(self.llm, request, len(pairs), self.stats)
 
 
-async def _check_group(
-    drafts: list[Draft],
-    llm: LLM,
-    prompts: PromptSet | None,
-    stats: StageStats | None,
-    question_type: str | None,
-) -> None:
-    checker = _Checker(
-        llm, prompts, stats, question_type, drafts[0].context, draft_language(drafts[0])
-    )
-    found = await checker.problems(drafts)
-    failing = []
-    for draft in drafts:
-        problems = found.get(draft.id)
-        if isinstance(problems, ModelError):
-            drop_failed(draft, LABEL, problems)
-        elif problems:
-            failing.append(draft)
+async def _asked_again(
+    checker: _Checker, failing: list[Draft], found: Found, stats: StageStats | None
+) -> list[Draft]:
+    """Rewrite each of ``failing`` once with its problems as feedback; returns those rewritten
+    (a draft whose rewrite failed is dropped with its first problem)."""
     if not failing:
-        return
+        return []
     if stats is not None:
         stats.note("asked_again", len(failing))
     rewritten = await checker.rewrite(failing, found)
@@ -260,13 +261,47 @@ async def _check_group(
             continue
         draft.revise(LABEL, text, problem=first[0].reason, detail=first[0].detail)
         again.append(draft)
-    still = await checker.problems(again) if again else {}
-    for draft in again:
-        problems = still.get(draft.id)
+    return again
+
+
+def _drop_failing(drafts: list[Draft], found: Found) -> None:
+    """Drop each of ``drafts`` that ``found`` faults, after its one rewrite."""
+    for draft in drafts:
+        problems = found.get(draft.id)
         if isinstance(problems, ModelError):
             drop_failed(draft, LABEL, problems)
         elif problems:
             draft.drop(LABEL, problems[0].reason, f"{problems[0].detail}, after it was asked again")
+
+
+async def _check_group(
+    drafts: list[Draft],
+    llm: LLM,
+    prompts: PromptSet | None,
+    stats: StageStats | None,
+    question_type: str | None,
+) -> None:
+    checker = _Checker(
+        llm, prompts, stats, question_type, drafts[0].context, draft_language(drafts[0])
+    )
+    # Plain code costs nothing, so the inputs it faults are rewritten before the critic is asked:
+    # then the critic sees every input of the context once, rewritten or not (two requests, not
+    # two before the rewrite and two after).
+    plain = checker.plain(drafts)
+    first = await _asked_again(checker, [d for d in drafts if d.id in plain], plain, stats)
+    _drop_failing(first, checker.plain(first))
+    live = [d for d in drafts if d.kept]
+    judged = await checker.judged(live)
+    rewritten = {d.id for d in first}
+    failing = []
+    for draft in live:
+        problems = judged.get(draft.id)
+        if isinstance(problems, ModelError) or (problems and draft.id in rewritten):
+            _drop_failing([draft], judged)  # a model error, or a problem after its one rewrite
+        elif problems:
+            failing.append(draft)
+    again = await _asked_again(checker, failing, judged, stats)
+    _drop_failing(again, await checker.problems(again) if again else {})
 
 
 async def run(

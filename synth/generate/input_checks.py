@@ -162,7 +162,7 @@ _HEDGES = re.compile(
             r"\bgeht\s+(?:aus\s+dem\s+\w+\s+)?nicht\s+hervor\b",
             r"\bn'(?:est|indique|précise|mentionne)\s+pas\b",
             r"\bno\s+(?:se\s+)?(?:especifica|menciona|indica|dice)\b",
-            r"\bnon\s+(?:è|viene)\s+(?:specificato|indicato|menzionato)\b",
+            r"\bnon\s+(?:è|viene)\s+(?:specificat|indicat|menzionat)[oaie]\b",
             r"\bnão\s+(?:é\s+)?(?:especifica|menciona|indica|mencionado|especificado)\b",
             r"\bwordt\s+niet\s+(?:vermeld|genoemd|gespecificeerd)\b",
             r"\bnie\s+(?:jest\s+)?(?:podan[oya]|określon[oya]|wspomnian[oya])\b",
