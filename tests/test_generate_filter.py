@@ -440,3 +440,13 @@ def test_unmatched_replies_drop_with_the_reply_and_items_they_lacked() -> None:
     assert out[0].drop_detail == (
         "the rewrite reply covers items [1], expected 1..1; item 1: the rewritten input is blank"
     )
+
+
+def test_the_filter_prompt_anchors_its_scale_at_both_ends_and_between() -> None:
+    """An unanchored 0-to-1 score drifts from model to model: the prompt says what 1.0, a small
+    flaw, an unmet criterion and 0.0 are worth (issue 42's calibration), never the threshold."""
+    from synth.stage.templates import default_prompts
+
+    prompt = default_prompts().text("filter")
+    anchors = re.findall(r"\b([01]\.\d) when\b", prompt)
+    assert anchors == ["1.0", "0.8", "0.3", "0.0"]
