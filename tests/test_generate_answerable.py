@@ -195,6 +195,8 @@ def test_the_retry_asks_with_the_runs_prompts_and_format_and_counts_each_input()
     )
     note = expected_note("double")
     assert len(model.prompts) == 2 and note
-    assert all(p.startswith("Custom: 2 from") and note in p for p in model.prompts)
+    # no styling: the format line is the question type's note alone
+    assert all(p.startswith("Custom: 2 from") for p in model.prompts)
+    assert all(f"in this format: {note}\n" in p for p in model.prompts)
     assert stats.notes["asked_again_unanswerable"] == 2
     assert [d.drop_reason for d in drafts] == ["unanswerable", "unanswerable"]

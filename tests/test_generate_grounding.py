@@ -273,6 +273,16 @@ def test_a_retried_answer_in_the_drafts_language_is_scored_by_its_quotes_found_a
     }
 
 
+def test_a_draft_in_a_language_with_its_own_prompts_is_answered_from_them() -> None:
+    from synth.stage.templates import PromptSet
+
+    prompts = PromptSet({"de": {"expected": "Beantworte: $inputs$feedback$language"}})
+    model, asked = replying((SHORT_GERMAN, [CHARGE]))
+    [draft] = german_drafts(english_context())
+    run_sync(expected.run([draft], model, prompts=prompts))
+    assert draft.kept and len(asked) == 1 and asked[0].startswith("Beantworte: ")
+
+
 def test_an_answer_in_its_contexts_own_language_is_judged_against_that_language() -> None:
     """Greek is not among the languages every check weighs: a Greek answer for a German draft is
     named Greek only because its context is in Greek."""
