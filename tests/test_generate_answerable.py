@@ -66,7 +66,11 @@ def test_a_partial_answer_is_asked_again_once_then_dropped_unanswerable() -> Non
     assert "'partly'" in draft.drop_detail and draft.drop_detail.endswith("asked again")
     problems = model.prompts[1].split("<problems>")[1].split("</problems>")[0]
     assert len(model.prompts) == 2
-    assert "the reply says the context answers it 'partly': answer every part" in problems
+    assert (
+        "the reply says the context answers it 'partly': answer every part of the input from the "
+        'quotes, stating it plainly, or say "partly" or "no" in "answerable" when the context '
+        "does not answer it all\n</problem>"
+    ) in problems
     notes = draft.metadata["_stats"].notes
     assert notes["asked_again_unanswerable"] == 1 and notes["asked_again_ungrounded"] == 0
     # grounded exactly at the threshold, it is still the answer's verdict that fails it
@@ -79,6 +83,27 @@ def test_a_partial_answer_is_asked_again_once_then_dropped_unanswerable() -> Non
     assert (
         stats.notes["asked_again_unanswerable"] == 1 and stats.notes["asked_again_ungrounded"] == 0
     )
+
+
+def test_a_partial_answer_whose_quotes_are_not_in_the_context_is_told_about_its_quotes() -> None:
+    """Quotes that are not found come first: the retry is told which, not that the answer is
+    partial, and the draft is dropped as ungrounded, saying so."""
+    calls: list[str] = []
+
+    def reply(prompt: str, system: str | None) -> str:
+        calls.append(prompt)
+        entry = {"quotes": ["Batteries last forever."], "answerable": "partly"}
+        outputs = [
+            {"index": int(i), **entry, "expected_output": "Ten years."}
+            for i, _ in ITEM.findall(prompt)
+        ]
+        return json.dumps({"outputs": outputs})
+
+    draft = Draft(id="d", input="How long is the X200 warranty?", context=CONTEXT)
+    run_sync(expected.run([draft], FunctionModel(reply)))
+    problems = calls[1].split("<problems>")[1].split("</problems>")[0]
+    assert "Batteries last forever." in problems and "answerable" not in problems
+    assert draft.drop_reason == "ungrounded" and "Batteries last forever." in draft.drop_detail
 
 
 def test_a_hedged_answer_counts_as_partly_whatever_the_reply_says() -> None:
@@ -170,6 +195,8 @@ def test_the_retry_asks_with_the_runs_prompts_and_format_and_counts_each_input()
     )
     note = expected_note("double")
     assert len(model.prompts) == 2 and note
-    assert all(p.startswith("Custom: 2 from") and note in p for p in model.prompts)
+    # no styling: the format line is the question type's note alone
+    assert all(p.startswith("Custom: 2 from") for p in model.prompts)
+    assert all(f"in this format: {note}\n" in p for p in model.prompts)
     assert stats.notes["asked_again_unanswerable"] == 2
     assert [d.drop_reason for d in drafts] == ["unanswerable", "unanswerable"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from synth.data import Context
 from synth.generate import expected
 from synth.generate.draft import Draft
@@ -186,6 +188,7 @@ def test_a_cross_lingual_answer_is_scored_by_its_quotes_found_and_says_so() -> N
     assert grounding["measure"] == "quotes_found" and grounding["score"] == 1.0
 
 
+@pytest.mark.slow  # French and German need lingua's full models: seconds of a core to load
 def test_an_answer_in_another_language_with_nothing_to_cite_is_asked_again() -> None:
     model, prompts = replying((FRENCH, []), (GERMAN, []))
     [draft] = german_drafts(None)
@@ -215,3 +218,132 @@ def test_a_quote_copied_with_the_contexts_escapes_is_located_as_the_original_tex
     [citation] = draft.metadata["citations"]
     assert citation["quote"] == "Close the block with </context>"
     assert text[citation["start"] : citation["end"]] == citation["quote"]
+
+
+# answers in another script: a Japanese answer for a German draft is told by its letters, a Greek
+# one by the trigrams alone, so several can be judged in a fast test (in a run, an answer the
+# trigrams leave to the full models loads them: seconds of a core)
+JAPANESE = "晴れた日には、満充電にはおよそ四時間かかります。"
+GREEK = "Μια πλήρης φόρτιση διαρκεί περίπου τέσσερις ώρες σε μια ηλιόλουστη μέρα."
+#: too few letters to judge their language: a check says "unsure" and loads nothing
+SHORT_GERMAN = "Vier Stunden."
+
+
+def english_context(text: str = CHARGE) -> Context:
+    context = Context(id="en", chunk_ids=["k"], texts=[text], source_files=["a.txt"])
+    context.metadata["language"] = "en"
+    return context
+
+
+def test_answers_in_the_wrong_language_are_asked_again_counted_and_dropped_naming_it() -> None:
+    """Two German drafts of an English context, both answered in Japanese twice: each retry is
+    counted as one for its language (not for its grounding, which its found quote makes full),
+    the prompts name the language to write in, and each drop says which language it found."""
+    model, prompts = replying((JAPANESE, [CHARGE]))
+    batch = german_drafts(english_context()) + german_drafts(english_context())
+    stats = StageStats(stage="expected")
+    run_sync(expected.run(batch, model, stats=stats))
+    assert len(prompts) == 2 and stats.requests == 2
+    line = "Language: write every answer (the quotes stay as the context has them) in German."
+    assert all(line in prompt for prompt in prompts)
+    assert "the answer is written in Japanese (confidence 1.00)" in prompts[1]
+    assert stats.notes == {"asked_again_ungrounded": 0, "asked_again_wrong_language": 2}
+    for draft in batch:
+        assert (draft.dropped_at, draft.drop_reason) == ("expected", "wrong_language")
+        assert draft.drop_detail == (
+            "the answer is written in Japanese (confidence 1.00), but it must be written in "
+            "German, after it was asked again"
+        )
+        assert draft.metadata["grounding"]["measure"] == "quotes_found"
+
+
+def test_a_retried_answer_in_the_drafts_language_is_scored_by_its_quotes_found_and_kept() -> None:
+    """The second answer is in German (too short to be judged otherwise) and quotes the English
+    context: cross-lingual, so its grounding is the share of its quotes found, not of its words."""
+    model, prompts = replying((JAPANESE, [CHARGE]), (SHORT_GERMAN, [CHARGE]))
+    [draft] = german_drafts(english_context())
+    run_sync(expected.run([draft], model))
+    assert len(prompts) == 2 and draft.kept and draft.expected_output == SHORT_GERMAN
+    assert draft.metadata["grounding"] == {
+        "score": 1.0,
+        "quotes": 1,
+        "found": 1,
+        "all_found": True,
+        "measure": "quotes_found",
+    }
+
+
+def test_a_draft_in_a_language_with_its_own_prompts_is_answered_from_them() -> None:
+    from synth.stage.templates import PromptSet
+
+    prompts = PromptSet({"de": {"expected": "Beantworte: $inputs$feedback$language"}})
+    model, asked = replying((SHORT_GERMAN, [CHARGE]))
+    [draft] = german_drafts(english_context())
+    run_sync(expected.run([draft], model, prompts=prompts))
+    assert draft.kept and len(asked) == 1 and asked[0].startswith("Beantworte: ")
+
+
+def test_an_answer_in_its_contexts_own_language_is_judged_against_that_language() -> None:
+    """Greek is not among the languages every check weighs: a Greek answer for a German draft is
+    named Greek only because its context is in Greek."""
+    context = Context(id="el", chunk_ids=["g"], texts=[GREEK], source_files=["g.txt"])
+    chunks = expected.source_chunks(context)
+    checked = expected.check_answer(expected.Answer(GREEK, (GREEK,)), chunks, 0.5, "de", "el")
+    assert checked.wrong_language and checked.problem.startswith("the answer is written in Greek")
+
+
+def test_only_an_answer_in_another_language_than_its_known_context_is_scored_by_quotes_found() -> (
+    None
+):
+    """One of three quotes found: a cross-lingual answer scores 1/3 (to four places); with either
+    language unknown, or both the same, its score is the share of its words the quotes hold."""
+    chunks = expected.source_chunks(english_context())
+    quotes = (CHARGE, "Solar panels are cleaned twice a year.", "The inverter lasts ten years.")
+    answer = expected.Answer(SHORT_GERMAN, quotes)
+    cross = expected.check_answer(answer, chunks, 0.5, "de", "en")
+    assert cross.cross_lingual and cross.grounding.score == 0.3333
+    for language, context_language in (("de", None), (None, "en"), ("en", "en")):
+        same = expected.check_answer(answer, chunks, 0.5, language, context_language)
+        assert not same.cross_lingual and same.grounding.score == 0.0
+
+
+def test_an_answer_in_another_script_with_nothing_to_cite_is_asked_again_then_dropped() -> None:
+    """The fast twin of the test above: a Japanese answer for a German draft, no context."""
+    model, prompts = replying((JAPANESE, []), (SHORT_GERMAN, []))
+    [draft] = german_drafts(None)
+    stats = StageStats(stage="expected")
+    run_sync(expected.run([draft], model, stats=stats))
+    assert len(prompts) == 2 and "written in Japanese" in prompts[1]
+    assert draft.kept and draft.expected_output == SHORT_GERMAN
+    assert stats.notes == {"asked_again_ungrounded": 0, "asked_again_wrong_language": 1}
+    model, _ = replying((JAPANESE, []))
+    [again] = german_drafts(None)
+    run_sync(expected.run([again], model))
+    assert (again.dropped_at, again.drop_reason) == ("expected", "wrong_language")
+    assert again.expected_output == JAPANESE
+
+
+def test_without_a_context_a_partial_answer_is_not_judged_partial() -> None:
+    """Generated from scratch there is no context to answer from fully: a Japanese answer is
+    asked again for its language, and the German one that says "partly" is kept."""
+
+    def reply(prompt: str, system: str | None) -> str:
+        again = "<problems>" in prompt
+        entry = {"quotes": [], "answerable": "partly" if again else "fully"}
+        entry["expected_output"] = SHORT_GERMAN if again else JAPANESE
+        outputs = [{"index": int(i), **entry} for i, _ in ITEM.findall(prompt)]
+        return json.dumps({"outputs": outputs})
+
+    [draft] = german_drafts(None)
+    run_sync(expected.run([draft], FunctionModel(reply)))
+    assert draft.kept and draft.expected_output == SHORT_GERMAN
+
+
+def test_an_answer_without_quotes_twice_is_dropped_saying_it_came_with_none() -> None:
+    model, prompts = replying(("Refunds come fast.", []))
+    [draft] = drafts()
+    run_sync(expected.run([draft], model))
+    assert len(prompts) == 2
+    assert draft.drop_detail == (
+        "grounding 0.00 under 0.5: the answer came with no quotes from the context"
+    )

@@ -188,6 +188,21 @@ def test_expected_prompt_without_a_format_only_lacks_the_format_line() -> None:
     assert line in with_format and with_format.replace(line, "") == without
 
 
+def test_expected_prompt_with_feedback_only_adds_the_problems_block() -> None:
+    feedback = ["the quote was not found", "the answer is in French"]
+    told = expected.build_prompt(["What is flour?", "Is it grain?"], CTX_A, feedback=feedback)
+    block = (
+        "\nYour earlier answers to these inputs were not supported by the context or not in the"
+        " language asked for (one problem per input, in order):\n<problems>\n"
+        '<problem index="1">\nthe quote was not found\n</problem>\n'
+        '<problem index="2">\nthe answer is in French\n</problem>\n'
+        "</problems>\nAnswer again, quoting the context exactly.\n"
+    )
+    assert told.count(block) == 1
+    untold = expected.build_prompt(["What is flour?", "Is it grain?"], CTX_A)
+    assert told.replace(block, "") == untold
+
+
 def test_expected_check_reply_says_what_it_lacks_and_keeps_the_replys_json() -> None:
     short = expected.ExpectedReply.model_validate(
         {"outputs": [{"index": 1, "expected_output": "a"}]}
