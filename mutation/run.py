@@ -100,9 +100,6 @@ def prepare(
 def mutmut(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # mutmut puts its mutated copy of synth first on sys.path
-    # every mutant's tests run in a fresh child: a language check there would start a worker
-    # process loading lingua's full models (seconds of a core) for each mutant; judge in-process
-    env["SYNTH_LANGUAGE_WORKER"] = "0"
     command = [sys.executable, "-m", "mutmut", *args]
     return subprocess.run(command, cwd=folder, env=env, text=True, capture_output=True)
 
