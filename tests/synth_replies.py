@@ -95,7 +95,7 @@ def _sentences(text: str) -> list[str]:
 def _question(sentence: str, n: int) -> str:
     words = _WORDS.findall(sentence)
     subject = " ".join(words[: min(len(words), 4)])  # not a copied span, nor the whole answer
-    forms = ("What does this say about", "How does", "Why is", "Which detail explains")
+    forms = ("What is known about", "How does", "Why is", "Which detail explains")
     return f"{forms[n % len(forms)]} {subject.lower()}?"
 
 

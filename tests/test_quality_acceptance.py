@@ -70,7 +70,9 @@ def corpus(root: Path) -> Path:
 # ---- the independent checker: its own rules, none of synth's ------------------------------------
 
 _TOKEN = re.compile(r"[a-z0-9]+")
-_POINTS = re.compile(r"\b(?:the|this)\s+(?:passage|context|excerpt)\b", re.IGNORECASE)
+_POINTS = re.compile(
+    r"\b(?:the|this)\s+(?:passage|context|excerpt)\b|\bdoes\s+this\s+say\b", re.IGNORECASE
+)
 
 
 def _tokens(text: str) -> list[str]:

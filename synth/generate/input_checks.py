@@ -81,6 +81,10 @@ _META_PATTERNS = {
         rf"\bthe\s+(?:{_WEAK})\s+(?:above|below|provided|given|says?|states?|mentions?|describes?|"
         r"explains?|discusses?|notes?)\b",
         r"\b(?:mentioned|described|stated|listed|given|shown|discussed)\s+above\b",
+        # "this" alone as what speaks ("what does this say about ...", "this states"): a text the
+        # user does not have; "it" is left out, as it usually stands for the question's subject
+        r"\b(?:does|do|did)\s+this\s+(?:say|state|mention|tell|describe|explain|suggest|claim)\b",
+        r"\bthis\s+(?:says|states|mentions|describes|explains|claims)\b",
     ],
     "de": [
         r"\b(?:im|dem|diese[mnrs]?|obige[mnrs]?|vorliegende[mnrs]?|genannte[mnrs]?)\s+"
