@@ -374,3 +374,44 @@ def test_text_metrics_are_gated_without_the_baselines_judges(project, capsys) ->
     args = ["gate", "goldens.jsonl", "--baseline", "base.json", "--metric", "token_f1"]
     assert main([*args, "--system", f"{project}:good"]) == EXIT_OK  # no judge: no judge changed
     assert main([*args, "--system", f"{project}:worse"]) == EXIT_WORSE
+
+
+def test_no_system_and_no_stored_answers_is_one_line_before_anything_is_written(
+    project, capsys
+) -> None:
+    args = ["gate", "goldens.jsonl", "--baseline", "base.json", "--metric", "token_f1"]
+    assert main([*args, "--update-baseline"]) == EXIT_ERROR
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "synth: error: goldens.jsonl: no golden has a stored answer (actual_output) to score; "
+        "name the system with --system MODULE:FUNCTION"
+    ]
+    assert not Path("base.json").exists()
+
+
+def test_a_gate_that_compares_no_golden_is_an_error_not_a_pass(project, capsys) -> None:
+    assert gate(project, "good", "--update-baseline") == EXIT_OK
+    baseline = json.loads(Path("base.json").read_text())
+    for item in baseline["items"]:  # a baseline that scored nothing (made by hand, or old)
+        item["scores"] = {metric: None for metric in item["scores"]}
+    Path("base.json").write_text(json.dumps(baseline))
+    capsys.readouterr()
+    assert gate(project, "good", "--junit", "gate.xml") == EXIT_ERROR
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "synth: error: nothing to compare: no golden has a score both in base.json and in this "
+        "run (0 of 30 scored then, 30 of 30 now)"
+    ]
+    assert not Path("gate.xml").exists()  # no report says "passed"
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [(["--metric", "faithfulness"], "faithfulness"), (["--criteria", "x=Short."], "--criteria")],
+)
+def test_a_judged_metric_without_a_judge_is_one_line(project, capsys, flags, named) -> None:
+    args = ["gate", "goldens.jsonl", "--system", f"{project}:good", "--baseline", "base.json"]
+    assert main([*args, *flags, "--update-baseline"]) == EXIT_ERROR
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"synth: error: {named} needs a judge: name one with --judge [NAME=]provider:model (or "
+        "MODULE:FUNCTION)"
+    ]
+    assert not Path("calls.txt").exists()  # refused before the system was called

@@ -115,15 +115,24 @@ def _metric_kwargs(args: argparse.Namespace, kwargs: dict[str, Any]) -> None:
 
     named = args.metric or []
     text = [m for m in named if m in TEXT_METRICS]
+    judged = [m for m in named if m not in TEXT_METRICS]
+    if kwargs["judges"] is None and (judged or kwargs["criteria"]):
+        from synth.errors import ConfigError
+
+        what = ", ".join(judged) or "--criteria"
+        raise ConfigError(
+            f"{what} needs a judge: name one with --judge [NAME=]provider:model (or "
+            "MODULE:FUNCTION)"
+        )
     if text:
         kwargs["text_metrics"] = list(dict.fromkeys([*text, *kwargs.get("text_metrics", [])]))
-        judged = [m for m in named if m not in TEXT_METRICS]
         kwargs["metrics"] = judged if judged or kwargs["judges"] is None else []
 
 
 def run(args: argparse.Namespace) -> int:
     """Score, compare with the baseline (or write it), write the outputs; the verdict's code."""
     from synth._callables import load_callable
+    from synth.errors import ConfigError
     from synth.evaluate._items import as_items
     from synth.evaluate.gate import GateScores, dataset_fingerprint, gate_scores, judge_gate
 
@@ -132,6 +141,12 @@ def run(args: argparse.Namespace) -> int:
     _check_folders(args)
     baseline = None if args.update_baseline else GateScores.read(baseline_path)
     items = as_items(dataset_with_status(args.dataset, args.status))
+    if not args.system and not any(item.answer is not None for item in items):
+        # a gate over no answer compares nothing and would pass for ever: say what is missing
+        raise ConfigError(
+            f"{args.dataset}: no golden has a stored answer (actual_output) to score; name the "
+            "system with --system MODULE:FUNCTION"
+        )
     if baseline is not None and baseline.dataset != dataset_fingerprint(items):
         # the cheap check first, before the system and the judges are paid for
         from synth.evaluate.gate import check_comparable
