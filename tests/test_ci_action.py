@@ -173,3 +173,20 @@ def test_an_input_with_shell_characters_is_passed_as_data(runner, project) -> No
     assert done.returncode == 2
     assert not (project / "pwned").exists() and not (project / "pwned2").exists()
     assert done.stderr.startswith("synth: error: no baseline at $(touch pwned2).json")
+
+
+def test_the_installed_package_registers_the_pytest_plugin(runner, project) -> None:
+    """``pytest --synth-dataset`` works in the environment the action installed synth into, with
+    no ``-p``: the package's entry point loads the plugin."""
+    _, env = runner
+    (project / "test_usr.py").write_text(
+        "import synth\nfrom usr import good\n\n\ndef test_good(golden):\n"
+        "    synth.assert_answer(golden, good(golden.input), metrics=['exact_match'])\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        ["python", "-m", "pytest", "-p", "no:cacheprovider", "--synth-dataset", "goldens.jsonl"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "30 passed" in done.stdout
