@@ -199,8 +199,14 @@ def test_a_changed_dataset_is_one_line_before_the_system_is_called(project, caps
     assert Path("calls.txt").stat().st_size == calls  # nothing paid for a comparison refused
 
 
-def test_a_changed_judge_is_one_line(project, capsys) -> None:
+def paid() -> tuple[int, int]:
+    """How many times the system and the judge were called so far."""
+    return tuple(Path(f).stat().st_size if Path(f).exists() else 0 for f in ("calls.txt", "judge_calls.txt"))  # fmt: skip
+
+
+def test_a_changed_judge_is_one_line_before_anything_is_paid(project, capsys) -> None:
     assert gate(project, "good", "--update-baseline") == EXIT_OK
+    before = paid()
     capsys.readouterr()
     args = ["gate", "goldens.jsonl", "--system", f"{project}:good", "--baseline", "base.json"]
     code = main(
@@ -236,16 +242,19 @@ def test_a_changed_judge_is_one_line(project, capsys) -> None:
     assert "the judges changed since base.json was made (judges j then, k now)" in (
         capsys.readouterr().err
     )
+    assert paid() == before  # neither the system nor a judge was called for a refused run
 
 
 def test_a_metric_the_baseline_lacks_is_one_line(project, capsys) -> None:
     assert main(["gate", "goldens.jsonl", "--system", f"{project}:good", "--baseline", "base.json",
                  "--metric", "token_f1", "--update-baseline"]) == EXIT_OK  # fmt: skip
     capsys.readouterr()
+    before = paid()
     assert gate(project, "good") == EXIT_ERROR
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert "base.json has no scores for answer_relevance (it scored token_f1)" in err[0]
+    assert paid() == before
 
 
 @pytest.mark.parametrize(
@@ -362,7 +371,9 @@ def test_a_changed_rubric_is_one_line(project, capsys) -> None:
     assert main([*args, "--criteria", "numeric=The answer is a number.", "--update-baseline"]) == 0
     capsys.readouterr()
     assert main([*args, "--criteria", "numeric=The answer is a number."]) == EXIT_OK
+    before = paid()
     assert main([*args, "--criteria", "numeric=The answer is short."]) == EXIT_ERROR
+    assert paid() == before
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "synth: error: the rubric of 'numeric' changed since base.json was made; if that is "
         "meant, make a new baseline with --update-baseline"

@@ -134,7 +134,13 @@ def run(args: argparse.Namespace) -> int:
     from synth._callables import load_callable
     from synth.errors import ConfigError
     from synth.evaluate._items import as_items
-    from synth.evaluate.gate import GateScores, dataset_fingerprint, gate_scores, judge_gate
+    from synth.evaluate.gate import (
+        GateScores,
+        check_comparable,
+        gate_scores,
+        judge_gate,
+        planned_scores,
+    )
 
     margins = parse_margins(args.margin)
     baseline_path = Path(args.baseline)
@@ -147,13 +153,22 @@ def run(args: argparse.Namespace) -> int:
             f"{args.dataset}: no golden has a stored answer (actual_output) to score; name the "
             "system with --system MODULE:FUNCTION"
         )
-    if baseline is not None and baseline.dataset != dataset_fingerprint(items):
-        # the cheap check first, before the system and the judges are paid for
-        from synth.evaluate.gate import check_comparable
-
-        check_comparable(baseline, _fingerprint_only(items), source=str(baseline_path))
     kwargs = judging_kwargs(args)
     _metric_kwargs(args, kwargs)
+    if baseline is not None:
+        # a changed dataset, judge, rubric or metric is refused before anything is paid for
+        try:
+            planned = planned_scores(
+                items,
+                judges=kwargs["judges"],
+                metrics=kwargs["metrics"],
+                text_metrics=kwargs.get("text_metrics"),
+                criteria=kwargs["criteria"],
+            )
+            check_comparable(baseline, planned, source=str(baseline_path))
+        except BaseException:
+            close_models(kwargs["judges"])
+            raise
     system = user_function(load_callable(args.system), args) if args.system else None
     cache = _cache(args.cache)
     try:
@@ -204,12 +219,6 @@ def _check_folders(args: argparse.Namespace) -> None:
     for flag, path in outputs:
         if path and not Path(path).resolve().parent.is_dir():
             raise ConfigError(f"{flag} {path}: the folder {Path(path).parent} does not exist")
-
-
-def _fingerprint_only(items: Any) -> GateScores:
-    from synth.evaluate.gate import GateScores, dataset_fingerprint
-
-    return GateScores(dataset=dataset_fingerprint(items), n_items=len(items), metrics=[])
 
 
 def _cache(path: str | None) -> Any:

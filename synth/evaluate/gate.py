@@ -233,6 +233,44 @@ def gate_scores(
     return scores_of(report, items)
 
 
+def planned_scores(
+    dataset: Any,
+    *,
+    judges: Any = None,
+    metrics: Sequence[str] | None = None,
+    text_metrics: Sequence[str] | None = None,
+    criteria: Mapping[str, str] | None = None,
+) -> GateScores:
+    """What :func:`gate_scores` will record with these arguments, without its scores: the
+    dataset's fingerprint, the gated metrics, the judges' identities and the rubrics. Checked
+    against a baseline (:func:`check_comparable`) before the system and the judges are paid for."""
+    from synth.evaluate.answers import (
+        DEFAULT_TEXT_METRICS,
+        close_judges,
+        judge_metric_names,
+        make_judges,
+        metric_order,
+        text_metric_functions,
+    )
+
+    items = as_items(dataset)
+    judge_map = make_judges(judges, on_error="record", cache=None)
+    try:
+        names = judge_metric_names(metrics, criteria, bool(judge_map))
+        identities = {name: judge.identity() for name, judge in judge_map.items()}
+    finally:
+        close_judges(judge_map)
+    text = text_metric_functions(DEFAULT_TEXT_METRICS if text_metrics is None else text_metrics)
+    order = metric_order(list(text), names, list(judge_map))
+    return GateScores(
+        dataset=dataset_fingerprint(items),
+        n_items=len(items),
+        metrics=[name for name in order if "/" not in name],
+        judges=identities,
+        criteria=dict(criteria or {}),
+    )
+
+
 def check_comparable(
     baseline: GateScores, current: GateScores, *, source: str = "the baseline"
 ) -> None:
@@ -418,5 +456,6 @@ __all__ = [
     "gated_metrics",
     "judge_gate",
     "margin_of",
+    "planned_scores",
     "scores_of",
 ]
