@@ -47,6 +47,12 @@ def flaky(question):
         raise RuntimeError(f"backend down for {n}")
     return str(2 * n)
 
+def worse_and_flaky(question):
+    n = _n(question)
+    if n == 5:
+        raise RuntimeError("backend down for 5")
+    return str(2 * n) if n % 3 else "no idea"
+
 def judge(prompt, system):
     with Path("judge_calls.txt").open("a") as f:
         f.write("x")
@@ -426,3 +432,12 @@ def test_a_judged_metric_without_a_judge_is_one_line(project, capsys, flags, nam
         "MODULE:FUNCTION)"
     ]
     assert not Path("calls.txt").exists()  # refused before the system was called
+
+
+def test_a_worse_metric_exits_1_even_when_items_failed_too(project, capsys) -> None:
+    assert gate(project, "good", "--update-baseline") == EXIT_OK
+    capsys.readouterr()
+    assert gate(project, "worse_and_flaky", "--junit", "gate.xml") == EXIT_WORSE
+    assert capsys.readouterr().err.startswith("synth: gate failed: token_f1 is worse by")
+    errors = [c for c in validate("gate.xml").findall(".//testcase") if c.find("error") is not None]
+    assert len(errors) == 2  # golden 5, under both metrics
