@@ -441,3 +441,16 @@ def test_a_worse_metric_exits_1_even_when_items_failed_too(project, capsys) -> N
     assert capsys.readouterr().err.startswith("synth: gate failed: token_f1 is worse by")
     errors = [c for c in validate("gate.xml").findall(".//testcase") if c.find("error") is not None]
     assert len(errors) == 2  # golden 5, under both metrics
+
+
+@pytest.mark.parametrize("name", ["base.jsonl", "goldens.jsonl", "base.csv"])
+def test_a_baseline_that_cannot_be_one_document_is_refused_before_anything_is_scored(
+    project, capsys, name
+) -> None:
+    for extra in (["--update-baseline"], []):
+        assert gate(project, "good", "--baseline", name, *extra) == EXIT_ERROR
+        assert capsys.readouterr().err.strip().splitlines() == [
+            f"synth: error: --baseline {name}: a gate baseline is one document, .json, .yaml "
+            "or .toml"
+        ]
+    assert not Path("calls.txt").exists()

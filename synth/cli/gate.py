@@ -207,10 +207,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_folders(args: argparse.Namespace) -> None:
-    """Refuse, before anything is scored, a report whose folder does not exist: the scores paid
-    for must not be lost to a typo in a path. A new baseline's folder is made."""
+    """Refuse, before anything is scored, a baseline that cannot be a document and a report whose
+    folder does not exist: the scores paid for must not be lost to a typo in a path. A new
+    baseline's folder is made."""
     from synth.errors import ConfigError
 
+    if Path(args.baseline).suffix.lower() not in (".json", ".yaml", ".yml", ".toml"):
+        # checked first: a .jsonl or .csv baseline would be refused only after the run was paid
+        raise ConfigError(
+            f"--baseline {args.baseline}: a gate baseline is one document, .json, .yaml or .toml"
+        )
     outputs = [("--junit", args.junit), ("--summary", args.summary)]
     if args.update_baseline and args.baseline:
         # a first baseline goes where the repository will keep it (ci/baseline.json): its folder
