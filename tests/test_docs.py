@@ -8,12 +8,15 @@ prompts like a model would and judges with schema-shaped JSON.
 - ```python blocks run in one namespace per page. A line ``expr  # value`` (the comment may
   continue on the next lines) is checked: ``repr(expr)`` must equal ``value`` (whitespace aside).
 - ```sh / ```console blocks: each line that starts with ``synth`` (optionally after ``$ ``) runs as
-  a real command (``python -m synth``; a ``#`` comment ends it) and must exit 0.
+  a real command (``python -m synth``; a ``#`` comment ends it) and must exit 0. A line that
+  starts with ``pytest`` runs ``python -m pytest`` with synth's plugin (``-p synth.pytest_plugin``:
+  the entry point's install is tests/test_ci_action.py's to check).
 - A block whose info string says ``file=NAME`` (```python file=my_system.py) is written to NAME in
   the folder instead of being run, so later commands can use it.
 - An HTML comment ``<!-- no-run -->`` right before a block skips it (for set-up commands and
   snippets that need a real key); ``<!-- fails -->`` expects every command of the block to exit
-  non-zero with a one-line ``synth: error: ...`` (no traceback).
+  non-zero with a one-line ``synth: error: ...`` (no traceback), or a pytest run to end with
+  failed tests (exit 1, not a usage error).
 """
 
 from __future__ import annotations
@@ -128,17 +131,23 @@ def _synth_commands(block: Block) -> list[str]:
     commands = []
     for raw in block.body.splitlines():
         line = raw.strip().removeprefix("$ ")
-        if line.startswith("synth ") or line == "synth":
+        if line.startswith(("synth ", "pytest ")) or line == "synth":
             commands.append(line)
     return commands
 
 
 def _run_command(block: Block, command: str, folder: Path, env: dict[str, str]) -> None:
-    argv = [sys.executable, "-m", "synth", *shlex.split(command, comments=True)[1:]]
+    program, *args = shlex.split(command, comments=True)
+    if program == "pytest":
+        env = {**env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        args = ["-p", "synth.pytest_plugin", "-p", "no:cacheprovider", *args]
+    argv = [sys.executable, "-m", program, *args]
     proc = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, timeout=600)
     where = f"{block.where}: {command}"
     output = f"\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
-    if block.flag == "fails":
+    if block.flag == "fails" and program == "pytest":
+        assert proc.returncode == pytest.ExitCode.TESTS_FAILED, where + output
+    elif block.flag == "fails":
         assert proc.returncode != 0, where + output
         assert "Traceback" not in proc.stderr, where + output
         assert "synth: error: " in proc.stderr, where + output

@@ -47,6 +47,12 @@ def flaky(question):
         raise RuntimeError(f"backend down for {n}")
     return str(2 * n)
 
+def worse_and_flaky(question):
+    n = _n(question)
+    if n == 5:
+        raise RuntimeError("backend down for 5")
+    return str(2 * n) if n % 3 else "no idea"
+
 def judge(prompt, system):
     with Path("judge_calls.txt").open("a") as f:
         f.write("x")
@@ -199,8 +205,14 @@ def test_a_changed_dataset_is_one_line_before_the_system_is_called(project, caps
     assert Path("calls.txt").stat().st_size == calls  # nothing paid for a comparison refused
 
 
-def test_a_changed_judge_is_one_line(project, capsys) -> None:
+def paid() -> tuple[int, int]:
+    """How many times the system and the judge were called so far."""
+    return tuple(Path(f).stat().st_size if Path(f).exists() else 0 for f in ("calls.txt", "judge_calls.txt"))  # fmt: skip
+
+
+def test_a_changed_judge_is_one_line_before_anything_is_paid(project, capsys) -> None:
     assert gate(project, "good", "--update-baseline") == EXIT_OK
+    before = paid()
     capsys.readouterr()
     args = ["gate", "goldens.jsonl", "--system", f"{project}:good", "--baseline", "base.json"]
     code = main(
@@ -236,16 +248,19 @@ def test_a_changed_judge_is_one_line(project, capsys) -> None:
     assert "the judges changed since base.json was made (judges j then, k now)" in (
         capsys.readouterr().err
     )
+    assert paid() == before  # neither the system nor a judge was called for a refused run
 
 
 def test_a_metric_the_baseline_lacks_is_one_line(project, capsys) -> None:
     assert main(["gate", "goldens.jsonl", "--system", f"{project}:good", "--baseline", "base.json",
                  "--metric", "token_f1", "--update-baseline"]) == EXIT_OK  # fmt: skip
     capsys.readouterr()
+    before = paid()
     assert gate(project, "good") == EXIT_ERROR
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert "base.json has no scores for answer_relevance (it scored token_f1)" in err[0]
+    assert paid() == before
 
 
 @pytest.mark.parametrize(
@@ -362,7 +377,9 @@ def test_a_changed_rubric_is_one_line(project, capsys) -> None:
     assert main([*args, "--criteria", "numeric=The answer is a number.", "--update-baseline"]) == 0
     capsys.readouterr()
     assert main([*args, "--criteria", "numeric=The answer is a number."]) == EXIT_OK
+    before = paid()
     assert main([*args, "--criteria", "numeric=The answer is short."]) == EXIT_ERROR
+    assert paid() == before
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "synth: error: the rubric of 'numeric' changed since base.json was made; if that is "
         "meant, make a new baseline with --update-baseline"
@@ -374,3 +391,66 @@ def test_text_metrics_are_gated_without_the_baselines_judges(project, capsys) ->
     args = ["gate", "goldens.jsonl", "--baseline", "base.json", "--metric", "token_f1"]
     assert main([*args, "--system", f"{project}:good"]) == EXIT_OK  # no judge: no judge changed
     assert main([*args, "--system", f"{project}:worse"]) == EXIT_WORSE
+
+
+def test_no_system_and_no_stored_answers_is_one_line_before_anything_is_written(
+    project, capsys
+) -> None:
+    args = ["gate", "goldens.jsonl", "--baseline", "base.json", "--metric", "token_f1"]
+    assert main([*args, "--update-baseline"]) == EXIT_ERROR
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "synth: error: goldens.jsonl: no golden has a stored answer (actual_output) to score; "
+        "name the system with --system MODULE:FUNCTION"
+    ]
+    assert not Path("base.json").exists()
+
+
+def test_a_gate_that_compares_no_golden_is_an_error_not_a_pass(project, capsys) -> None:
+    assert gate(project, "good", "--update-baseline") == EXIT_OK
+    baseline = json.loads(Path("base.json").read_text())
+    for item in baseline["items"]:  # a baseline that scored nothing (made by hand, or old)
+        item["scores"] = {metric: None for metric in item["scores"]}
+    Path("base.json").write_text(json.dumps(baseline))
+    capsys.readouterr()
+    assert gate(project, "good", "--junit", "gate.xml") == EXIT_ERROR
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "synth: error: nothing to compare: no golden has a score both in base.json and in this "
+        "run (0 of 30 scored then, 30 of 30 now)"
+    ]
+    assert not Path("gate.xml").exists()  # no report says "passed"
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [(["--metric", "faithfulness"], "faithfulness"), (["--criteria", "x=Short."], "--criteria")],
+)
+def test_a_judged_metric_without_a_judge_is_one_line(project, capsys, flags, named) -> None:
+    args = ["gate", "goldens.jsonl", "--system", f"{project}:good", "--baseline", "base.json"]
+    assert main([*args, *flags, "--update-baseline"]) == EXIT_ERROR
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"synth: error: {named} needs a judge: name one with --judge [NAME=]provider:model (or "
+        "MODULE:FUNCTION)"
+    ]
+    assert not Path("calls.txt").exists()  # refused before the system was called
+
+
+def test_a_worse_metric_exits_1_even_when_items_failed_too(project, capsys) -> None:
+    assert gate(project, "good", "--update-baseline") == EXIT_OK
+    capsys.readouterr()
+    assert gate(project, "worse_and_flaky", "--junit", "gate.xml") == EXIT_WORSE
+    assert capsys.readouterr().err.startswith("synth: gate failed: token_f1 is worse by")
+    errors = [c for c in validate("gate.xml").findall(".//testcase") if c.find("error") is not None]
+    assert len(errors) == 2  # golden 5, under both metrics
+
+
+@pytest.mark.parametrize("name", ["base.jsonl", "goldens.jsonl", "base.csv"])
+def test_a_baseline_that_cannot_be_one_document_is_refused_before_anything_is_scored(
+    project, capsys, name
+) -> None:
+    for extra in (["--update-baseline"], []):
+        assert gate(project, "good", "--baseline", name, *extra) == EXIT_ERROR
+        assert capsys.readouterr().err.strip().splitlines() == [
+            f"synth: error: --baseline {name}: a gate baseline is one document, .json, .yaml "
+            "or .toml"
+        ]
+    assert not Path("calls.txt").exists()

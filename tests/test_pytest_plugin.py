@@ -86,6 +86,9 @@ def test_a_failure_names_the_golden_the_metric_the_score_and_why(suite: pytest.P
         "'I do not know' against the reference '14'; token_f1 0.00 < 0.5: *",
     ])  # fmt: skip
     failed = [line.split()[1] for line in result.stdout.lines if line.startswith("FAILED")]
+    # the failure is shown at the user's call; synth's own code stays out of the traceback
+    assert not [line for line in result.stdout.lines if "assertions.py" in line]
+    result.stdout.fnmatch_lines(["test_user.py:12: AssertionError"])
     assert failed == [
         f"test_user.py::test_answers[{n:02d}-what-is-{n}-{n}]" for n in range(0, 30, 7)
     ]

@@ -115,30 +115,60 @@ def _metric_kwargs(args: argparse.Namespace, kwargs: dict[str, Any]) -> None:
 
     named = args.metric or []
     text = [m for m in named if m in TEXT_METRICS]
+    judged = [m for m in named if m not in TEXT_METRICS]
+    if kwargs["judges"] is None and (judged or kwargs["criteria"]):
+        from synth.errors import ConfigError
+
+        what = ", ".join(judged) or "--criteria"
+        raise ConfigError(
+            f"{what} needs a judge: name one with --judge [NAME=]provider:model (or "
+            "MODULE:FUNCTION)"
+        )
     if text:
         kwargs["text_metrics"] = list(dict.fromkeys([*text, *kwargs.get("text_metrics", [])]))
-        judged = [m for m in named if m not in TEXT_METRICS]
         kwargs["metrics"] = judged if judged or kwargs["judges"] is None else []
 
 
 def run(args: argparse.Namespace) -> int:
     """Score, compare with the baseline (or write it), write the outputs; the verdict's code."""
     from synth._callables import load_callable
+    from synth.errors import ConfigError
     from synth.evaluate._items import as_items
-    from synth.evaluate.gate import GateScores, dataset_fingerprint, gate_scores, judge_gate
+    from synth.evaluate.gate import (
+        GateScores,
+        check_comparable,
+        gate_scores,
+        judge_gate,
+        planned_scores,
+    )
 
     margins = parse_margins(args.margin)
     baseline_path = Path(args.baseline)
     _check_folders(args)
     baseline = None if args.update_baseline else GateScores.read(baseline_path)
     items = as_items(dataset_with_status(args.dataset, args.status))
-    if baseline is not None and baseline.dataset != dataset_fingerprint(items):
-        # the cheap check first, before the system and the judges are paid for
-        from synth.evaluate.gate import check_comparable
-
-        check_comparable(baseline, _fingerprint_only(items), source=str(baseline_path))
+    if not args.system and not any(item.answer is not None for item in items):
+        # a gate over no answer compares nothing and would pass for ever: say what is missing
+        raise ConfigError(
+            f"{args.dataset}: no golden has a stored answer (actual_output) to score; name the "
+            "system with --system MODULE:FUNCTION"
+        )
     kwargs = judging_kwargs(args)
     _metric_kwargs(args, kwargs)
+    if baseline is not None:
+        # a changed dataset, judge, rubric or metric is refused before anything is paid for
+        try:
+            planned = planned_scores(
+                items,
+                judges=kwargs["judges"],
+                metrics=kwargs["metrics"],
+                text_metrics=kwargs.get("text_metrics"),
+                criteria=kwargs["criteria"],
+            )
+            check_comparable(baseline, planned, source=str(baseline_path))
+        except BaseException:
+            close_models(kwargs["judges"])
+            raise
     system = user_function(load_callable(args.system), args) if args.system else None
     cache = _cache(args.cache)
     try:
@@ -177,10 +207,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_folders(args: argparse.Namespace) -> None:
-    """Refuse, before anything is scored, a report whose folder does not exist: the scores paid
-    for must not be lost to a typo in a path. A new baseline's folder is made."""
+    """Refuse, before anything is scored, a baseline that cannot be a document and a report whose
+    folder does not exist: the scores paid for must not be lost to a typo in a path. A new
+    baseline's folder is made."""
     from synth.errors import ConfigError
 
+    if Path(args.baseline).suffix.lower() not in (".json", ".yaml", ".yml", ".toml"):
+        # checked first: a .jsonl or .csv baseline would be refused only after the run was paid
+        raise ConfigError(
+            f"--baseline {args.baseline}: a gate baseline is one document, .json, .yaml or .toml"
+        )
     outputs = [("--junit", args.junit), ("--summary", args.summary)]
     if args.update_baseline and args.baseline:
         # a first baseline goes where the repository will keep it (ci/baseline.json): its folder
@@ -189,12 +225,6 @@ def _check_folders(args: argparse.Namespace) -> None:
     for flag, path in outputs:
         if path and not Path(path).resolve().parent.is_dir():
             raise ConfigError(f"{flag} {path}: the folder {Path(path).parent} does not exist")
-
-
-def _fingerprint_only(items: Any) -> GateScores:
-    from synth.evaluate.gate import GateScores, dataset_fingerprint
-
-    return GateScores(dataset=dataset_fingerprint(items), n_items=len(items), metrics=[])
 
 
 def _cache(path: str | None) -> Any:

@@ -87,6 +87,8 @@ def assert_answer(
     cannot be scored (no reference, a judge that failed) fails too, saying why. Returns the
     scores when every metric passes.
     """
+    # pytest shows the failure at the user's call, not inside this function
+    __tracebackhide__ = True
     from synth.evaluate.answers import evaluate_answers
     from synth.evaluate.text import TEXT_METRICS
 

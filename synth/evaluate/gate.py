@@ -143,7 +143,8 @@ class GateResult(OneDocument):
         if self.passed:
             return (
                 "gate passed: no metric is worse than the baseline by more than its margin "
-                f"({len(self.metrics)} metrics, {self.n_items} items)"
+                f"({len(self.metrics)} metric{'' if len(self.metrics) == 1 else 's'}, "
+                f"{self.n_items} items)"
             )
         return "gate failed: " + "; ".join(
             f"{row.metric} is worse by {-row.delta:.3f} (95% CI {row.ci_low:+.3f} to "
@@ -232,6 +233,44 @@ def gate_scores(
     return scores_of(report, items)
 
 
+def planned_scores(
+    dataset: Any,
+    *,
+    judges: Any = None,
+    metrics: Sequence[str] | None = None,
+    text_metrics: Sequence[str] | None = None,
+    criteria: Mapping[str, str] | None = None,
+) -> GateScores:
+    """What :func:`gate_scores` will record with these arguments, without its scores: the
+    dataset's fingerprint, the gated metrics, the judges' identities and the rubrics. Checked
+    against a baseline (:func:`check_comparable`) before the system and the judges are paid for."""
+    from synth.evaluate.answers import (
+        DEFAULT_TEXT_METRICS,
+        close_judges,
+        judge_metric_names,
+        make_judges,
+        metric_order,
+        text_metric_functions,
+    )
+
+    items = as_items(dataset)
+    judge_map = make_judges(judges, on_error="record", cache=None)
+    try:
+        names = judge_metric_names(metrics, criteria, bool(judge_map))
+        identities = {name: judge.identity() for name, judge in judge_map.items()}
+    finally:
+        close_judges(judge_map)
+    text = text_metric_functions(DEFAULT_TEXT_METRICS if text_metrics is None else text_metrics)
+    order = metric_order(list(text), names, list(judge_map))
+    return GateScores(
+        dataset=dataset_fingerprint(items),
+        n_items=len(items),
+        metrics=[name for name in order if "/" not in name],
+        judges=identities,
+        criteria=dict(criteria or {}),
+    )
+
+
 def check_comparable(
     baseline: GateScores, current: GateScores, *, source: str = "the baseline"
 ) -> None:
@@ -288,6 +327,22 @@ def _as_report(scores: GateScores) -> Evaluation:
     return Evaluation(metrics=metrics, items=rows)
 
 
+def _scored(scores: GateScores) -> int:
+    return sum(any(not math.isnan(v) for v in item.scores.values()) for item in scores.items)
+
+
+def _nothing_compared(baseline: GateScores, current: GateScores, source: str) -> str:
+    """The line saying why no golden was scored in both runs."""
+    said = f"nothing to compare: no golden has a score both in {source} and in this run ("
+    said += f"{_scored(baseline)} of {baseline.n_items} scored then, "
+    said += f"{_scored(current)} of {current.n_items} now"
+    first = next((item for item in current.items if item.skipped), None)
+    if first is not None:
+        metric, reason = next(iter(first.skipped.items()))
+        said += f"; item {first.id}: {metric}: {reason}"
+    return said + ")"
+
+
 def margin_of(metric: str, margins: float | Mapping[str, float]) -> float:
     """The margin of ``metric``: its own in a mapping (``"*"`` for the rest, else 0), or the one
     number given for all."""
@@ -309,7 +364,8 @@ def judge_gate(
     A metric fails when its mean paired change is below ``-margin`` and the bootstrap 95% interval
     of that change lies wholly below zero. Items that failed in either run are left out of the
     pairs (they are counted in ``failed_items``). Raises :class:`~synth.errors.ConfigError` when
-    the runs are not comparable (:func:`check_comparable`).
+    the runs are not comparable (:func:`check_comparable`), or when no golden has a score in both
+    and none failed (a gate that compares nothing does not pass).
     """
     check_comparable(baseline, current, source=source)
     if isinstance(margins, Mapping):
@@ -344,6 +400,9 @@ def judge_gate(
                 worse=worse,
             )
         )
+    if rows and all(row.n == 0 for row in rows) and not current.failed_items:
+        # no pair at all: a verdict of "passed" would be a gate that compares nothing
+        raise ConfigError(_nothing_compared(baseline, current, source))
     failing = {row.metric: row.margin for row in rows if row.worse}
     before = {item.id: item for item in baseline.items}
     items = []
@@ -397,5 +456,6 @@ __all__ = [
     "gated_metrics",
     "judge_gate",
     "margin_of",
+    "planned_scores",
     "scores_of",
 ]
