@@ -129,6 +129,22 @@ def test_evaluate_json_output_and_stored_answers(project, capsys) -> None:
     assert document["config"]["system"] == "stored answers"
 
 
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_goldens_without_answers_and_no_system_are_refused_not_scored_as_a_pass(
+    project, capsys, json_flag
+) -> None:
+    """Every metric would score nothing: exit 0 and a table of dashes read as a pass in CI."""
+    folder, module = project
+    code = main(["evaluate", "goldens.jsonl", "-o", "nothing.json", *json_flag])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and not (folder / "nothing.json").exists()
+    assert captured.err == (
+        "synth: error: nothing was scored: none of the 6 goldens has a stored answer "
+        "(actual_output) to score: pass --system module:function to ask your system, or a file "
+        "of answered goldens\n"
+    )
+
+
 def test_evaluate_a_retriever(project, capsys) -> None:
     folder, module = project
     code = main(["evaluate", "goldens.jsonl", "--retriever", f"{module}:retriever", "-k", "1", "-k", "2",

@@ -29,8 +29,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Ask a system every question of DATASET and score its answers with the text "
         "metrics (exact match, token F1) and each judge; or, with --retriever, score the ranked "
         "context ids against each item's context_ids. Without --system the stored answers "
-        "(actual_output) are scored. Prints tables; -o writes the report (.json, .jsonl, .yaml, "
-        ".toml).",
+        "(actual_output) are scored; when nothing at all could be scored it is an error (exit 2), "
+        "not an empty pass. Prints tables; -o writes the report (.json, .jsonl, .yaml, .toml).",
     )
     p.add_argument("dataset", help="a saved dataset (.json, .jsonl, .csv, .parquet)")
     p.add_argument(
@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if args.tool_calls:
         return run_tool_scores(args)
     report = _retrieval_report(args) if args.retriever else _answers_report(args)
+    _refuse_an_empty_score(report, asked_a_system=bool(args.system or args.retriever))
     page = None
     if args.output:
         report.write(args.output)
@@ -107,6 +108,23 @@ def _answers_report(args: argparse.Namespace) -> Evaluation:
         return evaluate_answers(system, dataset_with_status(args.dataset, args.status), **kwargs)
     finally:
         close_models(kwargs["judges"])
+
+
+def _refuse_an_empty_score(report: Evaluation, asked_a_system: bool) -> None:
+    """A ConfigError when no metric scored any item and none failed: a table of empty means with
+    exit 0 would read as a pass in CI (goldens with no stored answer and no ``--system``)."""
+    from synth.errors import ConfigError
+
+    if not report.items or any(report.coverage.values()) or report.failed_items:
+        return
+    n = len(report.items)
+    why = (
+        f"your system's answers to the {n} goldens gave no metric its inputs"
+        if asked_a_system
+        else f"none of the {n} goldens has a stored answer (actual_output) to score: pass "
+        "--system module:function to ask your system, or a file of answered goldens"
+    )
+    raise ConfigError(f"nothing was scored: {why}")
 
 
 __all__ = ["add_parser", "run"]
