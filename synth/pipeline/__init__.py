@@ -31,7 +31,7 @@ import dataclasses
 import functools
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
@@ -260,19 +260,23 @@ class Synthesizer(ModelSettings):
         contexts = context_construction_config or self.context_construction_config
         configs = RunConfigs.of(self, include_expected_output, max_goldens_per_context, contexts)
         configs = configs.but(seed=seed, avoid_chunks=frozenset(avoid_chunks))
-        self._merged = None
-        if configs.generation.asks_types:  # one run per question type, each exact in count
-            return await self._typed_runs(paths, configs, num_goldens)
-        return await self._docs_run(paths, configs, num_goldens)
+        return await self._each_type(functools.partial(self._docs_run, paths), configs, num_goldens)
 
-    async def _typed_runs(
-        self, paths: list[str], configs: RunConfigs, num_goldens: int | None
+    async def _each_type(
+        self,
+        run_one: Callable[[RunConfigs, int | None], Awaitable[Dataset]],
+        configs: RunConfigs,
+        num_goldens: int | None,
     ) -> Dataset:
-        """One run per question type; :attr:`manifest` is then theirs as one."""
+        """``run_one`` once, or once per question type when the generation config asks for
+        several (each exact in count); :attr:`manifest` is then theirs as one."""
+        self._merged = None
+        if not configs.generation.asks_types:
+            return await run_one(configs, num_goldens)
         parts: list[tuple[str, dict[str, Any]]] = []
 
         async def one(typed: RunConfigs, n: int) -> Dataset:
-            made = await self._docs_run(paths, typed, n)
+            made = await run_one(typed, n)
             if self._session is not None and self._session.manifest is not None:
                 parts.append((typed.part or "run", self._session.manifest))
             return made
@@ -437,7 +441,8 @@ class Synthesizer(ModelSettings):
                 reads=reads,
             )
 
-        return await self._given(DOCUMENTS_MODE, key, names, configs, num_goldens, ingest, True)
+        run_one = functools.partial(self._given_run, DOCUMENTS_MODE, key, names, ingest, True)
+        return await self._each_type(run_one, configs, num_goldens)
 
     generate_goldens_from_documents = sync_twin(a_generate_goldens_from_documents)
 
@@ -470,26 +475,10 @@ class Synthesizer(ModelSettings):
             batches = self._models().embedder(config.embedder).batches_embedded
             return NoStore(), ImportedIngest(imported, batches), list(imported.chunks)
 
-        return await self._given(CHROMA_MODE, key, names, configs, num_goldens, ingest, False)
+        run_one = functools.partial(self._given_run, CHROMA_MODE, key, names, ingest, False)
+        return await self._each_type(run_one, configs, num_goldens)
 
     generate_goldens_from_chroma = sync_twin(a_generate_goldens_from_chroma)
-
-    async def _given(
-        self,
-        mode: str,
-        key: dict[str, Any],
-        names: list[str],
-        configs: RunConfigs,
-        num_goldens: int | None,
-        ingest: Callable[[ContextConstructionConfig], tuple[Any, Any, list[Chunk]]],
-        own_vectors: bool,
-    ) -> Dataset:
-        """A run from documents whose stage 1 is ``ingest``; ``own_vectors``: the run's embedder
-        made the chunks' vectors (else no input vector is compared with them)."""
-        run_one = functools.partial(self._given_run, mode, key, names, ingest, own_vectors)
-        if configs.generation.asks_types:  # one run per question type, each exact in count
-            return await typed_runs(configs, num_goldens, run_one)
-        return await run_one(configs, num_goldens)
 
     async def _given_run(
         self,
@@ -501,6 +490,8 @@ class Synthesizer(ModelSettings):
         configs: RunConfigs,
         num_goldens: int | None,
     ) -> Dataset:
+        """A run from documents whose stage 1 is ``ingest``; ``own_vectors``: the run's embedder
+        made the chunks' vectors (else no input vector is compared with them)."""
         run: RunSession
         async with self._run(mode, {**key, **configs.avoid_key()}, num_goldens, configs) as run:
             if run.finished:
@@ -655,11 +646,7 @@ class Synthesizer(ModelSettings):
         contexts = self.context_construction_config
         configs = RunConfigs.of(self, include_expected_output, None, contexts)
         configs = dataclasses.replace(configs, part=part)
-        self._merged = None
-        if configs.generation.asks_types:
-            made = await self._typed_runs(paths, configs, n)
-        else:
-            made = await self._docs_run(paths, configs, n)
+        made = await self._each_type(functools.partial(self._docs_run, paths), configs, n)
         if self._merged is not None:  # a run per question type: theirs as one
             return made, self._merged
         return made, self._session.manifest if self._session is not None else None
