@@ -647,9 +647,7 @@ class Synthesizer(ModelSettings):
         configs = RunConfigs.of(self, include_expected_output, None, contexts)
         configs = dataclasses.replace(configs, part=part)
         made = await self._each_type(functools.partial(self._docs_run, paths), configs, n)
-        if self._merged is not None:  # a run per question type: theirs as one
-            return made, self._merged
-        return made, self._session.manifest if self._session is not None else None
+        return made, self.manifest  # a run per question type: theirs as one
 
     generate_goldens_from_tools = sync_twin(a_generate_goldens_from_tools)
 
