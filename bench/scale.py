@@ -71,7 +71,6 @@ TIMED = (
     ("synth.contexts.seed_feed", "group_contexts", "group"),
     ("synth.contexts.guess", "Guesses.guess", "guess"),
     ("synth.generate.dedup", "Deduplicator.offer", "dedup"),
-    ("synth.generate.dedup", "Deduplicator.offer_many", "dedup"),
     ("synth.run.difficulty", "_build", "difficulty"),
     ("synth.generate.difficulty", "DifficultyIndex.measure_many", "difficulty"),
     ("synth.run.dir", "RunDir.write_manifest", "write"),

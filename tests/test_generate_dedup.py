@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import numpy as np
 import pytest
 
@@ -68,29 +66,6 @@ def test_ties_keep_the_first_and_context_quality_breaks_ties() -> None:
     assert dedup.kept == [better_context]
 
 
-def test_offer_many_embeds_once() -> None:
-    embedder = HashEmbedder(128)
-    dedup = Deduplicator(embedder, threshold=0.95)
-    items = [
-        draft(str(i), text, 0.5)
-        for i, text in enumerate(["one fish", "two fish", "one fish", "red fish"])
-    ]
-    decisions = dedup.offer_many(items)
-    assert [d.action for d in decisions] == ["kept", "kept", "dropped", "kept"]
-    assert embedder.batches_embedded == 1
-
-
-def test_async_offer_many_matches_sync() -> None:
-    texts = ["one fish", "two fish", "one fish", "red fish"]
-    sync = Deduplicator(HashEmbedder(128), threshold=0.95)
-    expected = [
-        d.action for d in sync.offer_many([draft(str(i), t, 0.5) for i, t in enumerate(texts)])
-    ]
-    dedup = Deduplicator(HashEmbedder(128), threshold=0.95)
-    decisions = asyncio.run(dedup.aoffer_many([draft(str(i), t, 0.5) for i, t in enumerate(texts)]))
-    assert [d.action for d in decisions] == expected == ["kept", "kept", "dropped", "kept"]
-
-
 def test_bad_threshold_and_missing_embedder() -> None:
     with pytest.raises(ConfigError):
         Deduplicator(None, threshold=1.5)
@@ -109,63 +84,12 @@ def test_a_similarity_exactly_at_the_threshold_is_a_duplicate() -> None:
     assert above.offer(draft("2", "second", 0.4), embedding=[3.0, 4.0]).action == "kept"
 
 
-class Recorder:
-    """An embedder with both methods, recording which one was called with which texts."""
-
-    def __init__(self, vectors: list[list[float]]) -> None:
-        self.vectors = vectors
-        self.calls: list[tuple[str, list[str]]] = []
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        self.calls.append(("embed", list(texts)))
-        return self.vectors
-
-    async def aembed(self, texts: list[str]) -> list[list[float]]:
-        self.calls.append(("aembed", list(texts)))
-        return self.vectors
-
-
-class SyncOnly:
-    """An embedder without ``aembed``: the async path runs its ``embed`` in a thread."""
-
-    def __init__(self, vectors: list[list[float]]) -> None:
-        self.vectors = vectors
-        self.calls: list[list[str]] = []
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        self.calls.append(list(texts))
-        return self.vectors
-
-
-def test_async_offer_many_uses_aembed_else_embed_and_refuses_a_short_answer() -> None:
-    both = Recorder([[1.0, 0.0], [1.0, 0.0]])
-    decisions = asyncio.run(
-        Deduplicator(both).aoffer_many([draft("1", "q1", 0.5), draft("2", "q2", 0.4)])
-    )
-    assert [d.action for d in decisions] == ["kept", "dropped"]
-    assert both.calls == [("aembed", ["q1", "q2"])]
-    only = SyncOnly([[1.0, 0.0], [0.0, 1.0]])
-    first, second = draft("1", "q1", 0.5), draft("2", "q2", 0.4)
-    decisions = asyncio.run(Deduplicator(only).aoffer_many([first, second]))
-    assert [(d.action, d.draft) for d in decisions] == [("kept", first), ("kept", second)]
-    assert only.calls == [["q1", "q2"]]
-    # one vector for two drafts is an error, not a draft silently left out
-    with pytest.raises(ValueError):
-        asyncio.run(Deduplicator(SyncOnly([[1.0, 0.0]])).aoffer_many([first, second]))
-    with pytest.raises(ValueError):
-        Deduplicator(SyncOnly([[1.0, 0.0]])).offer_many([first, second])
-
-
-def test_no_embedder_is_refused_with_the_fix_and_nothing_offered_needs_none() -> None:
+def test_no_embedder_is_refused_with_the_fix_and_a_given_vector_needs_none() -> None:
     message = "this Deduplicator has no embedder: pass embeddings to offer()"
     with pytest.raises(ConfigError) as info:
-        Deduplicator(None).offer_many([draft("1", "q", 0.5)])
+        Deduplicator(None).offer(draft("1", "q", 0.5))
     assert str(info.value) == message
-    with pytest.raises(ConfigError) as info:
-        asyncio.run(Deduplicator(None).aoffer_many([draft("1", "q", 0.5)]))
-    assert str(info.value) == message
-    assert Deduplicator(None).offer_many([]) == []
-    assert asyncio.run(Deduplicator(None).aoffer_many([])) == []
+    assert Deduplicator(None).offer(draft("1", "q", 0.5), embedding=[1.0]).action == "kept"
 
 
 def test_the_threshold_defaults_to_0_9_and_takes_both_ends_of_0_to_1() -> None:

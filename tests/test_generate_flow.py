@@ -205,7 +205,8 @@ async def pipeline(
 
     results = await asyncio.gather(*(one(c) for c in grouped.contexts))
     finished = [d for drafts in results for d in drafts if d.kept]
-    dedup.offer_many(finished)
+    for finished_draft in finished:
+        dedup.offer(finished_draft)
     goldens = [
         d.to_golden(
             models={"generator": llm.identity()},

@@ -298,3 +298,27 @@ def test_paths_and_a_collection_together_are_refused(
     assert "give PATHs or --from-chroma, not both" in capsys.readouterr().err
     assert main(["ingest"]) == 2
     assert "give at least one PATH" in capsys.readouterr().err
+
+
+def test_documents_asking_for_question_types_report_every_types_run_as_one_manifest(
+    tmp_path: Path,
+) -> None:
+    docs = [
+        {"text": _passage(thing, 1) * 3, "metadata": {"source": path}}
+        for path, thing in TOPICS.items()
+    ]
+    typed = GenerationConfig(question_types={"simple": 0.5, "situational": 0.5})
+    synth = Synthesizer(
+        "offline", embedder="hash", cache=None, run_dir=tmp_path / "r", progress=False
+    )
+    with synth:
+        synth.generation_config = typed
+        goldens = synth.generate_goldens_from_documents(docs, num_goldens=2)
+        manifest = synth.manifest
+        synth.generation_config = GenerationConfig()
+        synth.generate_goldens_from_documents(docs, num_goldens=1)
+        later = synth.manifest
+    assert len(goldens) == 2
+    assert manifest is not None and sorted(manifest["parts"]) == ["simple", "situational"]
+    # the next call's manifest is its own, not the typed call's left behind
+    assert later is not None and "parts" not in later and later["num_goldens"] == 1

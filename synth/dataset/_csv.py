@@ -27,9 +27,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from synth._files import write_atomic
 from synth.data import Golden
 from synth.dataset._deepeval_csv import MARKER_COLUMNS, read_deepeval_rows
-from synth.dataset._io import dumps, read_sidecar, read_text, write_sidecar, write_text
+from synth.dataset._io import dumps, read_sidecar, read_text, write_sidecar
 from synth.dataset._records import (
     CONVERSATION_FIELDS,
     CONVERSATION_TEXT_FIELDS,
@@ -57,7 +58,7 @@ def write_csv(path: Path, goldens: Sequence[Golden], metadata: Mapping[str, Any]
         record = to_synth(golden)
         where = f"{path}: index {index}"
         writer.writerow([_cell(record, field, where) for field in columns])
-    write_text(path, buffer.getvalue())
+    write_atomic(path, buffer.getvalue())
     write_sidecar(path, metadata)
 
 

@@ -31,9 +31,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from synth._files import write_atomic
 from synth.data import Golden
 from synth.dataset._deepeval_saved import DEEPEVAL_SEPARATOR  # for files synth did not write
-from synth.dataset._io import dumps, dumps_records, write_text
+from synth.dataset._io import dumps, dumps_records
 from synth.dataset._records import SYNTH_KEY, kind
 from synth.errors import DatasetError
 
@@ -72,7 +73,7 @@ def write_deepeval_csv(path: Path, records: Sequence[Mapping[str, Any]]) -> None
     writer.writerows(rows)
     text = buffer.getvalue()
     _check_read_back(text, columns, records, path)
-    write_text(path, text)
+    write_atomic(path, text)
 
 
 def _text_cell(value: str | None) -> str:

@@ -107,11 +107,6 @@ def _unwritable(record: Mapping[str, Any], where: str, exc: Exception) -> Datase
     )
 
 
-def write_text(path: Path, text: str) -> None:
-    """Write UTF-8 text atomically, with the line endings exactly as given."""
-    write_atomic(path, text)
-
-
 # ---- the metadata sidecar ------------------------------------------------------------------------
 def sidecar_path(path: Path) -> Path:
     """Where the metadata of a ``.jsonl`` or ``.csv`` dataset lives."""
@@ -125,7 +120,7 @@ def write_sidecar(path: Path, metadata: Mapping[str, Any]) -> None:
         "dataset": path.name,
         "metadata": dict(metadata),
     }
-    write_text(sidecar_path(path), dumps(document, indent=2) + "\n")
+    write_atomic(sidecar_path(path), dumps(document, indent=2) + "\n")
 
 
 def read_sidecar(path: Path) -> dict[str, Any]:
@@ -169,5 +164,4 @@ __all__ = [
     "read_text",
     "sidecar_path",
     "write_sidecar",
-    "write_text",
 ]

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from synth._files import write_atomic
 from synth.data import Golden
 from synth.dataset._io import (
     FORMAT_NAME,
@@ -27,7 +28,6 @@ from synth.dataset._io import (
     read_sidecar,
     read_text,
     write_sidecar,
-    write_text,
 )
 from synth.dataset._records import golden_from_record, kind, to_synth
 from synth.errors import DatasetError
@@ -42,12 +42,12 @@ def write_json(path: Path, goldens: Sequence[Golden], metadata: Mapping[str, Any
         "metadata": dict(metadata),
         "goldens": records,
     }
-    write_text(path, dumps_value(document, path, records) + "\n")
+    write_atomic(path, dumps_value(document, path, records) + "\n")
 
 
 def write_json_value(path: Path, value: Any, records: Sequence[Mapping[str, Any]]) -> None:
     """Write any JSON document (an export); ``records`` are its goldens, to blame on failure."""
-    write_text(path, dumps_value(value, path, records) + "\n")
+    write_atomic(path, dumps_value(value, path, records) + "\n")
 
 
 def read_json(path: Path) -> tuple[list[Golden], dict[str, Any]]:
@@ -100,7 +100,7 @@ def write_jsonl(path: Path, goldens: Sequence[Golden], metadata: Mapping[str, An
 
 def write_jsonl_records(path: Path, records: Sequence[Mapping[str, Any]]) -> None:
     """One JSON object per line (an export, or synth's own rows)."""
-    write_text(path, "".join(line + "\n" for line in dumps_records(records, path)))
+    write_atomic(path, "".join(line + "\n" for line in dumps_records(records, path)))
 
 
 def read_jsonl(path: Path) -> tuple[list[Golden], dict[str, Any]]:

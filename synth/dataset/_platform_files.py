@@ -8,10 +8,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from synth._files import write_atomic
 from synth.data import Golden
 from synth.dataset._conversations import single_turn_only
 from synth.dataset._csv import _cell
-from synth.dataset._io import dumps_records, read_text, write_text
+from synth.dataset._io import dumps_records, read_text
 from synth.dataset._platforms import PHOENIX_COLUMNS, to_phoenix
 from synth.dataset._records import golden_from_record, kind
 from synth.errors import DatasetError
@@ -29,7 +30,7 @@ def write_promptfoo(path: Path, records: Sequence[Mapping[str, Any]]) -> None:
 
     dumps_records(records, path)  # a value JSON cannot hold is reported by golden and field
     if path.suffix.lower() == ".json":
-        write_text(path, json.dumps(list(records), ensure_ascii=False, indent=2) + "\n")
+        write_atomic(path, json.dumps(list(records), ensure_ascii=False, indent=2) + "\n")
         return
     import yaml
 
@@ -38,7 +39,7 @@ def write_promptfoo(path: Path, records: Sequence[Mapping[str, Any]]) -> None:
 
     Dumper.add_representer(str, _yaml_text)
     text = yaml.dump(list(records), Dumper=Dumper, allow_unicode=True, sort_keys=False, width=100)
-    write_text(path, text)
+    write_atomic(path, text)
 
 
 #: characters YAML reads as line breaks: a text holding one is written double-quoted, where
@@ -64,7 +65,7 @@ def write_phoenix(path: Path, records: Sequence[Mapping[str, Any]]) -> None:
     for index, record in enumerate(records):
         where = f"{path}: index {index}"
         writer.writerow([_cell(record, column, where) for column in PHOENIX_COLUMNS])
-    write_text(path, buffer.getvalue())
+    write_atomic(path, buffer.getvalue())
 
 
 def phoenix_frame(goldens: Sequence[Golden]) -> pd.DataFrame:

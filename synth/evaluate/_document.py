@@ -11,6 +11,7 @@ from typing import ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict
 
+from synth._files import write_atomic
 from synth.errors import ConfigError
 from synth.evaluate import _io
 from synth.evaluate._scores import canonical
@@ -29,7 +30,7 @@ class OneDocument(BaseModel):
         fmt = _io.format_of(path, format)
         if fmt == "jsonl":
             raise ConfigError(f"{self.noun} is one document: write it as .json, .yaml or .toml")
-        return _io.write_text(path, _io.dumps(self.model_dump(), fmt))
+        return write_atomic(path, _io.dumps(self.model_dump(), fmt))
 
     @classmethod
     def read(cls, path: str | Path, *, format: str | None = None) -> Self:

@@ -18,7 +18,6 @@ from typing import Any
 import tomli_w
 import yaml
 
-from synth._files import write_atomic
 from synth.errors import ConfigError
 
 FORMATS = {".json": "json", ".jsonl": "jsonl", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml"}
@@ -136,11 +135,6 @@ def loads_lines(text: str, source: str = "<string>") -> tuple[dict[str, Any], li
     return header, rows
 
 
-def write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` (parents created) in UTF-8, atomically, and return the path."""
-    return write_atomic(path, text)
-
-
 def read_text(path: str | Path) -> str:
     """Return the UTF-8 text of ``path``; a missing file is a :class:`ConfigError`."""
     try:
@@ -159,5 +153,4 @@ __all__ = [
     "loads",
     "loads_lines",
     "read_text",
-    "write_text",
 ]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
 
+from synth._files import write_atomic
 from synth.errors import ConfigError
 from synth.evaluate import _io
 from synth.evaluate._scores import Score, canonical
@@ -101,8 +102,8 @@ class Evaluation(BaseModel):
         document = self.to_document()
         if fmt == "jsonl":
             items = document.pop("items")
-            return _io.write_text(path, _io.dumps_lines(document, items))
-        return _io.write_text(path, _io.dumps(document, fmt))
+            return write_atomic(path, _io.dumps_lines(document, items))
+        return write_atomic(path, _io.dumps(document, fmt))
 
     @classmethod
     def read(cls, path: str | Path, *, format: str | None = None) -> Evaluation:

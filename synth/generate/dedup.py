@@ -8,7 +8,6 @@ context quality; on a tie the draft offered first stays.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -58,8 +57,8 @@ def _unit(vector: Any) -> np.ndarray:
 class Deduplicator:
     """Keeps one draft of every group of near-duplicate inputs, the best-scored one.
 
-    ``offer(draft)`` embeds the input (or takes ``embedding``) and returns a :class:`DedupDecision`;
-    ``offer_many`` embeds a batch in one call. ``kept`` lists the drafts kept so far (a replacement
+    ``offer(draft)`` embeds the input (or takes ``embedding``) and returns a :class:`DedupDecision`
+    (a run passes the vectors it already has). ``kept`` lists the drafts kept so far (a replacement
     takes its predecessor's position). Dropped drafts are marked with ``near_duplicate`` and, in
     their metadata, ``duplicate_of`` (the other draft's id) and ``duplicate_similarity``.
     """
@@ -86,37 +85,13 @@ class Deduplicator:
     def kept(self) -> list[Draft]:
         return list(self._kept)
 
-    def _embed(self, texts: list[str]) -> list[np.ndarray]:
-        if self.embedder is None:
-            raise ConfigError("this Deduplicator has no embedder: pass embeddings to offer()")
-        return [_unit(v) for v in self.embedder.embed(texts)]
-
     def offer(self, draft: Draft, embedding: Any = None) -> DedupDecision:
         """Offer one finished draft; returns what happened to it."""
-        vector = _unit(embedding) if embedding is not None else self._embed([draft.input])[0]
-        return self._offer(draft, vector)
-
-    def offer_many(self, drafts: Sequence[Draft]) -> list[DedupDecision]:
-        """Offer drafts in order, embedding their inputs in one call."""
-        drafts = list(drafts)
-        vectors = self._embed([d.input for d in drafts]) if drafts else []
-        return [self._offer(d, v) for d, v in zip(drafts, vectors, strict=True)]
-
-    async def aoffer_many(self, drafts: Sequence[Draft]) -> list[DedupDecision]:
-        """Async twin of :meth:`offer_many`: the embedding runs off the event loop."""
-        drafts = list(drafts)
-        if not drafts:
-            return []
-        if self.embedder is None:
-            raise ConfigError("this Deduplicator has no embedder: pass embeddings to offer()")
-        aembed = getattr(self.embedder, "aembed", None)
-        texts = [d.input for d in drafts]
-        raw = (
-            await aembed(texts)
-            if aembed is not None
-            else await asyncio.to_thread(self.embedder.embed, texts)
-        )
-        return [self._offer(d, _unit(v)) for d, v in zip(drafts, raw, strict=True)]
+        if embedding is None:
+            if self.embedder is None:
+                raise ConfigError("this Deduplicator has no embedder: pass embeddings to offer()")
+            embedding = self.embedder.embed([draft.input])[0]
+        return self._offer(draft, _unit(embedding))
 
     def _offer(self, draft: Draft, vector: np.ndarray) -> DedupDecision:
         self.stats.items_in += 1

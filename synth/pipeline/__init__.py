@@ -27,13 +27,16 @@ held by its ``session``. Randomness comes from ``seed`` alone: same seed, inputs
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
+from synth._ids import joined_hash
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.coverage import file_quotas
 from synth.contexts.feed import Candidate, ListFeed, ScratchFeed
@@ -44,13 +47,33 @@ from synth.dataset.update import UpdatePlan, merge_update, plan_update, write_up
 from synth.errors import ConfigError
 from synth.generate.config import EvolutionConfig, FiltrationConfig, GenerationConfig, StylingConfig
 from synth.generate.conversation import ConversationConfig
+from synth.generate.question_types import type_counts
+from synth.generate.steps import ToolSettings
+from synth.generate.tool_requests import KNOWLEDGE, TOOL_KINDS
 from synth.ingest.web import WebOptions
 from synth.pipeline.delivery import deliver, replayed
-from synth.pipeline.given import GivenSources
-from synth.pipeline.question_types import typed_runs
+from synth.pipeline.given import (
+    CHROMA_MODE,
+    DOCUMENTS_MODE,
+    ImportedIngest,
+    NoStore,
+    given_reads,
+)
+from synth.pipeline.question_types import combine, typed_runs
 from synth.pipeline.sources import locate_source_files, source_locations
 from synth.pipeline.sync import sync_twin, warns_if_short
-from synth.pipeline.tools import ToolModes
+from synth.pipeline.tools import MODE as TOOLS_MODE
+from synth.pipeline.tools import (
+    TOOL_KINDS_KEY,
+    ExecuteArg,
+    by_coverage,
+    candidates,
+    checked_kinds,
+    executor_for,
+    kind_plans,
+    tag_kind,
+    with_sources,
+)
 from synth.run.config import PipelineConfig, load_pipeline
 from synth.run.conversations import CONTEXTS_MODE, DOCS_MODE, conversational
 from synth.run.dir import fingerprint_paths
@@ -70,12 +93,14 @@ from synth.run.setup import (
     per_context_note,
 )
 from synth.stage.templates import PromptOverrides, PromptSet
+from synth.tools.load import aload_tools
+from synth.tools.tool import Tool
 
 DocsArg = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
 @dataclass(eq=False, repr=False, kw_only=True)
-class Synthesizer(ModelSettings, ToolModes, GivenSources):
+class Synthesizer(ModelSettings):
     """Makes goldens from documents, contexts, a scenario or example goldens; refills datasets.
 
     ``model`` and ``critic_model`` are ``"provider:model"`` specs, :class:`~synth.LLM` objects or
@@ -235,19 +260,23 @@ class Synthesizer(ModelSettings, ToolModes, GivenSources):
         contexts = context_construction_config or self.context_construction_config
         configs = RunConfigs.of(self, include_expected_output, max_goldens_per_context, contexts)
         configs = configs.but(seed=seed, avoid_chunks=frozenset(avoid_chunks))
-        self._merged = None
-        if configs.generation.asks_types:  # one run per question type, each exact in count
-            return await self._typed_runs(paths, configs, num_goldens)
-        return await self._docs_run(paths, configs, num_goldens)
+        return await self._each_type(functools.partial(self._docs_run, paths), configs, num_goldens)
 
-    async def _typed_runs(
-        self, paths: list[str], configs: RunConfigs, num_goldens: int | None
+    async def _each_type(
+        self,
+        run_one: Callable[[RunConfigs, int | None], Awaitable[Dataset]],
+        configs: RunConfigs,
+        num_goldens: int | None,
     ) -> Dataset:
-        """One run per question type; :attr:`manifest` is then theirs as one."""
+        """``run_one`` once, or once per question type when the generation config asks for
+        several (each exact in count); :attr:`manifest` is then theirs as one."""
+        self._merged = None
+        if not configs.generation.asks_types:
+            return await run_one(configs, num_goldens)
         parts: list[tuple[str, dict[str, Any]]] = []
 
         async def one(typed: RunConfigs, n: int) -> Dataset:
-            made = await self._docs_run(paths, typed, n)
+            made = await run_one(typed, n)
             if self._session is not None and self._session.manifest is not None:
                 parts.append((typed.part or "run", self._session.manifest))
             return made
@@ -370,6 +399,109 @@ class Synthesizer(ModelSettings, ToolModes, GivenSources):
 
     generate_goldens_from_goldens = sync_twin(a_generate_goldens_from_goldens)
 
+    # ---- from what the user already has: documents as objects, a Chroma collection
+    # (synth.pipeline.given) ------------------------------------------------------------------
+    @warns_if_short
+    async def a_generate_goldens_from_documents(
+        self,
+        documents: Iterable[Any],
+        *,
+        num_goldens: int | None = None,
+        chunk: bool = True,
+        include_expected_output: bool | None = None,
+        max_goldens_per_context: int | None = None,
+    ) -> Dataset:
+        """Goldens from the user's own documents or chunks: LangChain ``Document``s, LlamaIndex
+        nodes, dicts with a text, strings (:mod:`synth.ingest.objects`). ``chunk=False`` takes
+        each as one chunk as it is (chunks already cut); otherwise they are chunked as files are.
+        Each golden's ``source_files`` name its documents' sources (``metadata["source"]``, ...)."""
+        from synth.ingest.objects import as_documents
+
+        given = as_documents(documents, unique=chunk)
+        configs = RunConfigs.of(
+            self, include_expected_output, max_goldens_per_context, self.context_construction_config
+        )
+        key = {
+            "documents": joined_hash(f"{d.path}\x1e{d.text}" for d in given),
+            "chunk": chunk,
+        }
+        names = list(dict.fromkeys(d.path for d in given))
+        reads = given_reads(given, chunk)
+
+        def ingest(config: ContextConstructionConfig) -> tuple[Any, Any, list[Chunk]]:
+            from synth.run.ingest import ingest_for_run
+
+            embedder = self._models().embedder(config.embedder)
+            return ingest_for_run(
+                names,
+                config,
+                embedder,
+                store_path=self.store_path,
+                store_url=self.store_url,
+                reads=reads,
+            )
+
+        run_one = functools.partial(self._given_run, DOCUMENTS_MODE, key, names, ingest, True)
+        return await self._each_type(run_one, configs, num_goldens)
+
+    generate_goldens_from_documents = sync_twin(a_generate_goldens_from_documents)
+
+    @warns_if_short
+    async def a_generate_goldens_from_chroma(
+        self,
+        location: str | os.PathLike[str],
+        collection: str,
+        *,
+        num_goldens: int | None = None,
+        include_expected_output: bool | None = None,
+        max_goldens_per_context: int | None = None,
+    ) -> Dataset:
+        """Goldens from a Chroma collection another program built (``location``: its folder, or
+        a server's ``http://host:port``): its documents as the chunks, its stored vectors for
+        grouping; nothing is embedded (see :mod:`synth.store.imported`)."""
+        from synth.store.imported import read_chroma_collection
+
+        imported = read_chroma_collection(location, collection)
+        configs = RunConfigs.of(
+            self, include_expected_output, max_goldens_per_context, self.context_construction_config
+        )
+        key = {
+            "chroma": collection,
+            "records": joined_hash(f"{c.id}\x1e{c.source}\x1e{c.text}" for c in imported.chunks),
+        }
+        names = sorted({chunk.source for chunk in imported.chunks})
+
+        def ingest(config: ContextConstructionConfig) -> tuple[Any, Any, list[Chunk]]:
+            batches = self._models().embedder(config.embedder).batches_embedded
+            return NoStore(), ImportedIngest(imported, batches), list(imported.chunks)
+
+        run_one = functools.partial(self._given_run, CHROMA_MODE, key, names, ingest, False)
+        return await self._each_type(run_one, configs, num_goldens)
+
+    generate_goldens_from_chroma = sync_twin(a_generate_goldens_from_chroma)
+
+    async def _given_run(
+        self,
+        mode: str,
+        key: dict[str, Any],
+        names: list[str],
+        ingest: Callable[[ContextConstructionConfig], tuple[Any, Any, list[Chunk]]],
+        own_vectors: bool,
+        configs: RunConfigs,
+        num_goldens: int | None,
+    ) -> Dataset:
+        """A run from documents whose stage 1 is ``ingest``; ``own_vectors``: the run's embedder
+        made the chunks' vectors (else no input vector is compared with them)."""
+        run: RunSession
+        async with self._run(mode, {**key, **configs.avoid_key()}, num_goldens, configs) as run:
+            if run.finished:
+                return replayed(run)
+            if not own_vectors:
+                run.settings.embeds_chunks = False
+            assert configs.contexts is not None
+            made = functools.partial(ingest, configs.contexts)
+            return await self._docs(run, names, configs, num_goldens, ingest=made)
+
     # ---- conversational goldens: the same runs, with the conversation steps (synth.run.conversations)
     def _conversation_configs(
         self,
@@ -425,6 +557,99 @@ class Synthesizer(ModelSettings, ToolModes, GivenSources):
     generate_conversational_goldens_from_contexts = sync_twin(
         a_generate_conversational_goldens_from_contexts
     )
+
+    # ---- agent goldens: a run per tool kind (synth.pipeline.tools) ----------------------------
+    @warns_if_short
+    async def a_generate_goldens_from_tools(
+        self,
+        tools: str | Sequence[Tool],
+        *,
+        num_goldens: int,
+        kinds: Mapping[str, float] | None = None,
+        execute: ExecuteArg = None,
+        include_expected_output: bool | None = None,
+        documents: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
+    ) -> Dataset:
+        """Goldens for an agent: exactly ``num_goldens`` user requests with the tool calls an agent
+        should make (``expected_tools``), from ``tools`` (a tools file, an OpenAPI spec, an MCP
+        server's URL or command, or :class:`~synth.tools.Tool` records). ``kinds`` weighs the
+        kinds (default :data:`DEFAULT_KINDS`), each exact in count. ``execute`` runs each expected
+        call and records its result (a ``module:function`` taking ``(name, arguments)``, or such
+        a function; an MCP server's tools are run unless it is False); with results, the
+        expected output is the agent's final reply (unless ``include_expected_output`` is False).
+
+        ``documents`` (files, folders or URLs, as for ``generate_goldens_from_docs``) is the
+        agent's knowledge base: the ``knowledge`` kind's goldens (default a fifth) are questions
+        answered from it, each with its context and an expected output grounded in it, and no
+        call expected."""
+        check_num_goldens(num_goldens)
+        paths = as_paths(documents) if documents is not None else None
+        weights = checked_kinds(kinds, paths is not None)
+        given = await aload_tools(tools) if isinstance(tools, str) else list(tools)
+        if not given:
+            raise ConfigError("generate_goldens_from_tools needs at least one tool")
+        counts = type_counts(weights, num_goldens, order=TOOL_KINDS)
+        made_kinds = [kind for kind, n in counts.items() if n > 0]
+        plans = {kind: kind_plans(given, kind) for kind in made_kinds if kind != KNOWLEDGE}
+        by_name = {tool.name: tool for tool in given}
+        tries = 1 + self.context_construction_config.max_retries
+        covered: Counter[str] = Counter()
+        parts: list[tuple[str, int, Dataset]] = []
+        manifests: list[tuple[str, dict[str, Any]]] = []  # each kind's run's, merged at the end
+        knowledge: dict[str, Any] | None = None  # the documents' run's manifest
+        self._merged = None
+        async with executor_for(tools, execute) as executor:
+            settings = ToolSettings(by_name, executor)
+            for kind, n in counts.items():
+                if n == 0:
+                    continue
+                part = kind if len(made_kinds) > 1 else None
+                if kind == KNOWLEDGE:
+                    assert paths is not None  # checked_kinds asks for documents
+                    made, knowledge = await self._knowledge_run(
+                        paths, n, part, include_expected_output
+                    )
+                    if knowledge is not None:
+                        manifests.append((kind, knowledge))
+                    tag_kind(made, kind)
+                    parts.append((kind, n, made))
+                    continue
+                configs = RunConfigs.of(self, include_expected_output, 1)
+                configs = dataclasses.replace(configs, tools=settings, filtration=None, part=part)
+                ordered = by_coverage(plans[kind], covered)
+                feed, quotas = candidates(ordered, by_name, n, tries)
+                async with self._run(TOOLS_MODE, {"kind": kind}, n, configs) as run:
+                    if run.finished:
+                        made = replayed(run)
+                    else:
+                        target = dataclasses.replace(configs.target(n, len(feed)), quotas=quotas)
+                        made = await deliver(run, ListFeed(feed), target)
+                if run.manifest is not None:
+                    manifests.append((kind, run.manifest))
+                tag_kind(made, kind)
+                for golden in made:
+                    covered.update(call.name for call in golden.expected_tools or [])
+                parts.append((kind, n, made))
+        # the manifest the call reports: every kind's run's, summed (each stays in its folder)
+        self._merged = merged_manifest(manifests) if len(manifests) > 1 else None
+        if paths is not None and manifests:
+            self._merged = with_sources(manifests, knowledge, tools, given)
+        dataset = combine(parts, num_goldens)
+        dataset.metadata[TOOL_KINDS_KEY] = dataset.metadata.pop("question_types")
+        return dataset
+
+    async def _knowledge_run(
+        self, paths: list[str], n: int, part: str | None, include_expected_output: bool | None
+    ) -> tuple[Dataset, dict[str, Any] | None]:
+        """The ``knowledge`` goldens: a run from the documents (one per question type when the
+        generation config asks for several), and its manifest."""
+        contexts = self.context_construction_config
+        configs = RunConfigs.of(self, include_expected_output, None, contexts)
+        configs = dataclasses.replace(configs, part=part)
+        made = await self._each_type(functools.partial(self._docs_run, paths), configs, n)
+        return made, self.manifest  # a run per question type: theirs as one
+
+    generate_goldens_from_tools = sync_twin(a_generate_goldens_from_tools)
 
     def plan_from_docs(
         self,

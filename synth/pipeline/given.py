@@ -1,4 +1,4 @@
-"""Runs from what the user already has: documents and chunks as objects, an existing Chroma collection.
+"""Stage 1 of the runs from what the user already has: documents and chunks as objects, a Chroma collection.
 
 The Synthesizer's ``generate_goldens_from_documents`` takes the user's own documents or chunks
 (LangChain ``Document``s, LlamaIndex nodes, dicts, strings: :mod:`synth.ingest.objects`) and runs
@@ -15,25 +15,17 @@ generate, exactly N. A golden's ``source_files`` are the sources the objects or 
 
 from __future__ import annotations
 
-import functools
 import os
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from synth._ids import chunk_id, document_id, joined_hash
-from synth.contexts.config import ContextConstructionConfig
+from synth._ids import chunk_id, document_id
 from synth.data import Chunk, Document
-from synth.dataset import Dataset
-from synth.pipeline.delivery import replayed
-from synth.pipeline.question_types import typed_runs
-from synth.pipeline.sync import sync_twin, warns_if_short
-from synth.run.setup import RunConfigs
 
 if TYPE_CHECKING:
     from synth.ingest.web import WebOptions
-    from synth.run.session import RunSession
     from synth.store import ChunkStore
     from synth.store._reads import FileRead
     from synth.store._report import IngestReport
@@ -143,151 +135,19 @@ class ImportedIngest:
             then()
 
 
-class _NoStore:
+class NoStore:
     """The store of a run from a collection read into memory: nothing to close."""
 
     def close(self) -> None:
         return None
 
 
-class GivenSources:
-    """The ways in from the user's own documents and from a Chroma collection, on the Synthesizer
-    (which declares these attributes; see the module docstring)."""
-
-    context_construction_config: ContextConstructionConfig
-    store_path: str | os.PathLike[str]
-    store_url: str | None
-    _models: Callable[[], Any]
-    _run: Callable[..., Any]
-    _docs: Callable[..., Awaitable[Dataset]]
-
-    @warns_if_short
-    async def a_generate_goldens_from_documents(
-        self,
-        documents: Iterable[Any],
-        *,
-        num_goldens: int | None = None,
-        chunk: bool = True,
-        include_expected_output: bool | None = None,
-        max_goldens_per_context: int | None = None,
-    ) -> Dataset:
-        """Goldens from the user's own documents or chunks: LangChain ``Document``s, LlamaIndex
-        nodes, dicts with a text, strings (:mod:`synth.ingest.objects`). ``chunk=False`` takes
-        each as one chunk as it is (chunks already cut); otherwise they are chunked as files are.
-        Each golden's ``source_files`` name its documents' sources (``metadata["source"]``, ...)."""
-        from synth.ingest.objects import as_documents
-
-        given = as_documents(documents, unique=chunk)
-        configs = RunConfigs.of(
-            self,  # type: ignore[arg-type]
-            include_expected_output,
-            max_goldens_per_context,
-            self.context_construction_config,
-        )
-        key = {
-            "documents": joined_hash(f"{d.path}\x1e{d.text}" for d in given),
-            "chunk": chunk,
-        }
-        names = list(dict.fromkeys(d.path for d in given))
-        reads = given_reads(given, chunk)
-
-        def ingest(config: ContextConstructionConfig) -> tuple[Any, Any, list[Chunk]]:
-            from synth.run.ingest import ingest_for_run
-
-            embedder = self._models().embedder(config.embedder)
-            return ingest_for_run(
-                names,
-                config,
-                embedder,
-                store_path=self.store_path,
-                store_url=self.store_url,
-                reads=reads,
-            )
-
-        return await self._given(DOCUMENTS_MODE, key, names, configs, num_goldens, ingest, True)
-
-    generate_goldens_from_documents = sync_twin(a_generate_goldens_from_documents)
-
-    @warns_if_short
-    async def a_generate_goldens_from_chroma(
-        self,
-        location: str | os.PathLike[str],
-        collection: str,
-        *,
-        num_goldens: int | None = None,
-        include_expected_output: bool | None = None,
-        max_goldens_per_context: int | None = None,
-    ) -> Dataset:
-        """Goldens from a Chroma collection another program built (``location``: its folder, or
-        a server's ``http://host:port``): its documents as the chunks, its stored vectors for
-        grouping; nothing is embedded (see :mod:`synth.store.imported`)."""
-        from synth.store.imported import read_chroma_collection
-
-        imported = read_chroma_collection(location, collection)
-        configs = RunConfigs.of(
-            self,  # type: ignore[arg-type]
-            include_expected_output,
-            max_goldens_per_context,
-            self.context_construction_config,
-        )
-        key = {
-            "chroma": collection,
-            "records": joined_hash(f"{c.id}\x1e{c.source}\x1e{c.text}" for c in imported.chunks),
-        }
-        names = sorted({chunk.source for chunk in imported.chunks})
-
-        def ingest(config: ContextConstructionConfig) -> tuple[Any, Any, list[Chunk]]:
-            batches = self._models().embedder(config.embedder).batches_embedded
-            return _NoStore(), ImportedIngest(imported, batches), list(imported.chunks)
-
-        return await self._given(CHROMA_MODE, key, names, configs, num_goldens, ingest, False)
-
-    generate_goldens_from_chroma = sync_twin(a_generate_goldens_from_chroma)
-
-    async def _given(
-        self,
-        mode: str,
-        key: dict[str, Any],
-        names: list[str],
-        configs: RunConfigs,
-        num_goldens: int | None,
-        ingest: Callable[[ContextConstructionConfig], tuple[Any, Any, list[Chunk]]],
-        own_vectors: bool,
-    ) -> Dataset:
-        """A run from documents whose stage 1 is ``ingest``; ``own_vectors``: the run's embedder
-        made the chunks' vectors (else no input vector is compared with them)."""
-        run_one = functools.partial(self._given_run, mode, key, names, ingest, own_vectors)
-        if configs.generation.asks_types:  # one run per question type, each exact in count
-            return await typed_runs(configs, num_goldens, run_one)
-        return await run_one(configs, num_goldens)
-
-    async def _given_run(
-        self,
-        mode: str,
-        key: dict[str, Any],
-        names: list[str],
-        ingest: Callable[[ContextConstructionConfig], tuple[Any, Any, list[Chunk]]],
-        own_vectors: bool,
-        configs: RunConfigs,
-        num_goldens: int | None,
-    ) -> Dataset:
-        run: RunSession
-        async with self._run(mode, {**key, **configs.avoid_key()}, num_goldens, configs) as run:
-            if run.finished:
-                return replayed(run)
-            if not own_vectors:
-                run.settings.embeds_chunks = False
-            assert configs.contexts is not None
-            made = functools.partial(ingest, configs.contexts)
-            return await self._docs(run, names, configs, num_goldens, ingest=made)
-
-
 __all__ = [
     "AS_GIVEN",
     "CHROMA_MODE",
     "DOCUMENTS_MODE",
-    "GivenSources",
     "ImportedIngest",
+    "NoStore",
     "as_chunk",
     "given_reads",
 ]

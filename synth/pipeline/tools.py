@@ -1,4 +1,4 @@
-"""Agent goldens: the Synthesizer's ``generate_goldens_from_tools``.
+"""Agent goldens: the plans, kinds and executors of the Synthesizer's ``generate_goldens_from_tools``.
 
 An agent run is a run like any other (:mod:`synth.run.session`: the stream, top-up to exactly N,
 journal and resume, deduplication, manifest, stage table), whose candidates are *plans* instead of
@@ -24,22 +24,17 @@ with both sources (``sources``) and the documents' coverage.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
-import os
 import re
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 from synth._callables import load_callable
-from synth.contexts.config import ContextConstructionConfig
-from synth.contexts.feed import Candidate, ListFeed
+from synth.contexts.feed import Candidate
 from synth.data import Context
 from synth.dataset import Dataset
 from synth.errors import ConfigError
-from synth.generate.question_types import type_counts
-from synth.generate.steps import ToolSettings
 from synth.generate.tool_requests import (
     KNOWLEDGE,
     MISSING,
@@ -50,15 +45,9 @@ from synth.generate.tool_requests import (
     TOOL_KINDS,
     ToolPlan,
 )
-from synth.pipeline.delivery import deliver, replayed
-from synth.pipeline.question_types import combine
-from synth.pipeline.sync import sync_twin, warns_if_short
-from synth.run.inputs import as_paths
 from synth.run.manifest import merged as merged_manifest
-from synth.run.session import RunSession
-from synth.run.setup import RunConfigs, check_num_goldens
 from synth.tools.execute import Executor, FunctionExecutor
-from synth.tools.load import aload_tools, is_server
+from synth.tools.load import is_server
 from synth.tools.mcp import MCPSession
 from synth.tools.tool import Tool
 
@@ -249,7 +238,8 @@ def with_sources(
     return manifest
 
 
-def _tags(goldens: Dataset, kind: str) -> None:
+def tag_kind(goldens: Dataset, kind: str) -> None:
+    """Mark each of ``goldens`` as of tool ``kind`` (and what it tests); none expects no call."""
     for golden in goldens:
         golden.metadata["tool_kind"] = kind
         golden.metadata["tests"] = TOOL_KINDS[kind]
@@ -257,126 +247,17 @@ def _tags(goldens: Dataset, kind: str) -> None:
             golden.expected_tools = []
 
 
-class ToolModes:
-    """The agent way in, on the Synthesizer (which declares these attributes)."""
-
-    context_construction_config: ContextConstructionConfig
-    _run: Callable[[str, dict[str, Any], int | None, RunConfigs], RunSession]
-    _docs_run: Callable[..., Awaitable[Dataset]]
-    _typed_runs: Callable[..., Awaitable[Dataset]]
-    _merged: dict[str, Any] | None
-    _session: RunSession | None
-
-    @warns_if_short
-    async def a_generate_goldens_from_tools(
-        self,
-        tools: str | Sequence[Tool],
-        *,
-        num_goldens: int,
-        kinds: Mapping[str, float] | None = None,
-        execute: ExecuteArg = None,
-        include_expected_output: bool | None = None,
-        documents: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
-    ) -> Dataset:
-        """Goldens for an agent: exactly ``num_goldens`` user requests with the tool calls an agent
-        should make (``expected_tools``), from ``tools`` (a tools file, an OpenAPI spec, an MCP
-        server's URL or command, or :class:`~synth.tools.Tool` records). ``kinds`` weighs the
-        kinds (default :data:`DEFAULT_KINDS`), each exact in count. ``execute`` runs each expected
-        call and records its result (a ``module:function`` taking ``(name, arguments)``, or such
-        a function; an MCP server's tools are run unless it is False); with results, the
-        expected output is the agent's final reply (unless ``include_expected_output`` is False).
-
-        ``documents`` (files, folders or URLs, as for ``generate_goldens_from_docs``) is the
-        agent's knowledge base: the ``knowledge`` kind's goldens (default a fifth) are questions
-        answered from it, each with its context and an expected output grounded in it, and no
-        call expected."""
-        check_num_goldens(num_goldens)
-        paths = as_paths(documents) if documents is not None else None
-        weights = checked_kinds(kinds, paths is not None)
-        given = await aload_tools(tools) if isinstance(tools, str) else list(tools)
-        if not given:
-            raise ConfigError("generate_goldens_from_tools needs at least one tool")
-        counts = type_counts(weights, num_goldens, order=TOOL_KINDS)
-        made_kinds = [kind for kind, n in counts.items() if n > 0]
-        plans = {kind: kind_plans(given, kind) for kind in made_kinds if kind != KNOWLEDGE}
-        by_name = {tool.name: tool for tool in given}
-        tries = 1 + self.context_construction_config.max_retries
-        covered: Counter[str] = Counter()
-        parts: list[tuple[str, int, Dataset]] = []
-        manifests: list[tuple[str, dict[str, Any]]] = []  # each kind's run's, merged at the end
-        knowledge: dict[str, Any] | None = None  # the documents' run's manifest
-        self._merged = None
-        async with executor_for(tools, execute) as executor:
-            settings = ToolSettings(by_name, executor)
-            for kind, n in counts.items():
-                if n == 0:
-                    continue
-                part = kind if len(made_kinds) > 1 else None
-                if kind == KNOWLEDGE:
-                    assert paths is not None  # checked_kinds asks for documents
-                    made, knowledge = await self._knowledge_run(
-                        paths, n, part, include_expected_output
-                    )
-                    if knowledge is not None:
-                        manifests.append((kind, knowledge))
-                    _tags(made, kind)
-                    parts.append((kind, n, made))
-                    continue
-                configs = RunConfigs.of(self, include_expected_output, 1)  # type: ignore[arg-type]
-                configs = dataclasses.replace(configs, tools=settings, filtration=None, part=part)
-                ordered = by_coverage(plans[kind], covered)
-                feed, quotas = candidates(ordered, by_name, n, tries)
-                async with self._run(MODE, {"kind": kind}, n, configs) as run:
-                    if run.finished:
-                        made = replayed(run)
-                    else:
-                        target = dataclasses.replace(configs.target(n, len(feed)), quotas=quotas)
-                        made = await deliver(run, ListFeed(feed), target)
-                if run.manifest is not None:
-                    manifests.append((kind, run.manifest))
-                _tags(made, kind)
-                for golden in made:
-                    covered.update(call.name for call in golden.expected_tools or [])
-                parts.append((kind, n, made))
-        # the manifest the call reports: every kind's run's, summed (each stays in its folder)
-        self._merged = merged_manifest(manifests) if len(manifests) > 1 else None
-        if paths is not None and manifests:
-            self._merged = with_sources(manifests, knowledge, tools, given)
-        dataset = combine(parts, num_goldens)
-        dataset.metadata[TOOL_KINDS_KEY] = dataset.metadata.pop("question_types")
-        return dataset
-
-    async def _knowledge_run(
-        self, paths: list[str], n: int, part: str | None, include_expected_output: bool | None
-    ) -> tuple[Dataset, dict[str, Any] | None]:
-        """The ``knowledge`` goldens: a run from the documents (one per question type when the
-        generation config asks for several), and its manifest."""
-        contexts = self.context_construction_config
-        configs = RunConfigs.of(self, include_expected_output, None, contexts)  # type: ignore[arg-type]
-        configs = dataclasses.replace(configs, part=part)
-        self._merged = None
-        if configs.generation.asks_types:
-            made = await self._typed_runs(paths, configs, n)
-        else:
-            made = await self._docs_run(paths, configs, n)
-        if self._merged is not None:  # a run per question type: theirs as one
-            return made, self._merged
-        return made, self._session.manifest if self._session is not None else None
-
-    generate_goldens_from_tools = sync_twin(a_generate_goldens_from_tools)
-
-
 __all__ = [
     "DEFAULT_KINDS",
     "DOCUMENT_KINDS",
     "MODE",
     "TOOL_KINDS_KEY",
-    "ToolModes",
     "by_coverage",
     "candidates",
     "checked_kinds",
     "depends",
     "executor_for",
     "kind_plans",
+    "tag_kind",
     "with_sources",
 ]
