@@ -128,11 +128,14 @@ def write_tiny(folder: Path, count: int = TINY_FILES) -> None:
         (folder / f"t{index:04d}.txt").write_text(f"Tiny file {index} about lamp {index}.\n")
 
 
-def measure(script: Path, work: Path, pages: int, log: Any) -> dict[str, Any]:
-    """Every Ray measurement over a corpus of ``pages`` PDF pages (and as many paragraphs)."""
+def measure(
+    script: Path, work: Path, pages: int, log: Any, tiny_files: int = TINY_FILES
+) -> dict[str, Any]:
+    """Every Ray measurement over a corpus of ``pages`` PDF pages (and as many paragraphs), the
+    per-file cost over ``tiny_files`` one-line files."""
     folder, tiny = work / "ray-corpus", work / "ray-tiny"
     build_corpus(work / "pool", folder, CorpusShape(pdf_pages=pages, docx_paragraphs=pages))
-    write_tiny(tiny)
+    write_tiny(tiny, tiny_files)
 
     def child(mode: str, source: Path, name: str, workers: int = 0) -> dict[str, Any]:
         log(f"ray bench: {mode} {workers or ''} over {source.name}")

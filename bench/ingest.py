@@ -602,6 +602,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--nodes", type=int, default=16, help="nodes projected with --ray (16)")
     parser.add_argument(
+        "--tiny-files",
+        type=int,
+        default=_ray_ingest.TINY_FILES,
+        help=f"one-line files for Ray's cost per file with --ray ({_ray_ingest.TINY_FILES})",
+    )
+    parser.add_argument(
         "--cores-per-node", type=int, default=8, help="cores per node projected with --ray (8)"
     )
     args = parser.parse_args(argv)
@@ -686,7 +692,7 @@ def _main_ray(args: argparse.Namespace, argv: list[str]) -> int:
         print(message, file=sys.stderr, flush=True)
 
     with work_dir(args.workdir, "ingest-ray", keep=args.keep) as work:
-        result = _ray_ingest.measure(Path(__file__), work, args.sizes[0], log)
+        result = _ray_ingest.measure(Path(__file__), work, args.sizes[0], log, args.tiny_files)
     rendered = _ray_ingest.tables(result, args.nodes, args.cores_per_node)
     for run in [result["single"], *result["ray"], *result["tiny"]]:
         run.pop("rows", None)  # checked equal in measure(); not worth keeping

@@ -109,7 +109,10 @@ def test_the_ray_bench_compares_workers_with_one_process_and_projects_a_cluster(
 ) -> None:
     out = tmp_path / "ray.json"
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--ray", "--sizes", "20", "--nodes", "4", "--out", str(out)],
+        [
+            *(sys.executable, str(SCRIPT), "--ray", "--sizes", "4", "--tiny-files", "30"),
+            *("--nodes", "4", "--out", str(out)),
+        ],
         capture_output=True,
         text=True,
         timeout=900,
@@ -125,6 +128,6 @@ def test_the_ray_bench_compares_workers_with_one_process_and_projects_a_cluster(
             single["embedded"],
             0,
         )
-    assert result["tiny"][0]["files"] == result["tiny"][1]["files"] == 300
+    assert result["tiny"][0]["files"] == result["tiny"][1]["files"] == 30
     projection = json.loads(out.read_text())["tables"]["Cluster projection"]
     assert "at 32 cores" in projection and "bound by" in projection

@@ -1,7 +1,8 @@
 """Ctrl-C at every moment of a real ``synth generate``, on a machine whose cores are all busy.
 
-Two busy-loop processes (started and always ended by the fixture) keep both cores of a small CI
-machine busy, as six parallel ``make test`` runs did when Ctrl-C was seen ignored for 60 s. SIGINT
+Two busy-loop processes (started and always ended by ``busy_loops``) keep both cores of a small CI
+machine busy from the run's start until it has stopped, as six parallel ``make test`` runs did when
+Ctrl-C was seen ignored for 60 s (the rerun that checks the resume runs without them). SIGINT
 is sent at a moment the run's own progress marks (never after a sleep): while it is still
 starting, while it ingests, while requests hang at the server, while answers arrive, while it
 writes the output. Each time the process must be gone within STOP_DEADLINE seconds with exit 130
@@ -60,13 +61,6 @@ def busy_loops() -> Iterator[list[subprocess.Popen]]:
 
 
 @pytest.fixture
-def busy_cores() -> Iterator[None]:
-    """Both cores busy until the test ends (however it ends)."""
-    with busy_loops():
-        yield
-
-
-@pytest.fixture
 def server_factory(tmp_path: Path) -> Iterator[Callable[..., Server]]:
     with servers(tmp_path) as start:
         yield start
@@ -111,14 +105,12 @@ def check_rerun(server: Server, work: Path, cmd: list[str]) -> None:
     assert len(Dataset.load(work / "out.jsonl")) == GOLDENS
 
 
-def test_ctrl_c_while_starting(
-    tmp_path: Path, server_factory: Callable[..., Server], busy_cores: None
-) -> None:
+def test_ctrl_c_while_starting(tmp_path: Path, server_factory: Callable[..., Server]) -> None:
     server = server_factory()
     work = tmp_path / "work"
     work.mkdir()
     cmd = command(server, goldens=GOLDENS)
-    with started(cmd, work) as run:
+    with busy_loops(), started(cmd, work) as run:
         wait_for(lambda: maps_numpy(run.pid), run, "the run imported numpy")
         stderr = interrupt(run)
     check_stopped(run, stderr, work, started_run=False)
@@ -127,14 +119,12 @@ def test_ctrl_c_while_starting(
     check_rerun(server, work, cmd)
 
 
-def test_ctrl_c_while_ingesting(
-    tmp_path: Path, server_factory: Callable[..., Server], busy_cores: None
-) -> None:
+def test_ctrl_c_while_ingesting(tmp_path: Path, server_factory: Callable[..., Server]) -> None:
     server = server_factory()
     work = tmp_path / "work"
     work.mkdir()
     cmd = command(server, goldens=GOLDENS, docs=big_corpus(tmp_path / "docs"))
-    with started(cmd, work) as run:
+    with busy_loops(), started(cmd, work) as run:
 
         def ingesting() -> bool:  # the run is open, its inputs not yet read: stage 1 runs
             manifest = read_manifest(work)
@@ -149,7 +139,7 @@ def test_ctrl_c_while_ingesting(
 
 
 def test_ctrl_c_while_requests_hang_at_the_server(
-    tmp_path: Path, server_factory: Callable[..., Server], busy_cores: None
+    tmp_path: Path, server_factory: Callable[..., Server]
 ) -> None:
     release = tmp_path / "release-the-gate"
     gate = 10
@@ -158,7 +148,7 @@ def test_ctrl_c_while_requests_hang_at_the_server(
     work.mkdir()
     cache = work / ".synth" / "cache.sqlite"
     cmd = command(server, goldens=GOLDENS)
-    with started(cmd, work) as run:
+    with busy_loops(), started(cmd, work) as run:
 
         def answered_and_recorded() -> bool:
             return len(server.chat()) >= gate and recorded(cache) >= gate
@@ -172,14 +162,12 @@ def test_ctrl_c_while_requests_hang_at_the_server(
     assert server.repeated(completed) == []
 
 
-def test_ctrl_c_while_answers_arrive(
-    tmp_path: Path, server_factory: Callable[..., Server], busy_cores: None
-) -> None:
+def test_ctrl_c_while_answers_arrive(tmp_path: Path, server_factory: Callable[..., Server]) -> None:
     server = server_factory(latency=0.0)
     work = tmp_path / "work"
     work.mkdir()
     cmd = command(server, "--max-concurrent", "4", goldens=GOLDENS)
-    with started(cmd, work) as run:
+    with busy_loops(), started(cmd, work) as run:
 
         def some_inputs_written() -> bool:
             found = list((work / ".synth" / "runs").glob("*/inputs.jsonl"))
@@ -195,13 +183,13 @@ def test_ctrl_c_while_answers_arrive(
 
 
 def test_ctrl_c_while_writing_the_output(
-    tmp_path: Path, server_factory: Callable[..., Server], busy_cores: None
+    tmp_path: Path, server_factory: Callable[..., Server]
 ) -> None:
     server = server_factory()
     work = tmp_path / "work"
     work.mkdir()
     cmd = command(server, goldens=GOLDENS)
-    with started(cmd, work) as run:
+    with busy_loops(), started(cmd, work) as run:
         # the output is written through a temporary file next to it, named after the process: a
         # pipe there (with no reader) holds the write open until Ctrl-C comes
         os.mkfifo(work / f".out.jsonl.{run.pid}.tmp")
@@ -221,8 +209,8 @@ def test_ctrl_c_while_writing_the_output(
 
 
 def test_the_busy_loops_run_during_the_block_and_are_gone_after_it() -> None:
-    """The fixture's own check: its loops run while a test runs (so the others ran under load),
-    and none is left once the test is over."""
+    """The loops' own check: they run inside the block (so the runs above start and stop under
+    load), and none is left once the block is over."""
 
     def spinning() -> list[Path]:
         me = os.getpid()

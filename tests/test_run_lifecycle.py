@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
 import textwrap
@@ -50,50 +51,64 @@ OPENER = textwrap.dedent(
     from synth.store import ChunkStore
 
     print("ready", flush=True)
-    sys.stdin.readline()  # all start together: the test answers every process at once
-    try:
-        with ChunkStore("hash", path=sys.argv[1]) as store:
-            store.count()
-    except StoreError as exc:
-        print(f"synth: error: {exc}", flush=True)
-        sys.exit(3)
-    print("opened", flush=True)
+    for line in sys.stdin:  # each round starts together: the test answers every process at once
+        try:
+            with ChunkStore("hash", path=line.strip()) as store:
+                store.count()
+        except StoreError as exc:
+            print(f"synth: error: {exc}", flush=True)
+            continue
+        print("opened", flush=True)
     """
 )
 
 OPENERS = 4
-ROUNDS = 8
+ROUNDS = 16
+
+
+def _answer(proc: subprocess.Popen) -> str:
+    """The opener's next line, waiting at most PATIENCE for it (it writes one a round)."""
+    assert proc.stdout is not None
+    readable, _, _ = select.select([proc.stdout], [], [], PATIENCE)
+    assert readable, f"an opener gave no answer in {PATIENCE:.0f} s"
+    return proc.stdout.readline().strip()
 
 
 @pytest.mark.slow
 def test_processes_opening_one_new_store_at_once_all_succeed(tmp_path: Path) -> None:
+    # the same processes race in every round (each round a new store), so chromadb is imported
+    # OPENERS times rather than OPENERS x ROUNDS
     failures: list[str] = []
-    for n in range(ROUNDS):
-        store = tmp_path / f"store{n}"
-        procs = [
-            subprocess.Popen(
-                [sys.executable, "-c", OPENER, str(store)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                text=True,
-                env=child_env(),
-            )
-            for _ in range(OPENERS)
-        ]
-        try:
-            for proc in procs:  # each has imported chromadb: opening is all that is left
-                assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPENER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=child_env(),
+        )
+        for _ in range(OPENERS)
+    ]
+    try:
+        for proc in procs:  # each has imported chromadb: opening is all that is left
+            assert _answer(proc) == "ready"
+        for n in range(ROUNDS):
             for proc in procs:
                 assert proc.stdin is not None
-                proc.stdin.write("go\n")
+                proc.stdin.write(f"{tmp_path / f'store{n}'}\n")
                 proc.stdin.flush()
             for proc in procs:
-                out, _ = proc.communicate(timeout=PATIENCE)
-                if proc.returncode != 0 or out.strip() != "opened":
-                    failures.append(out.strip())
-        finally:
-            for proc in procs:
-                end_process(proc)
+                out = _answer(proc)
+                if out != "opened":
+                    failures.append(f"round {n}: {out}")
+            if failures:
+                break
+        for proc in procs:
+            proc.communicate(timeout=PATIENCE)  # stdin closed: the loop ends
+            assert proc.returncode == 0 or failures
+    finally:
+        for proc in procs:
+            end_process(proc)
     assert failures == []
 
 
