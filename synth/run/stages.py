@@ -20,7 +20,7 @@ from synth._journal import reject_row
 from synth.contexts.feed import Candidate
 from synth.data import Context
 from synth.errors import AuthenticationError, ModelError
-from synth.generate.base import Source, Step
+from synth.generate.base import ForeseesKept, Source, Step
 from synth.generate.dedup import LABEL as DEDUP
 from synth.generate.draft import Draft, drop_failed
 from synth.generate.inputs import InputsStep
@@ -175,6 +175,9 @@ class CandidateRunner:
             return None  # the first step makes the drafts: nothing to start the next one on
         step, later = self.steps[index], self.steps[index + 1]
         may_change = RUNS_AHEAD.get((step.name, later.name))
+        inner = getattr(step, "step", step)  # the language check wraps the step
+        if isinstance(inner, ForeseesKept):  # only on what it will most likely keep as it is
+            drafts = inner.foreseen_kept(drafts)
         if may_change is None or not any(d.kept for d in drafts):
             return None
 
