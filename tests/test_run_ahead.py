@@ -231,12 +231,14 @@ def test_a_run_with_the_evolution_ahead_gives_the_goldens_of_a_run_in_turn(
     assert "notes" not in in_turn_row
     # the final check rewrote the evolved inputs that pointed at the passage, in both runs
     assert not any("the passage" in row["input"] for row in ahead)
-    # the expected outputs asked beside the final check, for the inputs its plain code passed:
-    # an input pointing at the passage (plain code finds it) is answered once, from its rewrite
+    # the expected outputs asked beside the final check, for the contexts whose inputs its plain
+    # code all passed: an input pointing at the passage (plain code finds it) is answered once,
+    # from its rewrite, beside its context's other inputs (one request, as in turn)
     expected_notes = next(r for r in manifest["stages"] if r["stage"] == "expected")["notes"]
     assert expected_notes.get(KEPT, 0) > 0, expected_notes
     expected_prompts = [p for p in replies.prompts if stage_of(p) == "expected"]
     assert expected_prompts and not any("the passage?" in p for p in expected_prompts)
+    assert replies.counts()["expected"] == replies_in_turn.counts()["expected"]
     pointing = [p for p in replies.prompts if stage_of(p) == "check_alone" and "the passage?" in p]
     assert not pointing  # rewritten before the critic saw them
 

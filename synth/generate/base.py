@@ -62,7 +62,7 @@ class ForeseesKept(Protocol):
 
     def foreseen_kept(self, drafts: list[Draft]) -> list[Draft]:
         """The live ``drafts`` this step will most likely leave as they are: a step after it
-        runs ahead on these alone (:mod:`synth.run.ahead`), since one it rewrites is asked again."""
+        runs ahead (:mod:`synth.run.ahead`) only when these are all of them."""
         ...
 
 

@@ -25,6 +25,10 @@ once, rewritten or not: a context whose only problems plain code finds costs one
 checks, not two checks, a rewrite and two more. A check request that fails drops
 its inputs as ``model_error:<kind>``. The answer's own checks (a leak of the answer into the
 question, a hedged answer) need the answer: the expected-output step runs them.
+
+The step foresees keeping the inputs plain code passes (:meth:`FinalCheckStep.foreseen_kept`):
+when that is every input of the context, their expected outputs are asked for beside the
+critic's requests (:mod:`synth.run.ahead`).
 """
 
 from __future__ import annotations

@@ -175,10 +175,14 @@ class CandidateRunner:
             return None  # the first step makes the drafts: nothing to start the next one on
         step, later = self.steps[index], self.steps[index + 1]
         may_change = RUNS_AHEAD.get((step.name, later.name))
-        inner = getattr(step, "step", step)  # the language check wraps the step
-        if isinstance(inner, ForeseesKept):  # only on what it will most likely keep as it is
-            drafts = inner.foreseen_kept(drafts)
         if may_change is None or not any(d.kept for d in drafts):
+            return None
+        inner = getattr(step, "step", step)  # the language check wraps the step
+        if isinstance(inner, ForeseesKept) and len(inner.foreseen_kept(drafts)) < sum(
+            d.kept for d in drafts
+        ):
+            # a draft it will most likely rewrite would be asked again, and the later step
+            # asked for the others alone would take a request more for it: not run ahead
             return None
 
         async def gate() -> None:
