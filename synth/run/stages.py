@@ -114,6 +114,8 @@ class CandidateRunner:
                 before = {d.id for d in drafts}
                 alive = {d.id for d in drafts if d.kept}
                 if ahead is not None:
+                    if early is None and self._inputs_final(index) and ahead.started.is_set():
+                        early = self._embed_early(candidate, drafts)  # beside what is still out
                     drafts = await ahead.settle(drafts, Source(candidate.key))
                     self.ahead_counts[step.name].update(ahead.counts)
                     ahead = None
