@@ -116,28 +116,34 @@ def synth_generate(corpus: Path, work: Path, goldens: int) -> dict[str, Any]:
 
 def speculation(manifest: dict[str, Any]) -> dict[str, Any]:
     """The requests the run made speculatively and threw away, from its manifest's stage notes:
-    evolutions run beside the filter for inputs it then dropped or rewrote (``ahead_wasted``,
-    ``ahead_redone``: ``synth.run.ahead``), and inputs asked for contexts guessed before the
-    critic's verdicts that no candidate used (``inputs_asked_ahead`` less ``asked_ahead_used``:
-    ``synth.contexts.guess``), each priced at its stage's mean tokens per request."""
+    evolutions run beside the filter and expected outputs asked beside the final check for inputs
+    it then dropped or rewrote (``ahead_wasted``, ``ahead_redone``: ``synth.run.ahead``), and
+    inputs asked for contexts guessed before the critic's verdicts that no candidate used
+    (``inputs_asked_ahead`` less ``asked_ahead_used``: ``synth.contexts.guess``), each priced at
+    its stage's mean tokens per request (the expected outputs, asked several to a request: per
+    input answered)."""
     stages = {row["stage"]: row for row in manifest.get("stages") or []}
 
-    def per_request(stage: str) -> tuple[float, float]:
+    def per_request(stage: str, per: str = "requests") -> tuple[float, float]:
         row = stages.get(stage) or {}
-        n = max(1, row.get("requests", 0))
+        n = max(1, row.get(per, 0))
         return row.get("input_tokens", 0) / n, row.get("output_tokens", 0) / n
 
-    evolve = (stages.get("evolve") or {}).get("notes") or {}
+    def thrown_away(stage: str) -> int:
+        notes = (stages.get(stage) or {}).get("notes") or {}
+        return int(notes.get("ahead_wasted", 0) + notes.get("ahead_redone", 0))
+
     group = (stages.get("group") or {}).get("notes") or {}
     wasted = {
-        "evolve_ahead": evolve.get("ahead_wasted", 0) + evolve.get("ahead_redone", 0),
-        "inputs_guessed": max(
-            0, group.get("inputs_asked_ahead", 0) - group.get("asked_ahead_used", 0)
+        "evolve_ahead": (thrown_away("evolve"), per_request("evolve")),
+        "expected_ahead": (thrown_away("expected"), per_request("expected", "items_in")),
+        "inputs_guessed": (
+            max(0, group.get("inputs_asked_ahead", 0) - group.get("asked_ahead_used", 0)),
+            per_request("inputs"),
         ),
     }
     out: dict[str, Any] = {}
-    for name, requests in wasted.items():
-        tokens_in, tokens_out = per_request("evolve" if name == "evolve_ahead" else "inputs")
+    for name, (requests, (tokens_in, tokens_out)) in wasted.items():
         dollars = (
             requests * tokens_in * PRICES["input"] + requests * tokens_out * PRICES["output"]
         ) / 1e6

@@ -67,3 +67,36 @@ def test_ratios_are_synth_over_deepeval_per_golden(realistic) -> None:
         "dollars_per_golden_synth_over_deepeval": 0.25,
         "evaluate_time_synth_over_deepeval": 0.1,
     }
+
+
+def test_expected_outputs_thrown_away_are_priced_per_input_answered(realistic) -> None:
+    module, _ = realistic
+    manifest = {
+        "stages": [
+            {
+                "stage": "evolve",
+                "requests": 10,
+                "input_tokens": 10_000,
+                "output_tokens": 1_000,
+                "notes": {"ahead_kept": 9, "ahead_wasted": 1},
+            },
+            # 20 inputs answered in 5 requests: an input's share is 200 prompt tokens, not 800
+            {
+                "stage": "expected",
+                "requests": 5,
+                "items_in": 20,
+                "input_tokens": 4_000,
+                "output_tokens": 2_000,
+                "notes": {"ahead_kept": 17, "ahead_redone": 2, "ahead_wasted": 1},
+            },
+        ]
+    }
+    found = module.speculation(manifest)
+    assert found["expected_ahead"] == {
+        "requests": 3,
+        "prompt_tokens": 600,
+        "completion_tokens": 300,
+        "dollars": round((600 * 0.40 + 300 * 1.60) / 1e6, 5),
+    }
+    assert found["evolve_ahead"]["prompt_tokens"] == 1_000
+    assert found["inputs_guessed"]["requests"] == 0

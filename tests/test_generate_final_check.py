@@ -13,6 +13,7 @@ from synth.generate import final_check
 from synth.generate.draft import Draft
 from synth.llm.base import FunctionModel, run_sync
 from synth.stage.stats import StageStats
+from synth.stage.templates import PromptSet
 
 CONTEXT = Context(
     id="ctx",
@@ -193,3 +194,19 @@ def test_double_questions_are_allowed_in_a_double_run_and_out_of_scope_skips_the
 def test_a_failed_check_request_drops_its_inputs_as_a_model_error() -> None:
     drafts, _ = check(Critic(fail="context"), GOOD)
     assert drafts[0].drop_reason == "model_error:server"
+
+
+def test_the_step_foresees_keeping_the_live_inputs_plain_code_passes() -> None:
+    texts = [
+        GOOD,
+        "What does the passage say about the warranty?",
+        "Is it so that the X200 battery has a warranty of ten years from the date?",
+        "How long is the X200 warranty? What defects does it cover?",
+        "What does the X200 warranty cover?",
+    ]
+    drafts = [Draft(id=f"d{i}", input=t, context=CONTEXT) for i, t in enumerate(texts)]
+    drafts[4].drop("filter", "below_input_quality_threshold", "scored 0.2")
+    step = final_check.FinalCheckStep(FunctionModel(Critic()), PromptSet())
+    assert [d.id for d in step.foreseen_kept(drafts)] == ["d0"]
+    double = final_check.FinalCheckStep(FunctionModel(Critic()), PromptSet(), "double")
+    assert [d.id for d in double.foreseen_kept(drafts)] == ["d0", "d3"]

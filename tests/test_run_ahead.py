@@ -231,6 +231,16 @@ def test_a_run_with_the_evolution_ahead_gives_the_goldens_of_a_run_in_turn(
     assert "notes" not in in_turn_row
     # the final check rewrote the evolved inputs that pointed at the passage, in both runs
     assert not any("the passage" in row["input"] for row in ahead)
+    # the expected outputs asked beside the final check, for the contexts whose inputs its plain
+    # code all passed: an input pointing at the passage (plain code finds it) is answered once,
+    # from its rewrite, beside its context's other inputs (one request, as in turn)
+    expected_notes = next(r for r in manifest["stages"] if r["stage"] == "expected")["notes"]
+    assert expected_notes.get(KEPT, 0) > 0, expected_notes
+    expected_prompts = [p for p in replies.prompts if stage_of(p) == "expected"]
+    assert expected_prompts and not any("the passage?" in p for p in expected_prompts)
+    assert replies.counts()["expected"] == replies_in_turn.counts()["expected"]
+    pointing = [p for p in replies.prompts if stage_of(p) == "check_alone" and "the passage?" in p]
+    assert not pointing  # rewritten before the critic saw them
 
 
 def test_evolutions_are_asked_while_filter_replies_are_still_out(tmp_path: Path) -> None:
@@ -309,3 +319,34 @@ def test_drafts_dropped_before_the_earlier_step_are_not_counted_as_wasted() -> N
         assert ahead.counts == {KEPT: 1, WASTED: 1}
 
     asyncio.run(main())
+
+
+def test_expected_outputs_are_asked_while_final_check_replies_are_still_out(
+    tmp_path: Path,
+) -> None:
+    replies = Replies()
+    answering = asyncio.Event()
+    overlapped: list[bool] = []
+
+    async def model(prompt: str, system: str | None = None) -> str:
+        stage = stage_of(prompt)
+        if stage == "expected":
+            answering.set()
+        elif stage.startswith("check"):
+            try:
+                await asyncio.wait_for(answering.wait(), PATIENCE)
+                overlapped.append(True)
+            except TimeoutError:
+                overlapped.append(False)
+        return await replies(prompt, system)
+
+    synth = Synthesizer(
+        FunctionModel(model, name="held"),
+        embedder="hash",
+        cache=None,
+        run_dir=tmp_path / "run",
+        store_path=tmp_path / "store",
+    )
+    dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=6)
+    assert len(dataset) == 6
+    assert overlapped and all(overlapped), overlapped

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from synth.data import Context
 from synth.generate.draft import Draft
@@ -56,4 +56,14 @@ class CorpusSearch(Protocol):
         ...
 
 
-__all__ = ["CorpusSearch", "Source", "Step"]
+@runtime_checkable
+class ForeseesKept(Protocol):
+    """A step that can tell, before it runs, which drafts it will most likely pass as they are."""
+
+    def foreseen_kept(self, drafts: list[Draft]) -> list[Draft]:
+        """The live ``drafts`` this step will most likely leave as they are: a step after it
+        runs ahead (:mod:`synth.run.ahead`) only when these are all of them."""
+        ...
+
+
+__all__ = ["CorpusSearch", "ForeseesKept", "Source", "Step"]

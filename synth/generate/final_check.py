@@ -25,6 +25,10 @@ once, rewritten or not: a context whose only problems plain code finds costs one
 checks, not two checks, a rewrite and two more. A check request that fails drops
 its inputs as ``model_error:<kind>``. The answer's own checks (a leak of the answer into the
 question, a hedged answer) need the answer: the expected-output step runs them.
+
+The step foresees keeping the inputs plain code passes (:meth:`FinalCheckStep.foreseen_kept`):
+when that is every input of the context, their expected outputs are asked for beside the
+critic's requests (:mod:`synth.run.ahead`).
 """
 
 from __future__ import annotations
@@ -114,6 +118,12 @@ def build_context_prompt(
     )
 
 
+def _plain_problems(text: str, context: Context | None, question_type: str | None) -> list[Problem]:
+    """The problems plain code finds in the input ``text`` (see the module's first check)."""
+    sources = list(context.texts) if context is not None else []
+    return input_problems(text, sources, allow_double=question_type == DOUBLE)
+
+
 @dataclass(frozen=True)
 class _Verdict:
     """One check's verdict on one input: the problem it found (None: it passes)."""
@@ -170,10 +180,9 @@ class _Checker:
 
     def plain(self, drafts: list[Draft]) -> Found:
         """Each draft's problems that plain code finds; drafts without any are left out."""
-        sources = list(self.context.texts) if self.context is not None else []
         found: Found = {}
         for draft in drafts:
-            plain = input_problems(draft.input, sources, allow_double=self.question_type == DOUBLE)
+            plain = _plain_problems(draft.input, self.context, self.question_type)
             if plain:
                 found[draft.id] = plain
         return found
@@ -332,6 +341,16 @@ class FinalCheckStep:
 
     async def run(self, drafts: list[Draft], source: Source) -> list[Draft]:
         return await run(drafts, self.llm, prompts=self.prompts, question_type=self.question_type)
+
+    def foreseen_kept(self, drafts: list[Draft]) -> list[Draft]:
+        """The live ``drafts`` plain code passes: the critic's requests rarely rewrite them, while
+        nearly every one plain code faults is rewritten (so its expected output, asked ahead,
+        would be asked again)."""
+        return [
+            d
+            for d in drafts
+            if d.kept and not _plain_problems(d.input, d.context, self.question_type)
+        ]
 
 
 __all__ = [

@@ -168,12 +168,16 @@ def conversation_steps(s: StageSettings, conversation: ConversationConfig) -> li
 #: steps that may run ahead of the step before them (``(earlier, later)`` names), with the fields
 #: the earlier step may change in a draft without making the later one's run made ahead stale:
 #: an input the filter kept as it is gets the evolution asked for beside its scoring
-#: (:mod:`synth.run.ahead`); the later step must treat each draft on its own. (The expected
-#: outputs asked beside the final check saved 13% of a run's time, but redone for every input
-#: the check rewrites they cost a faulty model's run 37% more requests than a clean one's, past
-#: the 35% the check may cost: docs/benchmarks.md)
+#: (:mod:`synth.run.ahead`), and the inputs of a context the final check's plain code passes
+#: all get their expected outputs asked for beside the check's requests (an earlier step that
+#: foresees what it keeps, :class:`synth.generate.base.ForeseesKept`, has the later one run
+#: ahead only when it foresees keeping every live draft: asked for every input, the expected
+#: outputs redone for those the check rewrote cost a faulty model's run 37% more requests than a
+#: clean one's, past the 35% the check may cost, docs/benchmarks.md); the later step must treat
+#: each draft on its own.
 RUNS_AHEAD: dict[tuple[str, str], frozenset[str]] = {
     (input_filter.LABEL, evolve.LABEL): frozenset({"input_quality", "feedback"}),
+    (final_check.LABEL, expected.LABEL): frozenset(),
 }
 
 #: the steps that write inputs, each wrapped so the language of what it wrote is checked

@@ -62,6 +62,8 @@ class Ahead:
     task: asyncio.Task[list[Draft]]
     before: dict[str, dict[str, Any]]
     counts: Counter[str] = field(default_factory=Counter)
+    #: set once the later step's gate let it start (the candidate is needed)
+    started: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def settle(self, drafts: list[Draft], source: Source) -> list[Draft]:
         """``drafts`` (the earlier step's output) as ``step`` would leave them, in place."""
@@ -111,13 +113,16 @@ def run_ahead(
     live = [d for d in drafts if d.kept]
     copies = [_copy(d) for d in live]
 
+    started = asyncio.Event()
+
     async def run() -> list[Draft]:
         await gate()
+        started.set()
         return await step.run(copies, source)
 
     before = {d.id: _state(d) for d in live}
     task = asyncio.get_running_loop().create_task(run())
-    return Ahead(step, frozenset(may_change), task, before)
+    return Ahead(step, frozenset(may_change), task, before, started=started)
 
 
 __all__ = ["KEPT", "REDONE", "WASTED", "Ahead", "run_ahead"]

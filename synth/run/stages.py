@@ -20,7 +20,7 @@ from synth._journal import reject_row
 from synth.contexts.feed import Candidate
 from synth.data import Context
 from synth.errors import AuthenticationError, ModelError
-from synth.generate.base import Source, Step
+from synth.generate.base import ForeseesKept, Source, Step
 from synth.generate.dedup import LABEL as DEDUP
 from synth.generate.draft import Draft, drop_failed
 from synth.generate.inputs import InputsStep
@@ -114,6 +114,8 @@ class CandidateRunner:
                 before = {d.id for d in drafts}
                 alive = {d.id for d in drafts if d.kept}
                 if ahead is not None:
+                    if early is None and self._inputs_final(index) and ahead.started.is_set():
+                        early = self._embed_early(candidate, drafts)  # beside what is still out
                     drafts = await ahead.settle(drafts, Source(candidate.key))
                     self.ahead_counts[step.name].update(ahead.counts)
                     ahead = None
@@ -176,6 +178,13 @@ class CandidateRunner:
         step, later = self.steps[index], self.steps[index + 1]
         may_change = RUNS_AHEAD.get((step.name, later.name))
         if may_change is None or not any(d.kept for d in drafts):
+            return None
+        inner = getattr(step, "step", step)  # the language check wraps the step
+        if isinstance(inner, ForeseesKept) and len(inner.foreseen_kept(drafts)) < sum(
+            d.kept for d in drafts
+        ):
+            # a draft it will most likely rewrite would be asked again, and the later step
+            # asked for the others alone would take a request more for it: not run ahead
             return None
 
         async def gate() -> None:
