@@ -252,7 +252,7 @@ def test_evaluate_compare_and_benchmark_write_their_page_beside_their_output(
     page = (tmp_path / "one.html").read_text(encoding="utf-8")
     assert "judge agreement" in page and read_report(one).kind == "answers"
     two = str(tmp_path / "two.json")
-    assert main(["evaluate", goldens, "-o", two]) == 0
+    assert main(["evaluate", goldens, "--system", "eval_report_data:echo", "-o", two]) == 0
     cmp = str(tmp_path / "cmp.yaml")
     assert main(["compare", one, two, "-o", cmp, "--report"]) == 0
     assert "one" in (tmp_path / "cmp.html").read_text(encoding="utf-8")
