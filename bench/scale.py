@@ -75,7 +75,7 @@ TIMED = (
     ("synth.generate.difficulty", "DifficultyIndex.measure_many", "difficulty"),
     ("synth.run.dir", "RunDir.write_manifest", "write"),
     ("synth.dataset", "Dataset.save", "write"),
-    ("synth.run.session", "inspect_dataset", "inspect"),
+    ("synth.pipeline.delivery", "inspect_dataset", "inspect"),
 )
 STAGES = tuple(dict.fromkeys(stage for _, _, stage in TIMED))
 

@@ -217,3 +217,32 @@ def test_aclose_does_not_raise_for_an_index_whose_build_failed() -> None:
             await started
 
     run_sync(close_while_failing())
+
+
+def test_measuring_leaves_the_event_loop_free_for_the_replies_in_flight() -> None:
+    # the measurement, once started, waits for a coroutine of the loop to run: on the loop it
+    # could not, and the wait runs out
+    started, reply_read, seen = threading.Event(), threading.Event(), []
+
+    class Slow(DifficultyIndex):
+        def measure_many(self, *args: object, **kwargs: object) -> list:  # type: ignore[override]
+            started.set()
+            seen.append(reply_read.wait(timeout=5))
+            return super().measure_many(*args, **kwargs)  # type: ignore[arg-type]
+
+    async def go() -> dict:
+        meter = DifficultyMeter(corpus())
+        slow = Slow(IDS, TEXTS, np.asarray(VECTORS, dtype=np.float32))
+        meter._index = asyncio.ensure_future(asyncio.sleep(0, result=slow))  # type: ignore[assignment]
+
+        async def read_a_reply() -> None:
+            await asyncio.to_thread(started.wait, 5)
+            reply_read.set()
+
+        one = draft("d1", "How do I get a refund for merchandise?", "refund")
+        await asyncio.gather(meter.measure([one], []), read_a_reply())
+        return one.metadata[STAGE]
+
+    question = "How do I get a refund for merchandise?"
+    assert run_sync(go()) == expected(question, "refund", None)
+    assert seen == [True]

@@ -35,6 +35,17 @@ def make_chunks(n: int) -> list[Chunk]:
     ]
 
 
+def held_allocated(function: object) -> tuple[object, int]:
+    """What ``function()`` returns and the memory allocated while it ran and still held."""
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        result = function()  # type: ignore[operator]
+        return result, tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+
+
 def peak_allocated(function: object) -> tuple[object, int]:
     """What ``function()`` returns and the most memory allocated at once while it ran."""
     tracemalloc.start()
@@ -125,3 +136,72 @@ def test_bm25_postings_are_built_without_a_python_object_per_posting() -> None:
     # flat arrays, one document's counts at a time: under 30 bytes a posting at the peak; a
     # Counter per document and a list of rows and floats per term came to 87
     assert peak < 40 * index.postings
+
+
+def long_chunks(n: int) -> list[Chunk]:
+    """Chunks named as the ingest names them: 64-character ids, a document id per file."""
+    return [
+        chunk.model_copy(
+            update={
+                "id": f"{i:064x}",
+                "document_id": f"{i // 50:064x}",
+                "source": f"/data/corpus/folder/f{i // 50}.txt",
+            }
+        )
+        for i, chunk in enumerate(make_chunks(n))
+    ]
+
+
+@pytest.fixture(scope="module")
+def long_store(tmp_path_factory: pytest.TempPathFactory) -> ChunkStore:
+    path: Path = tmp_path_factory.mktemp("long_store")
+    chunk_store = ChunkStore(HashEmbedder(384), path=path, collection="long_ids")
+    chunk_store.add(long_chunks(3000))
+    return chunk_store
+
+
+def test_reading_every_vector_takes_reads_small_enough_to_sit_beside_the_matrix(
+    long_store: ChunkStore,
+) -> None:
+    ids = [chunk.id for chunk in long_chunks(3000)]
+    vectors, peak = peak_allocated(lambda: long_store.get_embeddings(ids))
+    assert isinstance(vectors, np.ndarray) and vectors.shape == (3000, 384)
+    assert np.array_equal(vectors, long_store.get_embeddings(ids[::-1])[::-1])
+    # Chroma answers a read with a list of Python floats per vector (about 15 KB each at 384
+    # dimensions): reads of its largest batch (5,461 ids) took every vector here at once,
+    # ten times the float32 matrix, and at 200,000 chunks 350 MB of resident memory a read
+    assert peak < 4.5 * vectors.nbytes
+
+
+def test_chunks_read_back_are_the_chunks_stored_and_share_what_they_can(
+    long_store: ChunkStore,
+) -> None:
+    stored = sorted(long_chunks(3000), key=lambda c: (c.source, c.index))
+    read, held = held_allocated(lambda: long_store.chunks())
+    assert isinstance(read, list)
+    assert [c.model_dump() for c in read] == [c.model_dump() for c in stored]
+    assert read[0].model_dump(exclude_unset=True) == stored[0].model_dump()
+    read[0].text = "changed"  # setting a field leaves the others' fields as they were
+    assert read[0].model_fields_set == read[1].model_fields_set == set(Chunk.model_fields)
+    # the fields each chunk was given, one set for all (728 bytes a chunk when each had its
+    # own), and one string per file of its path and of its document's id (185 bytes a chunk
+    # when each had its own): what a chunk of 12 words holds besides its text and its id, read
+    # back, is about 480 bytes (its dict, its metadata dict, the object)
+    texts = sum(len(c.text) + len(c.id) + 2 * 49 for c in stored)
+    assert (held - texts) / len(stored) < 560
+
+
+def test_an_index_of_long_ids_holds_a_few_bytes_a_chunk_besides_its_vectors_and_chunks() -> None:
+    chunks = long_chunks(3000)
+    vectors = np.asarray(HashEmbedder(32).embed([c.text for c in chunks]), dtype=np.float32)
+    ChunkIndex(chunks, vectors)  # once for the imports and caches it makes
+    index, peak = peak_allocated(lambda: ChunkIndex(chunks, vectors.copy()))
+    assert isinstance(index, ChunkIndex)
+    # a dict from id to row (about 100 bytes a chunk at its largest) and each row's place among
+    # the ids; an array of the ids themselves was 256 bytes a chunk more
+    assert (peak - vectors.nbytes) / len(chunks) < 200
+    # ties still go to the smaller id: every vector alike, the ids in reverse of their rows
+    alike = np.tile(np.asarray([1.0, 0.0], dtype=np.float32), (3000, 1))
+    backwards = [c.model_copy(update={"id": f"{2999 - i:064x}"}) for i, c in enumerate(chunks)]
+    hits = ChunkIndex(backwards, alike).query([[1.0, 0.0]], 3)[0]
+    assert [chunk_id for chunk_id, _ in hits] == [f"{i:064x}" for i in range(3)]

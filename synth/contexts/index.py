@@ -50,7 +50,11 @@ class ChunkIndex:
         self._row = {chunk.id: row for row, chunk in enumerate(self._chunks)}
         if len(self._row) != len(self._chunks):
             raise ConfigError("a chunk index got the same chunk id twice")
-        self._ids = np.array([chunk.id for chunk in self._chunks], dtype=str)
+        # each row's place among the ids in sorted order breaks ties: an array of the ids
+        # themselves was 256 bytes a row (64 characters of four bytes), this one 4
+        by_id = sorted(range(len(self._chunks)), key=lambda row: self._chunks[row].id)
+        self._id_rank = np.empty(len(self._chunks), dtype=np.int32)
+        self._id_rank[by_id] = np.arange(len(by_id), dtype=np.int32)
         by_source: dict[str, list[int]] = {}
         for row, chunk in enumerate(self._chunks):
             by_source.setdefault(chunk.source, []).append(row)
@@ -82,7 +86,7 @@ class ChunkIndex:
         """Per query vector, the ``n_results`` most similar chunks of ``source`` (or all) but
         ``exclude_ids``, as ``(chunk_id, cosine similarity)``, most similar first."""
         return [
-            [(str(self._ids[row]), sim) for row, sim in hits]
+            [(self._chunks[row].id, sim) for row, sim in hits]
             for hits in self._nearest(embeddings, n_results, source, exclude_ids)
         ]
 
@@ -145,7 +149,7 @@ class ChunkIndex:
             edge = np.partition(sims, len(sims) - n)[len(sims) - n]
             keep = np.flatnonzero(sims >= edge)
             scope, sims = scope[keep], sims[keep]
-        order = np.lexsort((self._ids[scope], -sims))[:n]
+        order = np.lexsort((self._id_rank[scope], -sims))[:n]
         return [(int(scope[i]), float(sims[i])) for i in order]
 
 
