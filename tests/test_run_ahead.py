@@ -243,18 +243,20 @@ def test_a_run_with_the_evolution_ahead_gives_the_goldens_of_a_run_in_turn(
     assert not pointing  # rewritten before the critic saw them
 
 
-def test_evolutions_are_asked_while_filter_replies_are_still_out(tmp_path: Path) -> None:
+def _assert_asked_while_replies_are_out(tmp_path: Path, ahead: str, held: str) -> None:
+    """Every reply of a ``held`` stage waits until a request of the ``ahead`` stage has been sent:
+    the run asks ``ahead`` while ``held``'s replies are still out."""
     replies = Replies()
-    evolving = asyncio.Event()
+    asked = asyncio.Event()
     overlapped: list[bool] = []
 
     async def model(prompt: str, system: str | None = None) -> str:
         stage = stage_of(prompt)
-        if stage == "evolve":
-            evolving.set()
-        elif stage == "filter":
+        if stage == ahead:
+            asked.set()
+        elif stage.startswith(held):
             try:
-                await asyncio.wait_for(evolving.wait(), PATIENCE)
+                await asyncio.wait_for(asked.wait(), PATIENCE)
                 overlapped.append(True)
             except TimeoutError:
                 overlapped.append(False)
@@ -270,6 +272,10 @@ def test_evolutions_are_asked_while_filter_replies_are_still_out(tmp_path: Path)
     dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=6)
     assert len(dataset) == 6
     assert overlapped and all(overlapped), overlapped
+
+
+def test_evolutions_are_asked_while_filter_replies_are_still_out(tmp_path: Path) -> None:
+    _assert_asked_while_replies_are_out(tmp_path, ahead="evolve", held="filter")
 
 
 class Dropper(Evolver):
@@ -324,29 +330,4 @@ def test_drafts_dropped_before_the_earlier_step_are_not_counted_as_wasted() -> N
 def test_expected_outputs_are_asked_while_final_check_replies_are_still_out(
     tmp_path: Path,
 ) -> None:
-    replies = Replies()
-    answering = asyncio.Event()
-    overlapped: list[bool] = []
-
-    async def model(prompt: str, system: str | None = None) -> str:
-        stage = stage_of(prompt)
-        if stage == "expected":
-            answering.set()
-        elif stage.startswith("check"):
-            try:
-                await asyncio.wait_for(answering.wait(), PATIENCE)
-                overlapped.append(True)
-            except TimeoutError:
-                overlapped.append(False)
-        return await replies(prompt, system)
-
-    synth = Synthesizer(
-        FunctionModel(model, name="held"),
-        embedder="hash",
-        cache=None,
-        run_dir=tmp_path / "run",
-        store_path=tmp_path / "store",
-    )
-    dataset = synth.generate_goldens_from_docs(SAMPLE, num_goldens=6)
-    assert len(dataset) == 6
-    assert overlapped and all(overlapped), overlapped
+    _assert_asked_while_replies_are_out(tmp_path, ahead="expected", held="check")
