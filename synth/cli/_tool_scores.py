@@ -61,7 +61,9 @@ def run_tool_scores(args: argparse.Namespace) -> int:
     text = report.model_dump_json(indent=2)
     page = None
     if args.output:
-        Path(args.output).write_text(text + "\n", encoding="utf-8")
+        from synth._files import write_atomic
+
+        write_atomic(args.output, text + "\n")  # a crash mid-write leaves the old file whole
     if args.report:
         from synth.cli.report import write_beside
         from synth.report import evaluation_report
