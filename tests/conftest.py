@@ -260,5 +260,27 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
+@pytest.fixture
+def empty_chroma_server(chroma_server: str) -> str:
+    """conftest's Chroma server with no collection: the server lives for the whole session of a
+    worker, so a test that compares what it stores with another store must not meet what an
+    earlier test (in any order) left in the same collection."""
+    import chromadb
+    from chromadb.config import Settings
+
+    from synth.store._chroma_client import close_client
+
+    host, port = chroma_server.removeprefix("http://").split(":")
+    client = chromadb.HttpClient(
+        host=host, port=int(port), settings=Settings(anonymized_telemetry=False)
+    )
+    try:
+        for collection in client.list_collections():
+            client.delete_collection(collection.name)
+    finally:
+        close_client(client)
+    return chroma_server
+
+
 def _tail(folder: Path) -> str:
     return (folder / "server.log").read_text(errors="replace")[-2000:]

@@ -145,8 +145,9 @@ def _stored(store: ChunkStore) -> dict[str, tuple[str, dict[str, Any], np.ndarra
 
 
 def test_ray_ingest_stores_what_the_single_process_ingest_stores(
-    ray_head: str, chroma_server: str, tmp_path: Path
+    ray_head: str, empty_chroma_server: str, tmp_path: Path
 ) -> None:
+    chroma_server = empty_chroma_server
     docs = _corpus(tmp_path / "docs")
     here = ingest_documents(
         [docs], embedder=HashEmbedder(64), chunking=CHUNKING, store_path=tmp_path / "here"

@@ -15,7 +15,6 @@ from local_servers import free_port
 
 from synth import Chunk, ChunkStore, ConfigError, HashEmbedder, StoreError
 from synth.ingest import ChunkingConfig
-from synth.store._chroma_client import close_client
 from synth.store._naming import collection_name
 
 
@@ -47,21 +46,6 @@ def make_chunk(i: int, source: str = "a.txt", text: str | None = None, **extra: 
     )
 
 
-def _drop_server_collections(url: str) -> None:
-    import chromadb
-    from chromadb.config import Settings
-
-    host, port = url.removeprefix("http://").split(":")
-    client = chromadb.HttpClient(
-        host=host, port=int(port), settings=Settings(anonymized_telemetry=False)
-    )
-    try:
-        for collection in client.list_collections():
-            client.delete_collection(collection.name)
-    finally:
-        close_client(client)
-
-
 StoreFactory = Callable[..., ChunkStore]
 
 
@@ -70,8 +54,7 @@ def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[St
     """Open ChunkStores on one backend: a temp folder, or the session's chroma server (emptied)."""
     opened: list[ChunkStore] = []
     if request.param == "server":
-        url = request.getfixturevalue("chroma_server")
-        _drop_server_collections(url)
+        url = request.getfixturevalue("empty_chroma_server")
         where: dict[str, object] = {"url": url}
     else:
         where = {"path": tmp_path / "chroma"}
@@ -379,11 +362,11 @@ def test_store_repr_and_describe_hold_no_key(monkeypatch: pytest.MonkeyPatch) ->
 
 @pytest.mark.server
 def test_cli_ingest_into_a_chroma_server(
-    chroma_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    empty_chroma_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from synth.cli import main
 
-    _drop_server_collections(chroma_server)
+    chroma_server = empty_chroma_server
     folder = tmp_path / "docs"
     folder.mkdir()
     for i, topic in enumerate(TOPICS):
