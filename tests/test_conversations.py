@@ -98,7 +98,11 @@ def test_standalone_follow_ups_are_dropped_and_topped_up(
     assert run_dir is not None
     rejects = [json.loads(line) for line in (run_dir / "rejects.jsonl").read_text().splitlines()]
     reasons = [r for r in rejects if r.get("reason") == STANDALONE]
-    assert len(reasons) == dropped[STANDALONE]
+    # every drop the manifest counts is journaled; the journal may hold more: a spare whose
+    # follow-ups were judged and then cancelled once the run had its goldens is journaled as its
+    # step ends, but its drafts are not among those the manifest's rows are counted from (14
+    # against 12 once in a fresh-clone CI run)
+    assert len(reasons) >= dropped[STANDALONE]
     assert "can be understood alone" in json.dumps(reasons[0])
 
 
