@@ -222,6 +222,7 @@ def test_the_page_and_the_api_refuse_a_request_without_the_token(
     )
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=30)
+    refused.value.close()  # the refusal holds the connection open until it is closed
     assert refused.value.code == 403
     # a page of another origin cannot use the token-less API either: fetch from about:blank
     review.page.goto(server.url)
