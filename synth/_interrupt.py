@@ -19,20 +19,28 @@ Two parts, installed only when synth runs as the program (never when it is impor
 The deadline is watched by a thread that reads the signal from a wakeup pipe
 (:func:`signal.set_wakeup_fd`), so it starts even when the main thread is stuck in native code and
 cannot run a Python signal handler.
+
+Under an event loop, the KeyboardInterrupt is raised at once only in the task the loop runs to its
+end, which :func:`as_main_task` names (``synth.llm.base.run_sync`` starts every loop of the
+command that way); Ctrl-C in another task is raised by the loop between two steps. Only asyncio's
+public functions are used: ``get_running_loop``, ``current_task``, ``call_soon_threadsafe``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import gc
 import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from types import FrameType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
+
+T = TypeVar("T")
 
 #: seconds from Ctrl-C to the forced end, when the orderly one has not happened by then
 GRACE = 1.5
@@ -44,6 +52,9 @@ EXIT_TERMINATED = 143
 STOPPING = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
 #: seconds the forced end gives each of the command's last words
 LAST_WORDS_WAIT = 0.5
+
+#: the task its loop runs to the end (set by :func:`as_main_task`; the tasks it starts inherit it)
+_MAIN_TASK: contextvars.ContextVar[object] = contextvars.ContextVar("synth_main_task", default=None)
 
 
 def run_as_program() -> bool:
@@ -151,7 +162,7 @@ class CtrlC:
             self.signal = signum
         self._raised = True
         self._arm()
-        loop = _loop_in_a_task()
+        loop = _loop_in_a_side_task()
         if loop is not None:
             # raised inside a task's step, it would be kept by that task and raised again in
             # each task awaiting it, past the loop's own cleanup (which then never cancels the
@@ -169,8 +180,7 @@ class CtrlC:
         if not isinstance(unraisable.exc_value, KeyboardInterrupt):
             self._previous_hook(unraisable)
             return
-        aio = sys.modules.get("asyncio")
-        loop = aio.events._get_running_loop() if aio is not None else None
+        loop = _running_loop()
         if loop is not None:
             loop.call_soon_threadsafe(_raise_interrupt)
 
@@ -229,25 +239,37 @@ class CtrlC:
         )
 
 
-def _loop_in_a_task() -> Any:
-    """The event loop running in this thread, when a task of it other than the one the loop
-    runs to completion (``asyncio.run``'s) is running now; else None. (asyncio is looked up, not
-    imported: a process that never loaded it runs no loop.) In the loop's own task, the run's
-    coroutine, the interrupt unwinds the run as it should, whatever it is doing (reading files)."""
+async def as_main_task(coro: Coroutine[Any, Any, T]) -> T:
+    """``coro``'s result, awaited as the task in which Ctrl-C raises KeyboardInterrupt at once,
+    whatever it is doing (reading files): wrap the coroutine a loop runs to its end with it
+    (``asyncio.run(as_main_task(coro))``)."""
+    import asyncio
+
+    _MAIN_TASK.set(asyncio.current_task())
+    return await coro
+
+
+def _running_loop() -> Any:
+    """The event loop running in this thread, or None. (asyncio is looked up, not imported: a
+    process that never loaded it runs no loop.)"""
     aio = sys.modules.get("asyncio")
     if aio is None:
         return None
-    loop = aio.events._get_running_loop()
-    task = aio.current_task(loop) if loop is not None else None
-    if task is None:
+    try:
+        return aio.get_running_loop()
+    except RuntimeError:
         return None
-    ends_the_loop = aio.base_events._run_until_complete_cb
-    callbacks = getattr(task, "_callbacks", None) or []
-    if any(
-        getattr(entry, "__getitem__", None) and entry[0] is ends_the_loop for entry in callbacks
-    ):
+
+
+def _loop_in_a_side_task() -> Any:
+    """The event loop running in this thread, when one of its tasks other than its main one (see
+    :func:`as_main_task`) is running now; else None: between the loop's steps, and in the main
+    task, the interrupt unwinds the run as it should."""
+    loop = _running_loop()
+    if loop is None:
         return None
-    return loop
+    task = sys.modules["asyncio"].current_task(loop)
+    return None if task is None or task is _MAIN_TASK.get() else loop
 
 
 def _raise_interrupt() -> NoReturn:
@@ -266,6 +288,7 @@ __all__ = [
     "EXIT_TERMINATED",
     "GRACE",
     "CtrlC",
+    "as_main_task",
     "quiet_startup",
     "run_as_program",
 ]

@@ -3,13 +3,14 @@ swallows Ctrl-C, a second Ctrl-C ends it at once, and only the synth command is 
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
 import textwrap
 
 import pytest
-from synth_runs import STOP_DEADLINE, child_env
+from synth_runs import REPO, STOP_DEADLINE, child_env
 
 from synth._interrupt import run_as_program
 
@@ -129,6 +130,7 @@ IN_A_CALLBACK = textwrap.dedent(
     """
     import asyncio, os, signal, weakref
     from synth._interrupt import CtrlC
+    from synth.llm.base import run_sync  # how the command runs its loop
 
     class Thing:
         pass
@@ -139,14 +141,14 @@ IN_A_CALLBACK = textwrap.dedent(
     async def run():
         thing = Thing()
         ref = weakref.ref(thing, pressed_here)
-        del thing  # the callback runs now, in the loop's own task
+        del thing  # the callback runs now, in the loop's main task
         await asyncio.sleep(0)
         await asyncio.sleep(0)
-        await asyncio.sleep(30)
+        await asyncio.sleep(10)
 
     with CtrlC(grace=60) as ctrl_c:
         try:
-            asyncio.run(run())
+            run_sync(run())
             print("ran to the end")
         except KeyboardInterrupt:
             print("interrupted", ctrl_c.interrupted)
@@ -172,3 +174,77 @@ def test_ctrl_c_in_a_weakref_callback_is_raised_again_and_not_printed() -> None:
     assert proc.stdout.strip() == "interrupted True", proc.stderr
     assert "KeyboardInterrupt" not in proc.stderr
     assert "ValueError: not an interrupt" in proc.stderr
+
+
+# Ctrl-C while the loop runs one of its tasks: in the run's own task (the one the loop runs to its
+# end) it is raised at once, whatever the task is doing; in any other task it is raised by the
+# loop between two steps, which cancels the run's task so that it unwinds
+IN_A_TASK = textwrap.dedent(
+    """
+    import asyncio, signal, sys
+    from synth._interrupt import CtrlC
+    from synth.llm.base import run_sync  # how the command runs its loop
+
+    def pressed_during_a_step(task):
+        try:
+            signal.raise_signal(signal.SIGINT)
+            print(task, "finished its step", flush=True)
+        except KeyboardInterrupt:
+            print(task, "raised the interrupt", flush=True)
+            raise
+
+    async def side():
+        pressed_during_a_step("side task")
+        await asyncio.sleep(10)
+
+    async def run():
+        try:
+            if sys.argv[1] == "main":
+                pressed_during_a_step("main task")
+                await asyncio.sleep(10)
+            else:
+                await asyncio.gather(side(), asyncio.sleep(10))
+        except BaseException as exc:
+            print("main task unwound by", type(exc).__name__, flush=True)
+            raise
+
+    with CtrlC(grace=60) as ctrl_c:
+        try:
+            run_sync(run())
+        except KeyboardInterrupt:
+            print("interrupted", ctrl_c.interrupted)
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("task", "expected"),
+    [
+        ("main", ["main task raised the interrupt", "main task unwound by KeyboardInterrupt"]),
+        ("side", ["side task finished its step", "main task unwound by CancelledError"]),
+    ],
+)
+def test_ctrl_c_in_a_task_unwinds_the_run_from_its_own_task(task: str, expected: list[str]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", IN_A_TASK, task],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=60,
+    )
+    assert proc.stdout.splitlines() == [*expected, "interrupted True"], proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_synth_uses_no_private_part_of_asyncio() -> None:
+    """Only asyncio's public functions: its private ones change between Python versions."""
+    private = re.compile(
+        r"(?<![\w.])(?:asyncio|aio|events|base_events|tasks|futures)\.(?:\w+\.)*_[a-z]"
+        r"|from asyncio[\w.]* import [^\n]*\b_[a-z]|\._callbacks\b"
+    )
+    found = [
+        f"{path.relative_to(REPO)}: {match.group()}"
+        for path in sorted((REPO / "synth").rglob("*.py"))
+        for match in private.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []

@@ -22,6 +22,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel
 
+from synth._interrupt import as_main_task
 from synth.llm.structured import parse_verdict
 
 M = TypeVar("M", bound=BaseModel)
@@ -200,16 +201,18 @@ async def in_io_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to completion from sync code, even when a loop is already running here."""
+    """Run a coroutine to completion from sync code, even when a loop is already running here.
+    It runs as its loop's main task: Ctrl-C in the ``synth`` command interrupts it at once
+    (:func:`synth._interrupt.as_main_task`)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return asyncio.run(as_main_task(coro))
     result: dict[str, Any] = {}
 
     def runner() -> None:
         try:
-            result["value"] = asyncio.run(coro)
+            result["value"] = asyncio.run(as_main_task(coro))
         except BaseException as exc:  # re-raised in the caller's thread
             result["error"] = exc
 
