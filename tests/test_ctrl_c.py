@@ -1,5 +1,6 @@
 """synth._interrupt on its own, in small child processes: the deadline ends a process that
-swallows Ctrl-C, a second Ctrl-C ends it at once, and only the synth command is affected."""
+swallows Ctrl-C, a second Ctrl-C ends it at once, Ctrl-C under an event loop unwinds the run from
+its own task, and only the synth command is affected."""
 
 from __future__ import annotations
 
