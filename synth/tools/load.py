@@ -6,6 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
+from synth._interrupt import as_main_task
 from synth.errors import ConfigError
 from synth.tools.files import tools_from_definitions
 from synth.tools.mcp import is_url, list_mcp_tools
@@ -40,7 +41,7 @@ async def aload_tools(source: str) -> list[Tool]:
 
 def load_tools(source: str) -> list[Tool]:
     """:func:`aload_tools`, from sync code."""
-    return asyncio.run(aload_tools(source))
+    return asyncio.run(as_main_task(aload_tools(source)))
 
 
 def _from_file(path: Path) -> list[Tool]:
