@@ -55,7 +55,7 @@ def test_paths_are_one_or_several_and_must_exist(tmp_path: Path) -> None:
     assert all(type(p) is str for p in both)
     with pytest.raises(ConfigError) as info:
         as_paths([])
-    assert str(info.value) == "generate_goldens_from_docs needs at least one file or folder"
+    assert str(info.value) == "no documents given: name at least one file, folder or URL"
     with pytest.raises(ConfigError) as info:
         as_paths([tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "c"])
     assert str(info.value) == (

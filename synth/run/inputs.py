@@ -43,7 +43,7 @@ def as_paths(value: Any) -> list[str]:
         value = [value]
     paths = [os.fspath(p) for p in value]
     if not paths:
-        raise ConfigError("generate_goldens_from_docs needs at least one file or folder")
+        raise ConfigError("no documents given: name at least one file, folder or URL")
     missing = [p for p in paths if not os.path.exists(p) and not is_url(p)]
     if missing:
         raise ConfigError(
