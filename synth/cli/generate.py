@@ -12,9 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from synth.cli._conversational import add_conversation_flags, make_goldens
 from synth.cli._exits import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
-from synth.cli._gates import add_gates, check_gates
-from synth.cli._language_flag import add_language_flag, language_from_args
-from synth.cli._limits import add_limits
+from synth.cli._flags import (
+    add_gates,
+    add_language_flag,
+    add_limits,
+    check_gates,
+    language_from_args,
+)
 from synth.cli._tools import add_tool_flags, check_tool_flags, make_tool_goldens
 from synth.cli.ingest import (
     add_chroma_flag,
