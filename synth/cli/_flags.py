@@ -1,9 +1,12 @@
-"""The flags that shape how a command makes goldens (generate, refill, update): how its requests
-are sent, the gates a golden must pass, the language it is written in."""
+"""Flags more than one command takes: how a run's requests are sent, the gates a golden must
+pass and the language it is written in (generate, refill, update); which reviewed goldens a
+command takes (export, evaluate, gate)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
 from synth._language import AUTO, normalize_code
 from synth.errors import ConfigError
@@ -88,4 +91,40 @@ def language_from_args(value: str | None) -> str | None:
         raise ConfigError(f"--language: {exc}") from None
 
 
-__all__ = ["add_gates", "add_language_flag", "add_limits", "check_gates", "language_from_args"]
+#: synth.dataset.review.STATUS_FILTERS, named here so that `synth --help` does not import the
+#: dataset package (tests/test_startup.py checks they agree)
+STATUS_FILTERS = ("accepted", "rejected", "pending", "all")
+
+
+def add_status_argument(p: argparse.ArgumentParser) -> None:
+    """Declare ``--status accepted|pending|rejected|all`` (default ``all``) on ``p``."""
+    p.add_argument(
+        "--status",
+        choices=STATUS_FILTERS,
+        default="all",
+        help="take only the goldens a review (synth review) gave this status; a golden never "
+        "reviewed is pending (default: all, reviewed or not)",
+    )
+
+
+def dataset_with_status(path: str | Path, status: str) -> Any:
+    """``path`` itself when every golden is wanted (so readers keep their own handling of the
+    file), else the Dataset of its goldens with ``status``."""
+    if status == "all":
+        return path
+    from synth.dataset import Dataset
+    from synth.dataset.review import select
+
+    return select(Dataset.load(path), status)
+
+
+__all__ = [
+    "STATUS_FILTERS",
+    "add_gates",
+    "add_language_flag",
+    "add_limits",
+    "add_status_argument",
+    "check_gates",
+    "dataset_with_status",
+    "language_from_args",
+]

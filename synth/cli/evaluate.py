@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from synth.cli._flags import add_status_argument, dataset_with_status
 from synth.cli._judging import (
     USER_JOBS,
     add_judging_arguments,
@@ -14,7 +15,6 @@ from synth.cli._judging import (
     judging_kwargs,
     user_function,
 )
-from synth.cli._status import add_status_argument, dataset_with_status
 from synth.cli.report import add_report_flag, check_report_flag, write_beside
 from synth.errors import ConfigError
 
@@ -156,7 +156,6 @@ def add_tool_call_flags(p: argparse.ArgumentParser) -> None:
 def run_tool_scores(args: argparse.Namespace) -> int:
     """Score the tool calls, print the scores (or JSON), write ``-o`` as JSON; exit 0."""
     from synth._callables import load_callable
-    from synth.cli._status import dataset_with_status
     from synth.evaluate.tools import evaluate_tool_calls
     from synth.tools import load_tools
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from synth.cli._exits import EXIT_OK
 from synth.cli._export_hf import add_hf_arguments, export_hf, shareable
-from synth.cli._status import add_status_argument
+from synth.cli._flags import add_status_argument
 
 #: the formats synth reads back losslessly (the others are other tools')
 OWN_FORMATS = ("jsonl", "json", "csv", "parquet")

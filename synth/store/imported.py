@@ -31,7 +31,7 @@ from synth._tokens import count_tokens
 from synth.data import Chunk
 from synth.errors import ConfigError
 from synth.store._chroma_client import read_records, with_scheme
-from synth.store._report import IngestedFile, IngestReport
+from synth.store.ingest_run import IngestedFile, IngestReport
 
 #: metadata keys naming a record's source file, in the order they are looked for
 SOURCE_KEYS = ("source", "file_path", "file", "filename", "file_name", "path", "url")

@@ -14,11 +14,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, Field
 
 from synth.data import Chunk
 from synth.errors import ConfigError
@@ -26,7 +28,6 @@ from synth.ingest import ChunkingConfig, as_chunking_config
 from synth.ingest.web import WebOptions
 from synth.store._reads import FileRead, Reads, read_here
 from synth.store._reingest import FileMemory
-from synth.store._report import IngestedFile, IngestReport
 from synth.store._writer import BackgroundWriter
 from synth.store.chroma import (
     DEFAULT_STORE_PATH,
@@ -39,6 +40,60 @@ from synth.store.embedder import Embedder
 from synth.store.embedders import make_embedder
 
 logger = logging.getLogger("synth.store")
+
+
+class IngestedFile(BaseModel):
+    """One file met by ``ingest`` and what became of it."""
+
+    path: str
+    status: str  # "ok", "error" or "skipped"
+    reason: str = ""
+    chunks: int = 0
+    tokens: int = 0
+    document_id: str | None = None  # the stored document, for a file that is "ok"
+    unchanged: bool = False  # stored before and unchanged since: not read again, chunks reused
+
+
+class IngestReport(BaseModel):
+    """What one ``ingest`` run did: every file with its status, and the totals."""
+
+    files: list[IngestedFile] = Field(default_factory=list)
+    chunks: int = 0  # chunks of the "ok" files (cut now, or stored before and unchanged)
+    tokens: int = 0  # tokens in those chunks
+    embedded: int = 0  # chunks embedded now
+    reused: int = 0  # chunks already stored, not embedded again
+    unchanged: int = 0  # "ok" files stored before and unchanged since: not read again
+    removed: int = 0  # earlier versions of changed files whose chunks were removed
+    embedder: str = ""  # the embedder's spec, e.g. "hash:384"
+    notice: str | None = None  # why this embedder, when none was named
+    collection: str = ""
+    store: str = ""  # the store's folder or server URL
+
+    def counts(self) -> dict[str, int]:
+        """``{"ok": n, "error": n, "skipped": n}`` (every key present)."""
+        counted = Counter(f.status for f in self.files)
+        return {status: counted.get(status, 0) for status in ("ok", "error", "skipped")}
+
+    @property
+    def any_read(self) -> bool:
+        """Whether at least one file is "ok" (read now, or stored before and unchanged)."""
+        return any(f.status == "ok" for f in self.files)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``synth ingest --json`` object."""
+        return {
+            "files": [
+                f.model_dump(include={"path", "status", "reason", "chunks"}) for f in self.files
+            ],
+            "chunks": self.chunks,
+            "tokens": self.tokens,
+            "embedded": self.embedded,
+            "reused": self.reused,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+            "embedder": self.embedder,
+            "collection": self.collection,
+        }
 
 
 def ingest_documents(
