@@ -128,7 +128,7 @@ def ingest_documents(
         if ray:
             raise ConfigError("ingest with ray opens its own store: give store_path or store_url")
         _check_matches(store, embedder, chunking)
-        return _ingest(paths, store, password, on_file, web=web)
+        return start_ingest(paths, store, password=password, on_file=on_file, web=web).finish()
     made = make_embedder(embedder)
     reads: Reads = read_here
     store_embedder: Embedder = made
@@ -141,7 +141,10 @@ def ingest_documents(
         with ChunkStore(
             store_embedder, path=store_path, url=store_url, chunking=chunking
         ) as opened:
-            return _ingest(paths, opened, password, on_file, reads, web)
+            started = start_ingest(
+                paths, opened, password=password, on_file=on_file, reads=reads, web=web
+            )
+            return started.finish()
     finally:
         if made is not embedder:  # made here from a spec
             made.close()
@@ -329,19 +332,6 @@ class _Reading:
             self.added.reused += result.reused
         if batch.refresh:
             store.update_metadata(batch.refresh)
-
-
-def _ingest(
-    paths: list[str | os.PathLike[str]],
-    store: ChunkStore,
-    password: str | None,
-    on_file: Callable[[IngestedFile], None] | None,
-    reads: Reads = read_here,
-    web: WebOptions | None = None,
-) -> IngestReport:
-    return start_ingest(
-        paths, store, password=password, on_file=on_file, reads=reads, web=web
-    ).finish()
 
 
 def _queue(
