@@ -18,7 +18,7 @@ from huggingface_hub import DatasetCard
 
 from synth import Dataset, Golden, inspect_dataset
 from synth.cli import main
-from synth.cli._export_hf import shareable
+from synth.cli.export import shareable
 from synth.dataset._card import dataset_card, size_category
 from synth.dataset._hf import hf_features
 

@@ -20,7 +20,7 @@ from synth.errors import ConfigError
 from synth.generate.config import FiltrationConfig
 from synth.ingest import make_chunking_config
 from synth.store import HashEmbedder
-from synth.store._naming import collection_name
+from synth.store.chroma import collection_name
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_docs"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import synth
-from synth.cli._status import STATUS_FILTERS
+from synth.cli._flags import STATUS_FILTERS
 from synth.dataset.review import STATUS_FILTERS as REVIEW_STATUS_FILTERS
 
 ROOT = Path(__file__).resolve().parent.parent

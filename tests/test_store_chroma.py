@@ -15,7 +15,7 @@ from local_servers import free_port
 
 from synth import Chunk, ChunkStore, ConfigError, HashEmbedder, StoreError
 from synth.ingest import ChunkingConfig
-from synth.store._naming import collection_name
+from synth.store.chroma import collection_name
 
 
 class CountingEmbedder(HashEmbedder):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from synth.cli._gates import add_gates
+from synth.cli._flags import add_gates
 
 
 def add_run_flags(p: argparse.ArgumentParser) -> None:

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from synth.cli._exits import EXIT_OK, EXIT_PARTIAL, EXIT_WORSE
+from synth.cli._flags import add_status_argument, dataset_with_status
 from synth.cli._judging import (
     add_judging_arguments,
     close_models,
     judging_kwargs,
     user_function,
 )
-from synth.cli._status import add_status_argument, dataset_with_status
 
 if TYPE_CHECKING:
     from synth.evaluate.gate import GateResult, GateScores

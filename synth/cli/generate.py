@@ -10,12 +10,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synth.cli._conversational import add_conversation_flags, make_goldens
 from synth.cli._exits import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
-from synth.cli._gates import add_gates, check_gates
-from synth.cli._language_flag import add_language_flag, language_from_args
-from synth.cli._limits import add_limits
-from synth.cli._tools import add_tool_flags, check_tool_flags, make_tool_goldens
+from synth.cli._flags import (
+    add_gates,
+    add_language_flag,
+    add_limits,
+    check_gates,
+    language_from_args,
+)
 from synth.cli.ingest import (
     add_chroma_flag,
     add_ray_flag,
@@ -424,6 +426,136 @@ def _print_plan(plan: Plan, args: argparse.Namespace, out: Console) -> None:
         print_fitted(out, render_coverage(plan.coverage))
     for note in plan.notes:
         print(f"note: {note}")
+
+
+# ---- ``synth generate --conversational``: its flags, and the call that makes conversations.
+def add_conversation_flags(p: argparse.ArgumentParser) -> None:
+    """Declare ``--conversational`` and ``--max-turns`` on ``p``."""
+    p.add_argument(
+        "--conversational",
+        action="store_true",
+        help="make conversations (ConversationalGolden: scenario, persona, turns) instead of "
+        "single questions; each follow-up depends on the turns before it",
+    )
+    p.add_argument(
+        "--max-turns",
+        type=int,
+        metavar="N",
+        help="with --conversational: user turns per conversation at most, 2 or more (3)",
+    )
+
+
+def make_goldens(
+    synthesizer: Synthesizer, args: argparse.Namespace, num_goldens: int | None
+) -> Dataset:
+    """Single-turn goldens, or with ``--conversational`` conversations."""
+    max_turns = getattr(args, "max_turns", None)
+    if not getattr(args, "conversational", False):
+        if max_turns is not None:
+            raise ConfigError("--max-turns needs --conversational")
+        chroma = getattr(args, "from_chroma", None)
+        if chroma is not None:
+            from synth.store.imported import parse_chroma_spec
+
+            where, name = parse_chroma_spec(chroma)
+            return synthesizer.generate_goldens_from_chroma(where, name, num_goldens=num_goldens)
+        return synthesizer.generate_goldens_from_docs(args.paths, num_goldens=num_goldens)
+    if max_turns is not None:
+        from synth.generate.conversation import ConversationConfig  # not for --help
+
+        synthesizer.conversation_config = ConversationConfig(max_turns=max_turns)
+    return synthesizer.generate_conversational_goldens_from_docs(
+        args.paths, num_goldens=num_goldens
+    )
+
+
+# ---- ``synth generate --tools``: its flags, and the call that makes goldens for an agent.
+def add_tool_flags(p: argparse.ArgumentParser) -> None:
+    """Declare ``--tools``, ``--tools-exec`` and ``--tool-kinds`` on ``p``."""
+    p.add_argument(
+        "--tools",
+        metavar="SOURCE",
+        help="make goldens for an agent from its tools: a JSON file of OpenAI or Anthropic tool "
+        "definitions, an OpenAPI 3 spec (.json/.yaml), an MCP server's URL, or the command that "
+        "starts one over stdio (quoted); each golden a request and the calls expected. With "
+        "document PATHs too (before or after), they are the agent's knowledge base: the "
+        "knowledge kind's goldens are answered from them",
+    )
+    p.add_argument(
+        "--tools-exec",
+        metavar="MODULE:FUNCTION",
+        help="with --tools: run each expected call through FUNCTION(name, arguments) and record "
+        "its result (an MCP server's tools are run on the server unless this is 'none')",
+    )
+    p.add_argument(
+        "--tool-kinds",
+        metavar="KIND=SHARE,...",
+        help="with --tools: the kinds and their shares, each exact in count (default "
+        "single_call=0.4,sequence=0.2,parallel=0.2,no_tool=0.1,missing_argument=0.1; with "
+        "documents single_call=0.3,sequence=0.15,parallel=0.15,no_tool=0.1,"
+        "missing_argument=0.1,knowledge=0.2)",
+    )
+
+
+def parse_kinds(text: str) -> dict[str, float]:
+    """``single_call=0.5,sequence=0.5`` as a mapping (a kind alone weighs 1)."""
+    kinds: dict[str, float] = {}
+    for part in text.split(","):
+        name, _, share = part.strip().partition("=")
+        if not name:
+            continue
+        try:
+            kinds[name.strip()] = float(share) if share else 1.0
+        except ValueError:
+            raise ConfigError(f"--tool-kinds: {part.strip()!r} is not KIND=SHARE") from None
+        if kinds[name.strip()] < 0:
+            raise ConfigError(f"--tool-kinds: the share of {name.strip()} must be 0 or more")
+    if not kinds:
+        raise ConfigError("--tool-kinds: name at least one kind")
+    return kinds
+
+
+def check_tool_flags(args: argparse.Namespace) -> None:
+    """Refuse the flags that make no sense together, before any request."""
+    tools = getattr(args, "tools", None)
+    if tools is None:
+        for flag in ("tools_exec", "tool_kinds"):
+            if getattr(args, flag, None) is not None:
+                raise ConfigError(f"--{flag.replace('_', '-')} needs --tools SOURCE")
+        if not args.paths and getattr(args, "from_chroma", None) is None:
+            raise ConfigError(
+                "name the documents to generate from (PATH ...), --from-chroma PATH:COLLECTION "
+                "or --tools SOURCE"
+            )
+        return
+    if getattr(args, "from_chroma", None) is not None:
+        raise ConfigError(
+            "--tools reads the agent's documents from files, folders or URLs (PATH ...), not "
+            "from --from-chroma"
+        )
+    for flag in ("plan", "conversational"):
+        if getattr(args, flag, False):
+            raise ConfigError(f"--{flag} does not apply to --tools")
+
+
+def make_tool_goldens(
+    synthesizer: Synthesizer, args: argparse.Namespace, num_goldens: int | None
+) -> Dataset:
+    """The goldens ``--tools`` asks for: exactly ``num_goldens`` (``--goldens``) of them, the
+    document PATHs (if any) the agent's knowledge base."""
+    if num_goldens is None:
+        raise ConfigError("--tools needs --goldens N")
+    kinds = parse_kinds(args.tool_kinds) if args.tool_kinds else None
+    execute: Any = None
+    if args.tools_exec is not None:
+        execute = False if args.tools_exec.lower() == "none" else args.tools_exec
+    return synthesizer.generate_goldens_from_tools(
+        args.tools,
+        num_goldens=num_goldens,
+        kinds=kinds,
+        execute=execute,
+        documents=args.paths or None,
+    )
 
 
 __all__ = [

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from synth.cli._exits import EXIT_OK, EXIT_PARTIAL
-from synth.cli._gates import check_gates
+from synth.cli._flags import check_gates
 from synth.cli._upkeep import add_run_flags, synthesizer_options
 
 

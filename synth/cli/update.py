@@ -40,7 +40,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Check or update ``args.dataset``; EXIT_STALE for a stale --check, EXIT_PARTIAL when short."""
-    from synth.cli._gates import check_gates
+    from synth.cli._flags import check_gates
     from synth.dataset import Dataset
     from synth.dataset.refill import run_manifest
     from synth.dataset.update import UPDATES

@@ -1,26 +1,14 @@
 """Dataset: goldens with dataset-level metadata, saved, loaded and exported losslessly.
 
-The file format is chosen by the suffix:
-
-========== ==================================================================================
-``.json``  one object: ``{"format": "synth-dataset", "version": 1, "metadata": {...},
-           "goldens": [...]}``
-``.jsonl`` one golden per line, its fields at the top level; the dataset's metadata in the
-           sidecar ``<file name>.meta.json`` (``goldens.jsonl.meta.json``)
-``.csv``   one golden per row; list and ``metadata`` cells hold JSON; metadata in the sidecar
-``.parquet`` typed columns, metadata in the schema metadata (needs pyarrow)
-folder     a Hugging Face ``hf`` folder (``synth export --format hf``): parquet shards under
-           ``data/``, or ``save_to_disk`` output (see ``synth/dataset/_hf_folder.py``)
-========== ==================================================================================
-
-:meth:`Dataset.to_hf` and :meth:`Dataset.from_hf` convert to and from a ``datasets.Dataset``
-(``pip install 'synth[hf]'``; see ``synth/dataset/_hf.py`` for the features).
+The suffix picks the file format (docs/dataset.md, "Save and load"): ``.json``, ``.jsonl`` and
+``.csv`` (their metadata in the sidecar ``<file name>.meta.json``), ``.parquet`` (needs pyarrow),
+or a Hugging Face ``hf`` folder (``synth/dataset/_hf_folder.py``); :meth:`Dataset.to_hf` and
+:meth:`Dataset.from_hf` convert to and from a ``datasets.Dataset`` (``synth/dataset/_hf.py``).
 
 Every field survives every format: null, the empty string and the empty list stay distinct.
-``Dataset.load`` also reads the files :meth:`Dataset.export` writes for deepeval (JSON and CSV),
-ragas, judgeval and the evaluation platforms (promptfoo's YAML included; see
-``synth/dataset/_export.py`` for what each keeps), and the files deepeval's own
-``EvaluationDataset.save_as`` writes (``synth/dataset/_deepeval_saved.py``). A malformed file raises
+``Dataset.load`` also reads the files :meth:`Dataset.export` writes for other tools
+(``synth/dataset/_export.py``) and those deepeval's own ``EvaluationDataset.save_as`` writes
+(``synth/dataset/_deepeval_saved.py``). A malformed file raises
 :class:`~synth.errors.DatasetError` naming the file, where in it (``line`` for .jsonl, ``row`` for
 .csv with the header as row 1, ``index`` for .json and .parquet) and the field.
 """

@@ -1,24 +1,11 @@
 """deepeval's CSV: one golden per row, as ``EvaluationDataset.add_goldens_from_csv_file`` reads it.
 
-deepeval reads the file with ``pandas.read_csv`` (default settings: an empty cell, ``NA``, ``null``,
-``None``... are missing; a column of numbers becomes numbers) and splits the ``context`` and
-``retrieval_context`` cells on a separator, ``|`` unless told otherwise. A context may hold ``|``,
-so synth joins list items with :data:`SEPARATOR` (U+001F, the ASCII unit separator), which is not
-a character any text of a golden may hold here, and the call names it::
-
-    dataset.add_goldens_from_csv_file(
-        "goldens.deepeval.csv",
-        context_col_delimiter="\\x1f",
-        retrieval_context_col_delimiter="\\x1f",
-    )
-
-Columns: ``input``, ``actual_output``, ``expected_output``, ``context``, ``retrieval_context`` (the
-two list columns only when some golden has one), ``source_file`` (the first of ``source_files``)
-and ``additional_metadata`` (JSON: the golden's ``metadata`` plus ``_synth`` with ``context_ids``
-and ``source_files``). Before anything is written, the text is read back with pandas exactly as
-deepeval reads it, and any cell that would come back different (an empty text, a text pandas
-takes for missing or for a number, a list holding an empty item, a null list beside other
-goldens' lists) is refused with the golden and the field named: the JSON export carries those.
+deepeval reads it with ``pandas.read_csv``'s defaults and splits the list cells on ``|``, which a
+context may hold, so list items are joined with :data:`SEPARATOR` (U+001F) and the loading call
+names it (docs/dataset.md, "deepeval's CSV"). ``source_file`` is the first of ``source_files``;
+``additional_metadata`` (JSON) holds the golden's ``metadata`` plus ``_synth`` with ``context_ids``
+and ``source_files``. Before anything is written the text is read back as deepeval reads it, and
+a cell that would come back different is refused with the golden and the field named.
 """
 
 from __future__ import annotations

@@ -1,23 +1,11 @@
 """What deepeval's own ``EvaluationDataset.save_as`` writes, read as deepeval reads it back.
 
-deepeval 4.3 saves goldens three ways (``save_as("json" | "jsonl" | "csv")``), every field present
-(null where unset), and reads each back with ``add_goldens_from_json_file``,
-``add_goldens_from_jsonl_file`` and ``add_goldens_from_csv_file``:
-
-- a record whose ``scenario`` is set is a ``ConversationalGolden`` (``turns``, ``expected_outcome``,
-  ``user_description``, ``persona``, ``context``...); its ``turns`` are null until deepeval's
-  simulator plays the scenario out, and synth reads it as a
-  :class:`~synth.data.ConversationalGolden` with no turns yet;
-- otherwise it is a ``Golden`` (``input``, ``actual_output``, ``expected_output``, ``context``,
-  ``retrieval_context``, ``source_file``, ``tools_called``, ``token_cost``...);
-- ``.jsonl`` writes a single-turn golden's ``context`` and ``retrieval_context`` as one string, the
-  items joined with ``|`` (an empty list as ``""``), and ``.csv`` every list cell so: both are split
-  on ``|`` again, as deepeval does (an item that held ``|`` comes back as two, in deepeval too);
-- a turn carries ``user_id``, ``retrieval_context``, tool calls and ``metadata``: what is set
-  beside role and content is kept in the turn's ``metadata``.
-
-The fields synth has no place for (``name``, ``comments``, ``token_cost``, ``expectations``...) are
-kept in the golden's ``metadata`` when set, as for any deepeval record.
+docs/dataset.md ("Files deepeval saved") says what is read. deepeval 4.3 writes every field,
+null where unset: a record whose ``scenario`` is set is a ``ConversationalGolden`` (its ``turns``
+null until deepeval's simulator plays it out: no turns yet here), any other a ``Golden``.
+``.jsonl`` and ``.csv`` join a list's items with ``|``, split again as deepeval does. What a turn
+carries beside role and content, and the fields synth has no place for (``name``, ``comments``,
+``token_cost``...), are kept in the turn's or the golden's ``metadata`` when set.
 """
 
 from __future__ import annotations

@@ -1,44 +1,11 @@
-"""Writing goldens under the field names other evaluation tools read.
+"""Writing goldens under the field names other evaluation tools read: one writer per format.
 
-- ``deepeval``: deepeval's goldens JSON, a list of ``Golden`` objects (``input``,
-  ``actual_output``, ``expected_output``, ``context``, ``retrieval_context``, ``source_file``,
-  ``additional_metadata``), as ``EvaluationDataset.add_goldens_from_json_file`` reads it; ``.json``
-  (or ``.jsonl``, one golden per line).
-- ``deepeval-csv``: the same goldens as deepeval's CSV, as
-  ``EvaluationDataset.add_goldens_from_csv_file`` reads it given
-  ``context_col_delimiter="\\x1f"`` and ``retrieval_context_col_delimiter="\\x1f"``
-  (see ``synth/dataset/_deepeval_csv.py``); ``.csv``.
-- ``ragas``: ragas testset rows: ``SingleTurnSample`` fields (``user_input``, ``response``,
-  ``reference``, ``reference_contexts``, ``retrieved_contexts``, ``reference_context_ids``,
-  ``persona_name``, ``query_style``, ``query_length``) and ``synthesizer_name``, as
-  ``EvaluationDataset.from_jsonl`` and ``Testset.from_list`` read them; ``.jsonl`` (or ``.json``,
-  a list for ``from_list``).
-- ``judgeval``: judgeval 1.x, a JSON list of example properties under synth's own field names
-  (every field in every example, in one order, null where unset: a judgeval dataset has one
-  schema), as ``Dataset.add_from_json`` reads it (each object becomes
-  ``Example.create(**object)``); ``.json``.
-- ``judgeval-legacy``: judgeval 0.0.x, ``{"examples": [...]}`` with ``Example`` fields, as
-  ``EvalDataset.add_from_json`` reads it; ``.json``.
-- ``messages``: chat-format JSONL, ``{"messages": [{"role": ..., "content": ...}]}`` per golden
-  (see ``synth/dataset/_conversations.py``); ``.jsonl``.
-- ``promptfoo`` (``.yaml`` or ``.json`` test cases), ``langsmith`` and ``langfuse`` (``.jsonl``),
-  ``phoenix`` (``.csv``): evaluation platforms' dataset files, see
-  ``synth/dataset/_platforms.py``.
-
-Conversational goldens export as deepeval's ``ConversationalGolden`` (``deepeval``) and as
-``messages``; the other formats hold single-turn goldens and refuse them.
-
-What the tools keep: judgeval 1.x keeps every field under its own name. deepeval and judgeval 0.0.x
-keep synth's ``metadata`` as ``additional_metadata``, with ``context_ids`` and ``source_files``
-under its ``_synth`` key; ragas keeps ``context_ids`` as ``reference_context_ids`` but has no field
-for ``source_files`` and ``metadata``, which ride in a ``_synth`` field that ragas ignores when it
-loads rows (and drops if it saves them again). ``Dataset.load`` reads them all back as the goldens
-were exported. The dataset's own metadata is not part of any of these formats and is lost.
-
-Every export is of the goldens' shareable form (``synth/dataset/_public.py``): no model's
-``base_url``, and ``source_files`` as the corpus names them, never a path from the local disk.
-The ragas rows also name each golden's ``synthesizer_name`` (``Testset.from_list`` needs it) and,
-where the golden records them, its persona, query style and length.
+docs/dataset.md ("Export to other tools") has each format's file, its fields and what the tool
+keeps; deepeval's CSV is ``_deepeval_csv.py``, the chat-format ``messages`` ``_conversations.py``,
+the evaluation platforms ``_platforms.py``. Conversational goldens export as deepeval's
+``ConversationalGolden`` (``deepeval``) and as ``messages``; the other formats refuse them. Every
+export is of the goldens' shareable form (``_public.py``): no model's ``base_url``, and
+``source_files`` as the corpus names them, never a path from the local disk.
 """
 
 from __future__ import annotations

@@ -1,32 +1,14 @@
 """Goldens to and from a Hugging Face ``datasets.Dataset`` (needs ``pip install 'synth[hf]'``).
 
-The table has one column per :class:`~synth.data.Golden` field, typed:
+One typed column per :class:`~synth.data.Golden` field (docs/sharing.md, "The columns"): the
+text fields ``Value("string")``, the list fields ``List(Value("string"))`` (null and ``[]``
+distinct), ``metadata``, ``turns`` and any field ``Golden`` grows later JSON text, which keeps
+each value exactly where an Arrow struct cannot; the conversation columns when one golden is a
+conversation. ``datasets``' own ``Json`` feature goes through ``ujson``, which does not keep every
+float and integer exactly, and older readers do not know it.
 
-=================================================== =================================================
-``input``, ``actual_output``, ``expected_output``   ``Value("string")`` (null where unset)
-``context``, ``retrieval_context``, ``context_ids``,
-``source_files``                                    ``List(Value("string"))`` (null and ``[]`` distinct)
-``metadata``                                        ``Value("string")``: the golden's metadata as JSON
-``scenario``, ``expected_outcome``,
-``user_description`` (conversations)                ``Value("string")`` (null where unset)
-``turns`` (conversations)                           ``Value("string")``: the turns as JSON
-any field ``Golden`` grows later                    ``Value("string")``: its value as JSON
-=================================================== =================================================
-
-A table has the conversation columns when one of its goldens is a conversation.
-
-``metadata`` is a JSON string, not a struct, because a struct cannot hold arbitrary metadata
-losslessly: Arrow gives every row of a struct column the same keys and types, so a key one golden
-lacks comes back as an explicit null on it, a key that holds a number in one golden and a list in
-another cannot be stored at all, integers and floats of one key are unified, and an empty object
-has no struct type. The JSON string keeps each golden's metadata exactly, is read by every version
-of ``datasets`` and every parquet reader, and is the same column synth's own ``.parquet`` writes.
-(``datasets``' newer ``Json`` feature stores JSON text too, but through ``ujson``, which does not
-keep every float and integer exactly, and older readers do not know it.)
-
-The dataset's own metadata (run id, seed, settings...) travels as synth's JSON header in
-``Dataset.info.description`` (``save_to_disk`` keeps it in ``dataset_info.json``); the parquet
-shards of an ``hf`` folder carry the same header in their schema metadata, and the folder in
+The dataset's own metadata travels as synth's JSON header in ``Dataset.info.description``; the
+parquet shards of an ``hf`` folder carry it in their schema metadata, and the folder in
 ``synth_run.json``, which is what survives ``load_dataset`` (:mod:`synth.dataset._hf_folder`).
 """
 

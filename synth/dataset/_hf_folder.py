@@ -1,29 +1,16 @@
 """The ``hf`` folder: a dataset as ``datasets`` saves it, as parquet shards, and with its card.
 
-::
+docs/sharing.md draws the folder: the card (``README.md``, :mod:`synth.dataset._card`),
+``synth_run.json``, the parquet shards under ``data/`` and what ``save_to_disk`` writes. The
+shards carry the ``huggingface`` features and synth's header in their schema metadata, so they
+are also synth ``.parquet`` files; the card's ``configs`` names them, so a pushed repository
+loads with ``load_dataset("user/name")``. ``load_dataset`` keeps neither schema metadata nor a
+description, hence ``synth_run.json`` (the Hub keeps it as it is).
 
-    goldens_hf/
-      README.md                              the dataset card (synth.dataset._card)
-      synth_run.json                         the dataset's metadata: the run (synth's header)
-      data/train-00000-of-00001.parquet      parquet shards: load_dataset("parquet", data_files=...)
-      data-00000-of-00001.arrow              \\
-      dataset_info.json                       > datasets.load_from_disk("goldens_hf")
-      state.json                             /
-
-The shards are the table ``datasets`` holds, with the ``huggingface`` features in their schema
-metadata and synth's header (the dataset's metadata) beside it under ``synth``, so they are also
-synth ``.parquet`` files. The card's ``configs`` names the shards, so the Hub repository a push
-makes (the card, the shards and ``synth_run.json``) loads with ``load_dataset("user/name")``.
-``load_dataset`` keeps neither the shards' schema metadata nor a description, so the run's
-metadata is also a file of its own, ``synth_run.json``, which the Hub keeps as it is:
-``Dataset.from_hf("user/name")`` (or the folder) reads it. ``load_dataset`` of the
-folder itself is refused by ``datasets`` (it holds ``save_to_disk`` output): locally, use
-``load_from_disk`` or ``load_dataset("parquet", data_files="goldens_hf/data/*.parquet")``.
-
-Reading (``Dataset.load("goldens_hf")``) takes the shards when there are any (pyarrow alone),
-otherwise the ``save_to_disk`` output (needs ``datasets``); the metadata comes from
-``synth_run.json`` when the folder has one, else from the shards or the ``save_to_disk`` output. The folder is built beside the target
-and renamed into place: a failed export leaves no folder, or the previous one, never half of one.
+Reading takes the shards when there are any (pyarrow alone), else the ``save_to_disk`` output
+(needs ``datasets``); the metadata comes from ``synth_run.json`` when there is one, else from the
+shards or the ``save_to_disk`` output. The folder is built beside the target and renamed into
+place: a failed export leaves no folder, or the previous one, never half of one.
 """
 
 from __future__ import annotations

@@ -3,25 +3,9 @@
 Each platform has a place for the question and the reference answer; what it has no place for
 (the golden's context, ids, sources, a recorded answer) rides in its ``metadata`` object under
 ``_synth``, beside the golden's own metadata, so ``Dataset.load`` gives the goldens back unchanged.
-These are single-turn formats: conversations are refused.
-
-- ``promptfoo``: a list of promptfoo test cases, as ``tests: file://goldens.promptfoo.yaml`` reads
-  it: ``vars`` (``input``, and ``context``, the golden's context joined with blank lines: a list
-  var would make promptfoo run one test per item), ``assert`` (a ``factuality`` check against the
-  expected output, when there is one) and ``metadata``; ``.yaml`` or ``.json``.
-- ``langsmith``: one example per line, ``{"inputs": {"input"}, "outputs": {"expected_output",
-  "context"}, "metadata"}``, as ``Client.create_examples(dataset_id=..., examples=...)`` takes them
-  (``outputs`` are the reference outputs its evaluators see); ``.jsonl``.
-- ``langfuse``: one dataset item per line, ``{"input", "expected_output", "metadata"}``, the
-  keyword arguments of ``Langfuse.create_dataset_item``; ``.jsonl``.
-- ``phoenix``: a CSV for Phoenix's ``create_dataset(csv_file_path=..., **PHOENIX_KEYS)`` (or
-  ``upload_dataset``): ``input`` is the input key, ``expected_output`` the output key, the other
-  columns (``actual_output``, ``context``, ``retrieval_context``, ``context_ids``,
-  ``source_files``, ``metadata``) metadata keys. Cells are synth's CSV cells (lists and metadata
-  as JSON text, which Phoenix keeps as strings), so it is read back as synth's CSV.
-  ``Dataset.to_phoenix()`` gives the same table as a DataFrame for ``dataframe=``.
-
-The files themselves are written and read in ``synth/dataset/_platform_files.py``.
+These are single-turn formats: conversations are refused. docs/dataset.md ("Evaluation
+platforms") has what each golden becomes in each; the files themselves are written and read in
+``synth/dataset/_platform_files.py``.
 """
 
 from __future__ import annotations

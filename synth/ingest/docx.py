@@ -10,8 +10,6 @@ comments and text boxes are not read.
 from __future__ import annotations
 
 import re
-import zipfile
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,45 +18,27 @@ from docx.document import Document as WordDocument
 from docx.opc.exceptions import OpcError
 from docx.table import Table
 from docx.text.paragraph import Paragraph
-from lxml import etree
 
 from synth.data import Document
 from synth.errors import IngestError
 from synth.ingest._blocks import Block, join_blocks
-from synth.ingest._util import damaged
+from synth.ingest._util import damaged, package_failures, zip_package
 
 CELL_SEPARATOR = " | "
 # the built-in heading styles by name (their style ids vary with the language Word runs in)
 _HEADING_STYLE = re.compile(r"(?i)heading ([1-9])|title")
 _STYLE_DEPTH = 10
 
-# What python-docx and zipfile raise on a file that is not a well-formed Word package: a damaged
-# zip can also fail while inflating a part (zlib.error), name a compression method or zip version
-# zipfile does not know (NotImplementedError), end early (EOFError) or point a seek before the start
-# of the file (OSError "Invalid argument", handled below). A part whose XML is well formed but not
-# what python-docx expects (a root element in the wrong namespace, a relationship without a target)
-# fails with AttributeError or TypeError; those are only caught around python-docx's own parsing,
-# so a bug in our reading of the parsed document stays visible.
-_DOCX_FAILURES = (
-    OpcError,
-    zipfile.BadZipFile,
-    etree.XMLSyntaxError,
-    KeyError,
-    ValueError,
-    zlib.error,
-    NotImplementedError,
-    EOFError,
-)
+# A part whose XML is well formed but not what python-docx expects (a root element in the wrong
+# namespace, a relationship without a target) fails with AttributeError or TypeError; those are
+# only caught around python-docx's own parsing, so a bug in our reading of it stays visible.
+_DOCX_FAILURES = package_failures(OpcError)
 _PACKAGE_FAILURES = (*_DOCX_FAILURES, AttributeError, TypeError)
 
 
 def read_docx(path: Path) -> Document:
     """The document's paragraphs and tables as text; IngestError when the file is not a .docx."""
-    path = Path(path)
-    if path.stat().st_size == 0:
-        raise IngestError("empty file")
-    if not zipfile.is_zipfile(path):
-        raise IngestError("not a Word .docx file (not a zip package)")
+    path = zip_package(path, "a Word .docx file")
     with damaged(".docx", _PACKAGE_FAILURES):
         document = docx.Document(str(path))
     with damaged(".docx", _DOCX_FAILURES):

@@ -15,46 +15,24 @@ from __future__ import annotations
 
 import posixpath
 import warnings
-import zipfile
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ebooklib import ITEM_DOCUMENT, epub
-from lxml import etree
 
 from synth.data import Document
-from synth.errors import IngestError
 from synth.ingest._blocks import Block, units_document
-from synth.ingest._util import damaged
+from synth.ingest._util import damaged, package_failures, zip_package
 from synth.ingest.html import html_blocks
 
-# What ebooklib and zipfile raise on a file that is not a well-formed EPUB (see synth.ingest.docx
-# for the same list and why each is there).
-_EPUB_FAILURES = (
-    epub.EpubException,
-    zipfile.BadZipFile,
-    etree.XMLSyntaxError,
-    KeyError,
-    ValueError,
-    IndexError,
-    zlib.error,
-    NotImplementedError,
-    EOFError,
-    AttributeError,
-    TypeError,
-)
+_EPUB_FAILURES = package_failures(epub.EpubException, IndexError, AttributeError, TypeError)
 
 
 def read_epub(path: Path) -> Document:
     """Every chapter's text in reading order, a section per chapter; IngestError when the file
     is not an EPUB or no chapter has text."""
-    path = Path(path)
-    if path.stat().st_size == 0:
-        raise IngestError("empty file")
-    if not zipfile.is_zipfile(path):
-        raise IngestError("not an EPUB file (not a zip package)")
+    path = zip_package(path, "an EPUB file")
     with damaged("EPUB", _EPUB_FAILURES):
         with warnings.catch_warnings():  # ebooklib warns about its own future defaults
             warnings.simplefilter("ignore")

@@ -10,11 +10,8 @@ and counted (``metadata["slides_without_text"]``); pictures and charts are not r
 
 from __future__ import annotations
 
-import zipfile
-import zlib
 from pathlib import Path
 
-from lxml import etree
 from pptx import Presentation
 from pptx.exc import PackageNotFoundError
 from pptx.shapes.base import BaseShape
@@ -22,37 +19,19 @@ from pptx.shapes.group import GroupShape
 from pptx.slide import Slide
 
 from synth.data import Document
-from synth.errors import IngestError
 from synth.ingest._blocks import Block, units_document
-from synth.ingest._util import damaged
+from synth.ingest._util import damaged, package_failures, zip_package
 
 CELL_SEPARATOR = " | "
 NOTES_LABEL = "Speaker notes:"
 
-# What python-pptx and zipfile raise on a file that is not a well-formed PowerPoint package (see
-# synth.ingest.docx for the same list and why each is there).
-_PPTX_FAILURES = (
-    PackageNotFoundError,
-    zipfile.BadZipFile,
-    etree.XMLSyntaxError,
-    KeyError,
-    ValueError,
-    zlib.error,
-    NotImplementedError,
-    EOFError,
-    AttributeError,
-    TypeError,
-)
+_PPTX_FAILURES = package_failures(PackageNotFoundError, AttributeError, TypeError)
 
 
 def read_pptx(path: Path) -> Document:
     """Every slide's title, text and notes, a page and a section per slide; IngestError when the
     file is not a .pptx or no slide has text."""
-    path = Path(path)
-    if path.stat().st_size == 0:
-        raise IngestError("empty file")
-    if not zipfile.is_zipfile(path):
-        raise IngestError("not a PowerPoint .pptx file (not a zip package)")
+    path = zip_package(path, "a PowerPoint .pptx file")
     with damaged(".pptx", _PPTX_FAILURES):
         deck = Presentation(str(path))
         slides = [(number, _slide_blocks(slide)) for number, slide in enumerate(deck.slides, 1)]

@@ -9,8 +9,10 @@ are set by ``load_documents``). To report a file as unreadable it raises ``Inges
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from synth.data import Document
 from synth.errors import ConfigError
@@ -19,70 +21,30 @@ from synth.ingest.text import read_text
 Loader = Callable[[Path], "Document | str"]
 
 
-def read_pdf(path: Path, password: str | None = None) -> Document:
-    """:func:`synth.ingest.pdf.read_pdf`, imported by the first PDF read (pypdf takes a tenth of
-    a second or more to import, paid only by a process that reads one)."""
-    from synth.ingest.pdf import read_pdf as read
+def _on_first_use(module: str, name: str) -> Callable[..., Document]:
+    """The reader ``synth.ingest.<module>.<name>``, its module imported by the first file it reads:
+    a reader's library (pypdf, python-docx, trafilatura, python-pptx, openpyxl, ebooklib,
+    markitdown) takes a tenth of a second or more to import, paid only by a process that reads one.
+    """
 
-    return read(path, password=password)
+    def read(path: Path, **options: Any) -> Document:
+        reader = getattr(importlib.import_module(f"synth.ingest.{module}"), name)
+        return reader(path, **options)
 
-
-def read_markdown(path: Path) -> Document:
-    """:func:`synth.ingest.markdown.read_markdown`: the text as is, and its headings."""
-    from synth.ingest.markdown import read_markdown as read
-
-    return read(path)
-
-
-def read_docx(path: Path) -> Document:
-    """:func:`synth.ingest.docx.read_docx`, imported by the first .docx read (python-docx, lxml)."""
-    from synth.ingest.docx import read_docx as read
-
-    return read(path)
+    read.__name__ = read.__qualname__ = name
+    return read
 
 
-def read_html(path: Path) -> Document:
-    """:func:`synth.ingest.html.read_html`, imported by the first HTML read (trafilatura)."""
-    from synth.ingest.html import read_html as read
-
-    return read(path)
-
-
-def read_pptx(path: Path) -> Document:
-    """:func:`synth.ingest.pptx.read_pptx`, imported by the first .pptx read (python-pptx)."""
-    from synth.ingest.pptx import read_pptx as read
-
-    return read(path)
-
-
-def read_xlsx(path: Path) -> Document:
-    """:func:`synth.ingest.xlsx.read_xlsx`, imported by the first .xlsx read (openpyxl)."""
-    from synth.ingest.xlsx import read_xlsx as read
-
-    return read(path)
-
-
-def read_csv(path: Path) -> Document:
-    """:func:`synth.ingest.delimited.read_csv`: a CSV's (or a TSV's) rows, naming their cells."""
-    from synth.ingest.delimited import read_csv as read
-
-    return read(path)
-
-
-def read_epub(path: Path) -> Document:
-    """:func:`synth.ingest.epub.read_epub`, imported by the first EPUB read (ebooklib)."""
-    from synth.ingest.epub import read_epub as read
-
-    return read(path)
-
-
-def read_converted(path: Path) -> Document:
-    """:func:`synth.ingest.converted.read_converted`: a notebook, an .xls workbook or an Outlook
-    mail through markitdown (the ``convert`` extra), imported by the first such file."""
-    from synth.ingest.converted import read_converted as read
-
-    return read(path)
-
+read_pdf = _on_first_use("pdf", "read_pdf")  # with a password bound by resolve_loaders
+read_markdown = _on_first_use("markdown", "read_markdown")
+read_docx = _on_first_use("docx", "read_docx")
+read_html = _on_first_use("html", "read_html")
+read_pptx = _on_first_use("pptx", "read_pptx")
+read_xlsx = _on_first_use("xlsx", "read_xlsx")
+read_csv = _on_first_use("delimited", "read_csv")  # a CSV's (or a TSV's) rows, naming their cells
+read_epub = _on_first_use("epub", "read_epub")
+# a notebook, an .xls workbook or an Outlook mail through markitdown (the ``convert`` extra)
+read_converted = _on_first_use("converted", "read_converted")
 
 _BUILTIN: dict[str, Loader] = {
     ".txt": read_text,

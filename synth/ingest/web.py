@@ -1,28 +1,14 @@
 """Web pages as documents: URLs and sitemaps read politely, each page with a status like a file's.
 
-A URL given where a file or folder goes (``synth generate https://docs.example.com/sitemap.xml``)
-is fetched; a sitemap (``<urlset>``, or a ``<sitemapindex>`` of sitemaps) stands for the pages it
-lists, any other answer is a page. The crawl is polite:
-
-- ``robots.txt`` is read once per host and honoured for synth's User-Agent (``synth/<version>``),
-  its ``Crawl-delay`` too; a robots file that answers 401/403 or a server error forbids the host,
-  one that is missing (404) allows it (``urllib.robotparser``'s reading);
-- requests to one host are spaced by ``1 / rate`` seconds (:class:`WebOptions`), one at a time;
-- at most ``max_pages`` pages are fetched, each of at most ``max_bytes``; the others are listed;
-- every answer is kept in a mirror folder with its validators (``ETag``, ``Last-Modified``) in a
-  crawl state file (``crawl.json``), so a later crawl asks with ``If-None-Match`` and
-  ``If-Modified-Since``: a page answered 304 keeps its mirror file as it was, and the ingest's
-  fingerprints (``synth/store/_fingerprint.py``) then reuse its stored chunks without reading it.
-  A permanent redirect (301, 308) is remembered, and its target asked directly the next time.
-
-A page's source name (``Document.path``, a golden's ``source_files``) is its public URL, after
-redirects, without user name or password: what the user asked to read, so it is what published
-goldens name. The mirror folder is ``web/`` in the store's folder (``.synth/chroma/web``).
-
-Each page's status: ``ok`` (a redirect followed is its note), ``error`` (an HTTP error, a
-network error, a page with no main text), ``skipped`` (disallowed by robots.txt, not HTML, too
-big, over the page cap, already read under another URL). Reading the HTML is
-:func:`page_document`'s, the one seam between fetching and the HTML reader.
+A URL given where a file or folder goes is fetched; a sitemap (``<urlset>``, or a
+``<sitemapindex>`` of sitemaps) stands for the pages it lists, any other answer is a page.
+docs/sources.md has the rules of the crawl (robots.txt and its ``Crawl-delay``, one request at a
+time per host spaced by ``1 / rate`` seconds, the page and size caps), each status and its
+reasons, and the mirror folder (``web/`` in the store's folder) whose validators let a later crawl
+ask only what changed: a page answered 304 keeps its mirror file, and the ingest's fingerprints
+then reuse its stored chunks without reading it. A page's source name is its public URL, after
+redirects, without user name or password. Reading the HTML is :func:`page_document`'s, the one
+seam between fetching and the HTML reader.
 """
 
 from __future__ import annotations

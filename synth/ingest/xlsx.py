@@ -12,37 +12,21 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import zipfile
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lxml import etree
 from openpyxl import load_workbook
 from openpyxl.utils.exceptions import InvalidFileException
 
 from synth.data import Document
-from synth.errors import IngestError
 from synth.ingest._blocks import Block, units_document
 from synth.ingest._rows import row_lines
-from synth.ingest._util import damaged
+from synth.ingest._util import damaged, package_failures, zip_package
 
-# What openpyxl and zipfile raise on a file that is not a well-formed workbook (see
-# synth.ingest.docx for the same list and why each is there).
-_XLSX_FAILURES = (
-    InvalidFileException,
-    zipfile.BadZipFile,
-    etree.XMLSyntaxError,
-    SyntaxError,  # the standard library's XML parser, which openpyxl uses without lxml
-    KeyError,
-    ValueError,
-    IndexError,
-    zlib.error,
-    NotImplementedError,
-    EOFError,
-    AttributeError,
-    TypeError,
+# openpyxl parses with the standard library's XML parser (SyntaxError) when lxml is missing
+_XLSX_FAILURES = package_failures(
+    InvalidFileException, SyntaxError, IndexError, AttributeError, TypeError
 )
 # a number format showing a fixed count of decimals (``0.00``, ``#,##0.0``), maybe as a percentage
 _SIMPLE_FORMAT = re.compile(r"[#,0]*0(?:\.(0+))?(%?)")
@@ -51,11 +35,7 @@ _SIMPLE_FORMAT = re.compile(r"[#,0]*0(?:\.(0+))?(%?)")
 def read_xlsx(path: Path) -> Document:
     """Every sheet's rows as lines naming their cells, a page and a section per sheet;
     IngestError when the file is not a workbook or no sheet holds a value."""
-    path = Path(path)
-    if path.stat().st_size == 0:
-        raise IngestError("empty file")
-    if not zipfile.is_zipfile(path):
-        raise IngestError("not an Excel .xlsx file (not a zip package)")
+    path = zip_package(path, "an Excel .xlsx file")
     with damaged(".xlsx", _XLSX_FAILURES):
         workbook = load_workbook(path, read_only=True, data_only=True)
         try:

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from synth.ingest.web import WebOptions
     from synth.store import ChunkStore
     from synth.store._reads import FileRead
-    from synth.store._report import IngestReport
     from synth.store.imported import ImportedCollection
+    from synth.store.ingest_run import IngestReport
 
 #: the run modes these runs record
 DOCUMENTS_MODE = "documents"

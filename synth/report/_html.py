@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import TYPE_CHECKING, Any
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import jinja2
@@ -93,4 +95,21 @@ def render_page(template: str, **context: Any) -> str:
     return _environment().get_template(template).render(data=data, **context)
 
 
-__all__ = ["plotly_js", "render", "render_page", "script_json", "static"]
+T = TypeVar("T")
+
+
+def given(
+    value: T | str | os.PathLike[str],
+    kind: type[T],
+    read: Callable[[str], T],
+    source: str | os.PathLike[str] | None = None,
+) -> tuple[T, str | None]:
+    """``value`` when it is a ``kind``, else ``read`` of the file it names; and the page's file
+    name: ``source``, else that file, else None."""
+    if isinstance(value, kind):
+        return value, os.fspath(source) if source is not None else None
+    path = os.fspath(value)  # type: ignore[arg-type]  # not a kind: a path
+    return read(path), os.fspath(source) if source is not None else path
+
+
+__all__ = ["given", "plotly_js", "render", "render_page", "script_json", "static"]

@@ -16,9 +16,8 @@ from synth.evaluate.benchmark import BenchmarkResult
 from synth.report import _figures
 from synth.report._disagreement import spread_items
 from synth.report._evaluation_rows import fmt, summary_metrics
-from synth.report._html import render
+from synth.report._html import given, render
 from synth.report._rows import number
-from synth.report._source import given
 from synth.report.comparison import MINUS, Cells, delta_point, interval_text, pair_cells, section
 
 

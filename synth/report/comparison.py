@@ -18,9 +18,8 @@ from synth.evaluate.report import Evaluation, read_report
 from synth.report import _figures
 from synth.report._disagreement import paired_items
 from synth.report._evaluation_rows import fmt
-from synth.report._html import render
+from synth.report._html import given, render
 from synth.report._rows import number
-from synth.report._source import given
 
 ReportSource = Evaluation | str | os.PathLike[str]
 Cells = tuple[list[str], list[list[str]]]  # a small table: headers, then rows of text

@@ -18,10 +18,9 @@ from synth.evaluate.report import Evaluation, PreferenceEvaluation, read_report
 from synth.evaluate.tools import ToolCallEvaluation
 from synth.report import _figures
 from synth.report._evaluation_rows import failure_table, fmt, item_table, summary_metrics
-from synth.report._html import render
+from synth.report._html import given, render
 from synth.report._kinds import read_tool_calls
 from synth.report._rows import number
-from synth.report._source import given
 from synth.report._tool_calls import tool_calls_page
 
 

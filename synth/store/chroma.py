@@ -9,17 +9,22 @@ model). Chunks already stored are never embedded again. Chroma's errors become S
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
+import re
+import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+from pydantic import BaseModel
 
+from synth._ids import text_hash
 from synth.data import Chunk
-from synth.errors import StoreError
+from synth.errors import ConfigError, StoreError
 from synth.ingest import ChunkingConfig, as_chunking_config
 from synth.llm._redact import redact_url
 from synth.store._chroma_client import (
@@ -30,10 +35,7 @@ from synth.store._chroma_client import (
     opening,
     with_scheme,
 )
-from synth.store._naming import check_collection_name, collection_name
 from synth.store._queries import column, query_matrix, source_filter
-from synth.store._records import from_record, to_metadata
-from synth.store._results import AddResult, MetadataValue, PreparedChunks, SourceStats
 from synth.store.embedder import Embedder
 from synth.store.embedders import make_embedder
 
@@ -47,6 +49,135 @@ _PAGE = 1000
 #: what its own side holds; a read of Chroma's largest batch (5,461 ids) took 80 MB of Python
 #: objects and 350 MB of the process's resident memory at once
 _VECTORS_PER_READ = 512
+
+
+#: what Chroma stores as a metadata value
+MetadataValue = str | int | float | bool
+
+
+class AddResult(BaseModel):
+    """What one :meth:`ChunkStore.add` did."""
+
+    embedded: int = 0  # chunks embedded and stored now
+    reused: int = 0  # chunks already stored (or repeated in the same call): not embedded again
+
+
+class PreparedChunks(NamedTuple):
+    """Chunks ready to store: the new ones with their vectors, and what was already stored."""
+
+    new: list[Chunk]
+    vectors: np.ndarray  # one row per new chunk
+    stored: set[str]  # ids already in the collection
+    repeated: int  # chunks given more than once
+
+
+class SourceStats(BaseModel):
+    """How much of one source file is stored."""
+
+    chunks: int = 0
+    tokens: int = 0
+
+
+# ---- a chunk as a Chroma record ----------------------------------------------------------------
+# Chroma metadata holds only str, int, float and bool, never None: a missing page span is left out,
+# and the chunk's own metadata dict travels as one JSON string, so the chunk is rebuilt exactly.
+_EXTRA = "chunk_metadata"
+
+
+def to_metadata(chunk: Chunk) -> dict[str, MetadataValue]:
+    """The Chroma metadata of ``chunk`` (its text is stored as the record's document)."""
+    meta: dict[str, MetadataValue] = {
+        "source": chunk.source,
+        "document_id": chunk.document_id,
+        "index": chunk.index,
+        "token_count": chunk.token_count,
+    }
+    if chunk.page_start is not None:
+        meta["page_start"] = chunk.page_start
+    if chunk.page_end is not None:
+        meta["page_end"] = chunk.page_end
+    if chunk.metadata:
+        meta[_EXTRA] = json.dumps(chunk.metadata, ensure_ascii=False, sort_keys=True, default=str)
+    return meta
+
+
+#: every field of a Chunk, the set each rebuilt chunk shares as the fields it was given: all of
+#: them are (a set of its own was 728 bytes a chunk, a third of a chunk read back from a store)
+_EVERY_FIELD = set(Chunk.model_fields)
+
+
+def from_record(chunk_id: str, text: str | None, meta: Mapping[str, Any] | None) -> Chunk:
+    """Rebuild the Chunk stored under ``chunk_id``."""
+    meta = meta or {}
+    extra = meta.get(_EXTRA)
+    chunk = Chunk(
+        id=chunk_id,
+        # a file's chunks share one string of its path and of its document's id, not one each
+        document_id=sys.intern(str(meta.get("document_id", ""))),
+        source=sys.intern(str(meta.get("source", ""))),
+        index=int(meta.get("index", 0)),
+        text=text or "",
+        token_count=int(meta.get("token_count", 0)),
+        page_start=_optional_int(meta.get("page_start")),
+        page_end=_optional_int(meta.get("page_end")),
+        metadata=json.loads(extra) if isinstance(extra, str) else {},
+    )
+    # setting a field adds its name to this set, which holds every name already
+    object.__setattr__(chunk, "__pydantic_fields_set__", _EVERY_FIELD)
+    return chunk
+
+
+def _optional_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+# ---- Collection names: from the embedder and the chunking parameters, never from a file name.
+#
+# A name reads like ``synth-hash-384-c1024o0-3f9c2a71d0``: a readable part (embedder spec, chunk
+# size and overlap) cut to fit, then a digest of the full embedder identity and chunking config,
+# so two setups that differ anywhere get different collections. Chroma's rules: 3-63 characters
+# of ``[a-zA-Z0-9._-]``, starting and ending with an alphanumeric, no ``..``, not an IPv4
+# address.
+_PREFIX = "synth-"
+_MAX = 63
+_DIGEST = 10
+_VALID = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]*[a-zA-Z0-9]$")
+_IPV4 = re.compile(r"^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$")
+
+
+def collection_name(embedder: Embedder, chunking: BaseModel) -> str:
+    """The collection that holds ``embedder``'s vectors of chunks cut with ``chunking``."""
+    params: dict[str, Any] = chunking.model_dump(mode="json")
+    key = getattr(chunking, "key", None)
+    if callable(key):  # ChunkingConfig.key() also carries the splitter version
+        params["key"] = key()
+    readable = f"{embedder.name}-c{params.get('chunk_size')}o{params.get('chunk_overlap')}"
+    slug = re.sub(r"[^a-zA-Z0-9_-]+", "-", readable).strip("-_")
+    blob = json.dumps(
+        {"embedder": embedder.identity(), "chunking": params},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    digest = text_hash(blob, _DIGEST)
+    room = _MAX - len(_PREFIX) - len(digest) - 1
+    slug = slug[:room].rstrip("-_")
+    return f"{_PREFIX}{slug}-{digest}" if slug else f"{_PREFIX}{digest}"
+
+
+def check_collection_name(name: str) -> str:
+    """Return ``name`` when Chroma accepts it as a collection name, else raise ConfigError."""
+    if (
+        not isinstance(name, str)
+        or not 3 <= len(name) <= _MAX
+        or not _VALID.match(name)
+        or ".." in name
+        or _IPV4.match(name)
+    ):
+        raise ConfigError(
+            f"invalid collection name {name!r}: use 3-63 letters, digits, '.', '_' or '-', "
+            "starting and ending with a letter or digit"
+        )
+    return name
 
 
 class ChunkStore:

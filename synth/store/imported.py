@@ -3,17 +3,11 @@
 ``--from-chroma PATH:COLLECTION`` (or ``Synthesizer.generate_goldens_from_chroma``) takes a
 collection built with chromadb directly, whatever embedding function and metadata keys it used:
 its documents are the chunks, as they are, and its stored embeddings are what grouping compares,
-so nothing is embedded again (Chroma's own embedding function is never called either: the
-collection is opened without one). Each record becomes a :class:`~synth.data.Chunk`:
-
-- its source is the first of :data:`SOURCE_KEYS` its metadata holds (LangChain's ``source``,
-  LlamaIndex's ``file_path``, ...), else the collection's name;
-- its document is its metadata's ``document_id``/``doc_id``/``ref_doc_id``, else its source;
-- its index is its metadata's ``index``/``chunk_index``, else its place among its source's records;
-- its page is its metadata's ``page`` (LangChain counts from 0: one is added) or ``page_label``.
-
-A record without text or without a vector is left out and counted (:class:`ImportedCollection`'s
-``report``, one row per source plus one per kind of record left out).
+so nothing is embedded again (the collection is opened without an embedding function). How a
+record's metadata names its source (:data:`SOURCE_KEYS`), place and page is in docs/sources.md;
+its document is its ``document_id``/``doc_id``/``ref_doc_id``, else its source. A record
+without text or without a vector is left out and counted (:class:`ImportedCollection`'s
+``report``, one row per source plus one per kind left out).
 """
 
 from __future__ import annotations
@@ -31,7 +25,7 @@ from synth._tokens import count_tokens
 from synth.data import Chunk
 from synth.errors import ConfigError
 from synth.store._chroma_client import read_records, with_scheme
-from synth.store._report import IngestedFile, IngestReport
+from synth.store.ingest_run import IngestedFile, IngestReport
 
 #: metadata keys naming a record's source file, in the order they are looked for
 SOURCE_KEYS = ("source", "file_path", "file", "filename", "file_name", "path", "url")

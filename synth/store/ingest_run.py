@@ -13,18 +13,21 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
 
 from synth.data import Chunk
 from synth.errors import ConfigError
 from synth.ingest import ChunkingConfig, as_chunking_config
 from synth.ingest.web import WebOptions
-from synth.store._pending import PendingIngest
 from synth.store._reads import FileRead, Reads, read_here
 from synth.store._reingest import FileMemory
-from synth.store._report import IngestedFile, IngestReport
 from synth.store._writer import BackgroundWriter
 from synth.store.chroma import (
     DEFAULT_STORE_PATH,
@@ -37,6 +40,60 @@ from synth.store.embedder import Embedder
 from synth.store.embedders import make_embedder
 
 logger = logging.getLogger("synth.store")
+
+
+class IngestedFile(BaseModel):
+    """One file met by ``ingest`` and what became of it."""
+
+    path: str
+    status: str  # "ok", "error" or "skipped"
+    reason: str = ""
+    chunks: int = 0
+    tokens: int = 0
+    document_id: str | None = None  # the stored document, for a file that is "ok"
+    unchanged: bool = False  # stored before and unchanged since: not read again, chunks reused
+
+
+class IngestReport(BaseModel):
+    """What one ``ingest`` run did: every file with its status, and the totals."""
+
+    files: list[IngestedFile] = Field(default_factory=list)
+    chunks: int = 0  # chunks of the "ok" files (cut now, or stored before and unchanged)
+    tokens: int = 0  # tokens in those chunks
+    embedded: int = 0  # chunks embedded now
+    reused: int = 0  # chunks already stored, not embedded again
+    unchanged: int = 0  # "ok" files stored before and unchanged since: not read again
+    removed: int = 0  # earlier versions of changed files whose chunks were removed
+    embedder: str = ""  # the embedder's spec, e.g. "hash:384"
+    notice: str | None = None  # why this embedder, when none was named
+    collection: str = ""
+    store: str = ""  # the store's folder or server URL
+
+    def counts(self) -> dict[str, int]:
+        """``{"ok": n, "error": n, "skipped": n}`` (every key present)."""
+        counted = Counter(f.status for f in self.files)
+        return {status: counted.get(status, 0) for status in ("ok", "error", "skipped")}
+
+    @property
+    def any_read(self) -> bool:
+        """Whether at least one file is "ok" (read now, or stored before and unchanged)."""
+        return any(f.status == "ok" for f in self.files)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``synth ingest --json`` object."""
+        return {
+            "files": [
+                f.model_dump(include={"path", "status", "reason", "chunks"}) for f in self.files
+            ],
+            "chunks": self.chunks,
+            "tokens": self.tokens,
+            "embedded": self.embedded,
+            "reused": self.reused,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+            "embedder": self.embedder,
+            "collection": self.collection,
+        }
 
 
 def ingest_documents(
@@ -71,7 +128,7 @@ def ingest_documents(
         if ray:
             raise ConfigError("ingest with ray opens its own store: give store_path or store_url")
         _check_matches(store, embedder, chunking)
-        return _ingest(paths, store, password, on_file, web=web)
+        return start_ingest(paths, store, password=password, on_file=on_file, web=web).finish()
     made = make_embedder(embedder)
     reads: Reads = read_here
     store_embedder: Embedder = made
@@ -84,7 +141,10 @@ def ingest_documents(
         with ChunkStore(
             store_embedder, path=store_path, url=store_url, chunking=chunking
         ) as opened:
-            return _ingest(paths, opened, password, on_file, reads, web)
+            started = start_ingest(
+                paths, opened, password=password, on_file=on_file, reads=reads, web=web
+            )
+            return started.finish()
     finally:
         if made is not embedder:  # made here from a spec
             made.close()
@@ -274,19 +334,6 @@ class _Reading:
             store.update_metadata(batch.refresh)
 
 
-def _ingest(
-    paths: list[str | os.PathLike[str]],
-    store: ChunkStore,
-    password: str | None,
-    on_file: Callable[[IngestedFile], None] | None,
-    reads: Reads = read_here,
-    web: WebOptions | None = None,
-) -> IngestReport:
-    return start_ingest(
-        paths, store, password=password, on_file=on_file, reads=reads, web=web
-    ).finish()
-
-
 def _queue(
     batch: _Batch, memory: FileMemory, row: IngestedFile, file: str, head: list[Chunk]
 ) -> None:
@@ -311,6 +358,122 @@ def _check_matches(
     if chunking is not None:
         if as_chunking_config(chunking) != store.chunking:
             raise ConfigError("ingest got chunking settings that differ from the store's; give one")
+
+
+class PendingIngest:
+    """An ingest whose files are all read and chunked, while its last writes may still run.
+
+    ``report`` has every file and the chunk and token totals at once; ``embedded`` and ``reused``
+    are complete after :meth:`finish`. ``chunks`` holds, by path, the chunks of the files read now
+    (with ``keep_chunks``), so a caller can start on them before they are stored, and
+    :meth:`get_embeddings` gives their vectors before they are stored, where it can.
+    """
+
+    def __init__(
+        self,
+        report: IngestReport,
+        writer: BackgroundWriter[Any],
+        added: AddResult,
+        store: ChunkStore,
+    ) -> None:
+        self.report = report
+        self.chunks: dict[str, list[Chunk]] = {}
+        self._writer = writer
+        self._added = added
+        self._store = store
+        self._embedder = store.embedder
+        self._lock = threading.Lock()
+        self._done = False
+        #: set once the vectors of the chunks embedded now are known (or known not to come)
+        self._embedded = threading.Event()
+        self._vectors: dict[str, np.ndarray] | None = None
+        #: the embedder's ``batches_embedded`` once every chunk is embedded (at :meth:`publish`
+        #: of held writes' vectors, else once every write is done: :meth:`finish`)
+        self.embedder_batches: int | None = None
+
+    def publish(self, prepared: Iterable[PreparedChunks] | None) -> None:
+        """Hand over the vectors of every chunk embedded now, before they are stored (None: they
+        will not all be known before the store has them); called once, by the writer."""
+        if prepared is not None:
+            # every chunk is embedded (held writes embed them all first): what the embedder sent
+            # from now on is not the ingest's (a run's deduplication shares it)
+            self.embedder_batches = self._embedder.batches_embedded
+            self._vectors = {
+                chunk.id: row
+                for batch in prepared
+                for chunk, row in zip(batch.new, batch.vectors, strict=True)
+            }
+        self._embedded.set()
+
+    def get_embeddings(self, ids: Sequence[str]) -> np.ndarray:
+        """The vectors of these chunks, one float32 row per id in the order asked (from any thread).
+
+        When every one of them was embedded by this ingest and the writer has published them, they
+        come from memory, while they may still be being stored; otherwise from the store, once
+        every chunk is stored (:meth:`finish`; a failed write raises here)."""
+        self._embedded.wait()
+        vectors = self._vectors
+        if vectors is not None and ids and all(i in vectors for i in ids):
+            return np.asarray([vectors[i] for i in ids], dtype=np.float32)
+        self.finish()
+        return self._store.get_embeddings(ids)
+
+    def raise_if_failed(self) -> None:
+        """Raise the error of a write that failed so far, without waiting for the others."""
+        self._writer.raise_if_failed()
+
+    def finish(self) -> IngestReport:
+        """Wait until every chunk is stored (from any thread; once is enough) and return the
+        complete report; a failed write raises here."""
+        with self._lock:
+            if not self._done:
+                try:
+                    self._writer.finish()
+                finally:
+                    self._embedded.set()  # every write is over: nothing more is published
+                self._done = True
+                if self.embedder_batches is None:
+                    self.embedder_batches = self._embedder.batches_embedded
+                self.report.embedded = self._added.embedded
+                self.report.reused += self._added.reused
+                log_report(self.report)
+        return self.report
+
+    def close(self, then: Callable[[], None] | None = None) -> None:
+        """Stop after the write under way (the others are dropped); raises nothing. For a caller
+        that failed before :meth:`finish`. With ``then`` (closing the store), return at once:
+        the write under way ends in the writer's thread, which calls ``then()`` after it (a run
+        stopped by Ctrl-C does not wait for it to record that it stopped)."""
+        with self._lock:
+            if not self._done:
+                self._done = True
+                if then is not None:
+                    self._writer.cancel_then(then)
+                    then = None
+                else:
+                    self._writer.cancel()
+        self._embedded.set()  # nothing more is published: a waiter reads the store
+        if then is not None:
+            then()
+
+
+def log_report(report: IngestReport) -> None:
+    counts = report.counts()
+    logger.info(
+        "ingest: %d files (%d ok, %d error, %d skipped; %d unchanged, not read), %d chunks, "
+        "%d tokens, %d embedded, %d reused, %d earlier versions removed, into %s",
+        len(report.files),
+        counts["ok"],
+        counts["error"],
+        counts["skipped"],
+        report.unchanged,
+        report.chunks,
+        report.tokens,
+        report.embedded,
+        report.reused,
+        report.removed,
+        report.collection,
+    )
 
 
 __all__ = ["IngestReport", "IngestedFile", "PendingIngest", "ingest_documents", "start_ingest"]
