@@ -174,14 +174,15 @@ def test_evaluate_sends_its_first_judge_request_before_loading_what_scoring_need
     """What only scores, summarizes and writes the replies (the generate package that locates a
     faithfulness verdict's evidence, numpy for the intervals, yaml for a .yaml report, the
     tokenizer a provider's budget would need) is imported once replies are back, while the rest
-    are still out: the first request does not wait for it."""
+    are still out, and what only generation needs (the language check) not at all: the first
+    request does not wait for it."""
     items = [
         {"id": f"q{i}", "question": f"What is item {i}?", "contexts": [f"Item {i} is blue."],
          "answer": f"Item {i} is blue."}
         for i in range(3)
     ]  # fmt: skip
     (tmp_path / "data.json").write_text(json.dumps(items), encoding="utf-8")
-    heavy = ("numpy", "synth.generate", "yaml", "tiktoken")
+    heavy = ("numpy", "synth.generate", "yaml", "tiktoken", "synth._language")
     code = _FIRST_REQUEST.format(tests=str(ROOT / "tests"), heavy=heavy)
     out = subprocess.run(
         [sys.executable, "-c", code],
