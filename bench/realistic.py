@@ -215,6 +215,7 @@ def compare(rows: dict[str, dict[str, Any]]) -> dict[str, float]:
 COLUMNS = [
     "command",
     "wall_s",
+    "cpu_s",
     "to_first_s",
     "requests_s",
     "after_last_s",
