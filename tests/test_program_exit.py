@@ -1,7 +1,7 @@
 """The ``synth`` program leaves its heap to the operating system when it ends.
 
-Tearing down a heap of cyclic objects (the openai SDK's types, numpy's) took a third of a second
-of every command's exit, past its last output. Run as the program, synth freezes the collector's
+Tearing down a heap of cyclic objects (the openai SDK's types, numpy's) took up to 1.7 s of
+``synth evaluate``'s exit on a busy machine, past its last output. Run as the program, synth freezes the collector's
 view of the heap once the command is done; called as a function (tests, notebooks), it does not.
 Checked by the collector's own count, never by a clock.
 """
