@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -96,13 +97,17 @@ def run_command(
             env.pop("PYTHONPATH")
         command = [*program, *[a.replace("{URL}", server.url) for a in argv]]
         start = time.monotonic()  # the server's log times are the same clock's
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
         end = time.monotonic()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the server is not waited for yet
     if done.returncode not in (0, 3):
         raise RuntimeError(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     rows = read_log(log)
     return {
         "wall_s": round(end - start, 2),
+        # the command's own CPU seconds (user and system): what load stretches least
+        "cpu_s": round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 2),
         **time_split(rows, start, end),
         "exit": done.returncode,
         "stdout": done.stdout,

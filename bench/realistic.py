@@ -27,12 +27,21 @@ latency, filter and evolve side by side).
 
     python bench/realistic.py --out bench-results/realistic.json
     python bench/realistic.py --deepeval-python /tmp/deepeval-venv/bin/python --out r.json
+
+``--evaluate-only`` times the evaluations alone (synth's, and DeepEval's with
+``--deepeval-python``), on the answered goldens an earlier run left in
+``--work`` (one generation makes them when none did), so the evaluation can be run again and
+again on the same items; the load average when it started is printed with the table.
+
+    python bench/realistic.py --work w --evaluate-only --out r.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import shutil
 import statistics
 import sys
@@ -80,6 +89,28 @@ def mean_chat_seconds(log: Path) -> float:
         if r["path"].endswith("/chat/completions") and r["outcome"] == "ok"
     ]
     return statistics.fmean(times) if times else 0.0
+
+
+def round_trip(log: Path) -> dict[str, Any]:
+    """How an evaluation's requests left: how many were sent before the first reply came back
+    (all of them when they leave in one round trip), and the longest time the server took over
+    one of them, the floor of a request phase whose requests all leave at once."""
+    rows = [r for r in read_log(log) if r["path"].endswith("/chat/completions")]
+    if not rows:
+        return {}
+    first_reply = min(r.get("finished") or math.inf for r in rows)
+    return {
+        "sent_before_first_reply": sum(r["started"] < first_reply for r in rows),
+        "longest_request_s": round(
+            max((r.get("finished") or r["started"]) - r["started"] for r in rows), 2
+        ),  # fmt: skip
+    }
+
+
+def synth_evaluate(items: Path, work: Path) -> dict[str, Any]:
+    """``synth evaluate`` of the answered goldens with an OpenAI judge at its default metrics."""
+    row = cli.evaluate(items, work, HOSTED, None)
+    return {**row, **round_trip(work / "evaluate-default" / "requests.jsonl")}
 
 
 def synth_generate(corpus: Path, work: Path, goldens: int) -> dict[str, Any]:
@@ -184,6 +215,7 @@ def compare(rows: dict[str, dict[str, Any]]) -> dict[str, float]:
 COLUMNS = [
     "command",
     "wall_s",
+    "cpu_s",
     "to_first_s",
     "requests_s",
     "after_last_s",
@@ -199,6 +231,8 @@ COLUMNS = [
     "run_requests_s",
     "run_chain_floor_s",
     "run_requests_over_floor",
+    "sent_before_first_reply",
+    "longest_request_s",
 ]
 
 
@@ -209,27 +243,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--synth-path", type=Path, default=REPO, help="the checkout to run")
     parser.add_argument("--deepeval-python", help="an interpreter with deepeval: run it too")
     parser.add_argument("--skip-evaluate", action="store_true", help="generation only")
+    parser.add_argument(
+        "--evaluate-only",
+        action="store_true",
+        help="evaluation only, of the answered goldens an earlier run left in --work (made once "
+        "when missing)",
+    )
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temporary one)")
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args(argv)
+    if args.evaluate_only and (args.skip_evaluate or args.work is None):
+        parser.error("--evaluate-only needs --work (where the answered goldens are kept) and "
+                     "no --skip-evaluate")  # fmt: skip
+    load = os.getloadavg()[0]
     cli.SYNTH_PATH[0] = args.synth_path.resolve()
     cli.precompile(cli.SYNTH_PATH[0])
     rows: dict[str, dict[str, Any]] = {}
     with work_dir(args.work, "realistic") as work:
         corpus = build_corpus(work, args.copies)
-        made = synth_generate(corpus, work, args.goldens)
-        rows["synth generate"] = finish(made, made["delivered"])
         items = work / "answered.json"
-        cli.answered_items(work / "generate" / "goldens.jsonl", items)
+        if not (args.evaluate_only and items.exists()):
+            made = synth_generate(corpus, work, args.goldens)
+            if not args.evaluate_only:
+                rows["synth generate"] = finish(made, made["delivered"])
+            cli.answered_items(work / "generate" / "goldens.jsonl", items)
         if not args.skip_evaluate:
-            rows["synth evaluate"] = finish(cli.evaluate(items, work, HOSTED, None), None)
-        if args.deepeval_python:
+            rows["synth evaluate"] = finish(synth_evaluate(items, work), None)
+        if args.deepeval_python and not args.evaluate_only:
             made = cli.deepeval_generate(corpus, work, HOSTED, args.deepeval_python)
             made["chain_floor_s"] = None
             rows["deepeval generate"] = finish(made, made["delivered"])
-            if not args.skip_evaluate:
-                scored = cli.deepeval_evaluate(items, work, HOSTED, args.deepeval_python)
-                rows["deepeval evaluate"] = finish(scored, None)
+        if args.deepeval_python and not args.skip_evaluate:
+            scored = cli.deepeval_evaluate(items, work, HOSTED, args.deepeval_python)
+            scored.update(round_trip(work / "deepeval-evaluate" / "requests.jsonl"))
+            rows["deepeval evaluate"] = finish(scored, None)
     for name, row in rows.items():
         row["command"] = name
     ratios = compare(rows)
@@ -237,13 +284,14 @@ def main(argv: list[str] | None = None) -> int:
         args.out,
         {
             **header(sys.argv, ("synth", "openai", "chromadb")),
+            "load_average": round(load, 2),
             "server": HOSTED.describe(),
             "prices_per_million_tokens": PRICES,
             "rows": list(rows.values()),
             "ratios": ratios,
         },
     )
-    print(f"server: {HOSTED.describe()}")
+    print(f"server: {HOSTED.describe()}; load average {load:.2f} at the start")
     print(markdown_table(COLUMNS, [[row.get(c, "") for c in COLUMNS] for row in rows.values()]))
     for name, value in ratios.items():
         print(f"{name}: {value}")

@@ -100,3 +100,21 @@ def test_expected_outputs_thrown_away_are_priced_per_input_answered(realistic) -
     }
     assert found["evolve_ahead"]["prompt_tokens"] == 1_000
     assert found["inputs_guessed"]["requests"] == 0
+
+
+def test_an_evaluation_round_trip_counts_the_requests_sent_before_the_first_reply(
+    realistic, tmp_path: Path
+) -> None:
+    import json
+
+    module, _ = realistic
+    rows = [  # two sent at once, a third only once the first reply was back
+        {"path": "/v1/chat/completions", "started": 0.0, "finished": 1.5},
+        {"path": "/v1/chat/completions", "started": 0.1, "finished": 3.0},
+        {"path": "/v1/chat/completions", "started": 1.5, "finished": 2.5},
+        {"path": "/v1/embeddings", "started": 0.0, "finished": 0.2},  # not a judge's request
+    ]
+    log = tmp_path / "requests.jsonl"
+    log.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert module.round_trip(log) == {"sent_before_first_reply": 2, "longest_request_s": 2.9}
+    assert module.round_trip(tmp_path / "none.jsonl") == {}

@@ -67,17 +67,14 @@ def test_n_jobs_pins_the_calls_in_flight(answered: Path, capsys) -> None:
 
 def test_a_judge_server_that_refuses_is_found_without_n_jobs(answered: Path, capsys) -> None:
     """A server that refuses more than 6 calls at once: the level comes down, every call ends.
-    The first round trip, a generation run's start, is refused beyond the 6 (a 429 costs no
-    tokens), and each halving of the level that follows less: fewer than twice the start in all,
-    then none."""
-    from synth.run.models import RUN_START
-
+    The first round trip, all 120 calls, is refused beyond the 6 (a 429 costs no tokens), and
+    each halving of the level that follows less: fewer than twice the start in all, then none."""
     with FakeOpenAI(reply=judge_reply, latency=0.05, max_in_flight=6, retry_after=0.01) as server:
         assert _evaluate(server) == 0, capsys.readouterr().err
         outcomes = server.outcomes()
         assert outcomes["ok"] == 120
         refused = outcomes.get("concurrency_limit", 0)
-        assert refused < 2 * RUN_START
+        assert refused < 2 * 120
 
 
 def test_a_user_function_runs_at_most_n_at_once() -> None:
@@ -124,15 +121,39 @@ def test_an_async_user_function_stays_async_and_bounded() -> None:
     assert 1 <= peak[0] <= 2
 
 
-def test_judge_calls_start_where_a_generation_run_does(answered: Path, capsys) -> None:
-    """The first round trip sends a generation run's start, not the bare limiter's 8: every
-    request counted here went out before the server had answered any."""
-    from synth.cli._judging import judge_limiter
+def test_the_judge_limiter_starts_at_the_calls_to_make_within_its_bounds() -> None:
+    from synth.cli._judging import JUDGE_CEILING, judge_limiter
     from synth.run.models import RUN_START
 
-    assert judge_limiter().concurrency()["start"] == RUN_START
-    with FakeOpenAI(reply=judge_reply, latency=1.0) as server:
+    assert judge_limiter().concurrency()["start"] == RUN_START  # calls not known
+    assert judge_limiter(10).concurrency()["start"] == RUN_START
+    assert judge_limiter(120).concurrency()["start"] == 120
+    assert judge_limiter(10_000).concurrency()["start"] == JUDGE_CEILING
+
+
+def held_until(total: int, reply, *, deadline: float = 20.0):
+    """``reply``, given only once ``total`` requests have arrived (or at ``deadline`` seconds, so
+    a client that waits for a reply before sending the rest fails the count, not the run)."""
+    arrived, ready = [0], threading.Condition()
+
+    def held(request: dict) -> dict:
+        with ready:
+            arrived[0] += 1
+            ready.notify_all()
+            ready.wait_for(lambda: arrived[0] >= total, timeout=deadline)
+        return reply(request)
+
+    return held
+
+
+def test_every_judge_call_of_both_metrics_leaves_before_the_first_reply(
+    answered: Path, capsys
+) -> None:
+    """60 items with two metrics: all 120 calls are in flight at once, none waiting for a reply
+    to free a slot (a generation run's start, 64, left 56 of them a round trip behind). The
+    server holds every reply until all 120 have arrived, so the count does not depend on how
+    fast the machine is."""
+    with FakeOpenAI(reply=held_until(120, judge_reply)) as server:
         assert _evaluate(server) == 0, capsys.readouterr().err
-        log = server.requests
-        first_answer = min(r.finished for r in log if r.finished is not None)
-        assert sum(1 for r in log if r.started < first_answer) >= RUN_START
+        assert server.outcomes() == {"ok": 120}
+        assert server.peak_in_flight == 120

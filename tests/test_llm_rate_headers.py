@@ -197,3 +197,32 @@ def test_requests_are_counted_until_a_reply_says_the_provider_states_no_budget()
     llm.complete("one question")
     assert limiter._requests is None and not limiter.paced_by_provider
     assert limiter._tokens is not None and limiter._tokens.limit == 5000  # pinned: kept
+
+
+def test_a_first_wave_is_charged_by_its_length_until_a_reply_states_the_tokens_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # counting the first wave's tokens would load the tokenizer before the first request could
+    # leave; until a reply says whether there is a budget, each request is charged its length
+    # over 4, which its reply's own count then replaces, so the window ends as exact as before
+    from synth.llm.limiter import LimitedModel
+
+    counted: list[str] = []
+    real = LimitedModel._estimate
+    monkeypatch.setattr(
+        LimitedModel, "_estimate", lambda self, p, s: counted.append(p) or real(self, p, s)
+    )
+    with FakeOpenAI(reply="a short answer", tpm=100_000, rate_headers=True) as server:
+        limiter = RateLimiter(16, adaptive=True)
+        llm = make_llm("openai:m", base_url=server.url, api_key="sk-test", limiter=limiter)
+
+        async def main() -> None:
+            await asyncio.gather(*[llm.acomplete(f"question {i} about tokens") for i in range(8)])
+            await llm.acomplete("one more question")
+
+        asyncio.run(main())
+        llm.close()
+        spent = sum(r.usage["total_tokens"] for r in server.requests_to("chat") if r.usage)
+    assert counted == ["one more question"]  # estimated once the budget was known, only then
+    window = limiter._tokens
+    assert window is not None and window.limit - window.left(limiter._clock()) == spent

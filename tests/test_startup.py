@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -143,3 +144,53 @@ def test_every_report_function_is_read_from_its_module() -> None:
 
 def test_names_copied_into_the_cli_agree_with_the_library() -> None:
     assert STATUS_FILTERS == REVIEW_STATUS_FILTERS
+
+
+_FIRST_REQUEST = """
+import contextlib, io, json, sys
+sys.path.insert(0, {tests!r})
+from fake_openai import FakeOpenAI
+from judge_replies import faithfulness_reply
+from synth.cli import main
+loaded = []
+def reply(request):
+    if not loaded:
+        loaded.append([m for m in {heavy!r} if m in sys.modules])
+    prompt = "\\n".join(str(m.get("content", "")) for m in request["messages"])
+    if '"claims"' in prompt:
+        return faithfulness_reply(prompt, [True])
+    return {{"score": 4, "reason": "fine"}}
+argv = ["evaluate", "data.json", "--judge", "openai:judge", "--base-url", None, "--json"]
+with FakeOpenAI(reply=reply) as server, contextlib.redirect_stdout(io.StringIO()):
+    argv[5] = server.url
+    code = main(argv)
+print(json.dumps({{"code": code, "loaded": loaded[0]}}))
+"""
+
+
+def test_evaluate_sends_its_first_judge_request_before_loading_what_scoring_needs(
+    tmp_path: Path,
+) -> None:
+    """What only scores, summarizes and writes the replies (the generate package that locates a
+    faithfulness verdict's evidence, numpy for the intervals, yaml for a .yaml report, the
+    tokenizer a provider's budget would need) is imported once replies are back, while the rest
+    are still out, and what only generation needs (the language check) not at all: the first
+    request does not wait for it."""
+    items = [
+        {"id": f"q{i}", "question": f"What is item {i}?", "contexts": [f"Item {i} is blue."],
+         "answer": f"Item {i} is blue."}
+        for i in range(3)
+    ]  # fmt: skip
+    (tmp_path / "data.json").write_text(json.dumps(items), encoding="utf-8")
+    heavy = ("numpy", "synth.generate", "yaml", "tiktoken", "synth._language")
+    code = _FIRST_REQUEST.format(tests=str(ROOT / "tests"), heavy=heavy)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        env={**os.environ, "OPENAI_API_KEY": "sk-test-startup", "PYTHONPATH": str(ROOT)},
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result == {"code": 0, "loaded": []}

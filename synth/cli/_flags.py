@@ -8,7 +8,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from synth._language import AUTO, normalize_code
 from synth.errors import ConfigError
 
 
@@ -83,6 +82,9 @@ def add_language_flag(p: argparse.ArgumentParser) -> None:
 def language_from_args(value: str | None) -> str | None:
     """``--language`` as the generation config takes it (None: not given); ConfigError naming
     the flag when the code is unknown."""
+    # here, not with the module: every command's parser declares the flag, few read it
+    from synth._language import AUTO, normalize_code
+
     if value is None or value.strip().lower() == AUTO:
         return None if value is None else AUTO
     try:

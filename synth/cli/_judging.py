@@ -5,9 +5,12 @@ Without ``--n-jobs``, the judges made from provider specs share one adaptive lim
 how many calls to keep in flight, up to 256, as a generation run does: :mod:`synth.llm._aimd`),
 and the user's own functions (systems, callable judges, retrievers) keep :data:`USER_JOBS` calls at
 once. ``--n-jobs N`` pins every call to N at once, as the Python API's ``n_jobs`` does. The
-adaptive level starts where a generation run's does (:data:`synth.run.models.RUN_START`): a run's
-judge calls are all independent and known at once, so the first round trip sends as many as the
-server is likely to take, not the 8 a bare limiter starts at."""
+adaptive level starts at the number of judge calls the command will make (up to the ceiling), and
+never below a generation run's start (:data:`synth.run.models.RUN_START`): the judge calls are
+all independent and known at once, so every one of them leaves in the first round trip, not the
+8 a bare limiter starts at nor a generation run's 64 (60 items with two metrics left 56 calls a
+round trip behind, waiting for the first replies); a server that refuses that many at once cuts
+the level at its first replies."""
 
 from __future__ import annotations
 
@@ -71,18 +74,30 @@ def add_judging_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON, not tables")
 
 
-def judge_limiter() -> Any:
+def judge_limiter(calls: int = 0) -> Any:
     """The adaptive limiter the judges made from provider specs share without ``--n-jobs``: up
-    to :data:`JUDGE_CEILING`, from a generation run's start."""
+    to :data:`JUDGE_CEILING`, starting at ``calls`` (the judge calls the command will make), at
+    least at a generation run's start."""
     from synth.llm.limiter import RateLimiter
     from synth.run.models import RUN_START
 
-    return RateLimiter(JUDGE_CEILING, adaptive=True, start=RUN_START)
+    start = min(JUDGE_CEILING, max(RUN_START, calls))
+    return RateLimiter(JUDGE_CEILING, adaptive=True, start=start)
 
 
-def judging_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+def judge_calls(args: argparse.Namespace, criteria: dict[str, str], items: int) -> int:
+    """The most judge calls ``items`` items cost: one per item, judge metric and judge (an item
+    that lacks a metric's input costs fewer)."""
+    from synth.evaluate.answers import judge_metric_names
+
+    metrics = judge_metric_names(args.metric, criteria, bool(args.judge))
+    return items * len(metrics) * len(args.judge)
+
+
+def judging_kwargs(args: argparse.Namespace, items: int = 0) -> dict[str, Any]:
     """The keyword arguments of :func:`~synth.evaluate.answers.evaluate_answers` (and of
-    :func:`~synth.evaluate.benchmark.benchmark`) that the judging flags name."""
+    :func:`~synth.evaluate.benchmark.benchmark`) that the judging flags name; ``items``: how
+    many items will be judged, when known (the judges' limiter starts at their calls)."""
     from synth.errors import ConfigError
     from synth.evaluate._specs import judge_models, split_name
 
@@ -98,7 +113,9 @@ def judging_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     if text is not None and [t.lower() for t in text] == ["none"]:
         text = []
     adaptive = args.n_jobs is None
-    limiter = judge_limiter() if adaptive else None
+    limiter = None
+    if adaptive:
+        limiter = judge_limiter(judge_calls(args, criteria, items) if items and args.judge else 0)
     judges = judge_models(args.judge, base_url=args.base_url, limiter=limiter)
     kwargs: dict[str, Any] = {
         "judges": {name: user_function(model, args) for name, model in judges.items()} or None,

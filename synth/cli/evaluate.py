@@ -101,12 +101,15 @@ def _retrieval_report(args: argparse.Namespace) -> Evaluation:
 
 def _answers_report(args: argparse.Namespace) -> Evaluation:
     from synth._callables import load_callable
+    from synth.evaluate._items import as_items
     from synth.evaluate.answers import evaluate_answers
 
     system = user_function(load_callable(args.system), args) if args.system else None
-    kwargs = judging_kwargs(args)
+    # read first: the judges' limiter starts at the number of calls the items will cost
+    items = as_items(dataset_with_status(args.dataset, args.status))
+    kwargs = judging_kwargs(args, items=len(items))
     try:
-        return evaluate_answers(system, dataset_with_status(args.dataset, args.status), **kwargs)
+        return evaluate_answers(system, items, **kwargs)
     finally:
         close_models(kwargs["judges"])
 

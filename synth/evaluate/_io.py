@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
-import yaml
 
 from synth.errors import ConfigError
 
@@ -72,6 +71,8 @@ def dumps(data: dict[str, Any], format: str) -> str:
     if format == "json":
         return json.dumps(_nan_to_null(plain), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if format == "yaml":
+        import yaml  # here: a report written as JSON (the common case) need not load it
+
         text: str = yaml.safe_dump(plain, sort_keys=False, allow_unicode=True)
         return text
     if format == "toml":
@@ -81,6 +82,8 @@ def dumps(data: dict[str, Any], format: str) -> str:
 
 def loads(text: str, format: str, source: str = "<string>") -> dict[str, Any]:
     """Return the document in ``text``, read as ``format``."""
+    import yaml
+
     try:
         if format == "json":
             data = json.loads(text)

@@ -19,7 +19,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from synth.errors import OutputParseError
-from synth.generate.citations import SourceChunk, locate_all
 
 
 class ClaimVerdict(BaseModel):
@@ -96,6 +95,10 @@ def score_faithfulness(
     shows the contexts say it. Every claim needs exactly one verdict, numbered 1..n
     (OutputParseError otherwise).
     """
+    # here, not with the module: the generate package is not needed before the judges' first
+    # requests leave, only once a reply is back (its import then overlaps the wait for the rest)
+    from synth.generate.citations import SourceChunk, locate_all
+
     n_claims = len(verdict.claims)
     numbers = sorted(v.index for v in verdict.verdicts)
     if numbers != list(range(1, n_claims + 1)):

@@ -29,7 +29,6 @@ from synth.evaluate._jobs import (
     system_output,
     warns_on_failures,
 )
-from synth.evaluate.agreement import krippendorff_alpha
 from synth.evaluate.judge import JUDGE_METRICS, JudgeResult, LLMJudge, as_judge
 from synth.evaluate.report import AnswerEvaluation, ItemResult, PreferenceEvaluation, summarize
 from synth.evaluate.stats import mean_score
@@ -293,6 +292,8 @@ def panel_agreement(
     """Krippendorff's alpha (interval) between the judges, per metric; empty with one judge."""
     if len(judge_names) < 2:
         return {}
+    from synth.evaluate.agreement import krippendorff_alpha  # numpy: only a panel needs it
+
     agreement = {}
     for metric in metric_names:
         ratings = [

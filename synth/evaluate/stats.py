@@ -2,22 +2,29 @@
 
 Both are seeded: the same scores and seed give the same numbers on every machine. NaN values (an
 item a metric could not score) are left out.
+
+numpy is imported by each function, not with the module: ``synth evaluate`` reads this module
+before its judges' first requests leave and needs numpy only once replies are back.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from synth.errors import ConfigError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: sign patterns enumerated per block in the exact test (2**16 rows of at most 24 columns)
 _BLOCK_BITS = 16
 
 
 def _defined(values: Sequence[float]) -> np.ndarray:
+    import numpy as np
+
     array = np.asarray([float(v) for v in values], dtype=float)
     defined: np.ndarray = array[~np.isnan(array)]
     return defined
@@ -40,6 +47,8 @@ def bootstrap_interval(
 
     One value gives a zero-width interval; no value gives ``(nan, nan)``.
     """
+    import numpy as np
+
     if not 0 < confidence < 1:
         raise ConfigError(f"confidence must be between 0 and 1, got {confidence}")
     if n_resamples < 1:
@@ -76,6 +85,8 @@ def sign_flip_test(
     otherwise ``n_resamples`` seeded random patterns estimate it, as ``(1 + hits) / (1 + n)``.
     Zero differences do not change under a flip and are left out; none left gives ``(1.0, True)``.
     """
+    import numpy as np
+
     if exact_max > 24:
         raise ConfigError(f"exact_max is at most 24 (2**24 sign patterns), got {exact_max}")
     defined = _defined(differences)
@@ -100,6 +111,8 @@ def sign_flip_test(
 
 
 def _exact_p_value(nonzero: np.ndarray, observed: float, tolerance: float) -> float:
+    import numpy as np
+
     m = nonzero.size
     total = 1 << m
     bits = np.arange(m)

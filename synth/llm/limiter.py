@@ -476,6 +476,15 @@ def _provider_window(limit: float) -> _Window:
     return _Window(limit, LIMIT_WINDOW * (1 + HEADER_MARGIN), slack=LIMIT_WINDOW * HEADER_MARGIN)
 
 
+#: characters a token, about, in English text (what a window only counting charges a request)
+CHARS_PER_TOKEN = 4
+
+
+def _rough_tokens(prompt: str, system: str | None) -> int:
+    """About how many tokens a request's prompt and system prompt hold, from their length."""
+    return max(1, (len(prompt) + len(system or "")) // CHARS_PER_TOKEN)
+
+
 def _exhausted(budget: Budget) -> bool:
     """Whether a budget a 429 stated is spent (under 1% of its limit left)."""
     return budget.remaining is not None and budget.remaining < max(1.0, 0.01 * budget.limit)
@@ -511,8 +520,15 @@ class LimitedModel(WrapperModel):
                 await limiter._requests.acquire(1, limiter._clock)
             tokens, spent, estimated = limiter._tokens, None, 0
             if tokens is not None:
-                estimated = self._estimate(prompt, system)
-                amount = limiter.scaled_estimate(estimated) + (self.max_tokens or 0)
+                if tokens.limit == math.inf:
+                    # only counting until a reply states the provider's budget: the reply's own
+                    # count replaces this and the provider's numbers true the window up, so the
+                    # prompt's length stands in; counting its tokens would load the tokenizer
+                    # before the first request could leave (0.2 s, all of a judge run's wait)
+                    amount = _rough_tokens(prompt, system) + (self.max_tokens or 0)
+                else:
+                    estimated = self._estimate(prompt, system)
+                    amount = limiter.scaled_estimate(estimated) + (self.max_tokens or 0)
                 spent = await tokens.acquire(amount, limiter._clock)
             with limiter.watch(label):
                 completion = await self.inner.arequest(
