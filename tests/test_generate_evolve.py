@@ -193,39 +193,40 @@ def test_the_inputs_of_one_context_are_evolved_in_one_request_a_round() -> None:
     assert all(len(d.evolutions) == 2 for d in drafts) and stats.items_out == 5
 
 
-def test_an_entry_missing_from_the_reply_is_asked_again_alone_and_the_others_kept() -> None:
+def test_an_input_the_reply_leaves_out_stays_as_it_was_without_another_request() -> None:
     sent: list[str] = []
 
     def forgetful(prompt: str, system: str | None) -> str:
         sent.append(prompt)
         reply = json.loads(evolver(prompt, system))
-        if len(sent) == 1:
-            reply["evolved"] = reply["evolved"][:1]  # the second input left out
+        reply["evolved"] = reply["evolved"][:1]  # the second input left out, every time
         return json.dumps(reply)
 
     stats = StageStats(stage="evolve")
     drafts = [Draft(id=f"d{i}", input=f"Q{i}?", context=TWO) for i in range(2)]
     config = EvolutionConfig(evolutions={"reasoning": 1})
     run_sync(evolve.run(drafts, FunctionModel(forgetful), config, seed=0, stats=stats))
-    assert inputs_of(sent[1]) == ["Q1?"] and len(sent) == 2
-    assert [d.input for d in drafts] == ["Q0? +require", "Q1? +require"]
-    assert stats.notes["reask_partial"] == 1
+    assert len(sent) == 1 and stats.requests == 1
+    assert [d.input for d in drafts] == ["Q0? +require", "Q1?"] and all(d.kept for d in drafts)
+    assert drafts[1].evolutions == [] and drafts[1].history == []
+    assert drafts[1].metadata["evolutions_held"] == [{"evolution": "reasoning", "why": "missing"}]
+    assert stats.notes["missing"] == 1 and stats.items_out == 2 and not stats.dropped
 
 
-def test_an_input_the_model_never_answers_is_dropped_and_the_others_evolve() -> None:
-    def never_the_second(prompt: str, system: str | None) -> str:
-        reply = json.loads(evolver(prompt, system))
-        reply["evolved"] = [e for e in reply["evolved"] if not e["input"].startswith("Q1?")]
-        return json.dumps(reply)
+def test_a_reply_that_evolves_none_of_its_inputs_is_asked_again_then_they_are_dropped() -> None:
+    sent: list[str] = []
+
+    def empty(prompt: str, system: str | None) -> str:
+        sent.append(prompt)
+        return json.dumps({"evolved": []})
 
     stats = StageStats(stage="evolve")
     drafts = [Draft(id=f"d{i}", input=f"Q{i}?", context=TWO) for i in range(2)]
     config = EvolutionConfig(evolutions={"reasoning": 1})
-    run_sync(evolve.run(drafts, FunctionModel(never_the_second), config, seed=0, stats=stats))
-    assert drafts[0].kept and drafts[0].evolutions == ["reasoning"]
-    assert drafts[1].drop_reason == "model_error:invalid_output"
-    assert drafts[1].dropped_at == "evolve" and drafts[1].history == []
-    assert stats.dropped == {"model_error:invalid_output": 1}
+    run_sync(evolve.run(drafts, FunctionModel(empty), config, seed=0, stats=stats))
+    assert len(sent) > 1 and stats.notes["reask_unmatched"] == len(sent) - 1
+    assert [d.drop_reason for d in drafts] == ["model_error:invalid_output"] * 2
+    assert stats.dropped == {"model_error:invalid_output": 2} and "missing" not in stats.notes
 
 
 def test_zero_rounds_is_a_pass_through() -> None:

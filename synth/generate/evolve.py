@@ -9,14 +9,18 @@ as ``evolution_reweighted``); if no evolution is left, the round is skipped (rec
 
 All live inputs of one context are evolved in one request per round (as the filter scores them),
 each with its own evolution: the context is sent once, not once per input. The reply has one entry
-per input, matched as every batch reply is (:mod:`synth.stage.batch`): an entry missing or blank is
-asked again alone, and an input still unanswered is dropped as ``model_error:<kind>``.
+per input, matched as every batch reply is (:mod:`synth.stage.batch`). An input the reply leaves out
+(or gives blank) while it evolves the others is left as it was, as if the model had declined it
+(``missing``, below): an evolution is optional, and asking again for it alone would cost a request
+for what the final check and the answer do not need. A reply that evolves none of its inputs is
+asked again, as a malformed one is; an input still unanswered then is dropped as
+``model_error:<kind>``.
 
 The prompt shows an input as first written beside the one to rewrite (when they differ), so a
 round keeps its subject. A rewrite that adds more than :data:`MAX_ADDED_WORDS` words, or a reply of
-"unchanged" (the model may decline an evolution that would break the rules), leaves that input as
-it was: recorded in ``metadata["evolutions_held"]`` and in the stage's notes (``over_budget``,
-``unchanged``), not applied and not a drop.
+"unchanged" (the model may decline an evolution that would break the rules), or none at all,
+leaves that input as it was: recorded in ``metadata["evolutions_held"]`` and in the stage's notes
+(``over_budget``, ``unchanged``, ``missing``), not applied and not a drop.
 """
 
 from __future__ import annotations
@@ -53,6 +57,8 @@ MAX_ADDED_WORDS = 20
 MAX_BATCH = 10
 #: the reply of a model that cannot evolve an input within the rules
 UNCHANGED = re.compile(r"[\W_]*unchanged[\W_]*", re.IGNORECASE)
+#: why an input a reply left out (while it evolved the others) is held
+MISSING = "missing"
 
 
 class _Evolved(BaseModel):
@@ -195,7 +201,9 @@ async def _evolve_group(
         def prompt(positions: list[int], items: list[EvolveItem] = items) -> str:
             return build_prompt([items[i] for i in positions], context, prompts, language)
 
-        request = BatchRequest(LABEL, EvolveReply, WHAT, prompt, evolved_input)
+        request: BatchRequest[str | None] = BatchRequest(
+            LABEL, EvolveReply, WHAT, prompt, evolved_input, unanswered=lambda: None
+        )
         results = await ask_batch(llm, request, len(items), stats)
         todo = []
         for (draft, evolution), result in zip(chosen, results, strict=True):
@@ -203,14 +211,16 @@ async def _evolve_group(
                 drop_failed(draft, LABEL, result)
                 continue
             todo.append(draft)
-            held = held_back(draft.input, result)
-            if held is not None:
-                # the model declined, or added more than the budget: the input stays as it was
+            held = MISSING if result is None else held_back(draft.input, result)
+            if result is None or held is not None:
+                # the model declined, left it out, or added more than the budget: the input
+                # stays as it was
+                why = held or MISSING
                 draft.metadata.setdefault("evolutions_held", []).append(
-                    {"evolution": evolution.value, "why": held}
+                    {"evolution": evolution.value, "why": why}
                 )
                 if stats is not None:
-                    stats.note(held)
+                    stats.note(why)
                 continue
             draft.revise(LABEL, result, evolution=evolution.value)
             draft.evolutions.append(evolution.value)
