@@ -7,8 +7,9 @@ fills it by the names of its fields, with text taken from the tagged data of the
 
 - a list of strings named ``inputs``: questions about a few words of a context sentence, each
   naming the document it comes from; a list of objects with an ``input``: each ``<item>``'s input
-  rewritten (a new question on the same sentence); one string named ``input``: the ``<input>``
-  rewritten (a question a little longer);
+  rewritten (a new question on the same sentence); a list of objects named ``evolved``: each
+  ``<item>``'s ``<input>`` evolved (a question a little longer); one string named ``input``: the
+  ``<input>`` evolved so;
 - objects with an ``expected_output``: the context sentence that shares most words with the
   input, as the answer and its one quote, ``answerable`` its first value;
 - anything else as the generic server fills it (:func:`fake_openai.generic_reply`): a verdict
@@ -191,6 +192,13 @@ class FaultyModel:
                     inner = _TAGGED.findall(block)
                     old = _unescape(inner[0][1]) if inner else _unescape(block)
                     entry["input"] = self._rewritten(old, prompt, rng)
+        elif "evolved" in props and isinstance(reply.get("evolved"), list):
+            blocks = [t for name, t in _TAGGED.findall(prompt) if name == "item"]
+            for entry, block in zip(reply["evolved"], blocks, strict=False):
+                inner = [_unescape(t) for name, t in _TAGGED.findall(block) if name == "input"]
+                entry["input"] = self._evolved(
+                    inner[-1] if inner else _unescape(block), prompt, rng
+                )
         elif set(props) == {"input"} and items:
             reply["input"] = self._evolved(items[-1], prompt, rng)
         elif "outputs" in props:

@@ -284,17 +284,29 @@ _EVOLVED = {
 
 
 def _evolve(prompt: str) -> dict[str, Any]:
-    text = _untag(_section(prompt, "Input to rewrite:", ("\n\nRewrite it",)), "input")
-    instruction = prompt.split("Rewrite it as follows:", 1)[-1]
+    """Each item's input with a tail that says which evolution its numbered line asked for."""
+    blocks = _items(_section(prompt, "Inputs to rewrite", ("\n\nHow to rewrite",)))
+    lines = _section(prompt, "How to rewrite each", ("\n\nRules",))
+    asked = dict(re.findall(r"^(\d+)\. (.+)$", lines, re.MULTILINE))
+    out = []
+    for i, block in enumerate(blocks, start=1):
+        text = _untag(block, "input")
+        instruction = asked.get(str(i), "")
+        out.append({"index": i, "input": _evolved(prompt, text, instruction)})
+    return {"evolved": out}
+
+
+def _evolved(prompt: str, text: str, instruction: str) -> str:
     tail = next((t for k, t in _EVOLVED.items() if k in instruction), "in more detail")
-    language = _language_of(prompt, prompt)
+    key = prompt + text
+    language = _language_of(prompt, key)
     if language is not None:
         if language != lang.asked(prompt):  # the wrong language: the whole input in it
-            text = lang.question(language, text, 0, prompt)
+            text = lang.question(language, text, 0, key)
         tail = lang.phrase(language, "tail")
     elif _hashed("pointing:" + text) < _fraction("SYNTH_REPLIES_POINTING"):
         tail += _POINTING
-    return {"input": f"{text.rstrip('?？')}, {tail}?"}
+    return f"{text.rstrip('?？')}, {tail}?"
 
 
 def _style(prompt: str) -> dict[str, Any]:
@@ -414,7 +426,7 @@ _BY_PROMPT = (
     ("You write inputs", _inputs),
     ("You review synthetic inputs", _filter),
     ("You improve synthetic inputs", _rewrite),
-    ("to make it more demanding", _evolve),
+    ("You rewrite inputs used to evaluate", _evolve),
     ("so that it reads as a real user", _style),
     ("You write the ideal answers", _expected),
     ("You write conversations", _conversation),

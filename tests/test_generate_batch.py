@@ -175,6 +175,30 @@ def test_a_missing_entry_is_asked_again_alone_in_one_smaller_request() -> None:
     assert stats.requests == 2 and stats.notes["reask_partial"] == 1
 
 
+def test_a_step_whose_items_may_stay_unanswered_is_not_asked_again_for_them() -> None:
+    request = BatchRequest(
+        "evolve", ExpectedReply, "the reply answers items", _prompt(["a", "b", "c"]), _value,
+        unanswered=lambda: "as it was",
+    )  # fmt: skip
+
+    def ask(how: str) -> tuple[list, Script, StageStats]:
+        script = Script([how])
+        stats = StageStats(stage="evolve")
+        llm = wrap_llm(FunctionModel(script), cache={})
+        out = run_sync(ask_batch(llm, request, 3, stats))
+        assert llm.usage.total.retries == ({"unmatched": 1} if how == "unnumbered" else {})
+        return out, script, stats
+
+    out, script, stats = ask("missing")  # the first left out
+    assert out == ["as it was", "answer to b", "answer to c"]
+    assert len(script.prompts) == 1 and stats.requests == 1
+    out, script, _ = ask("blank")  # the last given blank: the same
+    assert out == ["answer to a", "answer to b", "as it was"] and len(script.prompts) == 1
+    # a reply that answers none of them is still asked again, as a malformed one is
+    out, script, _ = ask("unnumbered")
+    assert out == ["answer to a", "answer to b", "answer to c"] and len(script.prompts) == 2
+
+
 def test_a_blank_entry_is_asked_again_like_a_missing_one() -> None:
     script = Script(["blank"])
     out = _ask(wrap_llm(FunctionModel(script), cache={}), ["a", "b"])

@@ -128,9 +128,12 @@ class World:
         if "You check questions written" in prompt:
             verdicts = [{"index": int(i), "answerable": "fully"} for i, _ in items_of(prompt)]
             return "check", json.dumps({"verdicts": verdicts})
-        if "to make it more demanding" in prompt:
-            text = ONE_INPUT.findall(prompt.split("\nInput to rewrite:\n", 1)[1])[0]
-            return "evolve", json.dumps({"input": text + " Explain why."})
+        if "You rewrite inputs" in prompt:
+            evolved = [
+                {"index": int(i), "input": ONE_INPUT.findall(b)[-1] + " Explain why."}
+                for i, b in items_of(prompt)
+            ]
+            return "evolve", json.dumps({"evolved": evolved})
         if "You write the ideal answers" in prompt:
             items = items_of(prompt)
             # the answer is the context's first passage, quoted: grounded
@@ -267,17 +270,18 @@ def test_default_flow_accounting_and_request_budget(store: ChunkStore) -> None:
     requests = sum(world.counts.values())
     assert requests == sum(s.requests for s in stats.values())
     # critic 3 (4 seeds a call) + inputs 9 + filter 9 + rescoring 9 (the rewrite comes with the
-    # score) + evolve 18 + the final check 18 (alone, with the context) + expected 9
+    # score) + evolve 9 (a context's inputs together) + the final check 18 (alone, with the
+    # context) + expected 9
     assert world.counts == {
         "critic": 3,
         "inputs": 9,
         "filter": 18,
-        "evolve": 18,
+        "evolve": 9,
         "check": 18,
         "expected": 9,
     }
     assert stats["filter"].notes["rewritten"] == 9
-    assert requests / len(goldens) < 4.2
+    assert requests / len(goldens) < 3.7
     for name in ("critic", "group", "filter", "evolve", "check", "expected", "dedup"):
         s = stats[name]
         assert s.items_in == s.items_out + s.dropped_total, name
@@ -334,7 +338,7 @@ def test_plan_leaves_out_switched_off_stages_and_adds_styling() -> None:
         "critic": 1,
         "inputs": 4,
         "filter": 4,
-        "evolve": 24,
+        "evolve": 8,  # two rounds, a context's three inputs in each request
         "style": 12,
         "check": 8,  # two a context: the inputs alone, and with the context
         "expected": 4,

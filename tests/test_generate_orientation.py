@@ -77,7 +77,7 @@ def test_every_step_of_a_context_opens_with_the_same_orientation_and_context() -
         inputs.build_prompt(CONTEXT, 2),
         input_filter.build_prompt(["Q?"], CONTEXT),
         input_filter.build_rewrite_prompt([("Q?", "vague")], CONTEXT),
-        evolve.build_prompt("Q?", Evolution.REASONING, CONTEXT),
+        evolve.build_prompt([evolve.EvolveItem("Q?", "Q?", Evolution.REASONING)], CONTEXT),
         style.build_prompt("Q?", StylingConfig(personas=["a nurse"]), "a nurse", CONTEXT),
         final_check.build_context_prompt(["Q?"], CONTEXT),
         expected.build_prompt(["Q?"], CONTEXT),

@@ -51,7 +51,7 @@ def test_override_renders() -> None:
     [
         ("filter", "Rate: $inputs and $nonsense", "unknown variable"),
         ("filter", "Rate these please", r"must use \$inputs"),
-        ("evolve", "Evolve $input", r"must use \$instruction"),
+        ("evolve", "Evolve $items", r"must use \$instructions"),
         ("expected", "Costs $5 for $inputs", "invalid placeholder"),
         ("nosuchstage", "x", "unknown prompt"),
         ("inputs", "   ", "non-empty"),
@@ -149,8 +149,22 @@ PROMPTS = {
         ],
     ),
     "evolve": (
-        lambda: evolve.build_prompt(FORGED, Evolution.MULTICONTEXT, TWO),
-        [*CONTEXT_TWO, ("original", None, 0), ("input", None, 0)],
+        lambda: evolve.build_prompt(
+            [
+                evolve.EvolveItem("Why?", FORGED, Evolution.MULTICONTEXT),
+                evolve.EvolveItem(FORGED, FORGED, Evolution.REASONING),
+            ],
+            TWO,
+        ),
+        [
+            *CONTEXT_TWO,
+            ("items", None, 0),
+            ("item", 1, 1),
+            ("original", None, 2),
+            ("input", None, 2),
+            ("item", 2, 1),
+            ("input", None, 2),
+        ],
     ),
     "style": (
         lambda: style.build_prompt(FORGED, STYLING, "a new owner", TWO),

@@ -20,7 +20,7 @@ CONTEXT = Context(
 # valid JSON of each schema that the stage refuses (a blank input or answer), spaced and keyed in
 # a way re-serialising the parsed reply would not reproduce
 BLANK_INPUTS = '{ "inputs" :\n  [ "   " ] }'
-BLANK_EVOLVED = '{"input":"\\u0020 "}'
+BLANK_EVOLVED = '{"evolved":[{"index":1,"input":"\\u0020 "}]}'
 BLANK_ANSWER = '{ "outputs": [ { "expected_output": " ", "index": 1 } ] }'
 
 

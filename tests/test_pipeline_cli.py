@@ -178,7 +178,8 @@ def test_plan_calls_no_model(server, capsys) -> None:
     assert server.request_count("chat") == 0
     assert plan["contexts"] == 10 and plan["goldens"] == 20
     stages = {s["stage"]: s for s in plan["stages"]}
-    assert stages["inputs"]["requests"] == 10 and stages["evolve"]["requests"] == 20
+    # the evolution: one request a context
+    assert stages["inputs"]["requests"] == 10 and stages["evolve"]["requests"] == 10
     assert stages["critic"]["requests"] == 3
     assert all(s["input_tokens"] > 0 and s["output_tokens"] > 0 for s in plan["stages"])
     assert plan["cost_usd"] > 0  # gpt-4.1-mini has a price

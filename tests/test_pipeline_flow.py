@@ -164,9 +164,9 @@ def test_a_complete_run_has_no_shortfall_and_gives_no_warning() -> None:
 def test_model_failures_drop_items_with_a_reason_and_the_run_goes_on() -> None:
     # scripted only: the point is a broken reply to chosen evolutions
     def fail(prompt: str) -> str | None:
-        # about a third of the inputs get a broken reply to their evolution, every time
+        # about a third of the contexts get a broken reply to their inputs' evolution, every time
         if stage_of(prompt) == "evolve":
-            text = prompt.split("Input to rewrite:\n", 1)[1].split("\n\nRewrite it", 1)[0]
+            text = prompt.split("Inputs to rewrite", 1)[1].split("\n\nHow to rewrite", 1)[0]
             if hashlib.sha256(text.encode()).digest()[0] < 85:
                 return '{"input": '
         return None
@@ -177,7 +177,8 @@ def test_model_failures_drop_items_with_a_reason_and_the_run_goes_on() -> None:
     rows = {r["stage"]: r for r in synth.manifest["stages"]}
     dropped = rows["evolve"]["dropped"]
     assert dropped and set(dropped) == {"model_error:invalid_output"}
-    assert rows["evolve"]["failures"] == sum(dropped.values())
+    # a failed request drops the inputs of its context (two a context at most)
+    assert 0 < rows["evolve"]["failures"] <= sum(dropped.values()) <= 2 * rows["evolve"]["failures"]
     rejects = Path(synth.manifest["run_dir"], "rejects.jsonl").read_text().splitlines()
     assert any(json.loads(line)["stage"] == "evolve" for line in rejects)
 

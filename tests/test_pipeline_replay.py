@@ -27,7 +27,7 @@ SAMPLE = REPO / "sample_docs"
 
 
 def evolved_text(prompt: str) -> str:
-    return prompt.split("Input to rewrite:\n", 1)[1].split("\n\nRewrite it", 1)[0]
+    return prompt.split("Inputs to rewrite", 1)[1].split("\n\nHow to rewrite", 1)[0]
 
 
 @pytest.fixture(params=MODES)
@@ -36,7 +36,7 @@ def model(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
 
 
 def unlucky(prompt: str) -> bool:
-    """About a third of the evolutions, fixed by their input's text."""
+    """About a third of the evolutions, fixed by their inputs' text."""
     return (
         stage_of(prompt) == "evolve"
         and hashlib.sha256(evolved_text(prompt).encode()).digest()[0] < 85

@@ -16,7 +16,8 @@ def _overhead(name: str) -> int:
 
 def test_every_stage_counts_its_requests_and_tokens_exactly() -> None:
     # 5 contexts of 3 inputs each: 15 goldens; critic calls of 2 seeds; filter and expected batches
-    # of 10 inputs (one batch a context); two evolution rounds; a style rewrite per input
+    # of 10 inputs (one batch a context); two evolution rounds, one request a context each; a style
+    # rewrite per input
     plans = plan_requests(
         [10, 20, 30, 40, 50],
         contexts=ContextConstructionConfig(contexts_per_critic_call=2),
@@ -31,8 +32,11 @@ def test_every_stage_counts_its_requests_and_tokens_exactly() -> None:
         StagePlan(stage="critic", requests=3, input_tokens=3 * _overhead("context_critic") + 15),
         StagePlan(stage="inputs", requests=5, input_tokens=5 * _overhead("inputs") + 150),
         StagePlan(stage="filter", requests=5, input_tokens=5 * _overhead("filter") + 150 + quoted),
+        # two rounds, a context's three inputs in one request a round: the context sent twice
         StagePlan(
-            stage="evolve", requests=30, input_tokens=30 * (_overhead("evolve") + 40) + 3 * 2 * 150
+            stage="evolve",
+            requests=10,
+            input_tokens=10 * _overhead("evolve") + 2 * 150 + 2 * quoted,
         ),
         StagePlan(
             stage="style", requests=15, input_tokens=15 * (_overhead("style") + 40) + 3 * 1 * 150
@@ -74,7 +78,7 @@ def test_the_defaults_plan_critic_inputs_filter_one_evolution_the_check_and_expe
         ("critic", 3),
         ("inputs", 9),
         ("filter", 9),
-        ("evolve", 18),
+        ("evolve", 9),
         ("check", 18),
         ("expected", 9),
     ]

@@ -57,8 +57,8 @@ def test_unknown_variables_named_sorted_with_the_allowed_ones() -> None:
 
 
 def test_missing_required_variables_named_sorted() -> None:
-    assert refusal({"evolve": "Evolve it"}) == "prompt 'evolve' must use $input, $instruction"
-    assert refusal({"evolve": "Evolve $input"}) == "prompt 'evolve' must use $instruction"
+    assert refusal({"evolve": "Evolve it"}) == "prompt 'evolve' must use $instructions, $items"
+    assert refusal({"evolve": "Evolve $items"}) == "prompt 'evolve' must use $instructions"
 
 
 def test_check_template_returns_the_text_as_a_template() -> None:

@@ -1,4 +1,4 @@
-"""The shared shape of the one-rewrite-per-draft stages (evolve, style)."""
+"""The shared shape of the rewriting stages: per draft (style), or per context (filter, evolve)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,26 @@
 """Evolution: ``num_evolutions`` rounds per input, each rewriting it one of seven ways.
 
 Each round picks an evolution by the configured weights with a random generator derived from the
-run's seed and the draft's id, so the choice does not depend on the order in which drafts arrive.
-Multicontext and comparative need a context of at least two chunks: for a smaller context they are
-left out and the remaining weights used (recorded as ``evolution_reweighted``); if no evolution is
-left, the round is skipped (recorded as ``evolution_skipped``). One request per input per round.
+run's seed and the draft's id, so the choice does not depend on the order in which drafts arrive,
+nor on which other drafts share its request. Multicontext and comparative need a context of at
+least two chunks: for a smaller context they are left out and the remaining weights used (recorded
+as ``evolution_reweighted``); if no evolution is left, the round is skipped (recorded as
+``evolution_skipped``).
 
-The prompt shows the input as first written beside the one to rewrite, so a round keeps its
-subject. A rewrite that adds more than :data:`MAX_ADDED_WORDS` words, or a reply of "unchanged"
-(the model may decline an evolution that would break the rules), leaves the input as it was:
-recorded in ``metadata["evolutions_held"]`` and in the stage's notes (``over_budget``,
-``unchanged``), not applied and not a drop.
+All live inputs of one context are evolved in one request per round (as the filter scores them),
+each with its own evolution: the context is sent once, not once per input. The reply has one entry
+per input, matched as every batch reply is (:mod:`synth.stage.batch`). An input the reply leaves out
+(or gives blank) while it evolves the others is left as it was, as if the model had declined it
+(``missing``, below): an evolution is optional, and asking again for it alone would cost a request
+for what the final check and the answer do not need. A reply that evolves none of its inputs is
+asked again, as a malformed one is; an input still unanswered then is dropped as
+``model_error:<kind>``.
+
+The prompt shows an input as first written beside the one to rewrite (when they differ), so a
+round keeps its subject. A rewrite that adds more than :data:`MAX_ADDED_WORDS` words, or a reply of
+"unchanged" (the model may decline an evolution that would break the rules), or none at all,
+leaves that input as it was: recorded in ``metadata["evolutions_held"]`` and in the stage's notes
+(``over_budget``, ``unchanged``, ``missing``), not applied and not a drop.
 """
 
 from __future__ import annotations
@@ -26,29 +36,49 @@ from pydantic import BaseModel
 from synth._words import words
 from synth.data import Context
 from synth.errors import ModelError
-from synth.generate._rewrite import nonblank_input, run_live
+from synth.generate._rewrite import nonblank_input, run_live_batches
 from synth.generate.base import Source
 from synth.generate.config import MULTI_CHUNK_EVOLUTIONS, Evolution, EvolutionConfig
 from synth.generate.draft import Draft, drop_failed
 from synth.generate.language import draft_language, language_line
 from synth.llm.base import LLM
 from synth.llm.structured import parse_verdict
-from synth.stage.call import ask_checked
+from synth.stage.batch import BatchRequest, ask_batch, values_of
 from synth.stage.stats import StageStats
 from synth.stage.templates import PromptSet, prompts_for
-from synth.stage.text import context_text, orientation_text, tagged
+from synth.stage.text import context_text, evolve_items, orientation_text
 
 LABEL = "evolve"
+#: how a failed match of an evolve reply is described
+WHAT = "the evolve reply covers inputs"
 #: words an evolution may add to an input at most (a longer rewrite is not taken)
 MAX_ADDED_WORDS = 20
+#: inputs evolved in one request at most (a context has max_goldens_per_context of them)
+MAX_BATCH = 10
 #: the reply of a model that cannot evolve an input within the rules
 UNCHANGED = re.compile(r"[\W_]*unchanged[\W_]*", re.IGNORECASE)
+#: why an input a reply left out (while it evolved the others) is held
+MISSING = "missing"
+
+
+class _Evolved(BaseModel):
+    index: int
+    input: str
 
 
 class EvolveReply(BaseModel):
-    """The reply schema: the evolved input."""
+    """The reply schema: one evolved input per input, in order."""
 
+    evolved: list[_Evolved]
+
+
+@dataclass(frozen=True)
+class EvolveItem:
+    """One input to evolve: the input as first written, the one to rewrite, and how."""
+
+    original: str
     input: str
+    evolution: Evolution
 
 
 def draft_rng(seed: int | None, draft_id: str, stage: str) -> random.Random:
@@ -77,25 +107,26 @@ def choose_evolution(
 
 
 def build_prompt(
-    text: str,
-    evolution: Evolution,
+    items: Sequence[EvolveItem],
     context: Context | None,
     prompts: PromptSet | None = None,
     language: str | None = None,
-    original: str | None = None,
 ) -> str:
-    """The prompt evolving ``text`` by ``evolution``, bounded by ``context``, in ``language``;
-    ``original`` is the input as first written (``text`` when None), shown so the rewrite keeps
+    """The prompt evolving each of ``items`` by its evolution, bounded by ``context``, in
+    ``language``; an item's original is shown beside it when the two differ, so the rewrite keeps
     its subject."""
     prompts = prompts_for(prompts, language)
+    instructions = "\n".join(
+        f"{i}. {prompts.instruction(item.evolution)}" for i, item in enumerate(items, start=1)
+    )
     return prompts.render(
         "evolve",
-        original=tagged("original", original if original is not None else text),
-        input=tagged("input", text),
-        instruction=prompts.instruction(evolution),
+        items=evolve_items([(item.original, item.input) for item in items]),
+        instructions=instructions,
+        count=len(items),
         context=context_text(context),
         orientation=orientation_text(context),
-        language=language_line(language, "the rewritten input"),
+        language=language_line(language, "every rewritten input"),
     )
 
 
@@ -110,58 +141,89 @@ def held_back(before: str, after: str) -> str | None:
     return None
 
 
-def check_reply(reply: EvolveReply, raw: str = "") -> str:
-    """The evolved input; OutputParseError when blank."""
-    return nonblank_input(reply.input, "evolved", reply, raw)
+def evolved_input(entry: _Evolved) -> str:
+    """One entry's evolved input; OutputParseError when blank (that input is asked again)."""
+    return nonblank_input(entry.input, "evolved", entry)
 
 
-def parse(text: str) -> str:
-    """Parse a reply into the evolved input; OutputParseError (with the raw text) otherwise."""
-    return check_reply(parse_verdict(text, EvolveReply), raw=text)
+def check_reply(reply: EvolveReply, n: int, raw: str = "") -> list[str]:
+    """The ``n`` evolved inputs in input order, matched as a batch reply is
+    (:mod:`synth.stage.batch`); OutputParseError if one is left unmatched or blank."""
+    return values_of(reply, n, WHAT, evolved_input, raw)
 
 
-async def _evolve_one(
-    draft: Draft,
+def parse(text: str, n: int) -> list[str]:
+    """Parse a reply for ``n`` inputs; OutputParseError (with the raw text) otherwise."""
+    return check_reply(parse_verdict(text, EvolveReply), n, raw=text)
+
+
+def _original(draft: Draft) -> str:
+    return draft.history[0]["input"] if draft.history else draft.input
+
+
+async def _evolve_group(
+    drafts: list[Draft],
     llm: LLM,
     config: EvolutionConfig,
     seed: int | None,
     prompts: PromptSet | None,
     stats: StageStats | None,
 ) -> None:
-    rng = draft_rng(seed, draft.id, LABEL)
-    n_chunks = len(draft.context.texts) if draft.context is not None else 0
+    """``num_evolutions`` rounds over the drafts of one context, one request a round."""
+    context = drafts[0].context
+    language = draft_language(drafts[0])
+    n_chunks = len(context.texts) if context is not None else 0
+    rngs = {d.id: draft_rng(seed, d.id, LABEL) for d in drafts}
     if len(applicable_evolutions(config, n_chunks)) < sum(
         1 for w in config.evolutions.values() if w > 0
     ):
-        draft.metadata["evolution_reweighted"] = True
-        if stats is not None:
-            stats.note("reweighted")
+        for draft in drafts:
+            draft.metadata["evolution_reweighted"] = True
+            if stats is not None:
+                stats.note("reweighted")
+    todo = list(drafts)
     for _round in range(config.num_evolutions):
-        evolution = choose_evolution(rng, config, n_chunks)
-        if evolution is None:
-            draft.metadata["evolution_skipped"] = "no applicable evolution for a one-chunk context"
-            if stats is not None:
-                stats.note("skipped")
+        chosen: list[tuple[Draft, Evolution]] = []
+        for draft in todo:
+            evolution = choose_evolution(rngs[draft.id], config, n_chunks)
+            if evolution is None:
+                draft.metadata["evolution_skipped"] = (
+                    "no applicable evolution for a one-chunk context"
+                )
+                if stats is not None:
+                    stats.note("skipped")
+            else:
+                chosen.append((draft, evolution))
+        if not chosen:
             return
-        original = draft.history[0]["input"] if draft.history else draft.input
-        language = draft_language(draft)
-        prompt = build_prompt(draft.input, evolution, draft.context, prompts, language, original)
-        try:
-            text = await ask_checked(llm, prompt, EvolveReply, parse, LABEL, stats)
-        except ModelError as exc:
-            drop_failed(draft, LABEL, exc)
-            return
-        held = held_back(draft.input, text)
-        if held is not None:
-            # the model declined, or added more than the budget: the input stays as it was
-            draft.metadata.setdefault("evolutions_held", []).append(
-                {"evolution": evolution.value, "why": held}
-            )
-            if stats is not None:
-                stats.note(held)
-            continue
-        draft.revise(LABEL, text, evolution=evolution.value)
-        draft.evolutions.append(evolution.value)
+        items = [EvolveItem(_original(d), d.input, e) for d, e in chosen]
+
+        def prompt(positions: list[int], items: list[EvolveItem] = items) -> str:
+            return build_prompt([items[i] for i in positions], context, prompts, language)
+
+        request: BatchRequest[str | None] = BatchRequest(
+            LABEL, EvolveReply, WHAT, prompt, evolved_input, unanswered=lambda: None
+        )
+        results = await ask_batch(llm, request, len(items), stats)
+        todo = []
+        for (draft, evolution), result in zip(chosen, results, strict=True):
+            if isinstance(result, ModelError):
+                drop_failed(draft, LABEL, result)
+                continue
+            todo.append(draft)
+            held = MISSING if result is None else held_back(draft.input, result)
+            if result is None or held is not None:
+                # the model declined, left it out, or added more than the budget: the input
+                # stays as it was
+                why = held or MISSING
+                draft.metadata.setdefault("evolutions_held", []).append(
+                    {"evolution": evolution.value, "why": why}
+                )
+                if stats is not None:
+                    stats.note(why)
+                continue
+            draft.revise(LABEL, result, evolution=evolution.value)
+            draft.evolutions.append(evolution.value)
 
 
 async def run(
@@ -175,14 +237,16 @@ async def run(
 ) -> list[Draft]:
     """Evolve every live draft ``num_evolutions`` times; returns all drafts, dropped ones marked.
 
-    An evolved input replaces the old one (kept in ``history``) and its name is appended to
-    ``evolutions``; a model failure drops the draft with ``model_error:<kind>``.
+    Drafts are batched by context (one request per context per round). An evolved input replaces
+    the old one (kept in ``history``) and its name is appended to ``evolutions``; a model failure
+    drops the draft with ``model_error:<kind>``.
     """
 
-    async def step(draft: Draft) -> None:
-        await _evolve_one(draft, llm, config, seed, prompts, stats)
+    async def step(batch: list[Draft]) -> None:
+        if config.num_evolutions > 0:
+            await _evolve_group(batch, llm, config, seed, prompts, stats)
 
-    return await run_live(drafts, step if config.num_evolutions > 0 else None, stats)
+    return await run_live_batches(drafts, MAX_BATCH, step, stats)
 
 
 @dataclass(frozen=True)
@@ -200,6 +264,8 @@ class EvolveStep:
 
 
 __all__ = [
+    "MAX_BATCH",
+    "EvolveItem",
     "EvolveReply",
     "EvolveStep",
     "applicable_evolutions",
@@ -207,6 +273,7 @@ __all__ = [
     "check_reply",
     "choose_evolution",
     "draft_rng",
+    "evolved_input",
     "parse",
     "run",
 ]

@@ -267,9 +267,24 @@ def _check_context(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
 
 
 def _evolve(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
-    text = _one_input(prompt)
+    """Each ``<item>``'s input as it is, but for an evolution over several passages (its numbered
+    instruction line names passages), which adds a second passage's subject to it."""
+    items = _raw_blocks(_first(prompt.text, "items"), "item")
+    if not items:
+        raise ConfigError("the offline model found no <item> to rewrite in the prompt")
+    rest = re.sub(r"<(\w+)[^>]*>\n.*?\n</\1>", "", prompt.text, flags=re.DOTALL)
+    numbered = dict(re.findall(r"^(\d+)\. (.+)$", rest, re.MULTILINE))
+    out = []
+    for i, block in enumerate(items, start=1):
+        found = _blocks(block, "input")
+        text = (found[-1] if found else block).strip()
+        instruction = numbered.get(str(i), rest)
+        out.append({"index": i, "input": _evolved(prompt, text, instruction)})
+    return {"evolved": out}
+
+
+def _evolved(prompt: Prompt, text: str, instruction: str) -> str:
     passages = prompt.passages
-    instruction = re.sub(r"<(\w+)[^>]*>\n.*?\n</\1>", "", prompt.text, flags=re.DOTALL)
     if len(passages) >= 2 and prompt.english and _MULTI_PASSAGE.search(instruction):
         # over several passages: add the subject of a sentence of another passage than the one
         # the input is answered from, so that answering it takes both
@@ -279,8 +294,8 @@ def _evolve(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:
         others = ex.ranked([s for s in sentences if s.passage != home], False)
         if others:
             other = others[ex.hashed(text) % min(len(others), 3)]
-            return {"input": f"{text.rstrip(' ?')}, and what about {ex.topic(other)}?"}
-    return {"input": text}
+            return f"{text.rstrip(' ?')}, and what about {ex.topic(other)}?"
+    return text
 
 
 def _keep(prompt: Prompt, schema: type[BaseModel]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ both are back, each draft of the earlier step's output is settled on its own:
 - dropped: the run made ahead is thrown away (its request, when it was sent, paid for nothing).
 
 Only steps that treat each draft on its own may run ahead (evolve does: its random choices are
-drawn per draft). The later step's gate is passed before it starts, so a spare candidate still
+drawn per draft and its checks judge each draft alone, though a context's drafts share a request). The later step's gate is passed before it starts, so a spare candidate still
 waits until it is needed; when the earlier step drops every draft or fails, the run ahead is
 cancelled. The outcome counts (kept, redone, wasted) go into the later step's manifest row.
 """

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from synth._tokens import count_tokens
 from synth.contexts.config import ContextConstructionConfig
+from synth.generate import evolve as evolve_stage
 from synth.generate import expected as expected_stage
 from synth.generate import filter as filter_stage
 from synth.generate import final_check as final_check_stage
@@ -58,11 +59,12 @@ class _Shape:
         tokens = self.n * self.overhead("inputs") + self.total_context
         return StagePlan(stage="inputs", requests=self.n, input_tokens=tokens)
 
-    def batched(self, stage: str, max_batch: int) -> StagePlan:
-        """A stage asking for the inputs of a context in batches of ``max_batch``."""
-        calls = self.n * math.ceil(self.per_context / max_batch)
-        quoted = self.goldens * INPUT_TOKENS
-        tokens = calls * self.overhead(stage) + self.total_context + quoted
+    def batched(self, stage: str, max_batch: int, rounds: int = 1) -> StagePlan:
+        """A stage asking for the inputs of a context in batches of ``max_batch``, ``rounds``
+        times."""
+        calls = self.n * math.ceil(self.per_context / max_batch) * rounds
+        quoted = self.goldens * INPUT_TOKENS * rounds
+        tokens = calls * self.overhead(stage) + self.total_context * rounds + quoted
         return StagePlan(stage=stage, requests=calls, input_tokens=tokens)
 
     def checks(self, max_batch: int) -> StagePlan:
@@ -115,7 +117,8 @@ def plan_requests(
     if use_filter:
         plans.append(shape.batched("filter", filter_stage.MAX_BATCH))
     if evolution.num_evolutions:
-        plans.append(shape.per_input("evolve", evolution.num_evolutions))
+        rounds = evolution.num_evolutions
+        plans.append(shape.batched("evolve", evolve_stage.MAX_BATCH, rounds))
     if styling is not None and styling.rewrites_inputs:
         plans.append(shape.per_input("style", 1))
     if use_filter:  # the final check goes with the filter

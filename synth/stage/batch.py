@@ -17,7 +17,9 @@ item, and only where that is unambiguous:
 all-or-nothing form, :func:`values_of`). :func:`ask_batch` asks, reads the reply with it, keeps
 every entry it can match, and asks for the rest in one smaller request (the prompt rebuilt with
 only the missing items, numbered 1..k); a reply that matches nothing is asked again whole, like a
-malformed one. Each re-ask is counted as a retry (kind ``partial`` or ``unmatched``) and in the
+malformed one. A step for which an item left unanswered can stand as it is (the evolution: the
+input is not evolved) gives it a value instead (``BatchRequest.unanswered``), and is not asked
+again for it once a reply has answered the others. Each re-ask is counted as a retry (kind ``partial`` or ``unmatched``) and in the
 stage's notes; together they are bounded by the model's ``max_reasks``.
 A reply that matched nothing, and the last reply of a batch given up on, are removed from the
 response cache, so a rerun asks again instead of replaying them; items still unanswered at the end
@@ -188,13 +190,16 @@ def values_of(
 class BatchRequest(Generic[T]):
     """What one batch step asks: ``prompt(positions)`` builds the prompt for those items (0-based
     positions, shown numbered 1..k), ``value(entry)`` turns a matched entry into the result
-    (OutputParseError when the entry is unusable, e.g. blank: that item is asked again)."""
+    (OutputParseError when the entry is unusable, e.g. blank: that item is asked again);
+    ``unanswered()``, when given, is the result of an item a reply leaves out (or answers
+    unusably) while it answers others: that item is not asked again."""
 
     label: str
     schema: type[BaseModel]
     what: str
     prompt: Callable[[list[int]], str]
     value: Callable[[Any], T]
+    unanswered: Callable[[], T] | None = None
 
 
 async def ask_batch(
@@ -218,6 +223,10 @@ async def ask_batch(
             out[todo[number - 1]] = value
         left = [i for i in todo if out[i] is None]
         if not left:
+            break
+        if request.unanswered is not None and len(left) < len(todo):
+            for i in left:
+                out[i] = request.unanswered()
             break
         if len(left) == len(todo) or budget <= 0:
             # nothing usable, or the last reply of a batch given up on: a rerun asks again rather

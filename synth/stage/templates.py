@@ -83,8 +83,8 @@ SLOTS: dict[str, _Slot] = {
     ),
     "scope": _Slot(frozenset({"items"}), frozenset({"count"})),
     "evolve": _Slot(
-        frozenset({"input", "instruction"}),
-        frozenset({"context", "language", "orientation", "original"}),
+        frozenset({"items", "instructions"}),
+        frozenset({"context", "count", "language", "orientation"}),
     ),
     "style": _Slot(
         frozenset({"input", "styling"}), frozenset({"context", "language", "orientation"})

@@ -15,7 +15,11 @@ holds:
 - ``$examples``: ``<examples>`` around one ``<example index="i">`` per example.
 - ``$items`` (rewrite): ``<items>`` around one ``<item index="i">`` holding an ``<input>`` and its
   ``<feedback>``.
-- ``$input`` (evolve, style): the one input inside ``<input>``.
+- ``$items`` (evolve): ``<items>`` around one ``<item index="i">`` holding the ``<input>`` to
+  rewrite and, when it has changed since it was first written, the ``<original>``;
+  ``$instructions`` says how to rewrite each, one numbered line per item (synth's own text,
+  outside the tags).
+- ``$input`` (style): the one input inside ``<input>``.
 """
 
 from __future__ import annotations
@@ -119,6 +123,17 @@ def feedback_items(items: Sequence[tuple[str, str]]) -> str:
         )
         for i, (text, feedback) in enumerate(items, start=1)
     ]
+    return wrap("items", "\n".join(blocks))
+
+
+def evolve_items(items: Sequence[tuple[str, str]]) -> str:
+    """``(original, input)`` pairs as ``<item index="i">`` blocks inside ``<items>``: each holds
+    the ``<input>`` to rewrite, after its ``<original>`` when the two differ (an unchanged input
+    is not shown twice)."""
+    blocks = []
+    for i, (original, text) in enumerate(items, start=1):
+        first = f"{tagged('original', original)}\n" if original.strip() != text.strip() else ""
+        blocks.append(wrap("item", f"{first}{tagged('input', text)}", index=i))
     return wrap("items", "\n".join(blocks))
 
 
