@@ -2,7 +2,11 @@
 
 Measured over the run's own chunk index, with no model request. A :class:`DifficultyIndex` is built
 once per run from the chunks (ids, texts and, when the run has them, their vectors); each golden's
-input is then scored against every chunk, and its :class:`Difficulty` records:
+input is then scored against every chunk of its pool, and its :class:`Difficulty` records. The
+pool is every chunk, or, given ``pool=P`` and more chunks than that, the ``P`` whose ids hash
+lowest: a golden is then ranked among those and its own source chunks (a source outside the pool
+scored by the pool's BM25 statistics), so a measurement costs the same whatever the number of
+chunks. "Every chunk" below is every chunk of the pool:
 
 ``bm25_rank``
     The 1-based rank, under BM25, of the best-ranked of the golden's source chunks: 1 plus the
@@ -31,7 +35,7 @@ input is then scored against every chunk, and its :class:`Difficulty` records:
     rank is outside the top 3, so only a golden none of whose sources is in the index is hard
     there.
 ``chunks``
-    The number of chunks in the index, which the ranks are out of.
+    The number of chunks the ranks are out of: the pool's, and the golden's sources outside it.
 ``unanswerable``
     True when, in an index of 2 chunks or more, the source chunks rank last under both BM25 and
     the embedder: nothing in the input points at them, so it may not be answerable from itself.
