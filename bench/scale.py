@@ -139,6 +139,15 @@ class Timers:
         self.calls: dict[str, int] = dict.fromkeys(STAGES, 0)
         self._lock = threading.Lock()
 
+    def snapshot(self) -> dict[str, Any]:
+        """The timings so far, and the peak memory, as the run child reports them."""
+        with self._lock:
+            return {
+                "stage_seconds": dict(self.seconds),
+                "stage_calls": dict(self.calls),
+                "peak_rss_mb": peak_rss_mb(),
+            }
+
     def install(self) -> None:
         import importlib
 
@@ -171,6 +180,7 @@ def run_child(argv: list[str]) -> int:
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--url", required=True)
     parser.add_argument("--goldens", type=int, required=True)
+    parser.add_argument("--tracemalloc", type=Path, help="write snapshots of Python's memory here")
     args = parser.parse_args(argv)
     os.environ["OPENAI_API_KEY"] = "sk-bench-not-a-real-key"  # the fake server takes any key
     import chromadb  # noqa: F401 - imported before the clock starts, as a long-lived process has
@@ -181,6 +191,16 @@ def run_child(argv: list[str]) -> int:
 
     timers = Timers()
     timers.install()
+    partial = args.work / "timings.json"
+    stop = threading.Event()
+    threads = [threading.Thread(target=_keep_writing, args=(timers, partial, stop), daemon=True)]
+    if args.tracemalloc is not None:
+        tracemalloc.start(int(os.environ.get("SCALE_TRACE_FRAMES", "8")))
+        threads.append(
+            threading.Thread(target=_trace_peak, args=(args.tracemalloc, stop), daemon=True)
+        )
+    for thread in threads:
+        thread.start()
     synthesizer = Synthesizer(
         "openai:gpt-4o-mini",
         base_url=args.url,
@@ -191,42 +211,101 @@ def run_child(argv: list[str]) -> int:
         store_path=args.store,
     )
     started = time.perf_counter()
-    dataset = synthesizer.generate_goldens_from_docs(
-        [str(args.corpus)],
-        num_goldens=args.goldens,
-        max_goldens_per_context=2,
-        include_expected_output=True,
-        context_construction_config=ContextConstructionConfig(chunk_size=CHUNK_SIZE),
-    )
-    seconds = time.perf_counter() - started
-    manifest = synthesizer.manifest or {}
-    requests = {row["stage"]: int(row.get("requests", 0)) for row in manifest.get("stages", [])}
-    result = {
-        "seconds": seconds,
-        "delivered": len(list(dataset)),
-        "status": manifest.get("status"),
-        "stage_seconds": timers.seconds,
-        "stage_calls": timers.calls,
-        "requests": requests,
-        "peak_rss_mb": peak_rss_mb(),
-    }
-    print(json.dumps(result))
+    result: dict[str, Any] = {}
+    try:
+        dataset = synthesizer.generate_goldens_from_docs(
+            [str(args.corpus)],
+            num_goldens=args.goldens,
+            max_goldens_per_context=2,
+            include_expected_output=True,
+            context_construction_config=ContextConstructionConfig(chunk_size=CHUNK_SIZE),
+        )
+        result["delivered"] = len(list(dataset))
+    except BaseException as error:  # the timings so far are still printed, then it re-raises
+        result["error"] = f"{type(error).__name__}: {error}"
+        raise
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+        if args.tracemalloc is not None:
+            tracemalloc.take_snapshot().dump(str(args.tracemalloc.with_suffix(".end")))
+            tracemalloc.stop()
+        manifest = synthesizer.manifest or {}
+        stages = manifest.get("stages", [])
+        result |= {
+            "seconds": time.perf_counter() - started,
+            "status": manifest.get("status"),
+            "requests": {row["stage"]: int(row.get("requests", 0)) for row in stages},
+            **timers.snapshot(),
+        }
+        _write_whole(partial, result)
+        print(json.dumps(result), flush=True)
     return 0
 
 
-def child(kind: str, args: list[str], timeout: float) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), f"--{kind}-child", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=timeout,
-    )
+def _keep_writing(timers: Timers, path: Path, stop: threading.Event) -> None:
+    """Write the timings so far every 10 s, for a child killed before it could print them."""
+    while not stop.wait(10):
+        _write_whole(path, timers.snapshot())
+
+
+def _write_whole(path: Path, payload: dict[str, Any]) -> None:
+    """``payload`` as JSON in ``path``, replaced whole: a child killed while writing leaves the
+    last one."""
+    part = path.with_suffix(".part")
+    part.write_text(json.dumps(payload), encoding="utf-8")
+    os.replace(part, path)
+
+
+def _trace_peak(path: Path, stop: threading.Event) -> None:
+    """Keep the snapshot of Python's allocations taken when they were largest (checked every
+    2 s; a new one when they grew by 2%), in ``path`` (``tracemalloc``'s dump format)."""
+    largest = 0
+    while not stop.wait(2):
+        current, _ = tracemalloc.get_traced_memory()
+        if current > largest * 1.02:
+            largest = current
+            tracemalloc.take_snapshot().dump(str(path))
+
+
+def child(kind: str, args: list[str], timeout: float, work: Path | None = None) -> dict[str, Any]:
+    """What the child printed last; a failed (or timed-out) child's timings so far are printed
+    before the error is raised (the run child writes them to ``work``/timings.json as it goes)."""
+    command = [sys.executable, str(Path(__file__).resolve()), f"--{kind}-child", *args]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _print_partial(work, f"the {kind} child timed out after {timeout:g} s")
+        raise
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
+        _print_partial(work, f"the {kind} child failed ({done.returncode})")
         raise RuntimeError(f"the {kind} child failed ({done.returncode}):\n{done.stderr[-4000:]}")
     result: dict[str, Any] = json.loads(lines[-1])
     return result
+
+
+def _print_partial(work: Path | None, why: str) -> None:
+    """The stage timings a failed run child left, to stderr."""
+    path = None if work is None else work / "timings.json"
+    if path is None or not path.exists():
+        return
+    partial = json.loads(path.read_text(encoding="utf-8"))
+    seconds = partial.get("stage_seconds", {})
+    print(f"{why}; its timings so far:", file=sys.stderr)
+    print(
+        markdown_table(
+            ["stage", "s", "calls"],
+            [
+                [s, round(seconds.get(s, 0.0), 3), partial.get("stage_calls", {}).get(s, 0)]
+                for s in STAGES
+            ],
+        ),
+        file=sys.stderr,
+    )
+    extra = {k: v for k, v in partial.items() if k not in ("stage_seconds", "stage_calls")}
+    print(json.dumps(extra), file=sys.stderr, flush=True)
 
 
 # ---- the bench --------------------------------------------------------------------------------
@@ -248,14 +327,17 @@ def measure_run(size: int, goldens: int, work: Path, args: argparse.Namespace) -
     run_work = work / f"run-{size}-{goldens}"
     shutil.rmtree(run_work, ignore_errors=True)
     options = ServerOptions(latency=args.latency, replies=REPLIES)
+    trace = [] if args.tracemalloc is None else ["--tracemalloc", str(args.tracemalloc)]
+    run_work.mkdir(parents=True)
     with FakeServer(options, run_work / "requests.jsonl") as server:
         run = child(
             "run",
             [
                 *("--corpus", str(folder), "--store", str(store), "--work", str(run_work)),
-                *("--url", server.url, "--goldens", str(goldens)),
+                *("--url", server.url, "--goldens", str(goldens), *trace),
             ],
             args.timeout,
+            run_work,
         )
     chunks = int(ingest["chunks"])
     stage_seconds = run["stage_seconds"]
@@ -371,6 +453,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, help="keep corpora and stores here (reused)")
     parser.add_argument("--timeout", type=float, default=3600)
     parser.add_argument("--out", help="write the results as JSON here")
+    parser.add_argument(
+        "--tracemalloc",
+        type=Path,
+        help="run: trace Python's allocations (slow); the largest snapshot is written here, the "
+        "last (after the run) beside it with the suffix .end; compare two runs' with "
+        "tracemalloc.Snapshot.load(path).compare_to(other, 'lineno')",
+    )
     args = parser.parse_args(argv)
     if args.mode == "dedup":
         rows = [measure_dedup(int(n)) for n in args.sizes.split(",")]

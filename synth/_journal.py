@@ -23,13 +23,19 @@ class Journal:
     Existing complete lines are read on opening; a partial last line (a process killed while
     writing it) is cut off. Every append is flushed to the operating system at once, so a killed
     process loses nothing it had written.
+
+    Only where each key's last line starts is held, not the record: :meth:`get` reads it back (a
+    run asks for a record it wrote only when it resumes a candidate). A run's journals hold every
+    step's drafts and every kept input's vector, about 40 KB a golden that stayed in memory until
+    the run ended; records read back are as JSON gives them (a ``Path`` written is a string).
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.records: dict[str, dict[str, Any]] = {}
+        self._starts: dict[str, int] = {}
+        self._end = 0
         self._load()
-        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
+        self._fh = open(self.path, "ab")  # noqa: SIM115 (closed in close())
 
     def _load(self) -> None:
         if not self.path.exists():
@@ -39,7 +45,10 @@ class Journal:
         if end < len(data):
             with open(self.path, "r+b") as fh:
                 fh.truncate(end)
-        for number, line in enumerate(data[:end].splitlines(), start=1):
+        self._end = end
+        start = 0
+        for number, line in enumerate(data[:end].splitlines(keepends=True), start=1):
+            at, start = start, start + len(line)
             if not line.strip():
                 continue
             try:
@@ -50,24 +59,43 @@ class Journal:
                     f"{self.path}: line {number} is not a run record; "
                     "the run directory is damaged: delete it (or choose another --run-dir)"
                 ) from None
-            self.records[str(key)] = record
+            self._starts[str(key)] = at
+
+    @property
+    def records(self) -> dict[str, dict[str, Any]]:
+        """Every key's last record, read back from the file."""
+        return dict(zip(self._starts, self._read(list(self._starts.values())), strict=True))
 
     def get(self, key: str) -> dict[str, Any] | None:
-        return self.records.get(key)
+        at = self._starts.get(key)
+        return None if at is None else self._read([at])[0]
 
     def __contains__(self, key: object) -> bool:
-        return key in self.records
+        return key in self._starts
 
     def __len__(self) -> int:
-        return len(self.records)
+        return len(self._starts)
 
     def append(self, key: str, record: Mapping[str, Any]) -> None:
         """Write ``{"key": key, **record}`` as one line and flush it."""
         row = {"key": key, **record}
+        line = (json.dumps(row, ensure_ascii=False, default=str) + "\n").encode("utf-8")
         with writing(self.path):  # a full disk names the journal
-            self._fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            self._fh.write(line)
             self._fh.flush()
-        self.records[key] = row
+        self._starts[key] = self._end
+        self._end += len(line)
+
+    def _read(self, starts: list[int]) -> list[dict[str, Any]]:
+        """The records whose lines start at ``starts``, read back from the file."""
+        if not starts:
+            return []
+        with open(self.path, "rb") as fh:
+            records = []
+            for at in starts:
+                fh.seek(at)
+                records.append(json.loads(fh.readline()))
+            return records
 
     def close(self) -> None:
         self._fh.close()

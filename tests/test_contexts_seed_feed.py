@@ -11,6 +11,7 @@ import random
 import threading
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_contexts_critic import PASSAGE, Vectors, chunk, critic_reply
@@ -515,6 +516,14 @@ def test_the_store_is_read_once_after_its_writes_are_checked_and_grouping_uses_t
     )
     changed = asyncio.Event()
     feed.notify = lambda: (order.append("verdicts"), changed.set())
+    read_ahead = feed._read_ahead
+    reads: dict[tuple[str, ...], Any] = {}
+
+    def recorded(seeds: list[Chunk], guess: Any) -> Any:
+        reads[tuple(s.id for s in seeds)] = found = read_ahead(seeds, guess)
+        return found
+
+    feed._read_ahead = recorded  # type: ignore[method-assign]
     asyncio.run(drive(feed, changed))
     # the store's writes are checked before every search, the first one before the one read
     assert order[0] == "checked after 0 reads"
@@ -523,8 +532,10 @@ def test_the_store_is_read_once_after_its_writes_are_checked_and_grouping_uses_t
     sent = [b for b in feed.batches if b.sent]
     # each batch's neighbours were read ahead, a first query for each of its seeds
     for batch in sent:
-        assert batch.ahead is not None and batch.ahead.exception() is None
-        assert set(batch.ahead.result().candidates) == {s.id for s in batch.seeds}
+        assert set(reads[tuple(s.id for s in batch.seeds)].candidates) == {
+            s.id for s in batch.seeds
+        }
+        assert batch.grouped and batch.ahead is None  # read once: not kept once grouped
     assert [c.context.chunk_ids for c in feed.candidates][2:] == [
         ["a.txt#1", "a.txt#2"],
         ["a.txt#3", "a.txt#2"],
@@ -558,9 +569,19 @@ def test_a_failed_read_ahead_is_not_an_error_grouping_reads_the_store_itself() -
         contexts_per_critic_call=4,
         max_retries=0,
     )
+    read_ahead = feed._read_ahead
+    failures: list[BaseException] = []
+
+    def recorded(seeds: list[Chunk], guess: Any) -> Any:
+        try:
+            return read_ahead(seeds, guess)
+        except OSError as error:
+            failures.append(error)
+            raise
+
+    feed._read_ahead = recorded  # type: ignore[method-assign]
     asyncio.run(drive(feed, changed))
-    first = feed.batches[0]
-    assert first.ahead is not None and isinstance(first.ahead.exception(), OSError)
+    assert len(failures) == 1 and feed.batches[0].ahead is None
     # the read ahead ran in the feed's reader thread; the next read (ahead, or grouping's,
     # whichever came first) made the index
     assert store.threads[0].startswith("synth-read-ahead") and len(store.threads) == 2

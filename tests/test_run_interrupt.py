@@ -41,10 +41,10 @@ def test_ctrl_c_in_the_run_writes_its_manifest_while_the_difficulty_index_is_sti
     building, released = threading.Event(), threading.Event()
     real_build = run_difficulty._build
 
-    def slow_build(corpus: Any) -> Any:
+    def slow_build(corpus: Any, *rest: Any) -> Any:
         building.set()
         released.wait(PATIENCE * 2)
-        return real_build(corpus)
+        return real_build(corpus, *rest)
 
     async def interrupted_run(stream: Stream) -> Any:
         meter = stream.runner.meter

@@ -317,6 +317,10 @@ def test_kept_drafts_are_offered_to_deduplication_in_order_with_their_vectors() 
     assert ids(result.goldens) == ["c0-0", "c0-1", "c2-0", "c2-1"]
     assert result.dedup_dropped == 2 and result.shortfall == []
     assert feed.requested == [2, 1]
+    # offered, the vectors are let go (a list of floats a golden, kept to the end of the run
+    # before); the drafts stay, for the stage counts
+    assert [s.offers for s in result.committed] == [[], [], []]
+    assert [len(s.drafts or []) for s in result.committed] == [2, 2, 2]
 
 
 def test_vectors_that_do_not_match_the_kept_drafts_are_embedded_again() -> None:

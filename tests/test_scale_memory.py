@@ -205,3 +205,27 @@ def test_an_index_of_long_ids_holds_a_few_bytes_a_chunk_besides_its_vectors_and_
     backwards = [c.model_copy(update={"id": f"{2999 - i:064x}"}) for i, c in enumerate(chunks)]
     hits = ChunkIndex(backwards, alike).query([[1.0, 0.0]], 3)[0]
     assert [chunk_id for chunk_id, _ in hits] == [f"{i:064x}" for i in range(3)]
+
+
+def test_a_journal_holds_where_its_records_are_not_the_records(tmp_path: Path) -> None:
+    from synth._journal import Journal
+
+    step = {"drafts": [{"input": "q" * 200, "history": ["inputs", "filter"] * 20}] * 4}
+    vector = {"vectors": [[0.125] * 384]}
+    with Journal(tmp_path / "steps.jsonl") as journal:
+
+        def write() -> None:
+            for i in range(300):
+                journal.append(f"c{i}", step)
+                journal.append(f"v{i}", vector)
+
+        _, held = held_allocated(write)
+        # a run's journals held every record they wrote: steps and vectors, 40 KB a golden
+        assert held < 300 * 2 * 200
+        assert journal.get("c7") == {"key": "c7", **step} and len(journal) == 600
+        assert journal.get("v299") == {"key": "v299", **vector} and journal.get("c300") is None
+        journal.append("c7", vector)  # the last record of a key wins
+        assert journal.get("c7") == {"key": "c7", **vector}
+    reopened = Journal(tmp_path / "steps.jsonl")
+    reopened.close()
+    assert reopened.records["c7"] == {"key": "c7", **vector} and len(reopened.records) == 600

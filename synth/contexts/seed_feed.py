@@ -349,6 +349,9 @@ class DocsFeed:
                     ScoredSeed(chunk, score) if isinstance(score, ContextScore) else chunk
                 )
         batch.grouped = True
+        # the store's answers are read once: kept with the batch they were the vectors of every
+        # seed and neighbour, 9 KB a golden held until the run ended
+        ahead, batch.ahead = batch.ahead, None
         self._pending -= len(batch.seeds)
         if not accepted:
             self._grouped(batch)
@@ -360,7 +363,7 @@ class DocsFeed:
             self.config,
             used=self.selector.used,
             allow_reuse=self.selector.exhausted,
-            prefetched=ready_prefetch(batch.ahead),
+            prefetched=ready_prefetch(ahead),
         )
         for chunk_id, reason in result.dropped:
             batch.outcome[chunk_id] = reason

@@ -62,6 +62,8 @@ class BM25:
         order = np.argsort(term_of, kind="stable")  # each term's postings in row order
         del term_of
         self._vocabulary = vocabulary
+        self._idf = idf
+        self._k1, self._b, self._average = k1, b, float(average)
         self._rows = row_of[order]
         self._values = values[order]
         self._starts = np.concatenate(([0], np.cumsum(frequency))).astype(np.int64)
@@ -79,6 +81,26 @@ class BM25:
             if index is not None:
                 start, end = self._starts[index], self._starts[index + 1]
                 total[self._rows[start:end]] += self._values[start:end]
+        return total
+
+    def score(self, query: Sequence[str], document: Sequence[str]) -> np.float32:
+        """The score for ``query`` of a document the index does not hold, weighed by the index's
+        statistics (its length against theirs; a word none of them holds at a document frequency
+        of 0); a document the index holds gets its :meth:`scores` entry, bit for bit."""
+        counts = Counter(document)
+        norm = 0.0
+        if self._average > 0:
+            norm = self._k1 * ((1 - self._b) + self._b * len(document) / self._average)
+        total = np.float32(0.0)
+        for term in query:
+            tf = counts.get(term, 0)
+            if not tf:
+                continue
+            index = self._vocabulary.get(term)
+            idf = self._idf[index] if index is not None else np.float32(_idf(0, self.size))
+            # the same operations, in the same precisions, as the index's postings and sums
+            value = np.float32(tf / (tf + norm) * np.float64(idf))
+            total = np.float32(total + value)
         return total
 
 

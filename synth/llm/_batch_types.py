@@ -81,7 +81,8 @@ class BatchAPI(Protocol):
 class JobLog(Protocol):
     """Where job ids are journaled: a run directory's :class:`~synth.run.dir.Journal`."""
 
-    records: dict[str, dict[str, Any]]
+    @property
+    def records(self) -> dict[str, dict[str, Any]]: ...
 
     def append(self, key: str, record: Mapping[str, Any]) -> None: ...
 

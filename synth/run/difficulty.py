@@ -5,7 +5,8 @@ the first time a candidate finishes, from the feed's :class:`~synth.contexts.fee
 over the chunks' words and, when the chunks have vectors and the inputs were embedded by the same
 embedder (for deduplication), exact cosine. Each kept draft gets ``metadata["difficulty"]``. No
 model is asked anything: the index is built in a worker thread (the vectors may still be being
-embedded) and a measurement is a BM25 query and a matrix product.
+embedded) and a measurement is a BM25 query and a matrix product, over :data:`POOL` chunks at
+most, so its cost does not grow with the store.
 """
 
 from __future__ import annotations
@@ -27,10 +28,16 @@ TOO_EASY = "too_easy"
 STAGE = "difficulty"
 
 
-def _build(corpus: Corpus) -> DifficultyIndex:
+#: each golden is ranked among at most this many of the run's chunks (and its own sources): the
+#: ranks of a run over more are out of a sample of them, so a measurement costs the same whatever
+#: the store's size (a golden's cosines with 200,000 chunks read 300 MB, 60 ms at the least)
+POOL = 10_000
+
+
+def _build(corpus: Corpus, pool: int | None = POOL) -> DifficultyIndex:
     vectors = corpus.vectors()
     matrix = None if vectors is None else np.asarray(vectors, dtype=np.float32)
-    return DifficultyIndex(corpus.chunk_ids, corpus.texts, matrix)
+    return DifficultyIndex(corpus.chunk_ids, corpus.texts, matrix, pool=pool)
 
 
 class DifficultyMeter:
@@ -38,20 +45,36 @@ class DifficultyMeter:
 
     ``dense`` says whether the inputs' vectors (the deduplication embedder's) live in the same
     space as the chunks' (the same embedder made both); without it only BM25 and overlap count.
+    ``pool``: how many of the chunks each golden is ranked among, at most (None: all of them).
     """
 
-    def __init__(self, corpus: Corpus | None, *, dense: bool = True) -> None:
+    def __init__(
+        self, corpus: Corpus | None, *, dense: bool = True, pool: int | None = POOL
+    ) -> None:
         self.corpus = corpus
         self.dense = dense
+        self.pool = pool
         self._index: asyncio.Task[DifficultyIndex] | None = None
+        self._whole: asyncio.Task[DifficultyIndex] | None = None
 
     async def index(self) -> DifficultyIndex | None:
-        """The run's index, built once (in a thread) on first use; None without a corpus."""
+        """The run's index (its goldens ranked among ``pool`` of its chunks at most), built once
+        (in a thread) on first use; None without a corpus."""
         if self.corpus is None or not self.corpus.chunk_ids:
             return None
         if self._index is None:
-            self._index = asyncio.create_task(asyncio.to_thread(_build, self.corpus))
+            self._index = asyncio.create_task(asyncio.to_thread(_build, self.corpus, self.pool))
         return await asyncio.shield(self._index)
+
+    async def _search(self) -> DifficultyIndex | None:
+        """The index :meth:`nearest` searches: every chunk of the run (the pool's when they are
+        no more), built once on first use."""
+        index = await self.index()
+        if index is None or index.pool == len(index) or self.corpus is None:
+            return index
+        if self._whole is None:
+            self._whole = asyncio.create_task(asyncio.to_thread(_build, self.corpus, None))
+        return await asyncio.shield(self._whole)
 
     async def measure(self, drafts: Sequence[Draft], vectors: Sequence[Sequence[float]]) -> None:
         """Record the difficulty of every kept draft with a context; ``vectors`` are the kept
@@ -85,9 +108,9 @@ class DifficultyMeter:
         vectors: Sequence[Sequence[float]] | None = None,
     ) -> list[list[tuple[str, str]]]:
         """Each query's best chunks of the run as ``(chunk_id, text)`` (BM25, then cosine when
-        ``vectors`` are in the chunks' space), without its ``exclude``d ids; none without a corpus
-        (:class:`synth.generate.base.CorpusSearch`)."""
-        index = await self.index()
+        ``vectors`` are in the chunks' space), without its ``exclude``d ids, among all of them;
+        none without a corpus (:class:`synth.generate.base.CorpusSearch`)."""
+        index = await self._search()
         if index is None:
             return [[] for _ in queries]
         matrix = None
@@ -100,8 +123,9 @@ class DifficultyMeter:
 
     async def aclose(self) -> None:
         """Wait for an index still being built (its thread cannot be stopped)."""
-        if self._index is not None and not self._index.done():
-            await asyncio.gather(self._index, return_exceptions=True)
+        building = [t for t in (self._index, self._whole) if t is not None and not t.done()]
+        if building:
+            await asyncio.gather(*building, return_exceptions=True)
 
 
 def max_easy(share: float | None, num_goldens: int | None) -> int | None:
@@ -118,4 +142,4 @@ def is_easy(draft: Draft) -> bool:
     return isinstance(measured, dict) and measured.get("label") == EASY
 
 
-__all__ = ["EASY", "STAGE", "TOO_EASY", "DifficultyMeter", "is_easy", "max_easy"]
+__all__ = ["EASY", "POOL", "STAGE", "TOO_EASY", "DifficultyMeter", "is_easy", "max_easy"]

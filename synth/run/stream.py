@@ -323,7 +323,7 @@ class Stream:
     def _offer(self, slot: Slot, first: int = 0) -> None:
         """Offer ``slot``'s kept drafts from ``first`` on, in order, until N are kept (the rest
         are not needed) or, while the quotas hold, its file has its quota (the rest are held)."""
-        offers, before, offered = slot.offers, self.goldens_so_far, 0
+        offers, before, offered, held = slot.offers, self.goldens_so_far, 0, False
         for i in range(first, len(offers)):
             draft, vector = offers[i]
             if self._enough():
@@ -334,6 +334,7 @@ class Stream:
             quotas = self._holding()
             if quotas is not None and quotas.full(slot.candidate, self.goldens):
                 quotas.hold(slot, i)
+                held = True
                 break
             offered += 1
             if self.quotas is not None:
@@ -349,6 +350,8 @@ class Stream:
                 decision = self.dedup.offer(draft, vector)
                 if decision.action != "kept":
                     self.dedup_dropped += 1
+        if not held:  # the vectors were for deduplication: a list of floats each, 9 KB a golden
+            slot.offers = []
         self.yields.observe(COMMIT, offered, self.goldens_so_far - before)
 
     def _past_easy_cap(self, draft: Draft) -> bool:
