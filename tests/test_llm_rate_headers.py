@@ -157,20 +157,10 @@ def test_over_http_the_tokens_window_holds_what_the_server_counted_once() -> Non
     # request paced by it; the server counted each request's prompt and reply once, and the
     # limiter's window holds the same (it held the first wave twice, and a run under a tokens
     # limit used half the rate it was allowed)
-    with FakeOpenAI(reply="a short answer", tpm=100_000, rate_headers=True) as server:
-        limiter = RateLimiter(16, adaptive=True)
-        llm = make_llm("openai:m", base_url=server.url, api_key="sk-test", limiter=limiter)
-
-        async def main() -> None:
-            await asyncio.gather(*[llm.acomplete(f"question {i} about tokens") for i in range(8)])
-            await llm.acomplete("one more question")
-
-        asyncio.run(main())
-        llm.close()
-        counted = sum(r.usage["total_tokens"] for r in server.requests_to("chat") if r.usage)
+    limiter, counted, requests = _first_wave_then_one_more()
     window = limiter._tokens
     assert window is not None and window.limit == 100_000
-    assert server.request_count("chat") == 9
+    assert requests == 9
     assert window.limit - window.left(limiter._clock()) == counted
 
 
@@ -212,6 +202,16 @@ def test_a_first_wave_is_charged_by_its_length_until_a_reply_states_the_tokens_b
     monkeypatch.setattr(
         LimitedModel, "_estimate", lambda self, p, s: counted.append(p) or real(self, p, s)
     )
+    limiter, spent, _ = _first_wave_then_one_more()
+    assert counted == ["one more question"]  # estimated once the budget was known, only then
+    window = limiter._tokens
+    assert window is not None and window.limit - window.left(limiter._clock()) == spent
+
+
+def _first_wave_then_one_more() -> tuple[RateLimiter, int, int]:
+    """Over the real openai SDK to a server with a tokens budget it states: 8 requests at once
+    (before any reply stated the budget), then one paced by it. The limiter, the tokens the
+    server counted, and its chat requests."""
     with FakeOpenAI(reply="a short answer", tpm=100_000, rate_headers=True) as server:
         limiter = RateLimiter(16, adaptive=True)
         llm = make_llm("openai:m", base_url=server.url, api_key="sk-test", limiter=limiter)
@@ -222,7 +222,5 @@ def test_a_first_wave_is_charged_by_its_length_until_a_reply_states_the_tokens_b
 
         asyncio.run(main())
         llm.close()
-        spent = sum(r.usage["total_tokens"] for r in server.requests_to("chat") if r.usage)
-    assert counted == ["one more question"]  # estimated once the budget was known, only then
-    window = limiter._tokens
-    assert window is not None and window.limit - window.left(limiter._clock()) == spent
+        counted = sum(r.usage["total_tokens"] for r in server.requests_to("chat") if r.usage)
+        return limiter, counted, server.request_count("chat")
