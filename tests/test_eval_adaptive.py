@@ -157,3 +157,15 @@ def test_every_judge_call_of_both_metrics_leaves_before_the_first_reply(
         assert _evaluate(server) == 0, capsys.readouterr().err
         assert server.outcomes() == {"ok": 120}
         assert server.peak_in_flight == 120
+
+
+def test_the_gate_sends_every_judge_call_before_the_first_reply(answered: Path, capsys) -> None:
+    """``synth gate`` knows its items before it makes its judges, as ``evaluate`` does: all 120
+    calls in flight at once (held by the server until all have arrived)."""
+    with FakeOpenAI(reply=held_until(120, judge_reply)) as server:
+        code = main(["gate", "data.json", "--baseline", "baseline.json", "--update-baseline",
+                     "--judge", "openai:judge", "--base-url", server.url,
+                     "--metric", "faithfulness", "--metric", "answer_relevance"])  # fmt: skip
+        assert code == 0, capsys.readouterr().err
+        assert server.outcomes() == {"ok": 120}
+        assert server.peak_in_flight == 120

@@ -87,10 +87,13 @@ def judge_limiter(calls: int = 0) -> Any:
 
 def judge_calls(args: argparse.Namespace, criteria: dict[str, str], items: int) -> int:
     """The most judge calls ``items`` items cost: one per item, judge metric and judge (an item
-    that lacks a metric's input costs fewer)."""
+    that lacks a metric's input costs fewer; a text metric the gate's ``--metric`` names costs
+    none)."""
     from synth.evaluate.answers import judge_metric_names
+    from synth.evaluate.text import TEXT_METRICS
 
-    metrics = judge_metric_names(args.metric, criteria, bool(args.judge))
+    named = None if args.metric is None else [m for m in args.metric if m not in TEXT_METRICS]
+    metrics = judge_metric_names(named, criteria, bool(args.judge))
     return items * len(metrics) * len(args.judge)
 
 

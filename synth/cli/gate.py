@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
             f"{args.dataset}: no golden has a stored answer (actual_output) to score; name the "
             "system with --system MODULE:FUNCTION"
         )
-    kwargs = judging_kwargs(args)
+    kwargs = judging_kwargs(args, items=len(items))
     _metric_kwargs(args, kwargs)
     if baseline is not None:
         # a changed dataset, judge, rubric or metric is refused before anything is paid for
