@@ -169,3 +169,19 @@ def test_the_gate_sends_every_judge_call_before_the_first_reply(answered: Path, 
         assert code == 0, capsys.readouterr().err
         assert server.outcomes() == {"ok": 120}
         assert server.peak_in_flight == 120
+
+
+def test_the_benchmark_sends_every_judge_call_before_the_first_reply(
+    answered: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """``synth benchmark`` reads its items before it makes its judges: one system's 60 answers
+    with two metrics put all 120 judge calls in flight at once."""
+    (answered / "echo_system.py").write_text("def answer(question):\n    return 'Item.'\n")
+    monkeypatch.syspath_prepend(str(answered))
+    with FakeOpenAI(reply=held_until(120, judge_reply)) as server:
+        code = main(["benchmark", "data.json", "--system", "echo=echo_system:answer",
+                     "--judge", "openai:judge", "--base-url", server.url,
+                     "--metric", "faithfulness", "--metric", "answer_relevance"])  # fmt: skip
+        assert code == 0, capsys.readouterr().err
+        assert server.outcomes() == {"ok": 120}
+        assert server.peak_in_flight == 120

@@ -46,15 +46,18 @@ def run(args: argparse.Namespace) -> int:
     """Run and rank the systems, write and print the result; EXIT_PARTIAL when items failed."""
     from synth.cli._evaluate_view import benchmark_tables, show
     from synth.evaluate import _io
+    from synth.evaluate._items import as_items
     from synth.evaluate._jobs import failure_summary
     from synth.evaluate._specs import systems
     from synth.evaluate.benchmark import benchmark
 
     check_report_flag(args)
-    kwargs = judging_kwargs(args)
+    found = {name: user_function(fn, args) for name, fn in systems(args.system).items()}
+    # read first: the judges' limiter starts at the calls every system's items will cost
+    items = as_items(args.dataset)
+    kwargs = judging_kwargs(args, items=len(items) * len(found))
     try:
-        found = {name: user_function(fn, args) for name, fn in systems(args.system).items()}
-        result = benchmark(found, args.dataset, rank_by=args.rank_by, **kwargs)
+        result = benchmark(found, items, rank_by=args.rank_by, **kwargs)
     finally:
         close_models(kwargs["judges"])
     page = None
