@@ -114,3 +114,24 @@ def test_the_plan_prices_the_cached_prefix_and_says_what_it_assumed() -> None:
     assert cached.cost_usd < plain.cost_usd
     assert any("prompt cache" in note for note in cached.notes)
     assert cached.to_json()["cached_input_share"] == cached.cached_input_share
+
+
+def test_the_plan_counts_the_cached_prefix_of_the_final_checks_requests_with_the_context() -> None:
+    """The final check sends each batch twice: with the context (its prefix repeats the inputs
+    step's, so it is cached) and with the inputs alone (nothing cached)."""
+    import dataclasses
+
+    from synth._tokens import count_tokens
+    from synth.generate.config import FiltrationConfig
+
+    contexts = [Context(id=f"x{i}", chunk_ids=[f"c{i}"], texts=[CONTEXT], source_files=["a.txt"])
+                for i in range(3)]  # fmt: skip
+    configs = dataclasses.replace(_configs(), filtration=FiltrationConfig())
+    model = "openai:gpt-4.1-mini"
+    inputs = PlanInputs(contexts, [], files=1, chunks=3)
+    plan = make_plan(inputs, configs, generator=model, critic=model)
+    check = next(s for s in plan.stages if s.stage == "check")
+    prefix = cached_prefix(configs.prompts, "check", [count_tokens(CONTEXT)] * 3)
+    assert prefix >= CACHE_MIN_TOKENS
+    # half its requests read the context's prefix from the cache, the other half nothing
+    assert check.cached_input_tokens == check.requests // 2 * prefix < check.input_tokens

@@ -49,6 +49,10 @@ REPLY_TOKENS = {
 }
 #: stages whose requests go to the critic model
 CRITIC_STAGES = ("critic", "filter", "check")
+#: the final check's stage, whose requests with the context use :data:`CONTEXT_TEMPLATES`'s
+CHECK_STAGE = "check"
+#: a stage's template that carries the context, where it is not named after the stage
+CONTEXT_TEMPLATES = {CHECK_STAGE: "check_context"}
 
 
 #: the shortest prompt prefix a provider caches, and the step its cached part grows by
@@ -243,7 +247,9 @@ def make_plan(
         items = _items(step.stage, len(inputs.contexts), per_context, evolutions)
         model = critic if step.stage in CRITIC_STAGES else generator
         prefix = cached_prefix(prompts, step.stage, context_tokens)
-        cached = min(step.input_tokens, step.requests * prefix)
+        # the check's requests are half with the context, half with the inputs alone
+        with_context = step.requests // 2 if step.stage == CHECK_STAGE else step.requests
+        cached = min(step.input_tokens, with_context * prefix)
         stages.append(
             _planned_stage(step.stage, step.requests, step.input_tokens, items, model, cached)
         )
@@ -313,11 +319,12 @@ def cached_prefix(prompts: PromptSet, stage: str, context_tokens: Sequence[int])
     """The prompt tokens a request of ``stage`` is assumed to read from the provider's cache, on
     average over the contexts: its system message and context, when its template starts as the
     :data:`FIRST_STEP`'s does up to ``$context`` (a step that starts otherwise, or the first step
-    itself, reads nothing), rounded down to the cache's step, and nothing under its minimum."""
+    itself, reads nothing), rounded down to the cache's step, and nothing under its minimum. The
+    final check's prefix is its request with the context's (``check_context``)."""
     if stage == FIRST_STEP or not context_tokens:
         return 0
     try:
-        mine, first = prompts.text(stage), prompts.text(FIRST_STEP)
+        mine, first = prompts.text(CONTEXT_TEMPLATES.get(stage, stage)), prompts.text(FIRST_STEP)
     except ConfigError:  # a stage with no template of its own name (the critic's)
         return 0
     head = first.partition("$context")[0]
