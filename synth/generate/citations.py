@@ -279,6 +279,15 @@ def locate(
     return _locate(quote, chunks, [NormalText(chunk.text) for chunk in chunks], min_ratio)
 
 
+def copied(text: str, chunks: Sequence[SourceChunk]) -> bool:
+    """Whether ``text`` stands word for word in one of ``chunks`` (both normalized as a quote and
+    its chunk are, letter case aside): a passage of the context, not words of the model's own."""
+    wanted = NormalText(text).text.strip().lower()
+    if not wanted:
+        return False
+    return any(_find(wanted, NormalText(chunk.text).folded) is not None for chunk in chunks)
+
+
 def locate_all(
     quotes: Sequence[str], chunks: Sequence[SourceChunk], *, min_ratio: float = MIN_RATIO
 ) -> list[Citation | None]:
@@ -353,6 +362,7 @@ __all__ = [
     "Citation",
     "Grounding",
     "SourceChunk",
+    "copied",
     "describe_failures",
     "grounding",
     "locate",

@@ -38,6 +38,7 @@ from synth.generate.citations import (
     Citation,
     Grounding,
     SourceChunk,
+    copied,
     describe_failures,
     grounding,
     locate_all,
@@ -210,7 +211,8 @@ def check_answer(
     if cross and score.quotes:
         score = score.model_copy(update={"score": round(score.found / score.quotes, 4)})
     verdict = None
-    if language:
+    if needs_language_check(answer.text, chunks, language, context_language):
+        assert language is not None
         verdict = check_language(answer.text, language, [c for c in (context_language,) if c])
     problem = ""
     if verdict is not None and verdict.mismatch:
@@ -233,6 +235,23 @@ def check_answer(
         )
     citations = [c for c in found if c is not None]
     return Checked(answer, citations, score, problem, wrong, cross, partial)
+
+
+def needs_language_check(
+    text: str,
+    chunks: Sequence[SourceChunk],
+    language: str | None,
+    context_language: str | None,
+) -> bool:
+    """Whether an answer's ``text`` must be checked to be in ``language``: not when none is asked,
+    nor when the text is copied word for word from its context (``chunks``) written in that same
+    language. Such a copy is the document's own words, and the answers most often copied, a
+    phrase ("of the local grid operator."), are those whose few words leave lingua's trigrams in
+    doubt, so that checking them would load the full models of nine languages (seconds of a core
+    holding the interpreter) to learn what the context already says."""
+    if not language:
+        return False
+    return not (language == context_language and copied(text, chunks))
 
 
 def partial_answer(answer: Answer) -> str:
@@ -276,11 +295,17 @@ async def _ask(
 
 
 async def _prepare(
-    answers: Sequence[Answer | ModelError], languages: tuple[str | None, str | None]
+    answers: Sequence[Answer | ModelError],
+    chunks: Sequence[SourceChunk],
+    languages: tuple[str | None, str | None],
 ) -> None:
     """The language checks of ``answers`` that need the full models, judged off the event loop
     before :func:`check_answer` (:func:`synth._language.prepare_checks`)."""
-    texts = [a.text for a in answers if not isinstance(a, ModelError)]
+    texts = [
+        a.text
+        for a in answers
+        if not isinstance(a, ModelError) and needs_language_check(a.text, chunks, *languages)
+    ]
     await prepare_checks(texts, languages[0], [languages[1] or ""])
 
 
@@ -296,7 +321,7 @@ async def _answer_group(
     languages = (draft_language(drafts[0]), context_language(drafts[0].context))
     short: dict[int, Checked] = {}
     answers = await _ask(drafts, llm, output_format, prompts, stats)
-    await _prepare(answers, languages)
+    await _prepare(answers, chunks, languages)
     for i, (draft, answer) in enumerate(zip(drafts, answers, strict=True)):
         if isinstance(answer, ModelError):
             drop_failed(draft, LABEL, answer)
@@ -376,7 +401,7 @@ async def _ask_again(
     again = [drafts[i] for i in short]
     feedback = [c.problem for c in short.values()]
     replies = await _ask(again, llm, output_format, prompts, stats, feedback)
-    await _prepare(replies, languages)
+    await _prepare(replies, chunks, languages)
     for (i, first), reply in zip(short.items(), replies, strict=True):
         best = first
         if not isinstance(reply, ModelError):
@@ -457,6 +482,7 @@ __all__ = [
     "build_prompt",
     "check_answer",
     "check_reply",
+    "needs_language_check",
     "parse",
     "run",
     "source_chunks",
