@@ -16,7 +16,8 @@ from synth._untrusted import tag, tag_list
 
 # 2: opening tags inside untrusted text are escaped too, not only closing ones
 # 3: reasons before verdicts; faithfulness in two steps with evidence quotes; refusals rated
-PROMPT_VERSION = "3"
+# 4: faithfulness asks a reason only of an unsupported claim (a supported one's quote is its reason)
+PROMPT_VERSION = "4"
 
 SYSTEM = (
     "You are a careful, impartial evaluator. The user message holds instructions and, inside tags "
@@ -30,15 +31,17 @@ _FAITHFULNESS = (
     "Judge whether the answer is faithful to the contexts, in two steps. First list the distinct "
     "factual claims the answer makes, each rewritten to stand alone: name what it is about instead "
     "of 'it' or 'this', one fact per claim. Then give one verdict per claim, numbered as listed: "
-    "your reason, then the evidence (a passage copied word for word from the contexts that states "
-    "the claim, or an empty string when there is none), then whether the contexts support it. A "
-    "claim is supported when the contexts state it or it follows directly from them, and "
-    "unsupported otherwise, even if it is true. Evidence that is not copied from the contexts does "
-    "not count."
+    "first the evidence (the passage of the contexts that states the claim, copied word for word "
+    "and no longer than it needs to be, or an empty string when there is none), then, only for a "
+    "claim the contexts do not support, the reason in one short sentence, then whether the "
+    "contexts support it. A claim is supported when the contexts state it or it follows directly "
+    "from them, and unsupported otherwise, even if it is true. Evidence that is not copied from "
+    "the contexts does not count."
 )
 _FAITHFULNESS_FORMAT = (
-    '{"claims": ["<one claim, standing alone>"], "verdicts": [{"index": 1, "reason": "<why>", '
-    '"evidence": "<words copied from the contexts>", "supported": true}]}\n'
+    '{"claims": ["<one claim, standing alone>", "<another>"], "verdicts": [{"index": 1, '
+    '"evidence": "<words copied from the contexts>", "supported": true}, {"index": 2, '
+    '"evidence": "", "reason": "<why the contexts do not support it>", "supported": false}]}\n'
     'An answer that makes no factual claim (a greeting, a refusal) gives {"claims": [], '
     '"verdicts": []}.'
 )
