@@ -31,17 +31,15 @@ _FAITHFULNESS = (
     "Judge whether the answer is faithful to the contexts, in two steps. First list the distinct "
     "factual claims the answer makes, each rewritten to stand alone: name what it is about instead "
     "of 'it' or 'this', one fact per claim. Then give one verdict per claim, numbered as listed: "
-    "first the evidence (the passage of the contexts that states the claim, copied word for word "
-    "and no longer than it needs to be, or an empty string when there is none), then, only for a "
-    "claim the contexts do not support, the reason in one short sentence, then whether the "
-    "contexts support it. A claim is supported when the contexts state it or it follows directly "
-    "from them, and unsupported otherwise, even if it is true. Evidence that is not copied from "
-    "the contexts does not count."
+    "the evidence (the shortest passage copied word for word from the contexts that states it, "
+    "else an empty string), your reason only when they do not support it, then whether they do. "
+    "A claim is supported when the contexts state it or it follows directly from them, and "
+    "unsupported otherwise, even if it is true. Evidence that is not copied from the contexts does "
+    "not count."
 )
 _FAITHFULNESS_FORMAT = (
-    '{"claims": ["<one claim, standing alone>", "<another>"], "verdicts": [{"index": 1, '
-    '"evidence": "<words copied from the contexts>", "supported": true}, {"index": 2, '
-    '"evidence": "", "reason": "<why the contexts do not support it>", "supported": false}]}\n'
+    '{"claims": ["<claim>", "<claim>"], "verdicts": [{"index": 1, "evidence": "<copied>", '
+    '"supported": true}, {"index": 2, "evidence": "", "reason": "<why>", "supported": false}]}\n'
     'An answer that makes no factual claim (a greeting, a refusal) gives {"claims": [], '
     '"verdicts": []}.'
 )
