@@ -24,13 +24,18 @@ from pydantic import BaseModel, Field
 from synth.errors import OutputParseError
 
 
+def _one_value_enum(schema: dict[str, Any]) -> None:
+    """A one-value verdict as ``enum``: strict modes all take ``enum``, not all ``const``."""
+    schema["enum"] = [schema.pop("const")]
+
+
 class SupportedClaim(BaseModel):
     """A claim the contexts support: its number (``index``, as listed), the evidence quoted from
     the contexts, then the verdict. No reason: the quote is the reason, and synth checks it."""
 
     index: int = Field(ge=1)
     evidence: str = ""
-    supported: Literal[True]
+    supported: Literal[True] = Field(json_schema_extra=_one_value_enum)
 
 
 class UnsupportedClaim(BaseModel):
@@ -40,7 +45,7 @@ class UnsupportedClaim(BaseModel):
     index: int = Field(ge=1)
     evidence: str = ""
     reason: str = ""
-    supported: Literal[False]
+    supported: Literal[False] = Field(json_schema_extra=_one_value_enum)
 
 
 #: one claim's verdict: only an unsupported claim costs the judge a reason
