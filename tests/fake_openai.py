@@ -387,6 +387,16 @@ def _index_like(item: dict[str, Any], root: dict[str, Any]) -> str | None:
     return bounded[0] if bounded else None
 
 
+def _chosen(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    """The schema a value is written from: ``schema`` resolved, a union's first non-null option."""
+    schema = _resolve(schema, root)
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            options = [o for o in schema[key] if _resolve(o, root).get("type") != "null"]
+            return _chosen((options or schema[key])[0], root)
+    return schema
+
+
 class _Generic:
     """Fills a JSON schema like a careful model with structured outputs, knowing no prompt."""
 
@@ -435,13 +445,12 @@ class _Generic:
         high = schema.get("maxItems", max(low, 3))
         count = min(max(low, 3), high)
         item = schema.get("items") or {"type": "string"}
-        number = (
-            _index_like(item, self.root) if _resolve(item, self.root).get("properties") else None
-        )
+        shape = _chosen(item, self.root)  # the object written: a union's first option
+        number = _index_like(shape, self.root) if shape.get("properties") else None
         entries = [self.value(item) for _ in range(count)]
         if number is None or not entries:
             return entries
-        bounds = _resolve(_resolve(item, self.root)["properties"][number], self.root)
+        bounds = _resolve(shape["properties"][number], self.root)
         for position, entry in enumerate(entries):  # a careful model numbers in order
             entry[number] = int(
                 min(bounds.get("minimum", 1) + position, bounds.get("maximum", math.inf))

@@ -20,16 +20,13 @@ def faithfulness_reply(
     prompt: str, supported: Sequence[bool], claims: Sequence[str] = ()
 ) -> dict[str, Any]:
     """A two-step faithfulness verdict: ``claims`` (default ``c0, c1, ...``), then one verdict per
-    claim, supported ones quoting the first context's first words."""
+    claim, supported ones quoting the first context's first words, unsupported ones with a reason."""
     names = list(claims) or [f"c{i}" for i in range(len(supported))]
     quote = " ".join(first_context(prompt).split()[:4])
     verdicts = [
-        {
-            "index": i,
-            "reason": "scripted",
-            "evidence": quote if ok else "",
-            "supported": ok,
-        }
+        {"index": i, "evidence": quote, "supported": True}
+        if ok
+        else {"index": i, "evidence": "", "reason": "scripted", "supported": False}
         for i, ok in enumerate(supported, start=1)
     ]
     return {"claims": names, "verdicts": verdicts}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import math
 import threading
@@ -369,3 +371,34 @@ def test_unnamed_judges_get_names_without_a_slash() -> None:
     ]
     with pytest.raises(ConfigError, match="without '/'"):  # a name the caller chose is not changed
         evaluate_answers(None, DATASET, judges={"org/model": Judge()})
+
+
+def test_every_items_long_verdicts_are_asked_for_before_any_short_one() -> None:
+    # one call at a time: the judge sees the calls in the order they are sent
+    items = [
+        {"id": f"i{n}", "question": f"q{n}", "answer": "a", "contexts": ["c"]} for n in range(6)
+    ]
+    judge = Judge()
+    evaluate_answers(
+        None, items, judges={"j": judge}, metrics=["answer_relevance", "faithfulness"], n_jobs=1
+    )
+    kinds = ["claims" if '"claims"' in prompt else "rating" for prompt in judge.prompts]
+    assert kinds == ["claims"] * 6 + ["rating"] * 6
+
+
+def test_a_short_call_cancelled_while_it_waits_its_turn_is_closed_not_left_unawaited() -> None:
+    from synth.evaluate.answers import _after_a_turn
+
+    async def call() -> None:  # pragma: no cover - cancelled before it starts
+        raise AssertionError("it ran")
+
+    async def main() -> str:
+        inner = call()
+        task = asyncio.ensure_future(_after_a_turn(inner))
+        await asyncio.sleep(0)  # the task is now waiting its turn
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return inspect.getcoroutinestate(inner)
+
+    assert asyncio.run(main()) == inspect.CORO_CLOSED

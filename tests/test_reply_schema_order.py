@@ -149,7 +149,8 @@ def test_the_schemas_are_found_wherever_synth_asks_for_them() -> None:
         # every judge
         "synth.evaluate._verdicts.RatingVerdict",
         "synth.evaluate._verdicts.PreferenceVerdict",
-        "synth.evaluate._verdicts.ClaimVerdict",
+        "synth.evaluate._verdicts.SupportedClaim",
+        "synth.evaluate._verdicts.UnsupportedClaim",
         "synth.evaluate._verdicts.ContextVerdict",
         "synth.evaluate._verdicts.Statement",
         "synth.evaluate._verdicts.CorrectnessVerdict",

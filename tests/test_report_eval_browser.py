@@ -106,7 +106,7 @@ def test_a_row_opens_on_each_judges_reasons(open_page: Any) -> None:
     report.page.click("#items button.open")
     detail = report.page.locator("#items tr.detail").inner_text()
     assert "answer_relevance/strict" in detail and "too vague" in detail
-    assert "index: 1, reason: scripted, evidence: , supported: False" in detail
+    assert "index: 1, evidence: , reason: scripted, supported: False" in detail
     failures = report.page.locator("#failures").inner_text()
     assert "RuntimeError: the retriever timed out <b>badly</b>" in failures
     report.check_clean()

@@ -56,7 +56,7 @@ def test_an_opened_row_says_what_each_judge_said_and_why_a_score_is_missing(answ
     details = dict(table["details"][2])
     assert details["answer_relevance/strict"] == "0.000\nreason: too vague\nscore: 1"
     assert (
-        "index: 1, reason: scripted, evidence: , supported: False" in details["faithfulness/strict"]
+        "index: 1, evidence: , reason: scripted, supported: False" in details["faithfulness/strict"]
     )
     failed = dict(table["details"][13])
     assert failed["failed: system"].startswith("RuntimeError: the retriever timed out")

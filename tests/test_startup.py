@@ -172,8 +172,8 @@ def test_evaluate_sends_its_first_judge_request_before_loading_what_scoring_need
     tmp_path: Path,
 ) -> None:
     """What only scores, summarizes and writes the replies (the generate package that locates a
-    faithfulness verdict's evidence, numpy for the intervals, yaml for a .yaml report, the
-    tokenizer a provider's budget would need) is imported once replies are back, while the rest
+    faithfulness verdict's evidence, numpy for the intervals, yaml for a .yaml report, rich for
+    the tables, the tokenizer a provider's budget would need) is imported once replies are back, while the rest
     are still out, and what only generation needs (the language check) not at all: the first
     request does not wait for it."""
     items = [
@@ -182,7 +182,7 @@ def test_evaluate_sends_its_first_judge_request_before_loading_what_scoring_need
         for i in range(3)
     ]  # fmt: skip
     (tmp_path / "data.json").write_text(json.dumps(items), encoding="utf-8")
-    heavy = ("numpy", "synth.generate", "yaml", "tiktoken", "synth._language")
+    heavy = ("numpy", "synth.generate", "yaml", "tiktoken", "synth._language", "rich")
     code = _FIRST_REQUEST.format(tests=str(ROOT / "tests"), heavy=heavy)
     out = subprocess.run(
         [sys.executable, "-c", code],

@@ -56,14 +56,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Score the dataset, write and print the report; EXIT_PARTIAL when items failed."""
-    from synth.cli._evaluate_view import evaluation_tables, show
-    from synth.evaluate import _io
-    from synth.evaluate._jobs import failure_summary
-
     check_report_flag(args)
     if args.tool_calls:
         return run_tool_scores(args)
     report = _retrieval_report(args) if args.retriever else _answers_report(args)
+    # the tables' imports (rich) only now: nothing of them is needed before the judges' requests
+    from synth.cli._evaluate_view import evaluation_tables, show
+    from synth.evaluate import _io
+    from synth.evaluate._jobs import failure_summary
+
     _refuse_an_empty_score(report, asked_a_system=bool(args.system or args.retriever))
     page = None
     if args.output:

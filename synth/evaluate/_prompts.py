@@ -16,7 +16,8 @@ from synth._untrusted import tag, tag_list
 
 # 2: opening tags inside untrusted text are escaped too, not only closing ones
 # 3: reasons before verdicts; faithfulness in two steps with evidence quotes; refusals rated
-PROMPT_VERSION = "3"
+# 4: faithfulness asks a reason only of an unsupported claim (a supported one's quote is its reason)
+PROMPT_VERSION = "4"
 
 SYSTEM = (
     "You are a careful, impartial evaluator. The user message holds instructions and, inside tags "
@@ -30,15 +31,15 @@ _FAITHFULNESS = (
     "Judge whether the answer is faithful to the contexts, in two steps. First list the distinct "
     "factual claims the answer makes, each rewritten to stand alone: name what it is about instead "
     "of 'it' or 'this', one fact per claim. Then give one verdict per claim, numbered as listed: "
-    "your reason, then the evidence (a passage copied word for word from the contexts that states "
-    "the claim, or an empty string when there is none), then whether the contexts support it. A "
-    "claim is supported when the contexts state it or it follows directly from them, and "
+    "the evidence (the shortest passage copied word for word from the contexts that states it, "
+    "else an empty string), your reason only when they do not support it, then whether they do. "
+    "A claim is supported when the contexts state it or it follows directly from them, and "
     "unsupported otherwise, even if it is true. Evidence that is not copied from the contexts does "
     "not count."
 )
 _FAITHFULNESS_FORMAT = (
-    '{"claims": ["<one claim, standing alone>"], "verdicts": [{"index": 1, "reason": "<why>", '
-    '"evidence": "<words copied from the contexts>", "supported": true}]}\n'
+    '{"claims": ["<claim>", "<claim>"], "verdicts": [{"index": 1, "evidence": "<copied>", '
+    '"supported": true}, {"index": 2, "evidence": "", "reason": "<why>", "supported": false}]}\n'
     'An answer that makes no factual claim (a greeting, a refusal) gives {"claims": [], '
     '"verdicts": []}.'
 )

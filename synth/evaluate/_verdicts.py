@@ -1,7 +1,10 @@
 """What a judge must reply (strict schemas) and the fixed formula that turns a verdict into a score.
 
 Every schema puts the judge's reason (or its evidence) before its verdict: strict decoding writes
-fields in order, so the verdict is written after the reasoning, not justified afterwards.
+fields in order, so the verdict is written after the reasoning, not justified afterwards. A claim's
+verdict is one of two shapes: a supported claim gives only its evidence quote (synth checks that it
+is in the contexts), an unsupported one its reason too, so the judge writes a reason only where a
+user needs one and the reply is about a third shorter.
 
 Each ``score_*`` function is pure: it takes the parsed verdict (and what it must match, such as the
 number of contexts) and returns a :class:`Scored`. A verdict that parses but breaks a rule the
@@ -21,21 +24,39 @@ from pydantic import BaseModel, Field
 from synth.errors import OutputParseError
 
 
-class ClaimVerdict(BaseModel):
-    """One claim's verdict: the claim's number (``index``, as listed), the reason, the evidence
-    quoted from the contexts, then whether they support it."""
+def _one_value_enum(schema: dict[str, Any]) -> None:
+    """A one-value verdict as ``enum``: strict modes all take ``enum``, not all ``const``."""
+    schema["enum"] = [schema.pop("const")]
+
+
+class SupportedClaim(BaseModel):
+    """A claim the contexts support: its number (``index``, as listed), the evidence quoted from
+    the contexts, then the verdict. No reason: the quote is the reason, and synth checks it."""
 
     index: int = Field(ge=1)
-    reason: str = ""
     evidence: str = ""
-    supported: bool
+    supported: Literal[True] = Field(json_schema_extra=_one_value_enum)
+
+
+class UnsupportedClaim(BaseModel):
+    """A claim the contexts do not support: its number, the closest passage (or none), why it is
+    not supported (the reason a user reads beside the score), then the verdict."""
+
+    index: int = Field(ge=1)
+    evidence: str = ""
+    reason: str = ""
+    supported: Literal[False] = Field(json_schema_extra=_one_value_enum)
+
+
+#: one claim's verdict: only an unsupported claim costs the judge a reason
+ClaimVerdict = SupportedClaim | UnsupportedClaim
 
 
 class FaithfulnessVerdict(BaseModel):
     """Two steps in one reply: the answer's claims, each standing alone, then one verdict each."""
 
     claims: list[str]
-    verdicts: list[ClaimVerdict]
+    verdicts: list[SupportedClaim | UnsupportedClaim]
 
 
 class RatingVerdict(BaseModel):
@@ -205,6 +226,8 @@ __all__ = [
     "PreferenceVerdict",
     "RatingVerdict",
     "Scored",
+    "SupportedClaim",
+    "UnsupportedClaim",
     "preference_side",
     "score_answer_correctness",
     "score_context_precision",

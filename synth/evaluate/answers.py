@@ -12,7 +12,7 @@ import asyncio
 import difflib
 import functools
 import math
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from synth.errors import ConfigError
@@ -189,6 +189,24 @@ def missing_input(
     return None
 
 
+#: the metrics whose verdicts are lists (a verdict per claim, context or statement): the longest
+#: replies, so their calls leave first and the evaluation does not wait on one that left last
+LONG_REPLIES = frozenset(
+    {"faithfulness", "context_precision", "context_recall", "answer_correctness"}
+)
+
+
+async def _after_a_turn(call: Coroutine[Any, Any, JudgeResult]) -> JudgeResult:
+    """``call`` awaited one turn of the event loop late, its place in the queue for a slot too:
+    the calls every item starts in this turn (its long replies) are sent before it."""
+    try:
+        await asyncio.sleep(0)
+    except BaseException:
+        call.close()  # cancelled before it started: it will never run, say so quietly
+        raise
+    return await call
+
+
 def _judge_call(
     judge: LLMJudge,
     metric: str,
@@ -264,7 +282,10 @@ async def _score_item(
         for judge_name_, judge in judges.items():
             call = _judge_call(judge, metric, item, answer or "", contexts, criteria)
             calls.append((metric, judge_name_, call))
-    results = await gather_all(limited(limiter, call) for _, _, call in calls)
+    results = await gather_all(
+        limited(limiter, call) if metric in LONG_REPLIES else _after_a_turn(limited(limiter, call))
+        for metric, _, call in calls
+    )
     by_key = {
         (metric, name): result for (metric, name, _), result in zip(calls, results, strict=True)
     }

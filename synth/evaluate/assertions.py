@@ -55,6 +55,9 @@ def verdict_reason(verdict: Mapping[str, Any] | None) -> str:
     for key, label in (("false_positives", "not in the reference"), ("false_negatives", "missing")):
         if verdict.get(key):
             wanting.append(f"{label}: " + "; ".join(_short(s, 80) for s in verdict[key]))
+    unsupported = _unsupported_claims(verdict)
+    if unsupported:
+        wanting.append("unsupported: " + "; ".join(unsupported))
     for key, flag, label in (
         ("claims", "supported", "unsupported"),
         ("statements", "attributable", "not in the contexts"),
@@ -66,6 +69,23 @@ def verdict_reason(verdict: Mapping[str, Any] | None) -> str:
             texts = [str(e.get("claim") or e.get("statement") or e.get("index")) for e in bad]
             wanting.append(f"{label}: " + "; ".join(_short(t, 80) for t in texts))
     return _short(" | ".join(wanting), 400)
+
+
+def _unsupported_claims(verdict: Mapping[str, Any]) -> list[str]:
+    """A faithfulness verdict's unsupported claims, each with the judge's reason: ``claim (why)``."""
+    claims = verdict.get("claims")
+    if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
+        return []
+    found = []
+    for entry in verdict.get("verdicts") or []:
+        if not isinstance(entry, Mapping) or entry.get("supported") is not False:
+            continue
+        index = entry.get("index")
+        claim = claims[index - 1] if isinstance(index, int) and 0 < index <= len(claims) else ""
+        why = str(entry.get("reason") or "").strip()
+        text = _short(claim or f"claim {index}", 80)
+        found.append(f"{text} ({_short(why, 80)})" if why else text)
+    return found
 
 
 def assert_answer(
