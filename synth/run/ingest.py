@@ -109,20 +109,41 @@ def nothing_read(paths: list[str], files: list[Any]) -> str:
     return f"{where}: {'; '.join(shown)}"
 
 
-#: source files per store read in :func:`chunks_of_run`
+#: source files per store read in :func:`chunks_of_run`, at most
 SOURCES_PER_READ = 256
+
+
+def read_groups(rows: list[Any], page: int) -> list[list[str]]:
+    """The stored files' paths in reads of at most SOURCES_PER_READ files and, by the chunks the
+    report counts for them, fewer than ``page`` chunks (a larger file is read alone), in order:
+    a read of a full page would ask for a second one, which matches every row once more.
+
+    Chroma answers each page of a read filtered by file by matching every row of the filter
+    again: 256 files of 100 chunks a read cost 26 pages of 25,600 rows each, a read's cost per
+    chunk grew with the files it asked for. A read that fits one page matches each row once."""
+    groups: list[list[str]] = []
+    size = 0
+    for row in rows:
+        chunks = max(int(row.chunks or 0), 0)
+        if not groups or len(groups[-1]) >= SOURCES_PER_READ or size + chunks >= page:
+            groups.append([])
+            size = 0
+        groups[-1].append(row.path)
+        size += chunks
+    return groups
 
 
 def chunks_of_run(pending: Any, store: Any) -> list[Chunk]:
     """The chunks of the files this run read (not other folders sharing the store), file by file
     in the report's order: those read now as the ingest cut them, those unchanged since an earlier
     ingest from the store (their stored version only)."""
+    from synth.store.chroma import READ_PAGE
+
     rows = [row for row in pending.report.files if row.status == "ok"]
     stored_rows = [row for row in rows if row.path not in pending.chunks]
     by_source: dict[str, list[Chunk]] = {row.path: [] for row in stored_rows}
-    sources = list(by_source)
-    for start in range(0, len(sources), SOURCES_PER_READ):
-        for chunk in store.chunks(source=sources[start : start + SOURCES_PER_READ]):
+    for group in read_groups(stored_rows, READ_PAGE):
+        for chunk in store.chunks(source=group):
             by_source[chunk.source].append(chunk)
     chunks: list[Chunk] = []
     for row in rows:
@@ -208,6 +229,7 @@ __all__ = [
     "SHOWN_FILES",
     "chunking_of",
     "chunks_of_run",
+    "read_groups",
     "files_read",
     "ingest_for_run",
     "ingest_in_run",

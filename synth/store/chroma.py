@@ -42,8 +42,10 @@ from synth.store.embedders import make_embedder
 logger = logging.getLogger("synth.store")
 
 DEFAULT_STORE_PATH = ".synth/chroma"
-#: records per page when reading a whole collection
-_PAGE = 1000
+#: records per page when reading a whole collection, or the chunks of some files: Chroma answers
+#: each page of a filtered read by matching every row of the filter again, so a read should ask
+#: for files that fit in one page (see synth.run.ingest.chunks_of_run)
+READ_PAGE = 1000
 #: vectors per read in :meth:`ChunkStore.get_embeddings`: Chroma answers a read with a Python
 #: list of floats per vector, then a float64 array, about 15 KB a vector of 384 dimensions beside
 #: what its own side holds; a read of Chroma's largest batch (5,461 ids) took 80 MB of Python
@@ -549,7 +551,7 @@ class ChunkStore:
         while True:
             with self._calling("read chunks"):
                 answer = self._collection.get(
-                    where=where, include=include, limit=_PAGE, offset=offset
+                    where=where, include=include, limit=READ_PAGE, offset=offset
                 )
             ids = answer["ids"]
             for row, chunk_id in enumerate(ids):
@@ -558,13 +560,14 @@ class ChunkStore:
                     column(answer, "documents", row),
                     column(answer, "metadatas", row),
                 )
-            if len(ids) < _PAGE:
+            if len(ids) < READ_PAGE:
                 return
             offset += len(ids)
 
 
 __all__ = [
     "DEFAULT_STORE_PATH",
+    "READ_PAGE",
     "AddResult",
     "ChunkStore",
     "MetadataValue",

@@ -1,0 +1,75 @@
+"""A run reading its stored files back (synth.run.ingest.chunks_of_run over a real Chroma store):
+each read fits one page, so Chroma matches each stored row about once, not once a page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+import synth.store.chroma as chroma
+from synth.data import Chunk
+from synth.run.ingest import chunks_of_run, read_groups
+from synth.store import ChunkStore, HashEmbedder
+from synth.store.ingest_run import IngestedFile, IngestReport
+
+FILES, PER_FILE, PAGE = 24, 4, 10
+
+
+def _chunk(source: str, index: int) -> Chunk:
+    return Chunk(
+        id=f"{source}#{index}",
+        document_id=f"doc-{source}",
+        source=source,
+        index=index,
+        text=f"notes on {source}, part {index}",
+        token_count=5,
+    )
+
+
+def test_the_stored_files_are_read_in_reads_that_fit_one_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chroma, "READ_PAGE", PAGE)
+    names = [f"f{n:02d}.md" for n in range(FILES)]
+    store = ChunkStore(HashEmbedder(64), path=tmp_path / "chroma", collection="reads_test")
+    try:
+        store.add([_chunk(name, i) for name in names for i in range(PER_FILE)])
+        collection = store._collection
+        get = collection.get
+        matched: list[int] = []
+
+        def counting_get(**kwargs: Any) -> Any:
+            # the rows Chroma matches for this read's filter, whatever page it asks for
+            if kwargs.get("where") is not None:
+                matched.append(len(get(where=kwargs["where"], include=[])["ids"]))
+            return get(**kwargs)
+
+        monkeypatch.setattr(collection, "get", counting_get)
+        rows = [
+            IngestedFile(path=n, status="ok", document_id=f"doc-{n}", chunks=PER_FILE)
+            for n in names
+        ]
+        pending = SimpleNamespace(report=IngestReport(files=rows), chunks={})
+        chunks = chunks_of_run(pending, store)
+    finally:
+        store.close()
+    assert [(c.source, c.index) for c in chunks] == [(n, i) for n in names for i in range(PER_FILE)]
+    # two files (8 chunks) a read, one page each: every row matched once; reading all 24 files
+    # by pages of 10 would match all 96 rows on each of 10 pages
+    assert len(matched) == FILES // 2
+    assert sum(matched) == FILES * PER_FILE
+
+
+def test_reads_are_grouped_by_the_chunks_the_report_counts() -> None:
+    def rows(*chunks: int) -> list[Any]:
+        return [SimpleNamespace(path=f"f{n}", chunks=c) for n, c in enumerate(chunks)]
+
+    assert read_groups(rows(4, 4, 4, 4, 4), 10) == [["f0", "f1"], ["f2", "f3"], ["f4"]]
+    # a file of a page or more is read alone (paged by the store); unknown counts (0) are
+    # grouped by the number of files alone
+    assert read_groups(rows(3, 12, 3, 0, 0), 10) == [["f0"], ["f1"], ["f2", "f3", "f4"]]
+    assert read_groups(rows(9, 1), 10) == [["f0"], ["f1"]]  # 10 would ask a second page
+    assert read_groups([], 10) == []
