@@ -1,5 +1,6 @@
-"""A run reading its stored files back (synth.run.ingest.chunks_of_run over a real Chroma store):
-each read fits one page, so Chroma matches each stored row about once, not once a page."""
+"""A run reading its stored files back (synth.run.ingest over a real Chroma store): each read fits
+one page, so Chroma matches each stored row about once, not once a page; once the run has read
+its chunks' vectors, the store lets Chroma's in-memory index go (opened again when asked)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from typing import Any
 import pytest
 
 import synth.store.chroma as chroma
+from synth.contexts.config import ContextConstructionConfig
 from synth.data import Chunk
-from synth.run.ingest import chunks_of_run, read_groups
+from synth.run.ingest import chunks_of_run, ingest_for_run, read_groups
 from synth.store import ChunkStore, HashEmbedder
 from synth.store.ingest_run import IngestedFile, IngestReport
 
@@ -73,3 +75,36 @@ def test_reads_are_grouped_by_the_chunks_the_report_counts() -> None:
     assert read_groups(rows(3, 12, 3, 0, 0), 10) == [["f0"], ["f1"], ["f2", "f3", "f4"]]
     assert read_groups(rows(9, 1), 10) == [["f0"], ["f1"]]  # 10 would ask a second page
     assert read_groups([], 10) == []
+
+
+def test_once_the_run_has_read_its_vectors_the_store_rests_and_opens_again_when_asked(
+    tmp_path: Path,
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("a", "b"):
+        (docs / f"{name}.md").write_text(f"The {name} pump moves water at night. " * 60, "utf-8")
+    config = ContextConstructionConfig(chunk_size=64)
+    embedder = HashEmbedder(64)
+    first = ingest_for_run([str(docs)], config, embedder, store_path=tmp_path / "store")
+    first[1].finish()
+    first[1].close()
+    first[0].close()
+    # the files unchanged: the run's chunks and their vectors come from the store
+    store, pending, chunks = ingest_for_run(
+        [str(docs)], config, embedder, store_path=tmp_path / "store"
+    )
+    try:
+        ids = [c.id for c in chunks]
+        vectors = pending.get_embeddings(ids)
+        assert vectors.shape == (len(ids), 64)
+        assert store._client is None  # Chroma let go (its HNSW index, its copy of the vectors)
+        assert [c.id for c in store.get(ids[:3])] == ids[:3]  # opened again for a later call
+        assert store._client is not None
+        assert (store.get_embeddings(ids) == vectors).all()
+        store.rest()
+        store.rest()  # twice is once
+    finally:
+        pending.close()
+        store.close()  # closing a resting store closes nothing more
+    store.close()
