@@ -108,3 +108,45 @@ def test_once_the_run_has_read_its_vectors_the_store_rests_and_opens_again_when_
         pending.close()
         store.close()  # closing a resting store closes nothing more
     store.close()
+
+
+def test_files_whose_chunks_the_report_counts_are_read_by_id_not_by_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from synth._ids import chunk_id
+
+    store = ChunkStore(HashEmbedder(64), path=tmp_path / "chroma", collection="ids_test")
+    key = store.chunking.key()
+
+    def chunk(source: str, document: str, index: int) -> Chunk:
+        return Chunk(
+            id=chunk_id(document, key, index),
+            document_id=document,
+            source=source,
+            index=index,
+            text=f"{source} {document} {index}",
+            token_count=3,
+        )
+
+    try:
+        store.add([chunk(f"f{n}.md", f"doc{n}", i) for n in range(5) for i in range(3)])
+        store.add([chunk("f0.md", "old0", 0)])  # left by an interrupted ingest: not the file's
+        asked: list[dict[str, Any]] = []
+        get = store._collection.get
+        monkeypatch.setattr(store._collection, "get", lambda **kw: (asked.append(kw), get(**kw))[1])
+        rows = [
+            IngestedFile(path=f"f{n}.md", status="ok", document_id=f"doc{n}", chunks=3)
+            for n in range(4)
+        ]
+        # the report counts one chunk more than f4.md has: read by file, as is f5 (no count)
+        rows.append(IngestedFile(path="f4.md", status="ok", document_id="doc4", chunks=4))
+        pending = SimpleNamespace(report=IngestReport(files=rows), chunks={})
+        chunks = chunks_of_run(pending, store)
+    finally:
+        store.close()
+    assert [(c.source, c.document_id, c.index) for c in chunks] == [
+        (f"f{n}.md", f"doc{n}", i) for n in range(5) for i in range(3)
+    ]
+    by_file = [kw for kw in asked if kw.get("where") is not None]
+    assert [kw["where"] for kw in by_file] == [{"source": "f4.md"}]
+    assert sum(len(kw.get("ids") or []) for kw in asked) == 12 + 4  # one read of 12, one of 4

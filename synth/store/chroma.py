@@ -332,6 +332,15 @@ class ChunkStore:
         records = self._get_by_ids(list(ids), include=["documents", "metadatas"])
         return [from_record(i, records[i]["document"], records[i]["metadata"]) for i in ids]
 
+    def get_stored(self, ids: Sequence[str]) -> list[Chunk]:
+        """The stored chunks among these ids, in the order asked (those not stored left out)."""
+        records = self._get_by_ids(list(ids), include=["documents", "metadatas"], missing_ok=True)
+        return [
+            from_record(i, records[i]["document"], records[i]["metadata"])
+            for i in ids
+            if i in records
+        ]
+
     def get_embeddings(self, ids: Sequence[str]) -> np.ndarray:
         """The stored vectors of these chunks, one unit row per id in the order asked (float32)."""
         ids = list(ids)
@@ -547,7 +556,9 @@ class ChunkStore:
             found.update(answer["ids"])
         return found
 
-    def _get_by_ids(self, ids: list[str], include: list[str]) -> dict[str, dict[str, Any]]:
+    def _get_by_ids(
+        self, ids: list[str], include: list[str], missing_ok: bool = False
+    ) -> dict[str, dict[str, Any]]:
         records: dict[str, dict[str, Any]] = {}
         unique = list(dict.fromkeys(ids))
         for start in range(0, len(unique), self._max_batch):
@@ -561,7 +572,7 @@ class ChunkStore:
                     "metadata": column(answer, "metadatas", row),
                     "embedding": column(answer, "embeddings", row),
                 }
-        missing = [chunk_id for chunk_id in unique if chunk_id not in records]
+        missing = [] if missing_ok else [i for i in unique if i not in records]
         if missing:
             shown = ", ".join(repr(m) for m in missing[:5])
             more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
