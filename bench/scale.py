@@ -14,9 +14,12 @@ child; threads that overlap are each counted): reading the store back (``ingest_
 selection (the selector's draws and its set-up), the prose filter, coverage targets, the neighbour
 index (its store read and its set-up), grouping (reads ahead and claims), the guesses of contexts
 whose inputs are asked ahead, deduplication, the difficulty index (build and measurements), the
-manifest and dataset writes. What is left of the run's wall time is the generation steps and the
-event loop. The peak resident memory is ``ru_maxrss`` of each child (the ingest's, the run's),
-the fake server apart.
+manifest's rewrites (``manifest``: all of each, its counts, the coverage measured and the write;
+``write``: the manifest's and the dataset's file writes alone). What is left of the run's wall
+time is the generation steps and the event loop. Each stage's CPU time (the calling threads',
+``time.thread_time``) is kept beside its wall time: on a shared machine most of a stage's wall
+time can be its wait for the interpreter's lock. The peak resident memory is ``ru_maxrss`` of
+each child (the ingest's, the run's), the fake server apart.
 
 ``dedup``: the near-duplicate check alone, N inputs offered to one ``Deduplicator`` (hash
 embedder; every tenth input a reworded copy), its time and the peak memory Python allocated.
@@ -73,6 +76,7 @@ TIMED = (
     ("synth.generate.dedup", "Deduplicator.offer", "dedup"),
     ("synth.run.difficulty", "_build", "difficulty"),
     ("synth.generate.difficulty", "DifficultyIndex.measure_many", "difficulty"),
+    ("synth.run.session", "RunSession._flush", "manifest"),
     ("synth.run.dir", "RunDir.write_manifest", "write"),
     ("synth.dataset", "Dataset.save", "write"),
     ("synth.pipeline.delivery", "inspect_dataset", "inspect"),
@@ -132,10 +136,13 @@ def ingest_child(argv: list[str]) -> int:
 
 
 class Timers:
-    """Wall time inside each stage's functions, summed over calls, from any thread."""
+    """Wall time inside each stage's functions, summed over calls, from any thread, and the CPU
+    time the calling threads spent there (``time.thread_time``: not the time a thread waited for
+    the interpreter's lock, which on a loaded machine is most of the wall time of some stages)."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = dict.fromkeys(STAGES, 0.0)
+        self.cpu: dict[str, float] = dict.fromkeys(STAGES, 0.0)
         self.calls: dict[str, int] = dict.fromkeys(STAGES, 0)
         self._lock = threading.Lock()
 
@@ -144,6 +151,7 @@ class Timers:
         with self._lock:
             return {
                 "stage_seconds": dict(self.seconds),
+                "stage_cpu_seconds": dict(self.cpu),
                 "stage_calls": dict(self.calls),
                 "peak_rss_mb": peak_rss_mb(),
             }
@@ -161,13 +169,14 @@ class Timers:
     def _wrap(self, function: Callable[..., Any], stage: str) -> Callable[..., Any]:
         @functools.wraps(function)
         def timed(*args: Any, **kwargs: Any) -> Any:
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.thread_time()
             try:
                 return function(*args, **kwargs)
             finally:
-                spent = time.perf_counter() - started
+                spent, used = time.perf_counter() - started, time.thread_time() - cpu
                 with self._lock:
                     self.seconds[stage] += spent
+                    self.cpu[stage] += used
                     self.calls[stage] += 1
 
         return timed
@@ -353,6 +362,9 @@ def measure_run(size: int, goldens: int, work: Path, args: argparse.Namespace) -
         "run_s": round(run["seconds"], 2),
         "run_peak_rss_mb": round(run["peak_rss_mb"]),
         "stage_s": {stage: round(value, 3) for stage, value in stage_seconds.items()},
+        "stage_cpu_s": {
+            stage: round(value, 3) for stage, value in run["stage_cpu_seconds"].items()
+        },
         "stage_calls": run["stage_calls"],
         "rest_s": round(run["seconds"] - timed, 2),
         "requests": run["requests"],
@@ -390,7 +402,22 @@ def run_tables(rows: list[dict[str, Any]]) -> str:
             for r in rows
         ],
     )
-    return "\n\n".join([markdown_table(columns, table), stages, per])
+    cpu = markdown_table(
+        ["chunks", "goldens", *(f"{s} CPU µs/chunk, ms/golden" for s in STAGES)],
+        [
+            [
+                r["chunks"],
+                r["goldens"],
+                *(
+                    f"{1e6 * r['stage_cpu_s'][s] / r['chunks']:.1f}, "
+                    f"{1e3 * r['stage_cpu_s'][s] / r['goldens']:.2f}"
+                    for s in STAGES
+                ),
+            ]
+            for r in rows
+        ],
+    )
+    return "\n\n".join([markdown_table(columns, table), stages, per, cpu])
 
 
 # ---- dedup alone ------------------------------------------------------------------------------

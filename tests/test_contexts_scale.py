@@ -163,3 +163,22 @@ def test_the_feed_answers_the_controller_without_walking_its_batches() -> None:
         await feed.aclose()
 
     asyncio.run(go())
+
+
+def test_the_seed_counts_the_manifest_asks_every_second_walk_no_batch() -> None:
+    from collections import Counter
+
+    from test_contexts_seed_feed import Critic, drive, make_feed, texts
+
+    chunks = texts(*(f"passage {i} " * 30 for i in range(30)), *(["junk"] * 6))
+    feed, changed = make_feed(chunks, Critic())
+    asyncio.run(drive(feed, changed))
+    feed.batches = WalkedList(feed.batches)
+    WalkedList.walks = 0
+    counted = feed.seed_outcomes(None)
+    records = feed.stage_stats(None)
+    assert WalkedList.walks == 0  # kept as each batch was grouped, not recounted
+    batches = list.__iter__(feed.batches)
+    recount = Counter(b.outcome.get(c.id, "ok") for b in batches if b.grouped for c in b.seeds)
+    assert counted == recount and recount["ok"] and len(recount) > 1  # kept and dropped seeds
+    assert records[-1].items_out == recount["ok"]

@@ -275,7 +275,10 @@ def test_the_manifest_is_rewritten_at_most_every_second_unless_forced(
         async with session:
             assert session.dir is not None
             real = session.dir.write_manifest
-            session.dir.write_manifest = lambda m: (written.append(m["status"]), real(m))[1]  # type: ignore[method-assign]
+            session.dir.write_manifest = lambda m, **kw: (
+                written.append(m["status"]),
+                real(m, **kw),
+            )[1]  # type: ignore[method-assign]
             clock[0] += MANIFEST_EVERY - 0.01
             session._flush()
             assert written == []

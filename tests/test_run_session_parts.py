@@ -198,9 +198,9 @@ def test_a_docs_run_that_meets_its_target_counts_the_seeds_up_to_its_last_contex
     written: list[dict[str, Any]] = []
     real = run_session.RunDir.write_manifest
 
-    def record(self: Any, manifest: dict[str, Any]) -> None:
+    def record(self: Any, manifest: dict[str, Any], **kw: Any) -> None:
         written.append(json.loads(json.dumps(manifest)))
-        real(self, manifest)
+        real(self, manifest, **kw)
 
     monkeypatch.setattr(run_session.RunDir, "write_manifest", record)
     dataset = from_docs(synth, docs(tmp_path), 2)

@@ -229,3 +229,41 @@ def test_a_journal_holds_where_its_records_are_not_the_records(tmp_path: Path) -
     reopened = Journal(tmp_path / "steps.jsonl")
     reopened.close()
     assert reopened.records["c7"] == {"key": "c7", **vector} and len(reopened.records) == 600
+
+
+def test_setting_up_the_indexes_measures_row_lengths_without_a_copy_of_the_matrix() -> None:
+    chunks = make_chunks(20_000)
+    scale = np.arange(1, 20_001, dtype=np.float32)[:, np.newaxis]  # rows not of unit length
+
+    class Store:
+        def get_embeddings(self, ids: list[str]) -> np.ndarray:
+            matrix = np.random.default_rng(0).standard_normal((len(ids), 512), dtype=np.float32)
+            matrix *= scale
+            return matrix
+
+    def build() -> tuple[ChunkIndex, DifficultyIndex]:
+        index = ChunkIndex.from_store(chunks, Store())  # scaled in place, then checked
+        every = index.get_embeddings([c.id for c in chunks])
+        return index, DifficultyIndex([c.id for c in chunks], [""] * len(chunks), every)
+
+    ChunkIndex(chunks[:10], np.ones((10, 4), dtype=np.float32))  # imports and caches first
+    (index, _), peak = peak_allocated(build)  # type: ignore[misc]
+    matrix = 20_000 * 512 * 4
+    # the matrix, one block of squared rows (4 MB), the rows' lengths and both indexes' maps of
+    # the ids (about 5 MB); numpy's norm of the whole matrix squared all of it at once
+    assert peak - matrix < 0.5 * matrix
+    every = index.get_embeddings([c.id for c in chunks])
+    assert np.allclose(np.linalg.norm(every, axis=1), 1.0, atol=1e-6)
+
+
+def test_row_lengths_measured_in_blocks_are_numpys_to_the_last_bit() -> None:
+    from synth.store.embedder import row_norms
+
+    rng = np.random.default_rng(1)
+    for dtype in (np.float32, np.float64):
+        matrix = rng.standard_normal((9_000, 300)).astype(dtype)  # several blocks of 4 MB
+        assert np.array_equal(row_norms(matrix), np.linalg.norm(matrix, axis=1))
+        assert np.array_equal(
+            row_norms(matrix, keepdims=True), np.linalg.norm(matrix, axis=1, keepdims=True)
+        )
+        assert row_norms(matrix).dtype == np.linalg.norm(matrix, axis=1).dtype

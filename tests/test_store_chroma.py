@@ -163,7 +163,7 @@ def test_chunks_sources_and_ids(store_factory: StoreFactory) -> None:
 def test_reading_many_pages(store_factory: StoreFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     import synth.store.chroma as chroma_module
 
-    monkeypatch.setattr(chroma_module, "_PAGE", 4)
+    monkeypatch.setattr(chroma_module, "READ_PAGE", 4)
     store = store_factory()
     store.add([make_chunk(i) for i in range(10)])
     assert [c.index for c in store.chunks()] == list(range(10))

@@ -25,6 +25,7 @@ import numpy as np
 from synth.data import Chunk
 from synth.errors import ConfigError, StoreError
 from synth.store._queries import query_matrix
+from synth.store.embedder import row_norms
 
 
 class VectorStore(Protocol):
@@ -155,14 +156,14 @@ class ChunkIndex:
 
 def _is_unit(matrix: np.ndarray) -> bool:
     """Whether every row of ``matrix`` is of length 1, or 0, to float32's precision."""
-    norms = np.linalg.norm(matrix, axis=1)
+    norms = row_norms(matrix)
     return bool(np.all((np.abs(norms - 1.0) <= 1e-6) | (norms == 0)))
 
 
 def unit_rows(matrix: np.ndarray, *, in_place: bool = False) -> np.ndarray:
     """Each row of ``matrix`` scaled to length 1 (a zero row stays zero), in its own dtype; a new
     matrix, or ``matrix`` itself with ``in_place``."""
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms = row_norms(matrix, keepdims=True)
     out = matrix if in_place else np.zeros_like(matrix)
     unit: np.ndarray = np.divide(matrix, norms, out=out, where=norms > 0)
     return unit

@@ -409,6 +409,8 @@ class DocsFeed:
     # ---- accounting ------------------------------------------------------------------------------
     def seed_outcomes(self, up_to: int | None) -> Counter[str]:
         """Outcome counts of the grouped seeds drawn at positions ``<= up_to`` (None: all)."""
+        if up_to is None:  # counted as each batch is grouped: the manifest asks every second
+            return Counter(self._outcomes)
         counts: Counter[str] = Counter()
         for batch in self.batches:
             if not batch.grouped:

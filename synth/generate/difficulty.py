@@ -63,6 +63,7 @@ from synth._ids import text_hash
 from synth._words import content_words, overlap
 from synth.errors import ConfigError
 from synth.generate._bm25 import BM25
+from synth.store.embedder import row_norms
 
 #: a source chunk ranked this high under BM25 (and enough overlap) makes a golden easy
 EASY_RANK = 1
@@ -337,12 +338,12 @@ def _bm25_index(tokens: Iterable[list[str]]) -> BM25 | None:
 
 def _is_unit(array: np.ndarray) -> bool:
     """Whether every row is of length 1, or 0, to float32's precision."""
-    norms = np.linalg.norm(array, axis=1)
+    norms = row_norms(array)
     return bool(np.all((np.abs(norms - 1.0) <= 1e-6) | (norms == 0)))
 
 
 def _unit_rows(array: np.ndarray, *, in_place: bool = False) -> np.ndarray:
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    norms = row_norms(array, keepdims=True)
     out = array if in_place else np.zeros_like(array)
     unit: np.ndarray = np.divide(array, norms, out=out, where=norms > 0)
     return unit

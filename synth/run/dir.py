@@ -163,11 +163,16 @@ class RunDir:
                 f"{self.manifest_path} is not valid JSON; delete the run directory to start over"
             ) from None
 
-    def write_manifest(self, manifest: Mapping[str, Any]) -> None:
-        """Replace the manifest atomically (a reader never sees half of one)."""
+    def write_manifest(self, manifest: Mapping[str, Any], *, compact: bool = False) -> None:
+        """Replace the manifest atomically (a reader never sees half of one); indented, or on
+        one line when ``compact`` (the rewrites while a run goes)."""
         # rewritten every few seconds while a run goes: a rename lost in a power cut leaves the
         # previous manifest, still whole, so the folder is not flushed each time
-        text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+        if compact:  # json's C encoder, which it uses only without indent: a tenth of the time
+            # (a manifest's coverage has a row per file: 60 ms a rewrite for 200 files indented)
+            text = json.dumps(manifest, ensure_ascii=False, separators=(",", ":")) + "\n"
+        else:
+            text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
         with self._manifest_lock:  # one temporary file per process: one writer at a time
             write_atomic(self.manifest_path, text, sync_folder=False)
 

@@ -392,7 +392,7 @@ class RunSession:
         if self.coverage is not None:
             manifest["coverage"] = self._coverage(self.coverage).model_dump(mode="json")
         self.manifest = manifest
-        self.dir.write_manifest(manifest)
+        self.dir.write_manifest(manifest, compact=not force)  # the last one indented
 
     def _coverage(self, planned: Coverage) -> Coverage:
         """``planned`` measured against the goldens: those delivered once the run has ended, those

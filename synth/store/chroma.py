@@ -42,8 +42,10 @@ from synth.store.embedders import make_embedder
 logger = logging.getLogger("synth.store")
 
 DEFAULT_STORE_PATH = ".synth/chroma"
-#: records per page when reading a whole collection
-_PAGE = 1000
+#: records per page when reading a whole collection, or the chunks of some files: Chroma answers
+#: each page of a filtered read by matching every row of the filter again, so a read should ask
+#: for files that fit in one page (see synth.run.ingest.chunks_of_run)
+READ_PAGE = 1000
 #: vectors per read in :meth:`ChunkStore.get_embeddings`: Chroma answers a read with a Python
 #: list of floats per vector, then a float64 array, about 15 KB a vector of 384 dimensions beside
 #: what its own side holds; a read of Chroma's largest batch (5,461 ids) took 80 MB of Python
@@ -210,17 +212,40 @@ class ChunkStore:
         self._lock = threading.RLock()  # one Chroma call at a time, whichever thread makes it
         #: the folder did not exist: nothing is stored yet
         self.new = self.path is not None and not self.path.exists()
+        self._client: Any = None
+        try:
+            self._connect()
+        except BaseException:
+            self._close_embedder()
+            raise
+        self._closed = False
+
+    def _connect(self) -> None:
+        """Open the client and the collection (once one process at a time may)."""
         with opening(self.path):
-            self._client: Any = connect(self.path, self.url)
+            client = connect(self.path, self.url)
             try:
                 self._collection, self._max_batch = open_collection(
-                    self._client, self.collection_name, self.embedder.name, self.chunking
+                    client, self.collection_name, self.embedder.name, self.chunking
                 )
             except BaseException:
-                close_client(self._client)
-                self._close_embedder()
+                close_client(client)
                 raise
-        self._closed = False
+            self._client = client
+
+    def rest(self) -> None:
+        """Let an embedded store's Chroma go until a call needs it again (it is opened again then).
+
+        Chroma keeps a collection's whole HNSW index in memory from its first call on, its own
+        copy of every vector included: 330 MB at 200,000 chunks of 384 dimensions, held for the
+        rest of a run that has read what it needs. A store on a server holds nothing here."""
+        if self.path is None:
+            return
+        with self._lock:
+            client, self._client = self._client, None
+            if client is not None and not self._closed:
+                with chroma_errors("close the store", self.path):
+                    close_client(client)
 
     # ---- writing ---------------------------------------------------------------------------------
     def add(
@@ -306,6 +331,15 @@ class ChunkStore:
         """The stored chunks with these ids, in the order asked; StoreError names missing ids."""
         records = self._get_by_ids(list(ids), include=["documents", "metadatas"])
         return [from_record(i, records[i]["document"], records[i]["metadata"]) for i in ids]
+
+    def get_stored(self, ids: Sequence[str]) -> list[Chunk]:
+        """The stored chunks among these ids, in the order asked (those not stored left out)."""
+        records = self._get_by_ids(list(ids), include=["documents", "metadatas"], missing_ok=True)
+        return [
+            from_record(i, records[i]["document"], records[i]["metadata"])
+            for i in ids
+            if i in records
+        ]
 
     def get_embeddings(self, ids: Sequence[str]) -> np.ndarray:
         """The stored vectors of these chunks, one unit row per id in the order asked (float32)."""
@@ -478,8 +512,10 @@ class ChunkStore:
         from a spec; safe to call twice."""
         with self._lock:
             closed, self._closed = self._closed, True
+            client = self._client
         if not closed:
-            close_client(self._client)
+            if client is not None:  # None: resting (see rest)
+                close_client(client)
             self._close_embedder()
 
     def _close_embedder(self) -> None:
@@ -503,6 +539,8 @@ class ChunkStore:
         with self._lock, chroma_errors(action, self.path):
             if self._closed:
                 raise StoreError(f"the store at {self.path or redact_url(self.url)} is closed")
+            if self._client is None:  # resting: opened again
+                self._connect()
             yield
 
     def _batches(self, ids: list[str]) -> Iterator[list[str]]:
@@ -518,7 +556,9 @@ class ChunkStore:
             found.update(answer["ids"])
         return found
 
-    def _get_by_ids(self, ids: list[str], include: list[str]) -> dict[str, dict[str, Any]]:
+    def _get_by_ids(
+        self, ids: list[str], include: list[str], missing_ok: bool = False
+    ) -> dict[str, dict[str, Any]]:
         records: dict[str, dict[str, Any]] = {}
         unique = list(dict.fromkeys(ids))
         for start in range(0, len(unique), self._max_batch):
@@ -532,7 +572,7 @@ class ChunkStore:
                     "metadata": column(answer, "metadatas", row),
                     "embedding": column(answer, "embeddings", row),
                 }
-        missing = [chunk_id for chunk_id in unique if chunk_id not in records]
+        missing = [] if missing_ok else [i for i in unique if i not in records]
         if missing:
             shown = ", ".join(repr(m) for m in missing[:5])
             more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
@@ -549,7 +589,7 @@ class ChunkStore:
         while True:
             with self._calling("read chunks"):
                 answer = self._collection.get(
-                    where=where, include=include, limit=_PAGE, offset=offset
+                    where=where, include=include, limit=READ_PAGE, offset=offset
                 )
             ids = answer["ids"]
             for row, chunk_id in enumerate(ids):
@@ -558,13 +598,14 @@ class ChunkStore:
                     column(answer, "documents", row),
                     column(answer, "metadatas", row),
                 )
-            if len(ids) < _PAGE:
+            if len(ids) < READ_PAGE:
                 return
             offset += len(ids)
 
 
 __all__ = [
     "DEFAULT_STORE_PATH",
+    "READ_PAGE",
     "AddResult",
     "ChunkStore",
     "MetadataValue",

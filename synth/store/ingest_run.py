@@ -410,13 +410,18 @@ class PendingIngest:
 
         When every one of them was embedded by this ingest and the writer has published them, they
         come from memory, while they may still be being stored; otherwise from the store, once
-        every chunk is stored (:meth:`finish`; a failed write raises here)."""
+        every chunk is stored (:meth:`finish`; a failed write raises here), and the store rests
+        after (:meth:`~synth.store.chroma.ChunkStore.rest`)."""
         self._embedded.wait()
         vectors = self._vectors
         if vectors is not None and ids and all(i in vectors for i in ids):
             return np.asarray([vectors[i] for i in ids], dtype=np.float32)
         self.finish()
-        return self._store.get_embeddings(ids)
+        stored = self._store.get_embeddings(ids)
+        # a run reads its chunks' vectors once (its chunk index holds them): Chroma's own copy
+        # of the collection's, in memory since the first call, is let go (see ChunkStore.rest)
+        self._store.rest()
+        return stored
 
     def raise_if_failed(self) -> None:
         """Raise the error of a write that failed so far, without waiting for the others."""
