@@ -87,10 +87,60 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 SPREAD_FILES = frozenset({"tests/test_docs.py"})
 
 
+#: the longest units of work, longest first (measured on this 2-core machine, docs/testing.md "How
+#: long the suite takes"), handed to the workers before the rest: a worker is given its next unit
+#: while it still runs the one before (up to three one-test units at a time), so a long unit handed
+#: out last keeps one worker busy alone at the end while the other has nothing left to do. An
+#: entry names a file, a test, or (no brackets) a parametrized test's every case; a stale list
+#: costs time, not results
+LONGEST_FIRST = (
+    "tests/test_docs.py::test_doc_blocks[docs/cli.md]",
+    "tests/test_bench_ingest.py",
+    "tests/test_interrupt.py",
+    "tests/test_pipeline_resume.py",
+    "tests/test_ingest_ray.py",
+    "tests/test_interop.py",
+    "tests/test_docs.py::test_doc_blocks[docs/reports.md]",
+    "tests/test_report_eval_browser.py",
+    "tests/test_run_lifecycle.py",
+    "tests/test_pipeline_cli.py",
+    "tests/test_batch_api.py",
+    "tests/test_stop_signals.py",
+    "tests/test_docs.py::test_doc_blocks",
+    "tests/test_pipeline_flow.py",
+    "tests/test_update.py",
+    "tests/test_bench_generate.py",
+    "tests/test_scale_memory.py",
+    "tests/test_report_browser.py",
+    "tests/test_store_reingest.py",
+    "tests/test_properties.py",
+    "tests/test_bench_formats.py",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     seed = config.getoption("--shuffle-seed")
     if seed is not None:
         items[:] = shuffled(items, random.Random(seed))
+    elif hasattr(config, "workerinput"):
+        # a parallel worker: every worker orders its collection alike, and the scheduler hands
+        # the units out in that order
+        order = {nodeid: n for n, nodeid in enumerate(dispatch_order([i.nodeid for i in items]))}
+        items.sort(key=lambda item: order[item.nodeid])
+
+
+def dispatch_order(nodeids: list[str]) -> list[str]:
+    """``nodeids`` with the units of :data:`LONGEST_FIRST` first, in its order, then the rest as
+    collected; the tests of one unit keep their order."""
+
+    def rank(nodeid: str) -> int:
+        unit = scope_of(nodeid)
+        for n, prefix in enumerate(LONGEST_FIRST):
+            if unit == prefix or unit.startswith(prefix + "["):
+                return n
+        return len(LONGEST_FIRST)
+
+    return sorted(nodeids, key=rank)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -107,6 +157,10 @@ class _FileScheduling:
         if config.getvalue("dist") != "loadfile":
             return None
         from xdist.scheduler import LoadScopeScheduling
+
+        # hand the units out in the collection's order (see LONGEST_FIRST), or in the shuffled
+        # one, instead of xdist's own (most tests first, which leaves the one-test pages last)
+        config.option.loadscopereorder = False
 
         class Scheduling(LoadScopeScheduling):
             def _split_scope(self, nodeid: str) -> str:
