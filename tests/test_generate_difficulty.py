@@ -448,7 +448,9 @@ def test_a_zero_vector_has_cosine_zero_whatever_memory_numpy_reuses(
     # behind it, as another thread's arrays might, so a unit row left uninitialized shows
     real_norm = np.linalg.norm
 
-    def norm_leaving_dirty_memory(array: np.ndarray, axis: int, keepdims: bool) -> np.ndarray:
+    def norm_leaving_dirty_memory(
+        array: np.ndarray, axis: int, keepdims: bool = False
+    ) -> np.ndarray:
         norms: np.ndarray = real_norm(array, axis=axis, keepdims=keepdims)
         dirty = [np.full(array.shape, 7.0) for _ in range(16)]
         del dirty
