@@ -387,36 +387,25 @@ def run_tables(rows: list[dict[str, Any]]) -> str:
         ["chunks", "goldens", *(f"{s} s" for s in STAGES)],
         [[r["chunks"], r["goldens"], *(r["stage_s"][s] for s in STAGES)] for r in rows],
     )
-    per = markdown_table(
-        ["chunks", "goldens", *(f"{s} µs/chunk, ms/golden" for s in STAGES)],
-        [
+
+    def per_unit(key: str, label: str) -> str:
+        """The table of each stage's ``key`` seconds a chunk (µs) and a golden (ms)."""
+        return markdown_table(
+            ["chunks", "goldens", *(f"{s} {label}µs/chunk, ms/golden" for s in STAGES)],
             [
-                r["chunks"],
-                r["goldens"],
-                *(
-                    f"{1e6 * r['stage_s'][s] / r['chunks']:.1f}, "
-                    f"{1e3 * r['stage_s'][s] / r['goldens']:.2f}"
-                    for s in STAGES
-                ),
-            ]
-            for r in rows
-        ],
-    )
-    cpu = markdown_table(
-        ["chunks", "goldens", *(f"{s} CPU µs/chunk, ms/golden" for s in STAGES)],
-        [
-            [
-                r["chunks"],
-                r["goldens"],
-                *(
-                    f"{1e6 * r['stage_cpu_s'][s] / r['chunks']:.1f}, "
-                    f"{1e3 * r['stage_cpu_s'][s] / r['goldens']:.2f}"
-                    for s in STAGES
-                ),
-            ]
-            for r in rows
-        ],
-    )
+                [
+                    r["chunks"],
+                    r["goldens"],
+                    *(
+                        f"{1e6 * r[key][s] / r['chunks']:.1f}, {1e3 * r[key][s] / r['goldens']:.2f}"
+                        for s in STAGES
+                    ),
+                ]
+                for r in rows
+            ],
+        )
+
+    per, cpu = per_unit("stage_s", ""), per_unit("stage_cpu_s", "CPU ")
     return "\n\n".join([markdown_table(columns, table), stages, per, cpu])
 
 
