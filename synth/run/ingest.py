@@ -161,7 +161,7 @@ def read_by_ids(rows: list[Any], store: Any, by_source: dict[str, list[Chunk]]) 
             start += 1
         ids = [chunk_id(r.document_id, key, i) for r in group for i in range(r.chunks)]
         found: dict[str, list[Chunk]] = {}
-        for chunk in store.get_stored(ids):
+        for chunk in store.get(ids, missing_ok=True):
             found.setdefault(chunk.source, []).append(chunk)
         for row in group:
             if len(found.get(row.path, ())) == row.chunks:

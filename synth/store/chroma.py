@@ -327,14 +327,12 @@ class ChunkStore:
         with self._calling("count chunks"):
             return int(self._collection.count())
 
-    def get(self, ids: Sequence[str]) -> list[Chunk]:
-        """The stored chunks with these ids, in the order asked; StoreError names missing ids."""
-        records = self._get_by_ids(list(ids), include=["documents", "metadatas"])
-        return [from_record(i, records[i]["document"], records[i]["metadata"]) for i in ids]
-
-    def get_stored(self, ids: Sequence[str]) -> list[Chunk]:
-        """The stored chunks among these ids, in the order asked (those not stored left out)."""
-        records = self._get_by_ids(list(ids), include=["documents", "metadatas"], missing_ok=True)
+    def get(self, ids: Sequence[str], *, missing_ok: bool = False) -> list[Chunk]:
+        """The stored chunks with these ids, in the order asked; StoreError names missing ids
+        (``missing_ok``: those not stored are left out instead)."""
+        records = self._get_by_ids(
+            list(ids), include=["documents", "metadatas"], missing_ok=missing_ok
+        )
         return [
             from_record(i, records[i]["document"], records[i]["metadata"])
             for i in ids
