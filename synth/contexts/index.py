@@ -25,7 +25,7 @@ import numpy as np
 from synth.data import Chunk
 from synth.errors import ConfigError, StoreError
 from synth.store._queries import query_matrix
-from synth.store.embedder import row_norms
+from synth.store.embedder import is_unit, unit_rows
 
 
 class VectorStore(Protocol):
@@ -46,7 +46,7 @@ class ChunkIndex:
             )
         # rows already of length 1 (or 0) are kept as given, not copied: a store's vectors are a
         # run's largest object (300 MB for 200,000 chunks of 384 dimensions)
-        self._unit = matrix if _is_unit(matrix) else unit_rows(matrix)
+        self._unit = matrix if is_unit(matrix) else unit_rows(matrix)
         self._chunks = list(chunks)
         self._row = {chunk.id: row for row, chunk in enumerate(self._chunks)}
         if len(self._row) != len(self._chunks):
@@ -152,21 +152,6 @@ class ChunkIndex:
             scope, sims = scope[keep], sims[keep]
         order = np.lexsort((self._id_rank[scope], -sims))[:n]
         return [(int(scope[i]), float(sims[i])) for i in order]
-
-
-def _is_unit(matrix: np.ndarray) -> bool:
-    """Whether every row of ``matrix`` is of length 1, or 0, to float32's precision."""
-    norms = row_norms(matrix)
-    return bool(np.all((np.abs(norms - 1.0) <= 1e-6) | (norms == 0)))
-
-
-def unit_rows(matrix: np.ndarray, *, in_place: bool = False) -> np.ndarray:
-    """Each row of ``matrix`` scaled to length 1 (a zero row stays zero), in its own dtype; a new
-    matrix, or ``matrix`` itself with ``in_place``."""
-    norms = row_norms(matrix, keepdims=True)
-    out = matrix if in_place else np.zeros_like(matrix)
-    unit: np.ndarray = np.divide(matrix, norms, out=out, where=norms > 0)
-    return unit
 
 
 __all__ = ["ChunkIndex", "VectorStore", "unit_rows"]

@@ -63,7 +63,7 @@ from synth._ids import text_hash
 from synth._words import content_words, overlap
 from synth.errors import ConfigError
 from synth.generate._bm25 import BM25
-from synth.store.embedder import row_norms
+from synth.store.embedder import is_unit, unit_rows
 
 #: a source chunk ranked this high under BM25 (and enough overlap) makes a golden easy
 EASY_RANK = 1
@@ -152,13 +152,13 @@ class DifficultyIndex:
                 )
             if len(rows) != len(array):
                 array = array[rows]
-            if array.dtype == np.float32 and _is_unit(array):
+            if array.dtype == np.float32 and is_unit(array):
                 # a run's chunk index lends its own unit rows: compared as they are, in float32
                 # (a float64 copy of a store of 200,000 chunks is 600 MB, and making it took two
                 # more); the cosines are rounded to six places before they are ranked anyway
                 self._vectors = array
             else:
-                self._vectors = _unit_rows(np.array(array, dtype=np.float64), in_place=True)
+                self._vectors = unit_rows(np.array(array, dtype=np.float64), in_place=True)
             whole = len(self._pool) == len(ids)
             # the pool's rows in one block: a product with them reads nothing else
             self._pool_vectors = self._vectors if whole else self._vectors[self._pool]
@@ -317,7 +317,7 @@ class DifficultyIndex:
                 f"input vectors must have shape ({count}, {self._vectors.shape[1]}), "
                 f"got {array.shape}"
             )
-        queries: np.ndarray = _unit_rows(array).astype(self._vectors.dtype)
+        queries: np.ndarray = unit_rows(array).astype(self._vectors.dtype)
         return queries
 
     def _outside_cosines(self, vector: np.ndarray, rows: list[int]) -> list[float]:
@@ -334,19 +334,6 @@ def _bm25_index(tokens: Iterable[list[str]]) -> BM25 | None:
     word at all."""
     index = BM25(tokens)
     return index if index.postings else None  # none: nothing to rank by, every source ranks last
-
-
-def _is_unit(array: np.ndarray) -> bool:
-    """Whether every row is of length 1, or 0, to float32's precision."""
-    norms = row_norms(array)
-    return bool(np.all((np.abs(norms - 1.0) <= 1e-6) | (norms == 0)))
-
-
-def _unit_rows(array: np.ndarray, *, in_place: bool = False) -> np.ndarray:
-    norms = row_norms(array, keepdims=True)
-    out = array if in_place else np.zeros_like(array)
-    unit: np.ndarray = np.divide(array, norms, out=out, where=norms > 0)
-    return unit
 
 
 def _rank(

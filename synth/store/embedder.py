@@ -127,6 +127,21 @@ def row_norms(matrix: np.ndarray, *, keepdims: bool = False) -> np.ndarray:
     return norms[:, np.newaxis] if keepdims else norms
 
 
+def is_unit(matrix: np.ndarray) -> bool:
+    """Whether every row of ``matrix`` is of length 1, or 0, to float32's precision."""
+    norms = row_norms(matrix)
+    return bool(np.all((np.abs(norms - 1.0) <= 1e-6) | (norms == 0)))
+
+
+def unit_rows(matrix: np.ndarray, *, in_place: bool = False) -> np.ndarray:
+    """Each row of ``matrix`` scaled to length 1 (a zero row stays zero), in its own dtype; a new
+    matrix, or ``matrix`` itself with ``in_place``."""
+    norms = row_norms(matrix, keepdims=True)
+    out = matrix if in_place else np.zeros_like(matrix)
+    unit: np.ndarray = np.divide(matrix, norms, out=out, where=norms > 0)
+    return unit
+
+
 def normalize(vectors: np.ndarray) -> np.ndarray:
     """Scale each row to unit length; an all-zero row stays zero."""
     vectors = np.asarray(vectors, dtype=np.float32)
@@ -136,4 +151,4 @@ def normalize(vectors: np.ndarray) -> np.ndarray:
     return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
 
 
-__all__ = ["Embedder", "normalize", "row_norms"]
+__all__ = ["Embedder", "is_unit", "normalize", "row_norms", "unit_rows"]
