@@ -8,7 +8,8 @@ prompts like a model would and judges with schema-shaped JSON.
 - ```python blocks run in one namespace per page. A line ``expr  # value`` (the comment may
   continue on the next lines) is checked: ``repr(expr)`` must equal ``value`` (whitespace aside).
 - ```sh / ```console blocks: each line that starts with ``synth`` (optionally after ``$ ``) runs as
-  a real command (``python -m synth``; a ``#`` comment ends it) and must exit 0. A line that
+  the command line would (``synth.cli.main`` with its arguments, in the test's process; one with
+  ``--ray`` as ``python -m synth``; a ``#`` comment ends it) and must exit 0. A line that
   starts with ``pytest`` runs ``python -m pytest`` with synth's plugin (``-p synth.pytest_plugin``:
   the entry point's install is tests/test_ci_action.py's to check).
 - A block whose info string says ``file=NAME`` (```python file=my_system.py) is written to NAME in
@@ -136,23 +137,56 @@ def _synth_commands(block: Block) -> list[str]:
     return commands
 
 
-def _run_command(block: Block, command: str, folder: Path, env: dict[str, str]) -> None:
+def _run_command(
+    block: Block,
+    command: str,
+    folder: Path,
+    env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     program, *args = shlex.split(command, comments=True)
-    if program == "pytest":
-        env = {**env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-        args = ["-p", "synth.pytest_plugin", "-p", "no:cacheprovider", *args]
-    argv = [sys.executable, "-m", program, *args]
-    proc = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, timeout=600)
-    where = f"{block.where}: {command}"
-    output = f"\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
-    if block.flag == "fails" and program == "pytest":
-        assert proc.returncode == pytest.ExitCode.TESTS_FAILED, where + output
-    elif block.flag == "fails":
-        assert proc.returncode != 0, where + output
-        assert "Traceback" not in proc.stderr, where + output
-        assert "synth: error: " in proc.stderr, where + output
+    # a command that starts a Ray for itself runs in a process of its own, which ends Ray with it
+    if program == "synth" and "--ray" not in args:
+        code, stdout, stderr = _synth_here(args, capsys)
     else:
-        assert proc.returncode == 0, where + output
+        if program == "pytest":
+            env = {**env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+            args = ["-p", "synth.pytest_plugin", "-p", "no:cacheprovider", *args]
+        argv = [sys.executable, "-m", program, *args]
+        proc = subprocess.run(
+            argv, cwd=folder, env=env, capture_output=True, text=True, timeout=600
+        )
+        code, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
+    where = f"{block.where}: {command}"
+    output = f"\n{stdout[-2000:]}\n{stderr[-3000:]}"
+    if block.flag == "fails" and program == "pytest":
+        assert code == pytest.ExitCode.TESTS_FAILED, where + output
+    elif block.flag == "fails":
+        assert code != 0, where + output
+        assert "Traceback" not in stderr, where + output
+        assert "synth: error: " in stderr, where + output
+    else:
+        assert code == 0, where + output
+
+
+def _synth_here(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Run ``synth args`` in this process, as ``python -m synth`` would: its exit code, stdout
+    and stderr. A page's commands run here, not each in a new interpreter: a new one spent
+    about 3 s importing the SDKs before the command began, and the pages hold over a hundred
+    commands. What only a new process shows (the entry point, exit codes through the
+    interpreter, signals) is tests/test_cli_exit.py's, test_startup.py's and test_ctrl_c.py's.
+    An exception the command lets out fails the page with its traceback, as it would print one."""
+    from synth.cli import main
+
+    capsys.readouterr()  # what the page's python blocks printed is not the command's
+    try:
+        code = main(args)
+    except SystemExit as stop:  # argparse's usage errors, as the interpreter would end them
+        if isinstance(stop.code, str):
+            print(stop.code, file=sys.stderr)
+        code = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 def _runnable(block: Block) -> bool:
@@ -178,6 +212,7 @@ def test_doc_blocks(
     doc_folder: Path,
     request: pytest.FixtureRequest,
     monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     todo = [b for b in blocks(path) if _runnable(b)]
     if not todo:
@@ -195,7 +230,7 @@ def test_doc_blocks(
                 _run_python(block, namespace)
             else:
                 for command in _synth_commands(block):
-                    _run_command(block, command, doc_folder, env)
+                    _run_command(block, command, doc_folder, env, capsys)
     finally:
         # a page's models keep HTTP clients open, as a user's script would until it exits
         namespace.clear()
