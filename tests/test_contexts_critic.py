@@ -256,7 +256,7 @@ def test_seed_search_gives_up_at_the_top_up_limit() -> None:
 
 def test_seed_search_model_failure_is_a_recorded_drop() -> None:
     chunks = [chunk("a.txt", i, f"text {i}") for i in range(3)]
-    config = ContextConstructionConfig(max_retries=0)
+    config = ContextConstructionConfig(max_retries=0, contexts_per_critic_call=4)
     feed, changed = docs_feed(chunks, Critic(fail_on="Passage"), config, 2)
     assert asyncio.run(seeds_found(feed, changed, 2)) == []
     # every seed sent (each chunk, then each again: the corpus is too small) is a recorded drop

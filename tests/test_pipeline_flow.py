@@ -477,7 +477,11 @@ def test_no_chunk_sits_in_two_contexts_of_a_run(model: ModelMode) -> None:
 def test_a_corpus_too_small_for_disjoint_contexts_shares_chunks_and_says_so(
     model: ModelMode,
 ) -> None:
-    config = ContextConstructionConfig(chunk_size=128, context_similarity_threshold=0.0)
+    # four seeds a critic request: with this draw no two contexts hold the very same chunks, so
+    # the dataset's context ids tell every context apart (two identical ones share an id)
+    config = ContextConstructionConfig(
+        chunk_size=128, context_similarity_threshold=0.0, contexts_per_critic_call=4
+    )
     synth = model.synthesizer(context_construction_config=config)
     dataset = synth.generate_goldens_from_docs(SAMPLE / "quick_start.md", num_goldens=20)
     chunks = synth.manifest["inputs"]["chunks"]

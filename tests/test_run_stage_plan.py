@@ -62,8 +62,9 @@ def test_batches_round_up_per_context_and_the_critic_sees_whole_contexts_by_defa
     )
     by_stage = {p.stage: p for p in plans}
     assert list(by_stage) == ["critic", "inputs", "filter", "check", "expected"]
+    # two seeds a critic request: three contexts are two requests
     assert by_stage["critic"] == StagePlan(
-        stage="critic", requests=1, input_tokens=_overhead("context_critic") + 24
+        stage="critic", requests=2, input_tokens=2 * _overhead("context_critic") + 24
     )
     # 11 inputs a context in batches of 10: two requests each
     assert by_stage["filter"].requests == 6
@@ -75,7 +76,7 @@ def test_batches_round_up_per_context_and_the_critic_sees_whole_contexts_by_defa
 def test_the_defaults_plan_critic_inputs_filter_one_evolution_the_check_and_expected() -> None:
     plans = plan_requests([100] * 9)
     assert [(p.stage, p.requests) for p in plans] == [
-        ("critic", 3),
+        ("critic", 5),
         ("inputs", 9),
         ("filter", 9),
         ("evolve", 9),

@@ -59,7 +59,7 @@ class ContextConstructionConfig(StageConfig):
     max_retries: int = Field(default=3, ge=0)
     allow_cross_file_contexts: bool = False
     prose_filter: bool = True
-    contexts_per_critic_call: int = Field(default=4, ge=1, le=50)
+    contexts_per_critic_call: int = Field(default=2, ge=1, le=50)
     critic_model: ModelChoice = None
     embedder: EmbedderChoice = None
     encoding: str | None = None
