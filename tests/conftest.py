@@ -83,7 +83,7 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 #: files whose tests share nothing made once per file, handed to the parallel workers one test at
-#: a time: each page of test_docs.py is a run of its own (the file is minutes of work in all)
+#: a time: each page of test_docs.py is a run of its own (the file is a minute and more in all)
 SPREAD_FILES = frozenset({"tests/test_docs.py"})
 
 
@@ -94,25 +94,27 @@ SPREAD_FILES = frozenset({"tests/test_docs.py"})
 #: entry names a file, a test, or (no brackets) a parametrized test's every case; a stale list
 #: costs time, not results
 LONGEST_FIRST = (
-    "tests/test_docs.py::test_doc_blocks[docs/cli.md]",
     "tests/test_bench_ingest.py",
     "tests/test_interrupt.py",
     "tests/test_pipeline_resume.py",
     "tests/test_ingest_ray.py",
     "tests/test_interop.py",
-    "tests/test_docs.py::test_doc_blocks[docs/reports.md]",
     "tests/test_report_eval_browser.py",
-    "tests/test_run_lifecycle.py",
     "tests/test_pipeline_cli.py",
-    "tests/test_batch_api.py",
-    "tests/test_stop_signals.py",
-    "tests/test_docs.py::test_doc_blocks",
+    "tests/test_run_lifecycle.py",
     "tests/test_pipeline_flow.py",
-    "tests/test_update.py",
-    "tests/test_bench_generate.py",
-    "tests/test_scale_memory.py",
     "tests/test_report_browser.py",
+    "tests/test_batch_api.py",
     "tests/test_store_reingest.py",
+    "tests/test_update.py",
+    "tests/test_scale_memory.py",
+    "tests/test_pipeline_rate_limit.py",
+    "tests/test_stop_signals.py",
+    "tests/test_bench_generate.py",
+    "tests/test_llm_embeddings_path.py",
+    "tests/test_generate_difficulty.py",
+    "tests/test_review_browser.py",
+    "tests/test_docs.py::test_doc_blocks[docs/large-corpora.md]",
     "tests/test_properties.py",
     "tests/test_bench_formats.py",
 )
