@@ -156,3 +156,43 @@ def test_the_index_keeps_float32_vectors_and_names_what_it_lacks() -> None:
     )
     with pytest.raises(ConfigError, match="^a chunk index got the same chunk id twice$"):
         ChunkIndex([chunks[0], chunks[0]], np.ones((2, 4)))
+
+
+def test_chunks_of_equal_similarity_come_back_in_id_order_whatever_order_they_were_given() -> None:
+    # directions whose products with the queries are exact in float32 (two terms at most), so
+    # the chunks of one direction are tied to the last bit, and those of two differ
+    directions = np.array(
+        [[1, 0, 0], [0, 1, 0], [0.6, 0.8, 0], [0, 0.6, 0.8], [0, 0, 1]], dtype=np.float32
+    )
+    rng = random.Random(4)
+    chunks = [
+        Chunk(
+            id=f"{rng.getrandbits(64):016x}",
+            document_id="d",
+            source=f"{'ab'[i % 2]}.md",
+            index=i,
+            text="t",
+            token_count=1,
+        )
+        for i in range(40)
+    ]
+    vectors = directions[[i % 5 for i in range(40)]]
+    queries = np.array([[0.6, 0.8, 0], [1, 0, 0], [0, 0.6, 0.8]], dtype=np.float32)
+    answers = []
+    for order in range(6):
+        rows = list(range(40))
+        random.Random(order).shuffle(rows)
+        index = ChunkIndex([chunks[r] for r in rows], vectors[rows])
+        answers.append(
+            [
+                index.query(queries, n, source=s)
+                for n in (1, 3, 8, 9, 17, 40)
+                for s in (None, "b.md")
+            ]
+        )
+        for q, query in enumerate(queries):
+            for n in (1, 3, 8, 9, 17, 40):
+                got = [cid for cid, _ in index.query(query, n)[0]]
+                want = brute_force(chunks, vectors.astype(np.float64), query, n, None)
+                assert got == [cid for cid, _ in want], (order, q, n)
+    assert all(answer == answers[0] for answer in answers)

@@ -182,3 +182,47 @@ def test_the_seed_counts_the_manifest_asks_every_second_walk_no_batch() -> None:
     recount = Counter(b.outcome.get(c.id, "ok") for b in batches if b.grouped for c in b.seeds)
     assert counted == recount and recount["ok"] and len(recount) > 1  # kept and dropped seeds
     assert records[-1].items_out == recount["ok"]
+
+
+class ComparedId(str):
+    """A chunk id that counts how often it is ordered against another (sorting, heaps)."""
+
+    comparisons = 0
+
+    def __lt__(self, other: str) -> bool:
+        ComparedId.comparisons += 1
+        return str.__lt__(self, other)
+
+    def __gt__(self, other: str) -> bool:
+        ComparedId.comparisons += 1
+        return str.__gt__(self, other)
+
+
+def test_an_index_is_built_without_ordering_its_ids_and_a_query_orders_only_its_top() -> None:
+    import numpy as np
+
+    from synth.contexts.index import ChunkIndex
+    from synth.data import Chunk
+
+    rng = np.random.default_rng(11)
+    vectors = rng.normal(size=(3000, 16)).astype(np.float32)
+    vectors[1::2] = vectors[::2]  # every chunk has a twin: each similarity comes twice
+    chunks = [
+        Chunk.model_construct(
+            id=ComparedId(f"{rng.integers(1 << 62):016x}"),
+            document_id="d",
+            source=f"f{i % 30}.txt",
+            index=i,
+            text="t",
+            token_count=1,
+        )
+        for i in range(3000)
+    ]
+    ComparedId.comparisons = 0
+    index = ChunkIndex(chunks, vectors)
+    assert ComparedId.comparisons == 0  # sorting 3,000 ids takes about 30,000
+    queries = rng.normal(size=(20, 16))
+    hits = index.query(queries, 5) + index.query(queries, 4, source="f3.txt")
+    # the twins tied in each top 5 (or at its edge) are the only ids compared
+    assert 0 < ComparedId.comparisons <= 40 * 5
+    assert all(len(row) in (4, 5) for row in hits)

@@ -197,8 +197,8 @@ def test_an_index_of_long_ids_holds_a_few_bytes_a_chunk_besides_its_vectors_and_
     ChunkIndex(chunks, vectors)  # once for the imports and caches it makes
     index, peak = peak_allocated(lambda: ChunkIndex(chunks, vectors.copy()))
     assert isinstance(index, ChunkIndex)
-    # a dict from id to row (about 100 bytes a chunk at its largest) and each row's place among
-    # the ids; an array of the ids themselves was 256 bytes a chunk more
+    # a dict from id to row (about 100 bytes a chunk at its largest); an array of the ids
+    # themselves was 256 bytes a chunk more
     assert (peak - vectors.nbytes) / len(chunks) < 200
     # ties still go to the smaller id: every vector alike, the ids in reverse of their rows
     alike = np.tile(np.asarray([1.0, 0.0], dtype=np.float32), (3000, 1))

@@ -17,6 +17,7 @@ It has the read half of :class:`synth.contexts.group.NeighbourStore`.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -51,11 +52,9 @@ class ChunkIndex:
         self._row = {chunk.id: row for row, chunk in enumerate(self._chunks)}
         if len(self._row) != len(self._chunks):
             raise ConfigError("a chunk index got the same chunk id twice")
-        # each row's place among the ids in sorted order breaks ties: an array of the ids
-        # themselves was 256 bytes a row (64 characters of four bytes), this one 4
-        by_id = sorted(range(len(self._chunks)), key=lambda row: self._chunks[row].id)
-        self._id_rank = np.empty(len(self._chunks), dtype=np.int32)
-        self._id_rank[by_id] = np.arange(len(by_id), dtype=np.int32)
+        # ties are broken in each query, by the ids of the few rows that make its top n: a rank
+        # of every id made here was a sort, n log n (0.35 µs of CPU a chunk at 20,000 chunks,
+        # 0.77 at 200,000), for an order few rows were ever asked for
         by_source: dict[str, list[int]] = {}
         for row, chunk in enumerate(self._chunks):
             by_source.setdefault(chunk.source, []).append(row)
@@ -146,12 +145,18 @@ class ChunkIndex:
 
     def _top(self, scope: np.ndarray, sims: np.ndarray, n: int) -> list[tuple[int, float]]:
         """The ``n`` best of ``scope`` by ``sims``, ties to the smaller chunk id."""
-        if len(scope) > n:  # only what can make the top n (ties at the edge included) is sorted
-            edge = np.partition(sims, len(sims) - n)[len(sims) - n]
-            keep = np.flatnonzero(sims >= edge)
+        chunks = self._chunks
+        if len(scope) > n:  # only what makes the top n is sorted
+            edge = np.partition(sims, len(sims) - n)[len(sims) - n]  # the n-th largest
+            above = np.flatnonzero(sims > edge)  # fewer than n: all of them make it
+            tied = np.flatnonzero(sims == edge).tolist()
+            if len(tied) > n - len(above):  # the smaller ids of those at the edge fill it up
+                tied = heapq.nsmallest(n - len(above), tied, key=lambda i: chunks[scope[i]].id)
+            keep = np.concatenate([above, np.asarray(tied, dtype=np.intp)])
             scope, sims = scope[keep], sims[keep]
-        order = np.lexsort((self._id_rank[scope], -sims))[:n]
-        return [(int(scope[i]), float(sims[i])) for i in order]
+        rows, values = scope.tolist(), sims.tolist()
+        order = sorted(range(len(rows)), key=lambda i: (-values[i], chunks[rows[i]].id))
+        return [(rows[i], values[i]) for i in order[:n]]
 
 
 __all__ = ["ChunkIndex", "VectorStore", "unit_rows"]
