@@ -47,3 +47,48 @@ def test_a_compact_manifest_holds_what_the_indented_one_does(tmp_path: Path) -> 
         run_dir.write_manifest(record)
         assert run_dir.read_manifest() == record
     assert compact == '{"run_id":"r","stages":[{"stage":"critic","dropped":{"é":1}}],"x":null}\n'
+
+
+def test_the_plans_file_rows_are_dumped_once_while_the_run_goes_and_the_last_rewrite_measures_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from synth.contexts.coverage import Coverage, FileCoverage
+
+    clock = [1000.0]
+    monkeypatch.setattr(run_session.time, "monotonic", lambda: clock[0])
+    dumps = [0]
+    dump = FileCoverage.model_dump
+
+    def counted(self: FileCoverage, **kw: object) -> dict:
+        dumps[0] += 1
+        return dump(self, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(FileCoverage, "model_dump", counted)
+    rows = [FileCoverage(source=f"f{i}.txt", chunks=3, share=1, target=1) for i in range(40)]
+    planned = Coverage(
+        rule="proportional",
+        files_covered=0,
+        files_ingested=40,
+        seed_chunks=0,
+        neighbour_chunks=0,
+        chunks_stored=120,
+        files=rows,
+    )
+    session = _session(tmp_path)
+    seen: list[dict] = []
+
+    async def go() -> None:
+        async with session:
+            assert session.dir is not None
+            session.coverage = planned
+            for _ in range(5):
+                clock[0] += MANIFEST_EVERY
+                session._flush()
+                seen.append(json.loads(session.dir.manifest_path.read_text(encoding="utf-8")))
+
+    asyncio.run(go())
+    assert dumps[0] == 40  # once for the plan's 40 rows, not at each of the five rewrites
+    # each rewrite holds what measuring the coverage from the start gives
+    measured = session._coverage(planned).model_dump(mode="json")
+    assert all(m["coverage"] == measured for m in seen)
+    assert len(measured["files"]) == 40 and measured["files_ingested"] == 40
