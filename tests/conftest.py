@@ -205,6 +205,21 @@ def _isolated_cwd(
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 
+@pytest.fixture(autouse=True)
+def _forget_modules_of_the_test(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A module a test imports from its own folders (a `--system my_agent:run` run in this
+    process puts the folder on the path, as `python -m` would) is forgotten when it ends, and the
+    path restored: the next test in this process may have a `my_agent` of its own."""
+    path, modules = list(sys.path), set(sys.modules)
+    yield
+    sys.path[:] = path
+    root = os.path.realpath(tmp_path_factory.getbasetemp()) + os.sep
+    for name in set(sys.modules) - modules:
+        file = getattr(sys.modules[name], "__file__", None)
+        if file and os.path.realpath(file).startswith(root):
+            del sys.modules[name]
+
+
 # ---- model layer (engineer D): the fake OpenAI-compatible server ---------------------------------
 import fake_openai as _fake_openai_module  # noqa: E402  (tests/ is on sys.path for conftest)
 
