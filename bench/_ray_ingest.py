@@ -28,31 +28,28 @@ from _util import markdown_table, run_child
 TINY_FILES = 300
 
 
-def child_single(folder: Path, store: Path) -> dict[str, Any]:
-    from synth import ingest_documents, load_documents
+def child_single(
+    folder: Path, store: Path, tiny: tuple[Path, Path] | None = None
+) -> dict[str, Any]:
+    """The single-process ingest of ``folder`` (and its rerun); with ``tiny``, that folder's too,
+    under ``"tiny"``, once the first ingest has warmed this process (as ``child_ray`` does)."""
+    from synth import load_documents
 
     pages = sum(f.pages or 0 for f in load_documents(folder).files)
-    start = time.perf_counter()
-    report = ingest_documents(folder, embedder="hash", store_path=store)
-    seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    again = ingest_documents(folder, embedder="hash", store_path=store)
-    return {
-        "seconds": seconds,
-        "pages": pages,
-        "files": len(report.files),
-        "chunks": report.chunks,
-        "embedded": report.embedded,
-        "rerun_seconds": time.perf_counter() - start,
-        "rerun_embedded": again.embedded,
-        "rows": [(f.path, f.status, f.chunks, f.document_id) for f in report.files],
-    }
+    result = {"pages": pages, **_ingest_twice(folder, store, ray=False)}
+    if tiny is not None:
+        result["tiny"] = _ingest_twice(*tiny, ray=False)
+    return result
 
 
-def child_ray(folder: Path, store: Path, workers: int) -> dict[str, Any]:
+def child_ray(
+    folder: Path, store: Path, workers: int, tiny: tuple[Path, Path] | None = None
+) -> dict[str, Any]:
+    """The Ray ingest of ``folder`` (and its rerun) on a fresh local Ray of ``workers`` CPUs; with
+    ``tiny`` (a folder and its store), that folder's too, under ``"tiny"``, on the same Ray once
+    the first ingest has warmed it: its workers have imported synth, so what differs from the
+    warmed single process is the cost of the tasks themselves, not of starting them."""
     import ray
-
-    from synth import ingest_documents
 
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
     start = time.perf_counter()
@@ -60,22 +57,31 @@ def child_ray(folder: Path, store: Path, workers: int) -> dict[str, Any]:
     ray.get(ray.remote(lambda: 0).remote())  # a worker is up
     startup = time.perf_counter() - start
     try:
-        start = time.perf_counter()
-        report = ingest_documents(folder, embedder="hash", store_path=store, ray=True)
-        seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        again = ingest_documents(folder, embedder="hash", store_path=store, ray=True)
-        rerun = time.perf_counter() - start
+        result = {"workers": workers, "startup_seconds": startup}
+        result.update(_ingest_twice(folder, store, ray=True))
+        if tiny is not None:
+            result["tiny"] = {"workers": workers, **_ingest_twice(*tiny, ray=True)}
     finally:
         ray.shutdown()
+    return result
+
+
+def _ingest_twice(folder: Path, store: Path, *, ray: bool) -> dict[str, Any]:
+    """The timed ingest of ``folder`` into ``store`` (on the Ray already started, with ``ray``),
+    then its rerun."""
+    from synth import ingest_documents
+
+    start = time.perf_counter()
+    report = ingest_documents(folder, embedder="hash", store_path=store, ray=ray)
+    seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    again = ingest_documents(folder, embedder="hash", store_path=store, ray=ray)
     return {
-        "workers": workers,
-        "startup_seconds": startup,
         "seconds": seconds,
         "files": len(report.files),
         "chunks": report.chunks,
         "embedded": report.embedded,
-        "rerun_seconds": rerun,
+        "rerun_seconds": time.perf_counter() - start,
         "rerun_embedded": again.embedded,
         "rows": [(f.path, f.status, f.chunks, f.document_id) for f in report.files],
     }
@@ -114,11 +120,13 @@ def child_rates(folder: Path, store: Path) -> dict[str, Any]:
     return rates
 
 
-def child_main(mode: str, folder: Path, store: Path, workers: int) -> dict[str, Any]:
+def child_main(
+    mode: str, folder: Path, store: Path, workers: int, tiny: tuple[Path, Path] | None = None
+) -> dict[str, Any]:
     if mode == "single":
-        return child_single(folder, store)
+        return child_single(folder, store, tiny)
     if mode == "ray":
-        return child_ray(folder, store, workers)
+        return child_ray(folder, store, workers, tiny)
     return child_rates(folder, store)
 
 
@@ -137,18 +145,21 @@ def measure(
     build_corpus(work / "pool", folder, CorpusShape(pdf_pages=pages, docx_paragraphs=pages))
     write_tiny(tiny, tiny_files)
 
-    def child(mode: str, source: Path, name: str, workers: int = 0) -> dict[str, Any]:
-        log(f"ray bench: {mode} {workers or ''} over {source.name}")
-        args = ["--child-ray", mode, str(source), str(work / name), str(workers)]
+    def child(mode: str, source: Path, name: str, workers: int = 0, *more: str) -> dict[str, Any]:
+        log(f"ray bench: {mode} {workers or ''} over {source.name} {' '.join(more)}")
+        args = ["--child-ray", mode, str(source), str(work / name), str(workers), *more]
         return run_child(script, args)
 
-    single = child("single", folder, "s-single")
-    runs = [child("ray", folder, f"s-ray{n}", n) for n in (1, 2)]
+    # the single process and the 1-worker Ray ingest the tiny files too, each after the corpus
+    # (warm: see child_ray), which spares a Ray start and an interpreter
+    single = child("single", folder, "s-single", 0, str(tiny), str(work / "t-single"))
+    tiny_single = single.pop("tiny")
+    runs = [child("ray", folder, "s-ray1", 1, str(tiny), str(work / "t-ray1"))]
+    tiny_ray = runs[0].pop("tiny")
+    runs.append(child("ray", folder, "s-ray2", 2))
     for run in runs:
         if run["rows"] != single["rows"] or run["rerun_embedded"] != 0:
             raise RuntimeError("the Ray ingest did not give the single-process rows")
-    tiny_single = child("single", tiny, "t-single")
-    tiny_ray = child("ray", tiny, "t-ray1", 1)
     rates = child("rates", folder, "s-rates")
     return {"single": single, "ray": runs, "tiny": [tiny_single, tiny_ray], "rates": rates}
 

@@ -555,7 +555,8 @@ def main(argv: list[str] | None = None) -> int:
         return child_main(argv[1:])
     if argv[:1] == ["--child-ray"]:
         mode, folder, store, workers = argv[1:5]
-        result = _ray_ingest.child_main(mode, Path(folder), Path(store), int(workers))
+        tiny = (Path(argv[5]), Path(argv[6])) if len(argv) > 6 else None
+        result = _ray_ingest.child_main(mode, Path(folder), Path(store), int(workers), tiny)
         print(json.dumps(result))
         return 0
     parser = argparse.ArgumentParser(

@@ -26,6 +26,7 @@ from ingest_files import make_docx, make_pdf
 from local_servers import free_port, stop
 
 from synth import ChunkStore, ConfigError, HashEmbedder, LocalEmbedder, ingest_documents
+from synth.cli import main
 from synth.contexts.config import ContextConstructionConfig
 from synth.run.ingest import ingest_for_run
 from synth.store import ray_ingest
@@ -220,21 +221,32 @@ def test_a_run_ingests_on_ray_with_the_chunks_of_a_single_process_run(
     assert results[0] == results[1]
 
 
-def test_synth_ingest_ray_without_an_address_starts_a_ray_for_the_command(tmp_path: Path) -> None:
+def test_synth_ingest_ray_without_an_address_starts_a_ray_for_the_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     docs = _corpus(tmp_path / "docs")
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": str(REPO)}
     env.pop("RAY_ADDRESS", None)
-    reports = []
-    for extra in ([], ["--ray"]):
-        command = [sys.executable, "-m", "synth", "ingest", str(docs), "--embedder", "hash:64"]
-        command += ["--chunk-size", "48", "--store-path", str(tmp_path / f"s{len(extra)}")]
-        done = subprocess.run(
-            [*command, *extra, "--json"], capture_output=True, text=True, env=env, timeout=600
-        )
-        assert done.returncode == 0, done.stderr
-        reports.append(json.loads(done.stdout))
-    assert reports[0] == reports[1]
-    assert reports[1]["embedded"] > 10
+
+    def command(store: str) -> list[str]:
+        return ["ingest", str(docs), "--embedder", "hash:64", "--chunk-size", "48"] + [
+            *("--store-path", str(tmp_path / store), "--json")
+        ]
+
+    # the single-process report in this process (no Ray here to start); the Ray one in a process
+    # of its own, which starts a Ray of its own and must end it
+    assert main(command("s0")) == 0
+    here = json.loads(capsys.readouterr().out)
+    done = subprocess.run(
+        [sys.executable, "-m", "synth", *command("s1"), "--ray"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == here
+    assert here["embedded"] > 10
 
 
 # ---- without a cluster ------------------------------------------------------------------------------

@@ -66,8 +66,10 @@ def server_factory(tmp_path: Path) -> Iterator[Callable[..., Server]]:
         yield start
 
 
-def big_corpus(folder: Path, files: int = 400, words: int = 1500) -> Path:
-    """Text files enough for ingest to take a while (seconds), so Ctrl-C can land inside it."""
+def big_corpus(folder: Path, files: int = 100, words: int = 1500) -> Path:
+    """Text files enough for ingest to take a while (over 2 s alone, from the manifest's writing to
+    its inputs, 2 s of it whatever the corpus), so Ctrl-C can land inside it. More files only make
+    the rerun, which reads them all, longer: 400 made it 6 s longer."""
     rng = random.Random(11)
     vocabulary = [f"{a}{b}" for a in ("sol", "grid", "cell", "volt", "peak") for b in range(60)]
     folder.mkdir()

@@ -9,6 +9,7 @@ import math
 import signal
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -39,10 +40,45 @@ def server_factory(tmp_path: Path) -> Iterator[Callable[..., Server]]:
         yield start
 
 
+@dataclass(frozen=True)
+class Uninterrupted:
+    goldens: list[dict]  # without what names its server (see same_goldens)
+    answered: list[str]  # the request bodies its server answered, in order
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Uninterrupted]:
+    """The same command run once to its end, against a server of its own (the fake's replies
+    depend on the request alone), made once for the tests that compare a resumed run with it."""
+    folder = tmp_path_factory.mktemp("uninterrupted")
+    with servers(folder) as start:
+        server = start()
+        goldens = reference_dataset(server, folder / "reference")
+        yield Uninterrupted(_unplaced(goldens, server, None), server.answered())
+
+
+def _unplaced(goldens: Dataset, server: Server, work: Path | None) -> list[dict]:
+    """The goldens without the server's address and the run id made from it (the one thing a run
+    against another server does differently), once checked: the address is ``server``'s, the run
+    id that of the run in ``work``."""
+    dumped = [g.model_dump() for g in goldens]
+    for golden in dumped:
+        run_id = golden["metadata"].pop("run_id")
+        if work is not None:
+            assert [path.parent.name for path in manifests(work)] == [run_id]
+        models = golden["metadata"]["models"].values()
+        urls = [model.pop("base_url") for model in models if "base_url" in model]
+        assert urls and all(url.startswith(server.url) for url in urls)
+    return dumped
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT], ids=["sigkill", "ctrl-c"])
 def test_stopped_between_requests_then_rerun_repeats_no_completed_request(
-    tmp_path: Path, server_factory: Callable[..., Server], stop: signal.Signals
+    tmp_path: Path,
+    server_factory: Callable[..., Server],
+    uninterrupted: Uninterrupted,
+    stop: signal.Signals,
 ) -> None:
     release = tmp_path / "release-the-gate"
     gate = 25  # about half the run's requests
@@ -88,13 +124,12 @@ def test_stopped_between_requests_then_rerun_repeats_no_completed_request(
     assert manifest["status"] == "complete" and len(manifest["sessions"]) == 2
     assert manifest["stages"][-1]["items_out"] == GOLDENS
 
-    reference = reference_dataset(server, tmp_path / "reference")
-    assert [g.model_dump() for g in resumed] == [g.model_dump() for g in reference]
+    assert _unplaced(resumed, server, work) == uninterrupted.goldens
 
 
 @pytest.mark.slow
 def test_sigkill_mid_flight_then_rerun_gives_the_uninterrupted_dataset(
-    tmp_path: Path, server_factory: Callable[..., Server]
+    tmp_path: Path, server_factory: Callable[..., Server], uninterrupted: Uninterrupted
 ) -> None:
     server = server_factory()
     work = tmp_path / "work"
@@ -118,10 +153,9 @@ def test_sigkill_mid_flight_then_rerun_gives_the_uninterrupted_dataset(
     lost = check_only_lost_answers_were_repeated(server, dead_at, stored, 4)
     both_runs = len(server.chat())
     resumed = Dataset.load(work / "out.jsonl")
-    reference = reference_dataset(server, tmp_path / "reference")
-    assert [g.model_dump() for g in resumed] == [g.model_dump() for g in reference]
-    whole_run = len(server.chat()) - both_runs
-    assert repeats(server.answered()[both_runs:]) == 0  # an uninterrupted run repeats nothing
+    assert _unplaced(resumed, server, work) == uninterrupted.goldens
+    whole_run = len(uninterrupted.answered)
+    assert repeats(uninterrupted.answered) == 0  # an uninterrupted run repeats nothing
     # the rerun did only what was left; a first-wave spare's evolution is asked for beside its
     # filter's scoring, before its gate is known, so how many of those each run sends depends on
     # when the others answered (at most one per draft of each spare)
