@@ -2,7 +2,7 @@ PY ?= python3.11
 VENV ?= .venv
 BIN = $(VENV)/bin
 
-.PHONY: setup test coverage lint mutation
+.PHONY: setup test suite coverage lint mutation
 
 # torch first, pinned to the CPU build, so the `local` extra does not pull a multi-GB GPU build;
 # the browser tests drive Debian's chromium (Playwright's own browser download is not reachable),
@@ -21,12 +21,15 @@ setup:
 	# PYTHONDONTWRITEBYTECODE=1 would compile them again in every process it starts)
 	$(BIN)/python -m compileall -q synth
 
-# the gates (lint, format, types), then the whole suite on two workers, one a core (the suite is
-# bound by the processor: its serial run took about as long as its processor time, and more
-# workers only crowd the tests that time a server); each file stays on one worker, so a module
-# fixture is made once per file (docs/testing.md, "How long the suite takes")
-test: lint
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+# the gates (lint, format, types) and the whole suite at once: the suite waits on its servers and
+# subprocesses for about a third of its time, which the type check and a third worker fill; each
+# file stays on one worker, so a module fixture is made once per file (docs/testing.md, "How long
+# the suite takes"); the exit status is the gates' or the suite's failure
+test:
+	@$(MAKE) --no-print-directory -j2 lint suite
+
+suite:
+	$(BIN)/python -m pytest -n 3 --dist loadfile
 
 # the same suite measured for line coverage (10 to 50% more processor time on the tests that run
 # synth in-process; no gate reads it, so `test` leaves it out)
