@@ -25,9 +25,9 @@ import numpy as np
 from synth.contexts.config import ContextConstructionConfig
 from synth.contexts.context import make_context
 from synth.contexts.critic import ScoredSeed
-from synth.contexts.index import unit_rows
 from synth.data import Chunk, Context
 from synth.stage.stats import StageStats
+from synth.store.embedder import unit_rows
 
 TOO_FEW = "too_few_similar_chunks"
 

@@ -159,4 +159,4 @@ class ChunkIndex:
         return [(rows[i], values[i]) for i in order[:n]]
 
 
-__all__ = ["ChunkIndex", "VectorStore", "unit_rows"]
+__all__ = ["ChunkIndex", "VectorStore"]

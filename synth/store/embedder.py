@@ -147,8 +147,7 @@ def normalize(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     if vectors.ndim != 2:
         raise ValueError(f"expected a 2-d array of vectors, got shape {vectors.shape}")
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+    return unit_rows(vectors)
 
 
 __all__ = ["Embedder", "is_unit", "normalize", "row_norms", "unit_rows"]
