@@ -29,6 +29,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
+from synth._interrupt import run_as_program
 from synth._version import __version__
 from synth.cli._exits import (
     EXIT_CLOSED_PIPE,
@@ -38,6 +39,7 @@ from synth.cli._exits import (
     EXIT_OK,
     EXIT_PARTIAL,
     EXIT_STALE,
+    ProgramEnd,
 )
 from synth.errors import SynthError, SynthWarning
 
@@ -115,22 +117,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     (one of the ``EXIT_*`` constants).
 
     Run as the program, Ctrl-C is honoured at every moment (see :mod:`synth._interrupt`): exit
-    130 within a deadline, whatever the command was doing.
+    130 within a deadline, whatever the command was doing; and the process ends after its exit
+    functions, without the interpreter's teardown (:class:`~synth.cli._exits.ProgramEnd`).
     """
+    end = ProgramEnd() if argv is None and run_as_program() else None
     try:
         try:
-            return _main(argv)
+            code = _main(argv)
         finally:
             sys.stdout.flush()  # a closed pipe is found here, not at exit where it cannot be handled
     except BrokenPipeError:
-        return _closed_pipe()
+        code = _closed_pipe()
     except KeyboardInterrupt:  # pressed between the command's end and the handler's
         print("synth: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        code = EXIT_INTERRUPTED
+    if end is not None:
+        end.code = code
+    return code
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    from synth._interrupt import CtrlC, run_as_program
+    from synth._interrupt import CtrlC
 
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from jsonschema import validators
 from pydantic import BaseModel
 
 from synth.errors import ModelError
@@ -76,6 +75,8 @@ class CheckVerdict(BaseModel):
 def schema_errors(tool: Tool, arguments: Mapping[str, Any]) -> list[tuple[str, str]]:
     """``(reason, detail)`` for each way ``arguments`` break ``tool``'s input schema, required
     arguments first; none when they are valid."""
+    from jsonschema import validators  # 60 ms of import, which a run without tools never needs
+
     validator_class = validators.validator_for(tool.input_schema)
     validator = validator_class(tool.input_schema)
     found: list[tuple[str, str]] = []
