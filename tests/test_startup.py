@@ -196,3 +196,60 @@ def test_evaluate_sends_its_first_judge_request_before_loading_what_scoring_need
     )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"code": 0, "loaded": []}
+
+
+_FIRST_RUN = """
+import contextlib, io, json, sys, threading
+sys.path.insert(0, {tests!r})
+from fake_openai import FakeOpenAI, smart_reply
+from synth.cli import main
+loaded = []
+first_chat = threading.Event()
+def reply(request):
+    if not loaded:
+        loaded.append([m for m in ("chromadb",) if m in sys.modules])
+        first_chat.set()
+    return smart_reply(request)
+argv = ["generate", "docs", "--goldens", "2", "--embedder", "openai:text-embedding-3-small",
+        "--base-url", None, "--json", "-o", "goldens.jsonl"]
+with FakeOpenAI(reply=reply) as server, contextlib.redirect_stdout(io.StringIO()):
+    choose = server._choose_fault
+    def embeddings_after_the_first_chat(kind, *args, **kwargs):
+        if kind == "embeddings":  # the vectors come back once a chat request is out
+            first_chat.wait(60)
+        return choose(kind, *args, **kwargs)
+    server._choose_fault = embeddings_after_the_first_chat
+    argv[7] = server.url
+    code = main(argv)
+print(json.dumps({{"code": code, "loaded": loaded[0] if loaded else None}}))
+"""
+
+
+def test_a_first_run_sends_its_first_requests_before_opening_chroma(tmp_path: Path) -> None:
+    """Into a new store (its folder not there yet) nothing stored needs reading: Chroma (its
+    import and client, 0.5 s of a core) opens at the ingest's first write, which follows the
+    embeddings, while the critic's first requests are out."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("pumps", "valves"):
+        text = f"The {name} are checked every spring. Each check takes an hour of work. " * 30
+        (docs / f"{name}.txt").write_text(text, encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-c", _FIRST_RUN.format(tests=str(ROOT / "tests"))],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "OPENAI_API_KEY": "sk-test-startup", "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["code"] in (0, 3), out.stderr[-2000:]
+    assert result["loaded"] == []  # no chromadb when the first chat request arrived
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(
+        path=str(tmp_path / ".synth" / "chroma"), settings=Settings(anonymized_telemetry=False)
+    )
+    (collection,) = client.list_collections()
+    assert collection.count() > 0  # and the chunks were stored after it

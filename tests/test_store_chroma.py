@@ -276,6 +276,7 @@ def test_collection_is_cosine_and_named_from_embedder_and_chunking(
 ) -> None:
     store = store_factory(HashEmbedder(64), chunking={"chunk_size": 256, "chunk_overlap": 32})
     assert store.collection_name.startswith("synth-hash-64-c256o32-")
+    assert store.count() == 0  # opened at its first call
     assert store._collection.configuration["hnsw"]["space"] == "cosine"
     other = store_factory(HashEmbedder(64), chunking=ChunkingConfig(chunk_size=512))
     assert other.collection_name != store.collection_name
@@ -321,6 +322,7 @@ def test_a_collection_name_never_comes_from_a_file(tmp_path: Path) -> None:
 def test_explicit_collection_names(store_factory: StoreFactory) -> None:
     store = store_factory(collection="my-chunks")
     assert store.collection_name == "my-chunks"
+    assert store.count() == 0  # a new store's Chroma opens, and makes its collection, when used
     with pytest.raises(ConfigError, match="invalid collection name"):
         store_factory(collection="x")
     with pytest.raises(ConfigError, match="invalid collection name"):

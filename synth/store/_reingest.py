@@ -35,8 +35,9 @@ class FileMemory:
 
     def __init__(self, store: ChunkStore) -> None:
         self._store = store
-        #: True when the collection held nothing: no look-ups are needed
-        self.empty = store.count() == 0
+        #: True when the collection held nothing: no look-ups are needed (a new store is not
+        #: asked: its Chroma opens at its first write, once the run's first requests are out)
+        self.empty = store.known_empty or store.count() == 0
         self._versions: dict[str, list[StoredFile]] = {}
         if not self.empty:
             for chunk_id, meta in store.first_chunks():
