@@ -1,5 +1,7 @@
 """Real ``synth generate`` processes against the fake OpenAI server in a subprocess, for the tests
-that stop, interrupt or race them (test_pipeline_resume, test_interrupt, test_run_lifecycle).
+that stop, interrupt or race them (test_pipeline_resume, test_interrupt, test_run_lifecycle,
+test_stop_signals). The run after a stop, which only has to read what the stopped process left,
+runs in the test's own process (:func:`finish_here`).
 
 Every wait is on a condition the run itself brings about (a line in the server's request log, a
 file in the run directory), polled with a generous bound; nothing waits on a fixed sleep. Every
@@ -9,6 +11,7 @@ process started here is ended and reaped, even when a test fails, so none outliv
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import signal
@@ -17,6 +20,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from unittest import mock
 
 from synth.dataset import Dataset
 from synth.llm.sqlite_cache import SQLiteCache
@@ -147,8 +151,11 @@ def command(server: Server, *extra: str, goldens: int = GOLDENS, docs: Path = SA
     ]
 
 
+CLIENT_KEY = "sk-test-resume-not-a-real-key"
+
+
 def client_env() -> dict[str, str]:
-    return child_env(OPENAI_API_KEY="sk-test-resume-not-a-real-key")
+    return child_env(OPENAI_API_KEY=CLIENT_KEY)
 
 
 @contextlib.contextmanager
@@ -161,11 +168,29 @@ def started(cmd: list[str], cwd: Path) -> Iterator[subprocess.Popen]:
         end_process(proc)
 
 
-def finish(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    """Run ``cmd`` in ``cwd`` to its end (bounded by PATIENCE)."""
-    return subprocess.run(
-        cmd, cwd=cwd, env=client_env(), capture_output=True, text=True, timeout=PATIENCE
-    )
+def finish_here(cmd: list[str], cwd: Path, key: str = CLIENT_KEY) -> subprocess.CompletedProcess:
+    """Run ``cmd`` (a ``python -m synth`` command) to its end in this process, in ``cwd``, with
+    ``key`` (by default the key of a run :func:`started`): its exit code, stdout and stderr, as
+    ``subprocess.run`` gives them. For the run after a stopped one, which reads what the stopped
+    process left on disk as a new process would (the stop itself stays a real process), and for
+    a reference run: a new interpreter spent about 2 s importing synth's dependencies before the
+    command began. A run here has no PATIENCE bound: one that hangs hangs its test."""
+    from synth.cli import main
+
+    assert cmd[1:3] == ["-m", "synth"], cmd
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with (
+            mock.patch.dict(os.environ, {"OPENAI_API_KEY": key}),
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+        ):
+            code = main(cmd[3:])
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(cmd, code, out.getvalue(), err.getvalue())
 
 
 def wait_for(condition: Callable[[], bool], proc: subprocess.Popen, what: str) -> None:
@@ -233,6 +258,6 @@ def check_only_lost_answers_were_repeated(
 
 def reference_dataset(server: Server, folder: Path) -> Dataset:
     folder.mkdir()
-    done = finish(command(server), folder)
+    done = finish_here(command(server), folder)
     assert done.returncode == 0, done.stderr
     return Dataset.load(folder / "out.jsonl")

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAI
 from synth_replies import reply
-from synth_runs import PATIENCE, SAMPLE, child_env, end_process, wait_for
+from synth_runs import PATIENCE, SAMPLE, child_env, end_process, finish_here, wait_for
 
 from synth import Dataset, Synthesizer
 from synth.generate.steps import RUNS_AHEAD
@@ -235,9 +235,7 @@ def test_a_killed_run_polls_its_jobs_and_submits_nothing_twice(
         end_process(proc)
     killed_jobs = dict(server.batches.submitted)
     polls = dict(server.batches.polls)
-    done = subprocess.run(
-        [sys.executable, *cmd], cwd=tmp_path, env=env, capture_output=True, timeout=PATIENCE
-    )
+    done = finish_here([sys.executable, *cmd], tmp_path, KEY)  # the rerun: in this process
     assert done.returncode == 0, done.stderr
     assert len(Dataset.load(tmp_path / "out.jsonl")) == N
     assert set(server.batches.custom_id_counts().values()) == {1}  # no request in two jobs

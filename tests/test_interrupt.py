@@ -25,7 +25,7 @@ from synth_runs import (
     Server,
     check_only_lost_answers_were_repeated,
     command,
-    finish,
+    finish_here,
     interrupt,
     read_manifest,
     recorded,
@@ -102,7 +102,7 @@ def check_stopped(run: subprocess.Popen, stderr: str, work: Path, *, started_run
 
 
 def check_rerun(server: Server, work: Path, cmd: list[str]) -> None:
-    rerun = finish(cmd, work)
+    rerun = finish_here(cmd, work)
     assert rerun.returncode == 0, rerun.stderr
     assert len(Dataset.load(work / "out.jsonl")) == GOLDENS
 

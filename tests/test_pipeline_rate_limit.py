@@ -29,6 +29,9 @@ SERVER_RPM, WINDOW = 8, 2.0  # the server refuses a 9th request within two secon
 #: under the limit each let a 429 through under a test suite's two workers). At half, any delay
 #: shorter than a window stays within the limit.
 PACED_RPM = SERVER_RPM // 2
+#: goldens a run makes: three are 14 requests, past three of the server's windows paced and past
+#: its limit unpaced (six were 23, and the paced run's 6 s more waiting caught no bug three miss)
+GOLDENS = 3
 #: the fake server answering synth's prompts (smart), or every request from its schema alone
 SERVER_MODES = ("smart", "generic")
 
@@ -50,7 +53,7 @@ def run(server: fake_openai.FakeOpenAI, folder: str, **limits: float) -> Synthes
         **limits,
     )
     with synth:
-        synth.generate_goldens_from_docs(SAMPLE, num_goldens=6)
+        synth.generate_goldens_from_docs(SAMPLE, num_goldens=GOLDENS)
     return synth
 
 
@@ -70,7 +73,7 @@ def test_a_budget_under_the_servers_limit_gets_no_429(
     assert outcomes.get("rpm_limit", 0) == 0, outcomes
     assert outcomes["ok"] >= 10  # a real run went through, paced
     manifest = paced.manifest
-    assert manifest["delivered"] == 6
+    assert manifest["delivered"] == GOLDENS
     assert manifest["totals"]["retries"] == 0
     assert manifest["limits"]["rpm"] == PACED_RPM
     assert manifest["limits"]["paced_window"] == pytest.approx(WINDOW * (1 + RATE_MARGIN))

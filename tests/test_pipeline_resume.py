@@ -19,7 +19,7 @@ from synth_runs import (
     Server,
     check_only_lost_answers_were_repeated,
     command,
-    finish,
+    finish_here,
     interrupt,
     manifests,
     recorded,
@@ -112,7 +112,7 @@ def test_stopped_between_requests_then_rerun_repeats_no_completed_request(
         assert status == "interrupted"
 
     release.touch()
-    rerun = finish(command(server), work)
+    rerun = finish_here(command(server), work)
     assert rerun.returncode == 0, rerun.stderr
     # no request completed before the stop was made again (the requests the gate held were
     # answered to a dead process once it opened: the rerun had to make those)
@@ -146,7 +146,7 @@ def test_sigkill_mid_flight_then_rerun_gives_the_uninterrupted_dataset(
         dead_at = time.monotonic()
     stored = recorded(work / ".synth" / "cache.sqlite")
     assert stored > 0
-    rerun = finish(command(server, "--max-concurrent", "4"), work)
+    rerun = finish_here(command(server, "--max-concurrent", "4"), work)
     assert rerun.returncode == 0, rerun.stderr
     # a kill at any moment: only answers still on their way to the run (at most
     # --max-concurrent) can have been lost, and only those were asked for again
@@ -187,7 +187,7 @@ def test_ctrl_c_mid_flight_stops_cleanly_keeping_everything_done(
     assert json.loads(manifest_file.read_text())["status"] == "interrupted", stderr
     stored = recorded(work / ".synth" / "cache.sqlite")
     assert len(json.loads(manifest_file.read_text())["sessions"]) == 1
-    rerun = finish(command(server), work)
+    rerun = finish_here(command(server), work)
     assert rerun.returncode == 0, rerun.stderr
     assert len(Dataset.load(work / "out.jsonl")) == GOLDENS
     check_only_lost_answers_were_repeated(server, dead_at, stored, 4)

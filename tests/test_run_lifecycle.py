@@ -27,7 +27,7 @@ from synth_runs import (
     child_env,
     command,
     end_process,
-    finish,
+    finish_here,
     recorded,
     servers,
     started,
@@ -153,7 +153,7 @@ def test_a_second_run_writing_the_same_output_is_refused_naming_the_first(
         # the first run is under way, its later requests held by the server
         wait_for(lambda: recorded(cache) >= gate, first, f"{gate} answers were recorded")
         asked = len(server.chat(outcome=None))
-        second = finish(command(server, "--seed", "9", goldens=4), work)
+        second = finish_here(command(server, "--seed", "9", goldens=4), work)
         assert second.returncode == 2
         lines = second.stderr.strip().splitlines()
         assert len(lines) == 1, second.stderr

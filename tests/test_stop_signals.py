@@ -18,7 +18,7 @@ from synth_runs import (
     STOP_DEADLINE,
     Server,
     command,
-    finish,
+    finish_here,
     read_manifest,
     servers,
     started,
@@ -58,7 +58,7 @@ def check_interrupted_then_resumed(work: Path, stderr: str, cmd: list[str]) -> N
     assert not list(work.glob(".*.lock")), "the output's lock file was left"
     assert "run the same command again to resume" in stderr
     assert not (work / "out.jsonl").exists()
-    rerun = finish(cmd, work)
+    rerun = finish_here(cmd, work)
     assert rerun.returncode == 0, rerun.stderr
     assert len(Dataset.load(work / "out.jsonl")) == GOLDENS
     assert len(read_manifest(work)["sessions"]) == 2  # the same run, resumed
