@@ -287,6 +287,44 @@ def test_ray_with_a_given_store_is_refused(tmp_path: Path) -> None:
             ingest_documents([tmp_path], store=store, ray=True)
 
 
+class _NoRay:
+    """A stand-in for the ray module that fails the test if a cluster is joined."""
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, **options: Any) -> None:
+        raise AssertionError(f"ray.init was called: {options}")
+
+
+def test_an_address_where_nothing_answers_is_one_line_before_ray_is_asked() -> None:
+    port = free_port()  # nothing listens there
+    for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        with pytest.raises(ConfigError, match=rf"cannot join the Ray cluster at {address}: nothing answers at 127\.0\.0\.1:{port}"):  # fmt: skip
+            ray_ingest.connect(_NoRay(), address)
+
+
+def test_synth_ingest_with_a_dead_ray_address_exits_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a.txt").write_text("Pumps are checked every spring.", encoding="utf-8")
+    address = f"127.0.0.1:{free_port()}"
+    store = str(tmp_path / "s")
+    argv = ["ingest", str(tmp_path / "a.txt"), "--embedder", "hash", "--store-path", store]
+    assert main([*argv, "--ray", address]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"synth: error: cannot join the Ray cluster at {address}: nothing answers at "
+                   f"{address} (Connection refused)"]  # fmt: skip
+
+
+def test_an_address_that_answers_or_names_no_port_is_left_to_ray() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        ray_ingest.probe(f"127.0.0.1:{listener.getsockname()[1]}")
+    ray_ingest.probe("auto")
+
+
 def test_ray_addresses() -> None:
     assert ray_ingest.ray_address(None) is None and ray_ingest.ray_address(False) is None
     assert ray_ingest.ray_address(True) == ray_ingest.LOCAL == ray_ingest.ray_address(" ")

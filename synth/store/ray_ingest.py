@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import threading
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
@@ -179,11 +180,40 @@ def _worker_embedder(spec: tuple[str, int] | Embedder) -> Embedder:
     return _EMBEDDERS[spec]
 
 
+#: seconds a cluster's address has to accept a connection before joining it is given up
+PROBE_SECONDS = 5.0
+#: the port of a ``ray://`` address that names none (Ray Client's)
+CLIENT_PORT = 10001
+
+
+def probe(address: str) -> None:
+    """Raise ConfigError, one line, when nothing accepts a connection at ``address`` (a
+    ``host:port`` or ``ray://host[:port]``; ``auto`` is Ray's to find) within
+    :data:`PROBE_SECONDS`. Ray itself waits for a cluster that is not there for minutes, its
+    retries filling stderr, before it gives up."""
+    client = address.startswith("ray://")
+    where = address.removeprefix("ray://").split("/", 1)[0]
+    host, sep, port = where.rpartition(":")
+    if not sep:
+        host, port = where, str(CLIENT_PORT) if client else ""
+    if not host or not port.isdigit():
+        return  # not a host and port (``auto``): Ray's to resolve
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_SECONDS).close()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(
+            f"cannot join the Ray cluster at {address}: nothing answers at {host}:{port} ({reason})"
+        ) from None
+
+
 def connect(ray: Any, address: str) -> bool:
     """Join the Ray cluster at ``address`` (or start one here, for :data:`LOCAL`); True when this
     call started Ray in this process (and so must shut it down)."""
     if ray.is_initialized():
         return False
+    if address != LOCAL:
+        probe(address)
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
     if address == LOCAL:
