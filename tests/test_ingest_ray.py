@@ -237,6 +237,18 @@ def test_synth_ingest_ray_without_an_address_starts_a_ray_for_the_command(
     # of its own, which starts a Ray of its own and must end it
     assert main(command("s0")) == 0
     here = json.loads(capsys.readouterr().out)
+    # the Ray process says at exit whether it used Ray (imported only by an ingest that asks for
+    # it; the Ray it started is shut down by then): its report alone is the same either way
+    site = tmp_path / "site"
+    site.mkdir()
+    marker = tmp_path / "joined"
+    (site / "sitecustomize.py").write_text(
+        "import atexit, sys\n"
+        "def _say():\n"
+        f"    open({str(marker)!r}, 'w').write(str('ray' in sys.modules))\n"
+        "atexit.register(_say)\n"
+    )
+    env["PYTHONPATH"] = os.pathsep.join([str(site), str(REPO)])
     done = subprocess.run(
         [sys.executable, "-m", "synth", *command("s1"), "--ray"],
         capture_output=True,
@@ -247,6 +259,7 @@ def test_synth_ingest_ray_without_an_address_starts_a_ray_for_the_command(
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == here
     assert here["embedded"] > 10
+    assert marker.read_text() == "True"
 
 
 # ---- without a cluster ------------------------------------------------------------------------------
