@@ -182,6 +182,35 @@ class Timers:
         return timed
 
 
+def scale_synthesizer(url: str, work: Path, store: Path) -> Any:
+    """The synthesizer a scale run uses: the fake server's model, hash embeddings, no cache,
+    its run directory in ``work``, the store at ``store`` (``bench/scale_parts.py`` too)."""
+    from synth.pipeline import Synthesizer
+
+    return Synthesizer(
+        "openai:gpt-4o-mini",
+        base_url=url,
+        embedder="hash",
+        cache=None,
+        seed=0,
+        run_dir=work / "run",
+        store_path=store,
+    )
+
+
+def scale_goldens(synthesizer: Any, corpus: Path, goldens: int) -> Any:
+    """A scale run's ``goldens`` from ``corpus``, cut as its store was (:data:`CHUNK_SIZE`)."""
+    from synth.contexts.config import ContextConstructionConfig
+
+    return synthesizer.generate_goldens_from_docs(
+        [str(corpus)],
+        num_goldens=goldens,
+        max_goldens_per_context=2,
+        include_expected_output=True,
+        context_construction_config=ContextConstructionConfig(chunk_size=CHUNK_SIZE),
+    )
+
+
 def run_child(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--corpus", type=Path, required=True)
@@ -195,9 +224,6 @@ def run_child(argv: list[str]) -> int:
     import chromadb  # noqa: F401 - imported before the clock starts, as a long-lived process has
     import openai  # noqa: F401
 
-    from synth.contexts.config import ContextConstructionConfig
-    from synth.pipeline import Synthesizer
-
     timers = Timers()
     timers.install()
     partial = args.work / "timings.json"
@@ -210,25 +236,11 @@ def run_child(argv: list[str]) -> int:
         )
     for thread in threads:
         thread.start()
-    synthesizer = Synthesizer(
-        "openai:gpt-4o-mini",
-        base_url=args.url,
-        embedder="hash",
-        cache=None,
-        seed=0,
-        run_dir=args.work / "run",
-        store_path=args.store,
-    )
+    synthesizer = scale_synthesizer(args.url, args.work, args.store)
     started = time.perf_counter()
     result: dict[str, Any] = {}
     try:
-        dataset = synthesizer.generate_goldens_from_docs(
-            [str(args.corpus)],
-            num_goldens=args.goldens,
-            max_goldens_per_context=2,
-            include_expected_output=True,
-            context_construction_config=ContextConstructionConfig(chunk_size=CHUNK_SIZE),
-        )
+        dataset = scale_goldens(synthesizer, args.corpus, args.goldens)
         result["delivered"] = len(list(dataset))
     except BaseException as error:  # the timings so far are still printed, then it re-raises
         result["error"] = f"{type(error).__name__}: {error}"

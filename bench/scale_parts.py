@@ -113,9 +113,8 @@ def rewrites_main(args: argparse.Namespace) -> None:
     import chromadb  # noqa: F401 - imported before the clock starts, as in bench/scale.py
     import openai  # noqa: F401
     from _server import FakeServer, ServerOptions
+    from scale import scale_goldens, scale_synthesizer
 
-    from synth.contexts.config import ContextConstructionConfig
-    from synth.pipeline import Synthesizer
     from synth.run.session import RunSession
 
     real = RunSession._flush
@@ -154,22 +153,8 @@ def rewrites_main(args: argparse.Namespace) -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     options = ServerOptions(latency=0.005, replies="synth_replies:reply")
     with FakeServer(options, args.work / "requests.jsonl") as server:
-        synthesizer = Synthesizer(
-            "openai:gpt-4o-mini",
-            base_url=server.url,
-            embedder="hash",
-            cache=None,
-            seed=0,
-            run_dir=args.work / "run",
-            store_path=args.store,
-        )
-        dataset = synthesizer.generate_goldens_from_docs(
-            [str(args.corpus)],
-            num_goldens=args.goldens,
-            max_goldens_per_context=2,
-            include_expected_output=True,
-            context_construction_config=ContextConstructionConfig(chunk_size=128),
-        )
+        synthesizer = scale_synthesizer(server.url, args.work, args.store)
+        dataset = scale_goldens(synthesizer, args.corpus, args.goldens)
     tenth = running[-max(len(running) // 10, 1) :]
     print(
         json.dumps(
