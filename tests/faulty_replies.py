@@ -15,8 +15,9 @@ fills it by the names of its fields, with text taken from the tagged data of the
 - anything else as the generic server fills it (:func:`fake_openai.generic_reply`): a verdict
   schema's booleans true, its numbers three quarters of their range, its enums their first value.
 
-Faults, each drawn afresh per item with a generator fixed by the request and how often it was
-seen (a re-ask is answered anew), and each recorded in :attr:`FaultyModel.planted`:
+Faults, each drawn afresh per item with a generator fixed by the request (the schema asked for
+and the tagged data given, not the instructions' wording) and how often it was seen (a re-ask is
+answered anew), and each recorded in :attr:`FaultyModel.planted`:
 
 - ``passage`` (``rates["passage"]``): a question that points at "the passage";
 - ``copied``: a question that is ten words of a context sentence in a row;
@@ -111,7 +112,10 @@ class FaultyModel:
         return re.sub(r"[_-]+", " ", name.rsplit(".", 1)[0]).strip()
 
     def _rng(self, request: dict[str, Any]) -> random.Random:
-        key = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()
+        # keyed by what the model is asked for (the schema) and the tagged data it is given, not
+        # by the wording of the instructions: a better prompt draws the same faults
+        data = [request.get("response_format"), _TAGGED.findall(self._prompt(request))]
+        key = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
         with self._lock:
             self._seen[key] += 1
             nth = self._seen[key]

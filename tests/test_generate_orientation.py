@@ -7,6 +7,7 @@ from synth.data import Context
 from synth.generate import evolve, expected, final_check, inputs, style
 from synth.generate import filter as input_filter
 from synth.generate.config import Evolution, StylingConfig
+from synth.stage.templates import default_prompts
 from synth.stage.text import heading_path, orientation_text
 
 TEXT = (
@@ -72,7 +73,7 @@ def test_the_orientation_names_the_file_title_and_section_escaped_as_data() -> N
     assert orientation_text(None) == ""
 
 
-def test_every_step_of_a_context_opens_with_the_same_orientation_and_context() -> None:
+def test_every_step_of_a_context_opens_with_the_input_rules_orientation_and_context() -> None:
     prompts = [
         inputs.build_prompt(CONTEXT, 2),
         input_filter.build_prompt(["Q?"], CONTEXT),
@@ -82,9 +83,12 @@ def test_every_step_of_a_context_opens_with_the_same_orientation_and_context() -
         final_check.build_context_prompt(["Q?"], CONTEXT),
         expected.build_prompt(["Q?"], CONTEXT),
     ]
-    shared = orientation_text(CONTEXT) + "Context:\n"
+    rules = default_prompts().text("input_rules").strip()
+    shared = f"{rules}\n\n{orientation_text(CONTEXT)}Context:\n"
     for prompt in prompts:
+        # what every input must be is part of the shared opening, not each step's own words
         assert prompt.startswith(shared)
+        assert prompt.count(rules) == 1
         # the step's own instructions come after the whole context
         assert prompt.index("</context>") < prompt.index("You ")
     prefix = prompts[0][: prompts[0].index("</context>") + len("</context>")]
@@ -93,7 +97,7 @@ def test_every_step_of_a_context_opens_with_the_same_orientation_and_context() -
 
 def test_inputs_are_told_to_name_what_they_are_about() -> None:
     prompt = inputs.build_prompt(CONTEXT, 2)
-    assert "name what it is about" in prompt and '"the passage"' in prompt
+    assert "names what it is about" in prompt and '"the passage"' in prompt
 
 
 def test_every_prompt_that_shows_a_context_shows_its_orientation_first() -> None:

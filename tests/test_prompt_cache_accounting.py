@@ -135,3 +135,30 @@ def test_the_plan_counts_the_cached_prefix_of_the_final_checks_requests_with_the
     assert prefix >= CACHE_MIN_TOKENS
     # half its requests read the context's prefix from the cache, the other half nothing
     assert check.cached_input_tokens == check.requests // 2 * prefix < check.input_tokens
+
+
+def test_what_every_input_must_be_opens_every_step_of_a_context_and_counts_in_the_cached_prefix() -> (
+    None
+):
+    """The packaged prompts state the rules for an input once, before the orientation and the
+    context, in every step of a context: a context a little under the cache's minimum reaches it
+    with them, as the fake provider's cache and the plan both count."""
+    from synth._tokens import count_tokens
+    from synth.data import Context
+    from synth.generate import expected, inputs
+    from synth.stage.templates import SYSTEM, default_prompts
+
+    rules = count_tokens(default_prompts().text("input_rules"))
+    assert rules >= 100
+    # a context whose prompts share under 1,024 tokens without the rules, over it with them
+    text = "The river floods each spring and the town keeps its boats on the hill. "
+    body = text * ((CACHE_MIN_TOKENS - count_tokens(SYSTEM) - rules // 2) // count_tokens(text))
+    context = Context(id="x", chunk_ids=["c"], texts=[body], source_files=["river.md"])
+    assert count_tokens(SYSTEM) + count_tokens(body) < CACHE_MIN_TOKENS
+    assert cached_prefix(default_prompts(), "expected", [count_tokens(body)]) >= CACHE_MIN_TOKENS
+    with FakeOpenAI(prompt_cache=True, reply="ok") as server:
+        llm = make_llm("openai:gpt-4.1-mini", base_url=server.url, api_key="sk-test")
+        llm.complete(inputs.build_prompt(context, 2), system=SYSTEM, label="inputs")
+        question = ["How often does the river flood?"]
+        llm.complete(expected.build_prompt(question, context), system=SYSTEM, label="expected")
+    assert llm.usage.by_label()["expected"].cached_input_tokens >= CACHE_MIN_TOKENS

@@ -102,7 +102,7 @@ def test_every_table_lands_in_its_field() -> None:
             "context_critic, conversation, "
             "evolution.comparative, evolution.concretizing, evolution.constrained, "
             "evolution.hypothetical, evolution.in_breadth, evolution.multicontext, "
-            "evolution.reasoning, evolve, expected, filter, follow_ups, inputs, "
+            "evolution.reasoning, evolve, expected, filter, follow_ups, input_rules, inputs, "
             "inputs_from_goldens, inputs_from_scratch, inputs_out_of_scope, language, rewrite, "
             "scope, style, tool_answer, tool_check, tool_requests",
         ),

@@ -7,8 +7,9 @@ them, else the schema goes into the prompt. SDK errors become synth errors here.
 Prompt caching: Anthropic caches a prompt's prefix only up to a ``cache_control`` breakpoint, at a
 tenth of the input price for a read (1.25 times for the write), and a breakpoint covers all that
 precedes it, the system message included. A request sets one, after the shared prefix of the user
-message, the context every step of one context starts with (up to the first ``</context>``: untrusted text
-cannot hold that tag, see ``synth._untrusted``), which then goes as a text block of its own. A
+message that every step of one context starts with (what every input must be, the orientation and
+the context, up to the first ``</context>``: untrusted text cannot hold that tag, see
+``synth._untrusted``), which then goes as a text block of its own. A
 prefix shorter than the model's minimum (1,024 tokens; 2,048 for Haiku) is simply not cached.
 
 Every reply states the key's budgets in `anthropic-ratelimit-*` headers; the adapter asks for the raw

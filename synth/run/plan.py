@@ -5,9 +5,10 @@ prompt tokens per stage come from :func:`synth.run.stage_plan.plan_requests`, re
 rough per-stage allowance, and the cost from the model layer's price table.
 
 The cost counts the provider's prompt cache (see :func:`cached_prefix`): a stage whose prompt
-starts as the inputs step's does (the system message, then the context) sends that prefix again
-for a context the inputs step has just asked about, and OpenAI and Anthropic serve such a prefix,
-from 1,024 tokens on and in steps of 128, from their cache at a fraction of the input price. The
+starts as the inputs step's does (the system message, what every input must be, the context)
+sends that prefix again for a context the inputs step has just asked about, and OpenAI and
+Anthropic serve such a prefix, from 1,024 tokens on and in steps of 128, from their cache at a
+fraction of the input price. The
 plan assumes every such request hits (the inputs step's request writes the prefix); a provider
 routes a repeat to another machine now and then, so the real saving is at most the planned one.
 """
@@ -32,7 +33,7 @@ from synth.run.ingest import files_read
 from synth.run.languages import chunk_languages, language_notes, planned_languages
 from synth.run.setup import RunConfigs, docs_feed
 from synth.run.stage_plan import plan_requests
-from synth.stage.templates import SYSTEM, PromptSet
+from synth.stage.templates import INPUT_RULES, SYSTEM, PromptSet
 
 if TYPE_CHECKING:
     from synth.contexts.seed_feed import DocsFeed
@@ -317,8 +318,9 @@ def coverage_notes(coverage: Coverage | None, num_goldens: int | None) -> list[s
 
 def cached_prefix(prompts: PromptSet, stage: str, context_tokens: Sequence[int]) -> int:
     """The prompt tokens a request of ``stage`` is assumed to read from the provider's cache, on
-    average over the contexts: its system message and context, when its template starts as the
-    :data:`FIRST_STEP`'s does up to ``$context`` (a step that starts otherwise, or the first step
+    average over the contexts: its system message and what its template opens with up to and with
+    ``$context`` (the packaged ones: what every input must be, the orientation, the context), when
+    that opening is the :data:`FIRST_STEP`'s (a step that starts otherwise, or the first step
     itself, reads nothing), rounded down to the cache's step, and nothing under its minimum. The
     final check's prefix is its request with the context's (``check_context``)."""
     if stage == FIRST_STEP or not context_tokens:
@@ -330,6 +332,7 @@ def cached_prefix(prompts: PromptSet, stage: str, context_tokens: Sequence[int])
     head = first.partition("$context")[0]
     if "$context" not in mine or mine.partition("$context")[0] != head:
         return 0
+    head = head.replace(f"${INPUT_RULES}", prompts.text(INPUT_RULES).strip())
     fixed = count_tokens(SYSTEM) + count_tokens(head) + 8  # message framing and the tags
     cached = [
         (fixed + n) // CACHE_STEP_TOKENS * CACHE_STEP_TOKENS

@@ -11,9 +11,13 @@ A user's own template gets the same tagged values. ``$language`` (optional in ev
 writes text) is a line naming the language to write in, empty when there is none: the templates
 stay in English whatever the documents' language (:mod:`synth.generate.language`).
 ``$orientation`` (optional wherever ``$context`` is) says where the context comes from, as
-orientation, not evidence. The packaged templates open with it and the context, then give the
-step's instructions: every prompt of one context's steps starts with the same text, which a
-provider's prompt cache serves once.
+orientation, not evidence. ``$input_rules`` (optional in the steps that write, judge or answer a
+context's inputs) is what every input must be, the packaged ``input_rules`` text (overridable like
+a template, with no variables of its own), filled in by :meth:`PromptSet.render`. The packaged
+templates open with those rules, the orientation and the context, then give the step's
+instructions (:data:`SHARED_HEAD`): every prompt of one context's steps starts with the same text,
+which a provider's prompt cache serves once, and the rules each step used to state in its own
+words are part of it.
 """
 
 from __future__ import annotations
@@ -57,6 +61,11 @@ class _Slot:
     required: frozenset[str]
     optional: frozenset[str] = frozenset()
 
+
+#: the text, without variables, that ``$input_rules`` stands for
+INPUT_RULES = "input_rules"
+#: how the packaged templates of a context's steps open, up to their own instructions
+SHARED_HEAD = "$input_rules\n\n${orientation}Context:\n$context\n\n"
 
 #: every template and the variables it must use (required) or may use (optional)
 SLOTS: dict[str, _Slot] = {
@@ -109,6 +118,21 @@ SLOTS: dict[str, _Slot] = {
 }
 for _evolution in Evolution:
     SLOTS[f"evolution.{_evolution.value}"] = _Slot(frozenset())
+#: the templates that may show what every input must be: the steps that write, judge, rewrite or
+#: answer a context's inputs
+for _name in (
+    "inputs",
+    "inputs_out_of_scope",
+    "filter",
+    "rewrite",
+    "evolve",
+    "style",
+    "expected",
+    "check_context",
+    "language",
+):
+    SLOTS[_name] = _Slot(SLOTS[_name].required, SLOTS[_name].optional | {INPUT_RULES})
+SLOTS[INPUT_RULES] = _Slot(frozenset())
 
 
 @cache
@@ -230,11 +254,13 @@ class PromptSet:
             raise ConfigError(f"unknown prompt {name!r}") from None
 
     def render(self, name: str, **values: object) -> str:
-        """Fill in template ``name``; every variable it uses must be given."""
+        """Fill in template ``name``; every variable it uses must be given, but ``$input_rules``,
+        which is this set's own text."""
         template = self._templates.get(name)
         if template is None:
             raise ConfigError(f"unknown prompt {name!r}")
-        return template.substitute({k: str(v) for k, v in values.items()})
+        rules = self._texts[INPUT_RULES].strip()
+        return template.substitute({INPUT_RULES: rules, **{k: str(v) for k, v in values.items()}})
 
     def instruction(self, evolution: Evolution) -> str:
         """The instruction text for one evolution."""
@@ -261,6 +287,8 @@ def prompts_for(prompts: PromptSet | None, language: str | None) -> PromptSet:
 
 
 __all__ = [
+    "INPUT_RULES",
+    "SHARED_HEAD",
     "SLOTS",
     "SYSTEM",
     "PromptOverrides",
