@@ -308,3 +308,24 @@ def test_the_sync_api_works_inside_a_running_event_loop() -> None:
     threads.clear()
     assert run_sync(answer()) == "answered"  # outside a loop: in this thread
     assert threads == [threading.get_ident()]
+
+
+def test_a_request_cancelled_before_its_reply_is_counted_as_sent_and_as_cancelled() -> None:
+    """The meter counts a request as it leaves; one the run abandons before its reply is also
+    counted as cancelled (it may never have reached the provider), and a later one is not."""
+    from synth.llm.usage import MeterModel, Usage
+
+    async def main() -> None:
+        fn = _FirstCallHangs()
+        usage = Usage()
+        model = MeterModel(FunctionModel(fn), usage)
+        task = asyncio.create_task(model.arequest("q", label="inputs"))
+        await fn.started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await model.arequest("r", label="inputs")
+        counts = usage.by_label()["inputs"]
+        assert (counts.requests, counts.cancelled) == (2, 1)
+
+    asyncio.run(main())

@@ -352,7 +352,10 @@ def test_sloppy_batch_replies_still_deliver_exactly_n(monkeypatch, capsys, slip:
     rejects = Path(report["run_dir"], "rejects.jsonl").read_text().splitlines()
     for row in map(json.loads, rejects):
         assert row["reason"] == "model_error:invalid_output" and "expected 1.." in row["detail"]
-    assert report["totals"]["requests"] == fake.request_count("chat")
+    # every request the server saw is counted; a request the run abandoned at its end (spares,
+    # inputs asked ahead) may not have reached the server, and is counted as cancelled too
+    seen, totals = fake.request_count("chat"), report["totals"]
+    assert seen <= totals["requests"] <= seen + totals["cancelled"]
     retries = report["totals"]["retries"]
     if slip in ("missing", "unnumbered"):
         # a spoiled reply costs one re-ask (unless it was itself the last re-ask allowed)

@@ -66,6 +66,7 @@ def test_the_label_map_and_the_field_list_are_the_documented_ones() -> None:
     }
     assert USAGE_FIELDS == (
         "requests",
+        "cancelled",
         "embedding_requests",
         "cached",
         "retries",

@@ -9,6 +9,8 @@ retries by kind. A label is whatever the caller passes (the pipeline passes its 
 
 from __future__ import annotations
 
+import asyncio
+
 import dataclasses
 import math
 import threading
@@ -36,6 +38,9 @@ class UsageCounts:
     responses: int = 0  # calls answered, by the provider or the cache
     cached_responses: int = 0  # calls answered from the cache (they cost nothing)
     requests: int = 0  # requests sent to the provider, every attempt included
+    # of requests: abandoned before their reply came back (the run no longer needed them); one
+    # cancelled at once may never have reached the provider, which synth cannot tell
+    cancelled: int = 0
     input_tokens: int = 0  # of every reply received from the provider (never of cached ones)
     output_tokens: int = 0
     # of input_tokens: served from the provider's prompt cache (cheaper), written to it (Anthropic)
@@ -148,6 +153,7 @@ class Usage:
         responses: int = 0,
         cached_responses: int = 0,
         requests: int = 0,
+        cancelled: int = 0,
         input_tokens: int | None = 0,
         output_tokens: int | None = 0,
         cached_input_tokens: int | None = 0,
@@ -163,6 +169,7 @@ class Usage:
             counts.responses += responses
             counts.cached_responses += cached_responses
             counts.requests += requests
+            counts.cancelled += cancelled
             counts.input_tokens += input_tokens or 0
             counts.output_tokens += output_tokens or 0
             counts.cached_input_tokens += cached_input_tokens or 0
@@ -288,7 +295,13 @@ class MeterModel(WrapperModel):
         self.usage.record(key, label, requests=1)
         sent_at = time.time()
         self.usage.timeline.sent(label, sent_at)
-        completion = await self.inner.arequest(prompt, system=system, schema=schema, label=label)
+        try:
+            completion = await self.inner.arequest(
+                prompt, system=system, schema=schema, label=label
+            )
+        except asyncio.CancelledError:
+            self.usage.record(key, label, cancelled=1)
+            raise
         self.usage.timeline.back(label, sent_at, time.time())
         sent = completion.extra.get(REQUESTS_SENT, 1)
         self.usage.record(

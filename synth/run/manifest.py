@@ -53,6 +53,7 @@ LABEL_STAGE = {
 }
 USAGE_FIELDS = (
     "requests",
+    "cancelled",  # of requests: abandoned before their reply, once the run no longer needed them
     "embedding_requests",  # batches sent to a remote embedder (not in requests per golden)
     "cached",
     "retries",
@@ -177,6 +178,7 @@ def usage_by_stage(usages: Iterable[Usage]) -> dict[str, dict[str, float]]:
             row = rows.setdefault(stage, dict.fromkeys(USAGE_FIELDS, 0))
             _count_kinds(row, "chat", counts.retries)
             row["requests"] += counts.requests
+            row["cancelled"] += counts.cancelled
             row["cached"] += counts.cached_responses
             row["retries"] += counts.total_retries
             row["failures"] += counts.total_failures
