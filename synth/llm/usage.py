@@ -10,7 +10,6 @@ retries by kind. A label is whatever the caller passes (the pipeline passes its 
 from __future__ import annotations
 
 import asyncio
-
 import dataclasses
 import math
 import threading
