@@ -29,7 +29,9 @@ What a chat request is answered with (first match wins):
    OpenAI-compatible server with structured outputs gives, knowing nothing of the prompt: see
    :func:`generic_reply` for the fill rules, and ``sloppy={"missing": 0.2}`` (kinds
    :data:`SLOPPY`, seeded by ``seed``) for batch replies that miss, repeat or misnumber an entry
-   (:attr:`FakeOpenAI.slips` counts them).
+   (:attr:`FakeOpenAI.slips` counts them); each reply is drawn from the schema, the tagged data of
+   the prompt and how often that was asked, never the instructions' wording, so rewording a
+   prompt does not redraw the replies a test depends on.
 
 Fault kinds (:data:`FAULTS`): ``rate_limit`` (429 with ``retry-after-ms`` and ``Retry-After``),
 ``server_error`` (500), ``overloaded`` (503), ``bad_request`` (400), ``auth`` (401), ``hang`` (never
@@ -183,6 +185,9 @@ def _message_texts(body: dict[str, Any]) -> list[str]:
             texts.extend(p.get("text", "") for p in content if isinstance(p, dict))
     return texts
 
+
+#: a tagged block of data in a prompt (``<context>...</context>``, ``<input index="1">...</input>``)
+_TAGGED_DATA = re.compile(r"<([a-z_]+)(?: [^<>]*)?>(.*?)</\1>", re.DOTALL)
 
 _FENCED_JSON = re.compile(r"```(?:json)?\s*\n(\{.*?\})\s*\n```", re.DOTALL)
 
@@ -944,8 +949,13 @@ class FakeOpenAI:
 
     def _generic(self, body: dict[str, Any]) -> str:
         # drawn from the request and how many times it was seen, so which replies are spoiled does
-        # not depend on the order concurrent requests arrive in, and a re-ask is answered afresh
-        key = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        # not depend on the order concurrent requests arrive in, and a re-ask is answered afresh;
+        # the request is what it asks for (the schema) and the tagged data it gives, not the
+        # wording of its instructions, so a better prompt draws the same replies
+        said = [m for m in body.get("messages") or [] if m.get("role") != "system"]
+        data = _TAGGED_DATA.findall("\n".join(_message_texts({"messages": said})))
+        asked = [body.get("response_format"), body.get("tools"), data] if data else body
+        key = hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
         with self._lock:
             nth = self._seen[key] = self._seen.get(key, 0) + 1
         rng = random.Random(f"{self.seed}:{key}:{nth}")
