@@ -98,9 +98,13 @@ def test_generate_writes_exactly_n_goldens_with_all_metadata(server, capsys) -> 
     assert rows[-1]["items_out"] == 20
     by_stage = {r["stage"]: r for r in rows}
     asked = stages_asked(server)
+    # every request the server saw, and those the run abandoned at its end before they reached
+    # it (inputs asked ahead, spares), which are counted as cancelled too
     for stage in ("critic", "inputs", "filter", "evolve", "expected"):
-        assert by_stage[stage]["requests"] == asked.get(stage, 0), stage
-    assert manifest["totals"]["requests"] == server.request_count("chat")
+        row = by_stage[stage]
+        assert asked.get(stage, 0) <= row["requests"] <= asked.get(stage, 0) + row["cancelled"]
+    seen, totals = server.request_count("chat"), manifest["totals"]
+    assert seen <= totals["requests"] <= seen + totals["cancelled"]
     assert manifest["versions"]["python"] and manifest["models"]["critic"]["provider"] == "openai"
     assert "sk-test" not in json.dumps(manifest)
     # the table and the summary line are printed
@@ -262,7 +266,8 @@ def test_faults_are_retried_and_counted_and_concurrency_is_bounded(monkeypatch, 
         assert code == 0 and report["goldens"] == 12
         assert fake.peak_in_flight <= 3
         assert report["totals"]["retries"] > 0
-        assert report["totals"]["requests"] == fake.request_count("chat")
+        seen, totals = fake.request_count("chat"), report["totals"]
+        assert seen <= totals["requests"] <= seen + totals["cancelled"]
         faults = sum(n for kind, n in fake.outcomes().items() if kind != "ok")
         assert faults > 0 and report["totals"]["retries"] >= faults - report["totals"]["failures"]
 
@@ -328,7 +333,8 @@ def test_embedding_requests_are_counted_per_stage(server) -> None:
     assert by_stage["ingest"]["embedding_requests"] > 0
     assert by_stage["dedup"]["embedding_requests"] > 0
     assert manifest["totals"]["embedding_requests"] == len(server.requests_to("embeddings"))
-    assert manifest["totals"]["requests"] == len(server.requests_to("chat"))
+    seen, totals = len(server.requests_to("chat")), manifest["totals"]
+    assert seen <= totals["requests"] <= seen + totals["cancelled"]
     # a remote embedder's ingest requests may still be out when the first chat requests leave
     # (issue 22): both hold slots of the run's one limiter, so together they never pass its level
     # (tests/test_run_overlap.py checks the order of events)
