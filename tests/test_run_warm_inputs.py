@@ -129,3 +129,41 @@ def test_the_warm_requests_left_are_cancelled_when_the_feed_closes() -> None:
         assert guesses.counts[USED] == 1
 
     asyncio.run(main())
+
+
+def _small_corpus(folder: Path) -> Path:
+    """Ten files of three chunks each: too few chunks for disjoint contexts of three chunks once
+    thirty goldens (fifteen contexts) are asked for, so neighbours are claimed and then shared."""
+    folder.mkdir()
+    for n in range(10):
+        sections = [
+            f"## Part {part}\n\nThe unit {n} cabinet keeps part {part} of its cells warm in winter. "
+            f"Owners check the unit {n} fan for part {part} every {part + 2} weeks and log it. "
+            f"A technician replaces worn seals of unit {n} part {part} during the annual visit."
+            for part in range(40)
+        ]
+        (folder / f"unit_{n}.md").write_text(f"# Unit {n} guide\n\n" + "\n\n".join(sections))
+    return folder
+
+
+def test_a_context_whose_neighbours_depend_on_the_order_of_claims_is_not_asked_ahead(
+    tmp_path: Path,
+) -> None:
+    """In a corpus too small for disjoint contexts, a guess groups a seed with whatever the guesses
+    before it left free, and the verdicts' grouping, later, with other neighbours: such a guess
+    is not asked ahead (it cost a wasted request each, most of the first wave's); a guess every
+    chunk's being free leaves the same still is."""
+    synth = Synthesizer(
+        FunctionModel(Replies(), name="replies"),
+        embedder="hash",
+        seed=7,
+        cache={},
+        run_dir=tmp_path / "run",
+        store_path=tmp_path / "store",
+    )
+    synth.generate_goldens_from_docs(_small_corpus(tmp_path / "docs"), num_goldens=30)
+    notes = group_notes(synth.manifest)
+    assert synth.manifest["contexts"]["corpus_too_small"]
+    assert notes.get("not_asked_ahead_contended", 0) > 0
+    # no request asked ahead was wasted: each guess asked was a context the verdicts made
+    assert notes.get("asked_ahead_used", 0) >= notes.get("inputs_asked_ahead", 0)

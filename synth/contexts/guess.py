@@ -6,6 +6,8 @@ were accepted, each batch on top of the claims of the ones guessed before it, an
 guessed context to the warm (the run's first step asking its request ahead, through the response
 cache). A candidate whose context was guessed right joins that request; a guess the verdicts do
 not bear out (a rejected seed, a neighbour a later draw took) costs one request, nothing else.
+A context whose neighbours depend on which chunks are claimed first (it comes out otherwise when
+every chunk is free to join it: a corpus too small for disjoint contexts) is not asked ahead.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from synth.data import Chunk, Context
 
 #: asks, ahead, the request the run's first step will send for a context the critic may accept
 Warm = Callable[[Context], Awaitable[None]]
-#: the notes of the group row: contexts whose inputs were asked ahead, and those the verdicts made
-ASKED, USED = "inputs_asked_ahead", "asked_ahead_used"
+#: the notes of the group row: contexts whose inputs were asked ahead, those the verdicts made,
+#: and those not asked ahead because their neighbours depended on the order of the claims
+ASKED, USED, CONTENDED = "inputs_asked_ahead", "asked_ahead_used", "not_asked_ahead_contended"
 
 
 class Guesses:
@@ -56,10 +59,23 @@ class Guesses:
             result = group_contexts(
                 seeds, store, config, used=used, allow_reuse=reuse, prefetched=ahead
             )
+            # the same seeds with every chunk free to join them: a context that comes out the
+            # same holds whoever claims what before the verdicts, one that does not is a guess
+            # on the order of the claims (a corpus too small for disjoint contexts), not asked
+            free = group_contexts(
+                seeds, store, config, used=set(before), allow_reuse=True, prefetched=ahead
+            )
         except Exception:  # noqa: BLE001 - a guess only: grouping itself reports what failed
             return
         self._claimed |= used - before
-        loop.call_soon_threadsafe(self._start, result.contexts)
+        settled = {tuple(c.chunk_ids) for c in free.contexts}
+        steady = [c for c in result.contexts if tuple(c.chunk_ids) in settled]
+        if len(steady) < len(result.contexts):
+            loop.call_soon_threadsafe(self._contended, len(result.contexts) - len(steady))
+        loop.call_soon_threadsafe(self._start, steady)
+
+    def _contended(self, n: int) -> None:
+        self.counts[CONTENDED] += n
 
     def grouped(self, context: Context) -> None:
         """A context the verdicts made: counted when it was guessed (its inputs asked ahead)."""
@@ -95,4 +111,4 @@ class Guesses:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
 
-__all__ = ["ASKED", "USED", "Guesses", "Warm"]
+__all__ = ["ASKED", "CONTENDED", "USED", "Guesses", "Warm"]
