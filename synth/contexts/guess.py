@@ -53,6 +53,8 @@ class Guesses:
         """In the feed's reader thread, batches in the order they were sent: the contexts of
         ``seeds`` if all are accepted (``used``: the run's claims when the batch was sent), each
         handed to the warm on ``loop``."""
+        if self._closed or self.counts[ASKED] >= self.limit:
+            return  # none of them would be asked (read on the loop's side: at worst one more)
         used |= self._claimed
         before = set(used)
         try:
