@@ -38,7 +38,9 @@ class Critic:
         answerable: dict[str, str] | None = None,
         rewrites: dict[str, str] | None = None,
         fail: str | None = None,
+        leave_out: set[tuple[str, str]] | None = None,
     ) -> None:
+        self.leave_out = leave_out or set()  # (kind, input): the first reply of that kind omits it
         self.alone = alone or {}
         self.answerable = answerable or {}
         self.rewrites = rewrites or {}
@@ -54,6 +56,9 @@ class Critic:
         else:
             kind = "rewrite"
         self.prompts.append((kind, prompt))
+        omitted = {(k, t) for k, t in self.leave_out if k == kind}
+        self.leave_out -= omitted
+        items = [(i, t) for i, t in items if (kind, t) not in omitted]
         if kind == self.fail:
             raise ServerError("503")
         if kind == "alone":
@@ -189,6 +194,24 @@ def test_double_questions_are_allowed_in_a_double_run_and_out_of_scope_skips_the
     outside = Critic(answerable={GOOD: "no"})
     drafts, stats = check(outside, GOOD, kind="out_of_scope")
     assert drafts[0].kept and outside.kinds() == ["alone"] and stats.requests == 1
+
+
+def test_an_input_the_context_checks_reply_leaves_out_is_left_to_its_answer_not_asked_again() -> (
+    None
+):
+    """The expected-output step judges how fully the context answers every input it answers, so
+    an input the check with the context leaves out is not asked about again; one the check alone
+    leaves out is, as nothing else would judge it."""
+    other = "What does the Veltrana X200 warranty cover?"
+    critic = Critic(leave_out={("context", other)})
+    drafts, stats = check(critic, GOOD, other)
+    assert all(d.kept for d in drafts)
+    assert sorted(critic.kinds()) == ["alone", "context"] and stats.requests == 2
+    assert stats.notes["check_context_left_to_the_answer"] == 1
+    alone = Critic(leave_out={("alone", other)})
+    drafts, stats = check(alone, GOOD, other)
+    assert all(d.kept for d in drafts)
+    assert sorted(alone.kinds()) == ["alone", "alone", "context"] and stats.requests == 3
 
 
 def test_a_failed_check_request_drops_its_inputs_as_a_model_error() -> None:

@@ -15,7 +15,9 @@ checks the input as it will be delivered, before its expected output is written:
      judgement gets a request of its own rather than a field of the second;
    - the inputs with the context (``check_context``): does the context answer each *fully*?
      (``unanswerable``; the critic's quotes come before its verdict). Out-of-scope inputs, meant
-     to be unanswerable, skip it.
+     to be unanswerable, skip it. An input its reply leaves out while it judges the others is not
+     asked again: the expected-output step judges how fully the context answers it anyway
+     (counted in the stage's notes as ``check_context_left_to_the_answer``).
 
 An input with a problem is rewritten once, with the problem as feedback (one request for the
 context's failing inputs), and checked again the same way; one that still fails is dropped with
@@ -61,6 +63,8 @@ CONTEXT_LABEL = "check_context"
 REWRITE_LABEL = "check_rewrite"
 #: the drop reason of an input a reader without the documents cannot understand
 NOT_STANDALONE = "not_standalone"
+#: the note of the inputs a check-with-the-context reply left out, judged by their answers instead
+LEFT_TO_THE_ANSWER = "check_context_left_to_the_answer"
 #: inputs checked in one request at most
 MAX_BATCH = 10
 #: the question type whose inputs may ask two questions
@@ -197,7 +201,13 @@ class _Checker:
         with_context = self.context is not None and self.question_type != OUT_OF_SCOPE
         alone, answered = await asyncio.gather(
             self._ask(ALONE_LABEL, AloneReply, _alone, texts),
-            self._ask(CONTEXT_LABEL, ContextReply, _answerable, texts if with_context else []),
+            self._ask(
+                CONTEXT_LABEL,
+                ContextReply,
+                _answerable,
+                texts if with_context else [],
+                unanswered=self._left_to_the_answer,
+            ),
         )
         for verdicts in (alone, answered):
             for draft, verdict in zip(drafts, verdicts, strict=False):
@@ -216,12 +226,21 @@ class _Checker:
         found.update(await self.judged([d for d in drafts if d.id not in found]))
         return found
 
+    def _left_to_the_answer(self) -> _Verdict:
+        """An input the check with the context leaves out while it judges the others: not asked
+        again, as the expected-output step judges how fully the context answers it anyway (and
+        drops it as ``unanswerable`` when it does not)."""
+        if self.stats is not None:
+            self.stats.note(LEFT_TO_THE_ANSWER)
+        return _Verdict(None)
+
     async def _ask(
         self,
         label: str,
         schema: type[BaseModel],
         value: Callable[[Any], _Verdict],
         texts: list[str],
+        unanswered: Callable[[], _Verdict] | None = None,
     ) -> list[_Verdict | ModelError]:
         if not texts:
             return []
@@ -232,7 +251,8 @@ class _Checker:
                 return build_alone_prompt(chosen, self.prompts, self.language)
             return build_context_prompt(chosen, self.context, self.prompts, self.language)
 
-        request = BatchRequest(label, schema, f"the {label} reply covers items", prompt, value)
+        what = f"the {label} reply covers items"
+        request = BatchRequest(label, schema, what, prompt, value, unanswered)
         return await ask_batch(self.llm, request, len(texts), self.stats)
 
     async def rewrite(self, drafts: list[Draft], found: Found) -> list[str | ModelError]:
