@@ -313,6 +313,7 @@ def test_the_sync_api_works_inside_a_running_event_loop() -> None:
 def test_a_request_cancelled_before_its_reply_is_counted_as_sent_and_as_cancelled() -> None:
     """The meter counts a request as it leaves; one the run abandons before its reply is also
     counted as cancelled (it may never have reached the provider), and a later one is not."""
+    from synth.llm.spec import model_key
     from synth.llm.usage import MeterModel, Usage
 
     async def main() -> None:
@@ -327,5 +328,7 @@ def test_a_request_cancelled_before_its_reply_is_counted_as_sent_and_as_cancelle
         await model.arequest("r", label="inputs")
         counts = usage.by_label()["inputs"]
         assert (counts.requests, counts.cancelled) == (2, 1)
+        # counted against the model that was asked, as its requests are
+        assert [(m, c.cancelled) for m, c in usage.by_model().items()] == [(model_key(model), 1)]
 
     asyncio.run(main())
