@@ -72,19 +72,16 @@ class Guesses:
         self._claimed |= used - before
         settled = {tuple(c.chunk_ids) for c in free.contexts}
         steady = [c for c in result.contexts if tuple(c.chunk_ids) in settled]
-        if len(steady) < len(result.contexts):
-            loop.call_soon_threadsafe(self._contended, len(result.contexts) - len(steady))
-        loop.call_soon_threadsafe(self._start, steady)
-
-    def _contended(self, n: int) -> None:
-        self.counts[CONTENDED] += n
+        loop.call_soon_threadsafe(self._start, steady, len(result.contexts) - len(steady))
 
     def grouped(self, context: Context) -> None:
         """A context the verdicts made: counted when it was guessed (its inputs asked ahead)."""
         if context.id in self._ids:
             self.counts[USED] += 1
 
-    def _start(self, contexts: list[Context]) -> None:
+    def _start(self, contexts: list[Context], contended: int = 0) -> None:
+        if contended:  # the guesses not asked: their neighbours depend on the claims' order
+            self.counts[CONTENDED] += contended
         if self._closed:
             return
         for context in contexts:

@@ -8,9 +8,9 @@ The cost counts the provider's prompt cache (see :func:`cached_prefix`): a stage
 starts as the inputs step's does (the system message, what every input must be, the context)
 sends that prefix again for a context the inputs step has just asked about, and OpenAI and
 Anthropic serve such a prefix, from 1,024 tokens on and in steps of 128, from their cache at a
-fraction of the input price. The
-plan assumes every such request hits (the inputs step's request writes the prefix); a provider
-routes a repeat to another machine now and then, so the real saving is at most the planned one.
+fraction of the input price. The plan assumes every such request hits (the inputs step's request
+writes the prefix); a provider routes a repeat to another machine now and then, so the real
+saving is at most the planned one.
 """
 
 from __future__ import annotations

@@ -14,10 +14,10 @@ stay in English whatever the documents' language (:mod:`synth.generate.language`
 orientation, not evidence. ``$input_rules`` (optional in the steps that write, judge or answer a
 context's inputs) is what every input must be, the packaged ``input_rules`` text (overridable like
 a template, with no variables of its own), filled in by :meth:`PromptSet.render`. The packaged
-templates open with those rules, the orientation and the context, then give the step's
-instructions (:data:`SHARED_HEAD`): every prompt of one context's steps starts with the same text,
-which a provider's prompt cache serves once, and the rules each step used to state in its own
-words are part of it.
+templates open with those rules, the orientation and the context (``$input_rules``, a blank line,
+``${orientation}Context:``, ``$context``), then give the step's instructions: every prompt of one
+context's steps starts with the same text, which a provider's prompt cache serves once, and the
+rules each step used to state in its own words are part of it.
 """
 
 from __future__ import annotations
@@ -64,8 +64,6 @@ class _Slot:
 
 #: the text, without variables, that ``$input_rules`` stands for
 INPUT_RULES = "input_rules"
-#: how the packaged templates of a context's steps open, up to their own instructions
-SHARED_HEAD = "$input_rules\n\n${orientation}Context:\n$context\n\n"
 
 #: every template and the variables it must use (required) or may use (optional)
 SLOTS: dict[str, _Slot] = {
@@ -288,7 +286,6 @@ def prompts_for(prompts: PromptSet | None, language: str | None) -> PromptSet:
 
 __all__ = [
     "INPUT_RULES",
-    "SHARED_HEAD",
     "SLOTS",
     "SYSTEM",
     "PromptOverrides",
