@@ -25,6 +25,7 @@ from synth import Dataset, Golden, make_llm
 from synth.cli import main
 from synth.errors import (
     BadRequestError,
+    ConfigError,
     EndpointError,
     OutputParseError,
     ServerError,
@@ -338,6 +339,49 @@ def test_evaluate_with_a_judge_on_a_hopeless_server_stops_with_one_line(
     assert code == 2
     assert_one_line(err, url, "check --base-url")
     assert sent <= 3
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["generate", SAMPLE_DOCS, "--goldens", "2", "--model", "openai:m", "--embedder", "hash"],
+        ["ingest", SAMPLE_DOCS, "--embedder", "openai:m"],
+    ],
+    ids=["generate", "ingest"],
+)
+@pytest.mark.parametrize("base_url", ["localhost:8000/v1", "htp://127.0.0.1:8000/v1", "http://"])
+def test_a_base_url_that_is_not_an_http_url_is_one_line_before_any_request(
+    argv, base_url, tmp_path, monkeypatch, capsys
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.chdir(tmp_path)
+    code = main([*argv, "--base-url", base_url])
+    _, err = capsys.readouterr()
+    assert code == 2
+    line = assert_one_line(err, repr(base_url), "http:// or https://", "check --base-url")
+    if "://" not in base_url:
+        assert f"did you mean 'http://{base_url}'?" in line
+    assert not (tmp_path / "goldens.jsonl").exists()
+
+
+def test_an_empty_openai_base_url_variable_is_the_default_server(monkeypatch) -> None:
+    # a CI secret that is not set comes through as an empty variable: the SDK would call ""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", "")
+    llm = make_llm("openai:m")
+    assert llm.unwrap().base_url == "https://api.openai.com/v1/"  # type: ignore[attr-defined]
+    embedder = OpenAIEmbedder("m")
+    assert str(embedder._make_client().base_url) == "https://api.openai.com/v1/"
+    embedder.close()
+    llm.close()
+
+
+def test_a_malformed_openai_base_url_variable_names_the_variable(monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", "127.0.0.1:8000/v1")
+    for make in (lambda: make_llm("openai:m"), lambda: OpenAIEmbedder("m")):
+        with pytest.raises(ConfigError, match="check OPENAI_BASE_URL"):
+            make()
 
 
 # ---- E: no secret anywhere -------------------------------------------------------------------------

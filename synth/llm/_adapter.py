@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 from pydantic import BaseModel
 
 from synth.errors import BadRequestError, ConfigError, ModelConnectionError, ModelError
-from synth.llm._http import EndpointGuard
+from synth.llm._http import EndpointGuard, check_base_url
 from synth.llm._redact import redact_options, redact_text, redact_url, secret_values
 from synth.llm.base import LLM, Completion
 
@@ -96,6 +96,7 @@ class SDKModel(LLM):
         """
         if client is not None and (base_url or api_key):
             raise ConfigError("give base_url and api_key to your client, or pass no client")
+        check_base_url(base_url or None, "--base-url")
         if self.default_max_tokens is not None:
             max_tokens = max_tokens or self.default_max_tokens
         if not model or not isinstance(model, str):

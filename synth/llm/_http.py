@@ -8,12 +8,14 @@ import math
 import socket
 import threading
 import time
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
 from synth.errors import (
     AuthenticationError,
     BadRequestError,
+    ConfigError,
     EndpointError,
     ModelError,
     ModelTimeoutError,
@@ -75,6 +77,35 @@ def error_for_status(
     if status is not None and 400 <= status < 500:
         return BadRequestError(message, status=status)
     return ModelError(message)
+
+
+#: the server the OpenAI SDK calls when no base URL is given
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+
+
+def check_base_url(base_url: str | None, where: str) -> None:
+    """Raise :class:`ConfigError` when ``base_url`` is not an http(s) URL with a host.
+
+    The SDKs take any string and only fail when a request is sent, as a connection error that
+    synth would retry for a minute; ``where`` says where the value came from (the flag or the
+    variable to fix).
+    """
+    if base_url is None:
+        return
+    try:
+        parts = urllib.parse.urlsplit(base_url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # a malformed port or bracket
+        ok = False
+    if ok:
+        return
+    hint = ""
+    if base_url and "://" not in base_url:
+        hint = f" (did you mean {redact_url('http://' + base_url)!r}?)"
+    raise ConfigError(
+        f"base URL {redact_url(base_url)!r} is not an http:// or https:// URL with a host{hint}; "
+        f"check {where}"
+    )
 
 
 #: 400s before a server's first good answer that stop the run (one may be the item's fault, say a

@@ -42,7 +42,7 @@ from synth.llm._adapter import (
     refuse_reserved,
     refuse_unknown,
 )
-from synth.llm._http import error_for_status, unreachable
+from synth.llm._http import OPENAI_DEFAULT_URL, check_base_url, error_for_status, unreachable
 from synth.llm._pool import pooled_http_client
 from synth.llm._rate_headers import read_reply
 from synth.llm.base import REQUESTS_SENT, Completion
@@ -98,7 +98,10 @@ class OpenAIModel(SDKModel):
 
     def new_client(self, base_url: str | None, api_key: str | None) -> Any:
         openai = self._sdk
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        if not base_url:
+            # an empty OPENAI_BASE_URL is unset, as everywhere in synth (the SDK would call "")
+            base_url = os.environ.get("OPENAI_BASE_URL") or None
+            check_base_url(base_url, "OPENAI_BASE_URL")
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key and base_url:
             key = "unused"  # a local OpenAI-compatible server usually needs no key
@@ -112,7 +115,11 @@ class OpenAIModel(SDKModel):
         if http_client is not None:  # many requests in flight: several small connection pools
             options["http_client"] = http_client
         return openai.OpenAI(
-            api_key=key, base_url=base_url, timeout=self.timeout, max_retries=0, **options
+            api_key=key,
+            base_url=base_url or OPENAI_DEFAULT_URL,
+            timeout=self.timeout,
+            max_retries=0,
+            **options,
         )
 
     def _initial_mode(self, accepted: set[str] | None) -> str:

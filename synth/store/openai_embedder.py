@@ -37,7 +37,13 @@ from synth.errors import (
     OutputParseError,
     ServerError,
 )
-from synth.llm._http import EndpointGuard, error_for_status, unreachable
+from synth.llm._http import (
+    OPENAI_DEFAULT_URL,
+    EndpointGuard,
+    check_base_url,
+    error_for_status,
+    unreachable,
+)
 from synth.llm._redact import redact_text, redact_url
 from synth.llm.base import run_sync
 from synth.llm.limiter import RateLimiter
@@ -88,6 +94,7 @@ class OpenAIEmbedder(Embedder):
         self.model = model
         self.name = f"openai:{model}"
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        check_base_url(self.base_url, "--base-url" if base_url else "OPENAI_BASE_URL")
         self.timeout = timeout
         retry = retry or RetryConfig()
         if max_retries is not None:
@@ -106,7 +113,7 @@ class OpenAIEmbedder(Embedder):
         #: the length of the vectors the server returned (every reply must have it)
         self._seen_dimension: int | None = None
         self._guard = EndpointGuard(
-            self.base_url or "https://api.openai.com/v1",
+            self.base_url or OPENAI_DEFAULT_URL,
             "embedding",
             "check --base-url (or OPENAI_BASE_URL) and the embedder's model name",
             refusals=1,  # a batch of chunks is never the one request the server cannot take
@@ -140,7 +147,7 @@ class OpenAIEmbedder(Embedder):
 
         return openai.OpenAI(
             api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",
-            base_url=self.base_url,
+            base_url=self.base_url or OPENAI_DEFAULT_URL,  # an empty OPENAI_BASE_URL is unset
             timeout=self.timeout,
             max_retries=0,  # synth retries, counts and paces them
         )
