@@ -1,5 +1,6 @@
-"""How ``synth generate`` draws its end on a terminal: the per-stage table at 80 columns, the
-table of the files that fell short, and the progress display's last frame, drawn once."""
+"""How ``synth generate`` draws its end on a terminal and in a log: the per-stage table at 80
+columns, the table of the files that fell short, and the progress display's last frame, drawn once
+and ending its line."""
 
 from __future__ import annotations
 
@@ -96,3 +97,14 @@ def test_the_progress_displays_last_frame_is_drawn_once() -> None:
     progress.start(lambda: final)
     progress.stop()
     assert out.getvalue().count("goldens 30/30") == 1
+
+
+def test_the_progress_displays_last_frame_ends_its_line_in_a_log() -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=80, color_system=None)  # not a terminal: a CI log, a file
+    progress = RichProgress(console, auto_refresh=False)
+    progress.start(lambda: Snapshot(title="run r1", stages=[("inputs", 1, 2)], goldens=1, target=2))
+    progress.stop()
+    console.print("synth: error: the next line")
+    assert "\nsynth: error: the next line\n" in out.getvalue()
+    assert out.getvalue().count("goldens 1/2") == 1

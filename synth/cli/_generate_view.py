@@ -266,6 +266,10 @@ class RichProgress:
         if self._live is not None:
             self._live.stop()
             self._live = None
+            if not self.console.is_terminal:
+                # rich ends the last frame's line on a terminal only: in a CI log or a file the
+                # next line (the table, or the "synth: error:" line) would start on it
+                self.console.line()
 
     def note(self, text: str) -> None:
         self.console.print(Text(text))
