@@ -409,6 +409,34 @@ def test_generate_goldens_must_be_positive(capsys: pytest.CaptureFixture[str]) -
     assert "num_goldens" not in line  # the flag the user typed, not the setting behind it
 
 
+@pytest.mark.parametrize("where", ["file", "journal"])
+def test_generate_refuses_to_replace_a_reviewed_dataset(
+    where: str, dataset_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from synth.dataset import _journal
+    from synth.dataset._keys import golden_key
+    from synth.dataset.review import decide
+
+    reviewed = Dataset.load(dataset_file)
+    decided = decide(reviewed[0], "rejected", reason="wrong answer", reviewer="ann")
+    if where == "file":
+        reviewed.goldens[0] = decided
+        reviewed.save(dataset_file)
+    else:  # decided on the review page, not folded into the file yet
+        _journal.append(dataset_file, _journal.entry(golden_key(reviewed[0]), decided))
+    before = dataset_file.read_bytes()
+    argv = ["generate", str(SAMPLE_DOCS), "--goldens", "2", "--embedder", "hash", "--quiet"]
+    argv += ["--model", "offline", "-o", str(dataset_file)]
+    assert_fails(argv, capsys, f"cannot write {dataset_file}", "1 reviewed golden", "another -o")
+    assert dataset_file.read_bytes() == before
+
+
+def test_generate_replaces_a_dataset_never_reviewed(dataset_file: Path) -> None:
+    from synth.cli.generate import check_output
+
+    assert check_output(dataset_file) == dataset_file  # a rerun writes its goldens there again
+
+
 def test_generate_refused_key_is_one_line_and_non_zero_then_resumes_with_a_good_key(
     closes_leaked_clients: object,
     fake_openai: object,

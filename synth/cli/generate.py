@@ -193,7 +193,31 @@ def check_output(path: str | os.PathLike[str]) -> Path:
     target = output if output.exists() else folder
     if not os.access(target, os.W_OK):
         raise ConfigError(f"cannot write {output}: no permission to write to {target}")
+    if output.exists():
+        _refuse_reviewed(output)
     return output
+
+
+def _refuse_reviewed(output: Path) -> None:
+    """Raise one ConfigError line when ``output`` holds goldens a review decided: the run's
+    dataset would replace them, and a reviewer's hours with them. A file synth cannot read as a
+    dataset is not a reviewed one: it is replaced, as before."""
+    from synth.dataset import Dataset
+    from synth.dataset.review import counts
+    from synth.errors import DatasetError
+
+    try:
+        statuses = counts(Dataset.load(output))
+    except (DatasetError, ConfigError, OSError, ValueError):
+        return
+    reviewed = statuses["accepted"] + statuses["rejected"]
+    if reviewed:
+        goldens = "golden" if reviewed == 1 else "goldens"
+        raise ConfigError(
+            f"cannot write {output}: it holds {reviewed} reviewed {goldens} "
+            f"({statuses['accepted']} accepted, {statuses['rejected']} rejected) this run would "
+            "replace; choose another -o or move the file away (synth refill keeps a review)"
+        )
 
 
 def small_corpus_note(reused: int) -> str:
