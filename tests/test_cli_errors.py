@@ -409,6 +409,17 @@ def test_generate_goldens_must_be_positive(capsys: pytest.CaptureFixture[str]) -
     assert "num_goldens" not in line  # the flag the user typed, not the setting behind it
 
 
+@pytest.mark.parametrize("turns", ["1", "0", "-2"])
+def test_generate_max_turns_below_two_names_the_flag(
+    turns: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["generate", str(SAMPLE_DOCS), "--conversational", "--max-turns", turns]
+    argv += ["--model", "offline", "--embedder", "hash", "-o", str(tmp_path / "talks.jsonl")]
+    line = assert_fails(argv, capsys, f"--max-turns must be at least 2, got {turns}")
+    assert "ConversationConfig" not in line
+    assert not (tmp_path / "talks.jsonl").exists()
+
+
 @pytest.mark.parametrize("where", ["file", "journal"])
 def test_generate_refuses_to_replace_a_reviewed_dataset(
     where: str, dataset_file: Path, capsys: pytest.CaptureFixture[str]

@@ -487,6 +487,9 @@ def make_goldens(
     if max_turns is not None:
         from synth.generate.conversation import ConversationConfig  # not for --help
 
+        if max_turns < 2:  # the flag the user typed, not the setting behind it
+            raise ConfigError(f"--max-turns must be at least 2, got {max_turns}")
+
         synthesizer.conversation_config = ConversationConfig(max_turns=max_turns)
     return synthesizer.generate_conversational_goldens_from_docs(
         args.paths, num_goldens=num_goldens
