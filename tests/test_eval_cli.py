@@ -145,6 +145,43 @@ def test_goldens_without_answers_and_no_system_are_refused_not_scored_as_a_pass(
     )
 
 
+EVALUATE = ["evaluate", "{data}", "--system", "{module}:good", "-o", "out.json"]
+RETRIEVE = ["evaluate", "{data}", "--retriever", "{module}:retriever", "-o", "out.json"]
+BENCHMARK = ["benchmark", "{data}", "--system", "a={module}:good", "--system", "b={module}:guess"]
+BASELINE = ["gate", "{data}", "--system", "{module}:good", "--baseline", "out.json"]
+BASELINE += ["--update-baseline"]
+NO_GOLDENS = "nothing to score: empty.jsonl holds no goldens"
+NONE_ACCEPTED = "nothing to score: no golden of goldens.jsonl is accepted (6 pending); review"
+
+
+@pytest.mark.parametrize(
+    ("command", "data", "status", "says"),
+    [
+        (EVALUATE, "empty.jsonl", "all", NO_GOLDENS),
+        (RETRIEVE, "empty.jsonl", "all", NO_GOLDENS),
+        (BENCHMARK, "empty.jsonl", None, NO_GOLDENS),
+        (BASELINE, "empty.jsonl", "all", NO_GOLDENS),
+        (EVALUATE, "goldens.jsonl", "accepted", NONE_ACCEPTED),
+        (RETRIEVE, "goldens.jsonl", "accepted", NONE_ACCEPTED),
+        (BASELINE, "goldens.jsonl", "accepted", NONE_ACCEPTED),
+    ],
+    ids=lambda v: v[0] if isinstance(v, list) else None,
+)
+def test_nothing_to_score_is_refused_not_scored_as_a_pass(
+    project, capsys, command, data, status, says
+) -> None:
+    """An empty dataset, or a review filter nothing passes (CI's --status accepted before anyone
+    reviewed), printed a table of dashes (or wrote a baseline of no item) with exit 0."""
+    folder, module = project
+    (folder / "empty.jsonl").write_text("")
+    argv = [part.format(data=data, module=module) for part in command]
+    code = main([*argv, *(["--status", status] if status else [])])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and not (folder / "out.json").exists()
+    assert captured.err.startswith(f"synth: error: {says}"), captured.err
+    assert len(captured.err.splitlines()) == 1
+
+
 def test_evaluate_a_retriever(project, capsys) -> None:
     folder, module = project
     code = main(["evaluate", "goldens.jsonl", "--retriever", f"{module}:retriever", "-k", "1", "-k", "2",

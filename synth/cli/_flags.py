@@ -1,6 +1,6 @@
 """Flags more than one command takes: how a run's requests are sent, the gates a golden must
 pass and the language it is written in (generate, refill, update); which reviewed goldens a
-command takes (export, evaluate, gate)."""
+command takes (export, evaluate, gate), and that it has some to score."""
 
 from __future__ import annotations
 
@@ -115,9 +115,24 @@ def dataset_with_status(path: str | Path, status: str) -> Any:
     if status == "all":
         return path
     from synth.dataset import Dataset
-    from synth.dataset.review import select
+    from synth.dataset.review import counts, select
 
-    return select(Dataset.load(path), status)
+    dataset = Dataset.load(path)
+    chosen = select(dataset, status)
+    if len(dataset) and not len(chosen):
+        found = ", ".join(f"{n} {name}" for name, n in counts(dataset).items() if n)
+        raise ConfigError(
+            f"nothing to score: no golden of {path} is {status} ({found}); review them with "
+            "synth review, or pass another --status"
+        )
+    return chosen
+
+
+def refuse_no_goldens(count: int, path: str | Path) -> None:
+    """Raise ConfigError when a command has no golden to score: its empty table with exit 0
+    would read as a pass in CI."""
+    if not count:
+        raise ConfigError(f"nothing to score: {path} holds no goldens")
 
 
 __all__ = [
@@ -129,4 +144,5 @@ __all__ = [
     "check_gates",
     "dataset_with_status",
     "language_from_args",
+    "refuse_no_goldens",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from synth.cli._flags import refuse_no_goldens
 from synth.cli._judging import (
     add_judging_arguments,
     close_models,
@@ -55,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     found = {name: user_function(fn, args) for name, fn in systems(args.system).items()}
     # read first: the judges' limiter starts at the calls every system's items will cost
     items = as_items(args.dataset)
+    refuse_no_goldens(len(items), args.dataset)
     kwargs = judging_kwargs(args, items=len(items) * len(found))
     try:
         result = benchmark(found, items, rank_by=args.rank_by, **kwargs)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from synth.cli._flags import add_status_argument, dataset_with_status
+from synth.cli._flags import add_status_argument, dataset_with_status, refuse_no_goldens
 from synth.cli._judging import (
     USER_JOBS,
     add_judging_arguments,
@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from synth.evaluate import _io
     from synth.evaluate._jobs import failure_summary
 
+    refuse_no_goldens(len(report.items), args.dataset)
     _refuse_an_empty_score(report, asked_a_system=bool(args.system or args.retriever))
     page = None
     if args.output:

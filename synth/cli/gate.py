@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from synth.cli._exits import EXIT_OK, EXIT_PARTIAL, EXIT_WORSE
-from synth.cli._flags import add_status_argument, dataset_with_status
+from synth.cli._flags import add_status_argument, dataset_with_status, refuse_no_goldens
 from synth.cli._judging import (
     add_judging_arguments,
     close_models,
@@ -147,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
     _check_folders(args)
     baseline = None if args.update_baseline else GateScores.read(baseline_path)
     items = as_items(dataset_with_status(args.dataset, args.status))
+    refuse_no_goldens(len(items), args.dataset)
     if not args.system and not any(item.answer is not None for item in items):
         # a gate over no answer compares nothing and would pass for ever: say what is missing
         raise ConfigError(
