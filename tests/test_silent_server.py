@@ -156,3 +156,63 @@ def test_a_server_that_never_replied_stops_at_its_first_timeout() -> None:
     model = TimeoutModel(Silent(["hang", "ok"]), timeout=0.05, breaker=SilenceBreaker())
     with pytest.raises(EndpointError, match="sent no reply at all"):
         asyncio.run(model.arequest("q"))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["evaluate", "goldens.jsonl", "--system", "{module}:answer"],
+        [
+            "benchmark",
+            "goldens.jsonl",
+            "--system",
+            "a={module}:answer",
+            "--system",
+            "b={module}:answer",
+        ],
+        [
+            "gate",
+            "goldens.jsonl",
+            "--system",
+            "{module}:answer",
+            "--baseline",
+            "b.json",
+            "--update-baseline",
+        ],
+    ],
+    ids=["evaluate", "benchmark", "gate"],
+)
+def test_a_judge_server_that_never_answers_stops_the_command_with_one_line_and_exit_2(
+    command: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each judge call waited its timeout times its retries: a quarter of an hour of silence."""
+    import time
+    import uuid
+
+    from synth import Dataset, Golden
+    from synth.cli import main
+
+    module = f"silent_judged_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{module}.py").write_text("def answer(question):\n    return '4'\n")
+    goldens = [Golden(input=f"What is {n} + {n}?", expected_output=str(2 * n)) for n in range(4)]
+    Dataset(goldens).save(tmp_path / "goldens.jsonl")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the command adds the cwd; undo it after
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    argv = [part.format(module=module) for part in command]
+    with black_hole() as (url, held):
+        started = time.monotonic()
+        code = main([*argv, "--judge", "openai:m", "--base-url", url, "--timeout", "1"])
+        took = time.monotonic() - started
+        assert held, "the command never connected to the server"
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    (line,) = [line for line in err.splitlines() if line.startswith("synth:")]
+    assert line.startswith(f"synth: error: the model server at {url}")
+    assert "no reply of any kind within 1 s" in line
+    assert took < 30  # one deadline, not every call's timeouts and retries
+    assert not (tmp_path / "b.json").exists()

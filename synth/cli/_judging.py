@@ -63,6 +63,13 @@ def add_judging_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--base-url", help="OpenAI-compatible server for openai:<model> judges")
     p.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="seconds a judge request waits for its reply (default: 120); a judge server that "
+        "sends no reply at all that long stops the command (exit 2)",
+    )
+    p.add_argument(
         "--n-jobs",
         type=int,
         metavar="N",
@@ -103,9 +110,12 @@ def judging_kwargs(args: argparse.Namespace, items: int = 0) -> dict[str, Any]:
     many items will be judged, when known (the judges' limiter starts at their calls)."""
     from synth.errors import ConfigError
     from synth.evaluate._specs import judge_models, split_name
+    from synth.llm.timeout import SilenceBreaker
 
     if args.n_jobs is not None and args.n_jobs < 1:
         raise ConfigError(f"--n-jobs must be at least 1, got {args.n_jobs}")
+    if args.timeout is not None and not args.timeout > 0:
+        raise ConfigError(f"--timeout must be positive, got {args.timeout:g}")
     criteria = {}
     for raw in args.criteria:
         name, rubric = split_name(raw)
@@ -119,7 +129,15 @@ def judging_kwargs(args: argparse.Namespace, items: int = 0) -> dict[str, Any]:
     limiter = None
     if adaptive:
         limiter = judge_limiter(judge_calls(args, criteria, items) if items and args.judge else 0)
-    judges = judge_models(args.judge, base_url=args.base_url, limiter=limiter)
+    # one breaker for every judge: a server that never answers stops the command at its first
+    # request's deadline, not after every call's timeouts and retries (a quarter of an hour)
+    judges = judge_models(
+        args.judge,
+        base_url=args.base_url,
+        limiter=limiter,
+        breaker=SilenceBreaker(),
+        timeout=args.timeout,
+    )
     kwargs: dict[str, Any] = {
         "judges": {name: user_function(model, args) for name, model in judges.items()} or None,
         "metrics": args.metric,

@@ -41,12 +41,18 @@ def _provider_typo(spec: str) -> bool:
 
 
 def judge_models(
-    specs: Sequence[str], *, base_url: str | None = None, limiter: Any = None
+    specs: Sequence[str],
+    *,
+    base_url: str | None = None,
+    limiter: Any = None,
+    breaker: Any = None,
+    timeout: float | None = None,
 ) -> dict[str, Any]:
     """Return ``{name: model}`` for judge specs; a name defaults to the spec itself. The models
-    made from provider specs share ``limiter`` (a :class:`~synth.llm.limiter.RateLimiter`) when
-    one is given."""
-    from synth.llm.factory import make_llm
+    made from provider specs share ``limiter`` (a :class:`~synth.llm.limiter.RateLimiter`) and
+    ``breaker`` (a :class:`~synth.llm.timeout.SilenceBreaker`: a silent server stops the
+    command) when they are given; ``timeout`` is a request's deadline (default make_llm's)."""
+    from synth.llm.factory import DEFAULT_TIMEOUT, make_llm
     from synth.llm.offline import PROVIDER as OFFLINE
     from synth.llm.spec import known_provider, parse_model_spec, provider_class
 
@@ -59,7 +65,13 @@ def judge_models(
                 "answers; name a language model (e.g. openai:gpt-4.1-mini)"
             )
         if known_provider(spec):
-            model: Any = make_llm(spec, base_url=base_url, limiter=limiter)
+            model: Any = make_llm(
+                spec,
+                base_url=base_url,
+                limiter=limiter,
+                breaker=breaker,
+                timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
+            )
             default = spec
         else:
             if _provider_typo(spec):
