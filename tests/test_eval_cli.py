@@ -182,6 +182,43 @@ def test_nothing_to_score_is_refused_not_scored_as_a_pass(
     assert len(captured.err.splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("command", "output", "says"),
+    [
+        (["evaluate"], "scores.txt", "scores.txt: unknown report suffix '.txt'"),
+        (["benchmark"], "board.txt", "board.txt: unknown report suffix '.txt'"),
+        (["benchmark"], "board.jsonl", "a benchmark is one document"),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_refused_before_any_system_is_asked(
+    project, capsys, command, output, says
+) -> None:
+    folder, _ = project
+    asked = folder / "asked.txt"
+    module = f"counted_{uuid.uuid4().hex[:8]}"
+    (folder / f"{module}.py").write_text(
+        "import pathlib\n"
+        f"def answer(question):\n    pathlib.Path({str(asked)!r}).touch()\n    return '0'\n"
+    )
+    systems = ["--system", f"{module}:answer"]
+    if command == ["benchmark"]:
+        systems = ["--system", f"a={module}:answer", "--system", f"b={module}:answer"]
+    code = main([*command, "goldens.jsonl", *systems, "-o", output])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"synth: error: {says}"), err
+    assert not asked.exists()  # no answer asked for, nothing paid to be lost
+
+
+def test_compare_refuses_an_output_that_cannot_hold_the_comparison_before_reading(
+    project, capsys
+) -> None:
+    code = main(["compare", "missing-a.json", "missing-b.json", "-o", "c.jsonl"])
+    err = capsys.readouterr().err
+    assert code == 2 and err == (
+        "synth: error: a comparison is one document: write it as .json, .yaml or .toml\n"
+    )
+
+
 def test_evaluate_a_retriever(project, capsys) -> None:
     folder, module = project
     code = main(["evaluate", "goldens.jsonl", "--retriever", f"{module}:retriever", "-k", "1", "-k", "2",

@@ -50,9 +50,11 @@ def run(args: argparse.Namespace) -> int:
     from synth.evaluate._items import as_items
     from synth.evaluate._jobs import failure_summary
     from synth.evaluate._specs import systems
-    from synth.evaluate.benchmark import benchmark
+    from synth.evaluate.benchmark import BenchmarkResult, benchmark
 
     check_report_flag(args)
+    if args.output:
+        BenchmarkResult.format_for(args.output)  # refused before a system or judge is called
     found = {name: user_function(fn, args) for name, fn in systems(args.system).items()}
     # read first: the judges' limiter starts at the calls every system's items will cost
     items = as_items(args.dataset)

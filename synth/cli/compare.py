@@ -33,9 +33,12 @@ def run(args: argparse.Namespace) -> int:
     """Compare report ``args.b`` with the baseline ``args.a``; write and print the comparison."""
     from synth.cli._evaluate_view import comparison_table, show
     from synth.evaluate import _io
+    from synth.evaluate.compare import Comparison
     from synth.evaluate.report import read_report
 
     check_report_flag(args)
+    if args.output:
+        Comparison.format_for(args.output)  # a typo in -o costs nothing: refused before the work
     a, b = read_report(args.a), read_report(args.b)
     comparison = a.compare(b, seed=args.seed)
     page = None

@@ -59,6 +59,10 @@ def run(args: argparse.Namespace) -> int:
     check_report_flag(args)
     if args.tool_calls:
         return run_tool_scores(args)
+    if args.output:
+        from synth.evaluate._io import format_of
+
+        format_of(args.output)  # refused before a system or judge is called, not after
     report = _retrieval_report(args) if args.retriever else _answers_report(args)
     # the tables' imports (rich) only now: nothing of them is needed before the judges' requests
     from synth.cli._evaluate_view import evaluation_tables, show

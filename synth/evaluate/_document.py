@@ -27,10 +27,17 @@ class OneDocument(BaseModel):
 
     def write(self, path: str | Path, *, format: str | None = None) -> Path:
         """Write the result as JSON, YAML or TOML (by suffix or ``format``), atomically."""
+        fmt = self.format_for(path, format)
+        return write_atomic(path, _io.dumps(self.model_dump(), fmt))
+
+    @classmethod
+    def format_for(cls, path: str | Path, format: str | None = None) -> str:
+        """The format :meth:`write` writes ``path`` in; ConfigError when it cannot hold one
+        document (a command checks its ``-o`` with it before the work it would write)."""
         fmt = _io.format_of(path, format)
         if fmt == "jsonl":
-            raise ConfigError(f"{self.noun} is one document: write it as .json, .yaml or .toml")
-        return write_atomic(path, _io.dumps(self.model_dump(), fmt))
+            raise ConfigError(f"{cls.noun} is one document: write it as .json, .yaml or .toml")
+        return fmt
 
     @classmethod
     def read(cls, path: str | Path, *, format: str | None = None) -> Self:
