@@ -251,6 +251,32 @@ def test_compare_two_reports(project, capsys) -> None:
     assert json.loads(capsys.readouterr().out)["metrics"][0]["metric"] == "exact_match"
 
 
+def test_compare_with_no_item_scored_in_both_reports_is_refused_not_shown_as_no_change(
+    project, capsys
+) -> None:
+    folder, module = project
+    Dataset([Golden(input=f"What is {n} + {n}?", expected_output=str(2 * n)) for n in (0, 3)]).save(
+        folder / "multiples.jsonl"
+    )
+    evaluate = ["evaluate", "multiples.jsonl", "--system"]
+    assert main([*evaluate, f"{module}:good", "-o", "good.json"]) == 0
+    assert main([*evaluate, f"{module}:broken", "-o", "down.json"]) == 3  # every item failed
+    assert (
+        main(["evaluate", "goldens.jsonl", "--retriever", f"{module}:retriever", "-o", "r.json"])
+        == 0
+    )
+    capsys.readouterr()
+    code = main(["compare", "good.json", "down.json", "-o", "comparison.json"])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and not (folder / "comparison.json").exists()
+    assert captured.err == (
+        "synth: error: nothing to compare: no item has a score in both good.json and down.json "
+        "(2 item ids in both, of 2 and 2; items that failed have no score)\n"
+    )
+    assert main(["compare", "good.json", "r.json"]) == 2
+    assert "have no metric in common" in capsys.readouterr().err
+
+
 def test_benchmark_two_systems(project, capsys) -> None:
     folder, module = project
     code = main([

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from synth.cli._exits import EXIT_OK
 from synth.cli.report import add_report_flag, check_report_flag, write_beside
+
+if TYPE_CHECKING:
+    from synth.evaluate.compare import Comparison
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
         Comparison.format_for(args.output)  # a typo in -o costs nothing: refused before the work
     a, b = read_report(args.a), read_report(args.b)
     comparison = a.compare(b, seed=args.seed)
+    _refuse_nothing_compared(comparison, args.a, args.b)
     page = None
     if args.output:
         comparison.write(args.output)
@@ -62,6 +67,23 @@ def run(args: argparse.Namespace) -> int:
         if page is not None:
             print(f"report: {page}")
     return EXIT_OK
+
+
+def _refuse_nothing_compared(comparison: Comparison, a: str, b: str) -> None:
+    """A ConfigError when no metric has an item scored in both reports: a table of dashes with
+    exit 0 would read as "no difference" (every item of one report failed, or the two are of
+    different metrics)."""
+    from synth.errors import ConfigError
+
+    if any(row.n for row in comparison.metrics):
+        return
+    if not comparison.metrics:
+        raise ConfigError(f"nothing to compare: {a} and {b} have no metric in common")
+    raise ConfigError(
+        f"nothing to compare: no item has a score in both {a} and {b} "
+        f"({comparison.n_paired} item ids in both, of {comparison.n_a} and {comparison.n_b}; "
+        "items that failed have no score)"
+    )
 
 
 __all__ = ["add_parser", "run"]
