@@ -44,7 +44,42 @@ def os_error_line(exc: OSError) -> str:
     if disk_full(exc):
         where = f"cannot write {exc.filename}" if exc.filename else "cannot write"
         return f"{where}: the disk is full ({exc.strerror or 'no space left on device'})"
+    if exc.filename is not None and exc.strerror and exc.filename2 is None:
+        # "out/e.json: permission denied", not "[Errno 13] Permission denied: 'out/e.json'"
+        return f"{exc.filename}: {exc.strerror[:1].lower()}{exc.strerror[1:]}"
     return str(exc)
+
+
+def check_writable(path: str | os.PathLike[str]) -> None:
+    """Raise an OSError naming ``path`` when it cannot be written: a file stands where one of its
+    folders would be, or the folder it would be made in is not writable. A command checks its
+    output so before the work whose result it holds; missing folders are fine (they are made)."""
+    target = Path(path)
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "it is a folder; name a file", os.fspath(path))
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise _not_a_folder(folder, path)
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        where = target if target.exists() else folder
+        raise PermissionError(errno.EACCES, f"no permission to write to {where}", os.fspath(path))
+
+
+def _not_a_folder(folder: Path, path: str | os.PathLike[str]) -> OSError:
+    return NotADirectoryError(errno.ENOTDIR, f"{folder} is a file, not a folder", os.fspath(path))
+
+
+def _make_folder(target: Path) -> None:
+    """Make ``target``'s folders; a file in the way is said as such, not as 'File exists'."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        blocker = target.parent
+        while not blocker.is_file() and blocker != blocker.parent:
+            blocker = blocker.parent
+        raise _not_a_folder(blocker, target) from exc
 
 
 @contextlib.contextmanager
@@ -56,7 +91,7 @@ def atomic_path(path: str | os.PathLike[str], *, sync_folder: bool = True) -> It
     folder after the rename, for a file rewritten often whose previous version is as good.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    _make_folder(target)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         with writing(target):
@@ -65,6 +100,10 @@ def atomic_path(path: str | os.PathLike[str], *, sync_folder: bool = True) -> It
             os.replace(tmp, target)
         if sync_folder:
             _flush_folder(target.parent)
+    except OSError as exc:
+        if exc.filename == os.fspath(tmp):  # the user named the target, never this file
+            exc.filename = os.fspath(target)
+        raise
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -101,4 +140,12 @@ def _flush_folder(folder: Path) -> None:
         os.close(fd)
 
 
-__all__ = ["DISK_FULL", "atomic_path", "disk_full", "os_error_line", "write_atomic", "writing"]
+__all__ = [
+    "DISK_FULL",
+    "atomic_path",
+    "check_writable",
+    "disk_full",
+    "os_error_line",
+    "write_atomic",
+    "writing",
+]

@@ -188,6 +188,8 @@ def test_nothing_to_score_is_refused_not_scored_as_a_pass(
         (["evaluate"], "scores.txt", "scores.txt: unknown report suffix '.txt'"),
         (["benchmark"], "board.txt", "board.txt: unknown report suffix '.txt'"),
         (["benchmark"], "board.jsonl", "a benchmark is one document"),
+        (["evaluate"], "goldens.jsonl/s.json", "goldens.jsonl/s.json: goldens.jsonl is a file,"),
+        (["benchmark"], "goldens.jsonl/b.json", "goldens.jsonl/b.json: goldens.jsonl is a file,"),
     ],
 )
 def test_an_output_that_cannot_be_written_is_refused_before_any_system_is_asked(
@@ -216,6 +218,11 @@ def test_compare_refuses_an_output_that_cannot_hold_the_comparison_before_readin
     err = capsys.readouterr().err
     assert code == 2 and err == (
         "synth: error: a comparison is one document: write it as .json, .yaml or .toml\n"
+    )
+    code = main(["compare", "missing-a.json", "missing-b.json", "-o", "goldens.jsonl/c.json"])
+    err = capsys.readouterr().err
+    assert code == 2 and err == (
+        "synth: error: goldens.jsonl/c.json: goldens.jsonl is a file, not a folder\n"
     )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from synth._files import atomic_path, write_atomic
+from synth._files import atomic_path, check_writable, os_error_line, write_atomic
 from synth.evaluate.report import Evaluation
 
 
@@ -116,3 +116,46 @@ def test_a_folder_that_refuses_to_be_flushed_still_gets_the_file(
     assert len(calls) == 2
     assert (tmp_path / "file.txt").read_text(encoding="utf-8") == "text"
     assert [p.name for p in tmp_path.iterdir()] == ["file.txt"]
+
+
+def test_a_file_where_a_folder_should_be_is_said_so_naming_the_file_asked_for(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "goldens.jsonl").write_text("{}\n")
+    target = tmp_path / "goldens.jsonl" / "sub" / "report.json"
+    for attempt in (lambda: write_atomic(target, "x"), lambda: check_writable(target)):
+        with pytest.raises(NotADirectoryError) as caught:
+            attempt()
+        assert os_error_line(caught.value) == (
+            f"{target}: {tmp_path / 'goldens.jsonl'} is a file, not a folder"
+        )  # not "[Errno 17] File exists: ..."
+    assert (tmp_path / "goldens.jsonl").read_text() == "{}\n"
+
+
+def test_a_failed_write_names_the_target_not_its_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "report.json"
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", str(args[0]))
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(PermissionError) as caught:
+        write_atomic(target, "x")
+    assert os_error_line(caught.value) == f"{target}: permission denied"
+    assert not list(tmp_path.iterdir())
+
+
+def test_check_writable_refuses_a_folder_and_an_unwritable_one_and_allows_new_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    check_writable(tmp_path / "new" / "deeper" / "report.json")  # made when written
+    with pytest.raises(IsADirectoryError):
+        check_writable(tmp_path)
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != tmp_path)
+    with pytest.raises(PermissionError) as caught:
+        check_writable(tmp_path / "new" / "report.json")
+    assert os_error_line(caught.value) == (
+        f"{tmp_path / 'new' / 'report.json'}: no permission to write to {tmp_path}"
+    )

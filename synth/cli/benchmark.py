@@ -54,7 +54,10 @@ def run(args: argparse.Namespace) -> int:
 
     check_report_flag(args)
     if args.output:
+        from synth._files import check_writable
+
         BenchmarkResult.format_for(args.output)  # refused before a system or judge is called
+        check_writable(args.output)
     found = {name: user_function(fn, args) for name, fn in systems(args.system).items()}
     # read first: the judges' limiter starts at the calls every system's items will cost
     items = as_items(args.dataset)

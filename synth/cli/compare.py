@@ -42,7 +42,10 @@ def run(args: argparse.Namespace) -> int:
 
     check_report_flag(args)
     if args.output:
+        from synth._files import check_writable
+
         Comparison.format_for(args.output)  # a typo in -o costs nothing: refused before the work
+        check_writable(args.output)
     a, b = read_report(args.a), read_report(args.b)
     comparison = a.compare(b, seed=args.seed)
     _refuse_nothing_compared(comparison, args.a, args.b)

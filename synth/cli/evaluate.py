@@ -60,9 +60,11 @@ def run(args: argparse.Namespace) -> int:
     if args.tool_calls:
         return run_tool_scores(args)
     if args.output:
+        from synth._files import check_writable
         from synth.evaluate._io import format_of
 
         format_of(args.output)  # refused before a system or judge is called, not after
+        check_writable(args.output)
     report = _retrieval_report(args) if args.retriever else _answers_report(args)
     # the tables' imports (rich) only now: nothing of them is needed before the judges' requests
     from synth.cli._evaluate_view import evaluation_tables, show

@@ -220,6 +220,9 @@ def _check_folders(args: argparse.Namespace) -> None:
         )
     outputs = [("--junit", args.junit), ("--summary", args.summary)]
     if args.update_baseline and args.baseline:
+        from synth._files import check_writable
+
+        check_writable(args.baseline)
         # a first baseline goes where the repository will keep it (ci/baseline.json): its folder
         # is made, as nothing is lost by a new folder
         Path(args.baseline).resolve().parent.mkdir(parents=True, exist_ok=True)
