@@ -100,6 +100,31 @@ def test_review_refuses_what_it_cannot_review_in_one_line(
     assert err.startswith("synth: error: ") and match in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["empty.jsonl"], "synth: error: nothing to review: empty.jsonl holds no goldens\n"),
+        (["goldens.jsonl", "--reviewer", " "], "synth: error: --reviewer: the name must not be"),
+    ],
+    ids=["no goldens", "blank reviewer"],
+)
+def test_review_refuses_a_page_where_nothing_could_be_decided(
+    reviewed: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    says: str,
+) -> None:
+    import synth.review
+
+    served: list[object] = []
+    monkeypatch.setattr(synth.review, "serve", lambda *a, **k: served.append(a))
+    Path("empty.jsonl").write_text("", encoding="utf-8")
+    assert main(["review", *argv, "--no-browser"]) == 2
+    assert capsys.readouterr().err.startswith(says)
+    assert not served  # no page that would refuse every decision (or show nothing)
+
+
 def test_review_refuses_a_port_out_of_range(
     reviewed: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -55,7 +55,13 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"{path}: no such dataset file")
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port {args.port}: a port is 0 to 65535 (0 or none: a free one)")
+    if args.reviewer is not None and not args.reviewer.strip():
+        # else the page would serve, and refuse every decision it is sent
+        raise ConfigError("--reviewer: the name must not be blank (leave it out for the OS user)")
     store = ReviewStore(path, reviewer=args.reviewer or default_reviewer())
+    if not len(store):
+        store.close()
+        raise ConfigError(f"nothing to review: {path} holds no goldens")
 
     def ready(session: Session) -> None:
         _announce(store, session)
