@@ -172,3 +172,33 @@ def test_run_options_read_a_manifest_its_run_directory_or_a_dataset_file_beside_
     said = rf"^{other / 'set.jsonl'}: no run manifest found for this dataset \(was it made by synth\?\)$"
     with pytest.raises(ConfigError, match=said):
         run_options(other / "set.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("critic", "flags", "expected"),
+    [
+        ("openai:old", ["--model", "openai:new"], "openai:new"),  # the critic was the generator
+        ("openai:judge", ["--model", "openai:new"], "openai:judge"),  # a critic chosen apart
+        ("openai:old", ["--model", "openai:new", "--critic-model", "openai:c"], "openai:c"),
+        ("openai:old", [], "openai:old"),
+    ],
+)
+def test_refill_and_update_model_flag_moves_the_critic_that_was_the_generator(
+    critic: str, flags: list[str], expected: str
+) -> None:
+    from synth.cli import build_parser
+    from synth.cli._upkeep import synthesizer_options
+
+    def model(spec: str) -> dict[str, str]:
+        provider, name = spec.split(":")
+        return {"provider": provider, "model": name}
+
+    manifest = {
+        "run_id": "r1",
+        "models": {"generator": model("openai:old"), "critic": model(critic)},
+    }
+    for command in (["refill", "goldens.jsonl"], ["update", "goldens.jsonl", "docs"]):
+        args = build_parser().parse_args([*command, *flags])
+        options = synthesizer_options(args, manifest)
+        assert options["critic_model"] == expected
+        assert options["model"] == (flags[1] if flags else "openai:old")

@@ -20,7 +20,10 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
         "--model", metavar="SPEC", help="generator model as provider:model (default: the run's)"
     )
     p.add_argument(
-        "--critic-model", metavar="SPEC", help="critic model as provider:model (default: the run's)"
+        "--critic-model",
+        metavar="SPEC",
+        help="critic model as provider:model (default: the run's; --model when the run's critic "
+        "was its generator)",
     )
     p.add_argument("--embedder", metavar="SPEC", help="embedder spec (default: the run's)")
     p.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server's URL")
@@ -68,6 +71,10 @@ def synthesizer_options(
         "grounding_threshold": args.grounding_threshold,
         "max_easy_share": args.max_easy_share,
     }
+    if args.model and not args.critic_model and options.get("critic_model") == options.get("model"):
+        # the run's critic was its generator: a new --model is the critic too, as in generate
+        # (else the critic would still call the model the user just moved away from)
+        flags["critic_model"] = args.model
     options.update({k: v for k, v in flags.items() if v is not None})
     return options
 
