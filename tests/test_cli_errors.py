@@ -409,6 +409,35 @@ def test_generate_goldens_must_be_positive(capsys: pytest.CaptureFixture[str]) -
     assert "num_goldens" not in line  # the flag the user typed, not the setting behind it
 
 
+@pytest.mark.parametrize("check", [["--check"], []], ids=["check", "update"])
+def test_update_from_a_folder_with_no_readable_document_is_one_line_not_every_file_deleted(
+    check: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A docs folder not checked out (an empty submodule) in CI: --check said every golden's
+    file was deleted (exit 4, stale) where the update itself refused (exit 2)."""
+    dataset = tmp_path / "goldens.jsonl"
+    Dataset([Golden(input="What is the warranty?", source_files=["docs/warranty.md"])]).save(
+        dataset
+    )
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "photo.bin").write_bytes(b"\x00\x01")
+    before = dataset.read_bytes()
+    assert_fails(
+        ["update", str(dataset), str(tmp_path / "docs"), *check, "--model", "offline"],
+        capsys,
+        f"no document could be read from {tmp_path / 'docs'}",
+        "unsupported type .bin",
+    )
+    assert dataset.read_bytes() == before
+
+
+def test_update_max_concurrent_below_one_is_refused(
+    dataset_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["update", str(dataset_file), str(SAMPLE_DOCS), "--max-concurrent", "0"]
+    assert_fails(argv, capsys, "--max-concurrent must be at least 1, got 0")
+
+
 @pytest.mark.parametrize("turns", ["1", "0", "-2"])
 def test_generate_max_turns_below_two_names_the_flag(
     turns: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from synth.cli._flags import add_gates
+from synth.cli._flags import add_gates, check_gates
 
 
 def add_run_flags(p: argparse.ArgumentParser) -> None:
@@ -34,6 +34,15 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
         help="where the run that makes the new goldens keeps its outputs",
     )
     add_gates(p)
+
+
+def check_run_flags(args: argparse.Namespace) -> None:
+    """Raise ConfigError naming the first run flag whose value cannot be used."""
+    from synth.errors import ConfigError
+
+    if args.max_concurrent is not None and args.max_concurrent < 1:
+        raise ConfigError(f"--max-concurrent must be at least 1, got {args.max_concurrent}")
+    check_gates(args)
 
 
 def synthesizer_options(
@@ -79,4 +88,4 @@ def synthesizer_options(
     return options
 
 
-__all__ = ["add_run_flags", "synthesizer_options"]
+__all__ = ["add_run_flags", "check_run_flags", "synthesizer_options"]

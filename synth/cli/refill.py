@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 
 from synth.cli._exits import EXIT_OK, EXIT_PARTIAL
-from synth.cli._flags import check_gates
-from synth.cli._upkeep import add_run_flags, synthesizer_options
+from synth.cli._upkeep import add_run_flags, check_run_flags, synthesizer_options
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,12 +40,9 @@ def run(args: argparse.Namespace) -> int:
     from synth.dataset import Dataset
     from synth.dataset.refill import REFILLS, rejected_path, run_manifest
     from synth.dataset.review import counts
-    from synth.errors import ConfigError
     from synth.pipeline import Synthesizer
 
-    if args.max_concurrent is not None and args.max_concurrent < 1:
-        raise ConfigError(f"--max-concurrent must be at least 1, got {args.max_concurrent}")
-    check_gates(args)
+    check_run_flags(args)
     path = Path(args.dataset)
     before = Dataset.load(path)
     rejected = counts(before)["rejected"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from synth.cli._exits import EXIT_OK, EXIT_PARTIAL, EXIT_STALE
-from synth.cli._upkeep import add_run_flags, synthesizer_options
+from synth.cli._upkeep import add_run_flags, check_run_flags, synthesizer_options
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -40,13 +40,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Check or update ``args.dataset``; EXIT_STALE for a stale --check, EXIT_PARTIAL when short."""
-    from synth.cli._flags import check_gates
     from synth.dataset import Dataset
     from synth.dataset.refill import run_manifest
     from synth.dataset.update import UPDATES
     from synth.pipeline import Synthesizer
 
-    check_gates(args)
+    check_run_flags(args)
     path = Path(args.dataset)
     before = Dataset.load(path)
     manifest = run_manifest(before, path)

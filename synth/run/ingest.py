@@ -257,10 +257,15 @@ def ingest_row(report: Any) -> dict[str, Any]:
 
 
 def read_chunks(config: ContextConstructionConfig, paths: list[str]) -> list[Chunk]:
-    """The corpus's chunks now, read and cut as the ingest cuts them, nothing embedded."""
+    """The corpus's chunks now, read and cut as the ingest cuts them, nothing embedded; a
+    ConfigError when no document could be read (as the ingest says it): an empty folder is a
+    wrong path, not a corpus whose every file was deleted."""
     from synth.ingest import chunk_documents, load_documents
 
-    return chunk_documents(load_documents(paths).documents, chunking_of(config))
+    report = load_documents(paths)
+    if not report.documents:
+        raise ConfigError(nothing_read(paths, report.files))
+    return chunk_documents(report.documents, chunking_of(config))
 
 
 __all__ = [
