@@ -438,6 +438,30 @@ def test_update_max_concurrent_below_one_is_refused(
     assert_fails(argv, capsys, "--max-concurrent must be at least 1, got 0")
 
 
+GENERATE = ["generate", "{docs}", "--model", "offline", "-o", "{out}"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["ingest", "{docs}", "--embedder", "hash", "--web-rate", "nan"], "--web-rate"),
+        ([*GENERATE, "--web-rate", "nan"], "--web-rate"),
+        ([*GENERATE, "--web-rate", "0"], "--web-rate"),
+        ([*GENERATE, "--timeout", "nan"], "--timeout"),
+        (["evaluate", "{data}", "--judge", "openai:m", "--timeout", "nan"], "--timeout"),
+    ],
+)
+def test_a_number_flag_that_is_not_a_number_names_the_flag(
+    argv: list[str], says: str, dataset_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """float('nan') passes every '<= 0' check: it came out as a pydantic traceback (--web-rate)
+    or as the setting behind the flag ('pipeline: timeout: ...')."""
+    out = dataset_file.parent / "out.jsonl"
+    filled = [a.format(docs=SAMPLE_DOCS, data=dataset_file, out=out) for a in argv]
+    assert_fails(filled, capsys, f"{says} must be positive, got {argv[-1]}")
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("turns", ["1", "0", "-2"])
 def test_generate_max_turns_below_two_names_the_flag(
     turns: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

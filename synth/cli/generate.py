@@ -144,7 +144,7 @@ def pipeline_from_args(args: argparse.Namespace) -> PipelineConfig:
         if value is not None and value < 1:
             raise ConfigError(f"{flag} must be at least 1, got {value}")
     for flag, value in (("--rpm", args.rpm), ("--tpm", args.tpm), ("--timeout", args.timeout)):
-        if value is not None and value <= 0:
+        if value is not None and not value > 0:  # nan too
             raise ConfigError(f"{flag} must be positive, got {value:g}")
     check_gates(args)
     config = load_pipeline(args.pipeline) if args.pipeline else PipelineConfig()

@@ -111,7 +111,7 @@ def web_from_args(args: argparse.Namespace) -> Any:
         return None
     if pages is not None and pages < 1:
         raise ConfigError(f"--max-pages must be at least 1, got {pages}")
-    if rate is not None and rate <= 0:
+    if rate is not None and not rate > 0:  # nan too
         raise ConfigError(f"--web-rate must be positive, got {rate:g}")
     from synth.ingest.web import WebOptions
 
