@@ -434,6 +434,21 @@ def test_a_judged_metric_without_a_judge_is_one_line(project, capsys, flags, nam
     assert not Path("calls.txt").exists()  # refused before the system was called
 
 
+@pytest.mark.parametrize(
+    ("metric", "hint"),
+    [("token_f", "did you mean 'token_f1'"), ("faithfulnes", "did you mean 'faithfulness'")],
+)
+def test_a_metric_typo_is_said_as_one_not_as_a_metric_that_needs_a_judge(
+    project, capsys, metric, hint
+) -> None:
+    args = ["gate", "goldens.jsonl", "--system", f"{project}:good", "--baseline", "base.json"]
+    assert main([*args, "--metric", metric, "--update-baseline"]) == EXIT_ERROR
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"synth: error: --metric {metric}: unknown metric ({hint})"
+    ]
+    assert not Path("calls.txt").exists()
+
+
 def test_a_worse_metric_exits_1_even_when_items_failed_too(project, capsys) -> None:
     assert gate(project, "good", "--update-baseline") == EXIT_OK
     capsys.readouterr()

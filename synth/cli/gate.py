@@ -111,14 +111,23 @@ def parse_margins(raw: list[str]) -> dict[str, float]:
 def _metric_kwargs(args: argparse.Namespace, kwargs: dict[str, Any]) -> None:
     """``--metric`` names what is gated, text metrics (exact_match, token_f1) included: those go to
     the text metrics, and only they are scored among them."""
+    from synth.errors import ConfigError
+    from synth.evaluate.judge import JUDGE_METRICS
     from synth.evaluate.text import TEXT_METRICS
 
     named = args.metric or []
     text = [m for m in named if m in TEXT_METRICS]
     judged = [m for m in named if m not in TEXT_METRICS]
-    if kwargs["judges"] is None and (judged or kwargs["criteria"]):
-        from synth.errors import ConfigError
+    for name in judged:
+        if name not in JUDGE_METRICS:
+            # a typo (token_f for token_f1) is said as one, not as a metric that needs a judge
+            import difflib
 
+            known = [*TEXT_METRICS, *JUDGE_METRICS]
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean {close[0]!r}" if close else f"known: {', '.join(known)}"
+            raise ConfigError(f"--metric {name}: unknown metric ({hint})")
+    if kwargs["judges"] is None and (judged or kwargs["criteria"]):
         what = ", ".join(judged) or "--criteria"
         raise ConfigError(
             f"{what} needs a judge: name one with --judge [NAME=]provider:model (or "
