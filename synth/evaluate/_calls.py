@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from synth.errors import ConfigError, ModelError, SynthError
+from synth.evaluate._jobs import describe
 from synth.llm.base import LLM, Completion, FunctionModel, check_complete
 from synth.llm.spec import full_model_spec, parse_model_spec
 from synth.llm.spec import model_identity as recorded_identity
@@ -126,8 +127,9 @@ async def request(
     except Exception as exc:
         if not is_function_model(model):
             raise
-        # a user's callable may raise anything; to the judge that is a failed model call
-        raise ModelError(f"the judge function raised {type(exc).__name__}: {exc}") from exc
+        # a user's callable may raise anything; to the judge that is a failed model call, its
+        # message recorded in the report as describe() records a system's (credentials hidden)
+        raise ModelError(f"the judge function raised {describe(exc)}") from exc
     return check_complete(completion)
 
 
