@@ -18,10 +18,10 @@ from synth._words import words
 from synth.data import Golden
 from synth.dataset import Dataset
 from synth.dataset._diversity import corpus_totals, diversity_rows
-from synth.dataset._public import public_goldens, public_metadata, public_source
+from synth.dataset._public import public_goldens, public_metadata
 from synth.dataset.inspect import NONE, DatasetInspection, inspect_dataset
 from synth.report import _figures
-from synth.report._html import render
+from synth.report._html import page_name, render
 from synth.report._rows import mapping, number, table
 
 
@@ -56,7 +56,7 @@ def dataset_report(
     run = public_metadata(run) if run is not None else None
     files_total, chunks_total = corpus_totals(run)
     inspection = inspect_dataset(data, files_total=files_total, chunks_total=chunks_total)
-    name = public_source(os.fspath(source)) if source is not None else None
+    name = page_name(source)
     plots = _plots(data, inspection, run)
     return render(
         "dataset.html.j2",
