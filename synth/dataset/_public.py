@@ -18,7 +18,8 @@ the ``hf`` folder, its card and the shards it pushes.
   (made before, or elsewhere) keeps each relative path that stays inside the working folder, and
   keeps only the file name of a path that is absolute or climbs out of it with ``..``.
 - A web page's source is its public URL (what the user asked to read): kept as it is, without a
-  user name or password should one be there.
+  user name or password should one be there, and with any credential its query carries (a
+  ``token=``, ``key=``, ``sig=``...) redacted as an error message's is (``synth/llm/_redact.py``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 from synth.data import Golden
+from synth.llm._redact import redact_text
 
 #: the golden metadata key holding its source files as the corpus names them
 CORPUS_FILES_KEY = "corpus_files"
@@ -51,7 +53,7 @@ def public_source(path: str) -> str:
     """A source path as it may be published: a relative path inside the working folder as it is
     (``./`` dropped), the file name alone of one that is absolute or climbs out with ``..``."""
     if path.lower().startswith(("http://", "https://")):  # a web page: its public URL
-        return _without_userinfo(path)
+        return redact_text(_without_userinfo(path))
     text = path.replace("\\", "/")
     if text.startswith("/") or _DRIVE.match(text) or ".." in text.split("/"):
         return posixpath.basename(text.rstrip("/")) or text
