@@ -7,6 +7,7 @@ import inspect
 import json
 import math
 import threading
+from pathlib import Path
 from types import SimpleNamespace
 
 import krippendorff
@@ -161,6 +162,29 @@ def test_a_failing_systems_and_judges_errors_are_recorded_without_credentials() 
     for secret in ("hunter2pass", "SECRETVALUE123", "tok-SECRET-456"):
         assert secret not in recorded
         assert secret not in str(caught[0].message)
+
+
+def test_a_failing_systems_error_names_no_local_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file the user's system could not open is named from the working folder (``.``) or the
+    home folder (``~``): the report shows neither the account nor the disk's layout."""
+    home = tmp_path / "alice-7f3"
+    project = home / "work" / "rag"
+    project.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(project)
+
+    def system(question: str) -> str:
+        if question.startswith("Largest"):
+            raise FileNotFoundError(f"{project}/index.faiss, {home}/.cache/m.bin, {home}-old/x")
+        return "Paris"
+
+    with pytest.warns(FailedItemsWarning) as caught:
+        report = evaluate_answers(system, DATASET)
+    recorded = report.items[1].errors["system"]
+    assert recorded == f"FileNotFoundError: ./index.faiss, ~/.cache/m.bin, {home}-old/x"
+    assert str(project) not in str(caught[0].message)
 
 
 def test_failures_are_recorded_and_counted() -> None:

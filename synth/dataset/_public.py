@@ -24,9 +24,11 @@ the ``hf`` folder, its card and the shards it pushes.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import PurePath
 from typing import Any, TypeGuard
 
 from synth.data import Golden
@@ -58,6 +60,24 @@ def public_source(path: str) -> str:
     if text.startswith("/") or _DRIVE.match(text) or ".." in text.split("/"):
         return posixpath.basename(text.rstrip("/")) or text
     return posixpath.normpath(text) if text else text
+
+
+def public_text(text: str) -> str:
+    """``text`` (an error message from the user's code) with the working folder written ``.``
+    and the home folder ``~``: a path in it names neither the owner's account nor where the
+    project sits on their disk."""
+    for folder, shown in _local_folders():
+        # the folder itself, not a longer name it begins (/home/al in /home/alice)
+        text = re.sub(re.escape(folder) + r"(?![\w.-])", shown, text)
+    return text
+
+
+def _local_folders() -> list[tuple[str, str]]:
+    """The working and the home folder with what stands for each, the longer first (the working
+    folder is often inside the home one); the root, or an unknown home, stands for nothing."""
+    found = [(os.getcwd(), "."), (os.path.expanduser("~"), "~")]
+    kept = [(str(PurePath(f)), s) for f, s in found if f != "~" and len(PurePath(f).parts) > 1]
+    return sorted(kept, key=lambda pair: -len(pair[0]))
 
 
 def _without_userinfo(url: str) -> str:
@@ -101,4 +121,5 @@ __all__ = [
     "public_goldens",
     "public_metadata",
     "public_source",
+    "public_text",
 ]
