@@ -20,6 +20,7 @@ from synth import Dataset, Golden, inspect_dataset
 from synth.cli import main
 from synth.cli.export import shareable
 from synth.dataset._card import dataset_card, size_category
+from synth.dataset._card_body import cell
 from synth.dataset._hf import hf_features
 
 REPO = Path(__file__).resolve().parent.parent
@@ -95,9 +96,9 @@ def test_the_card_counts_as_inspect_does(run) -> None:
     inspection = inspect_dataset(run["dataset"], grounding_threshold=0.0)  # the run's threshold
     assert inspection.goldens == run["manifest"]["delivered"]
     for evolution, count in inspection.per_evolution.items():
-        assert f"| {evolution} | {count} |" in text
+        assert f"| {cell(evolution)} | {count} |" in text  # in_breadth as in\_breadth
     for label, count in inspection.per_difficulty.items():
-        assert f"| {label} | {count} |" in text
+        assert f"| {cell(label)} | {count} |" in text
     trust = run["manifest"]["trust"]
     assert (
         f"- Grounding measured on {trust['grounding_measured']} goldens: {trust['grounded']} at or "

@@ -4,6 +4,8 @@ card of a real run is tests/test_dataset_card.py's (slow: a whole ``synth genera
 
 from __future__ import annotations
 
+import re
+from html import escape
 from typing import Any
 
 import pytest
@@ -298,6 +300,24 @@ def test_a_cell_is_escaped_text_on_one_line() -> None:
     assert body.cell("one  \r\n\n  two\rthree\nfour") == "one two three four"
     assert body.cell("keep  inner   spaces") == "keep  inner   spaces"
     assert body.cell(None) == "None" and body.cell(3) == "3"
+
+
+def test_a_file_name_in_the_card_renders_as_the_text_it_is() -> None:
+    """A name from the corpus makes no link, image (a tracking pixel), emphasis, code or tag on
+    the Hub's page: rendered, the cell reads back as the name."""
+    from markdown_it import MarkdownIt
+
+    name = (
+        "docs/see [the guide](https://phish.example) ![x](https://t.example/p.png) *now* `a`_b_ "
+        "<i>~~c~~</i>.md"
+    )
+    text = dataset_card(Dataset([Golden(input="q", source_files=[name])]))
+    (row,) = [line for line in text.splitlines() if "phish" in line]
+    html = (
+        MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(f"| f |\n| --- |\n{row}")
+    )
+    cells = re.findall(r"<td>(.*?)</td>", html)
+    assert cells[0] == escape(name, quote=False)  # the name as text, nothing made of it
 
 
 def test_a_fence_is_longer_than_any_backticks_inside() -> None:

@@ -7,6 +7,7 @@ import inspect
 import json
 import math
 import threading
+from pathlib import Path
 from types import SimpleNamespace
 
 import krippendorff
@@ -130,6 +131,60 @@ def test_a_judge_sees_a_reference_only_when_there_is_exactly_one() -> None:
     }
     assert report.items[0].scores["answer_correctness"] == pytest.approx(1 / (1 + 0.5))
     assert report.items[1].scores["exact_match"] == 1.0  # several references go to text metrics
+
+
+#: what a failing request's message may quote: a key, a password in a URL, a bearer token
+LEAKY = (
+    "POST http://alice:hunter2pass@rag.internal:8080/query failed (key sk-test-SECRETVALUE123, "
+    "Authorization: Bearer tok-SECRET-456)"
+)
+
+
+def test_a_failing_systems_and_judges_errors_are_recorded_without_credentials() -> None:
+    """A report is shared (a baseline committed, a summary on a pull request): the message of an
+    error the user's code raised is kept, its credentials hidden as a provider error's are."""
+
+    def system(question: str) -> str:
+        if question.startswith("Largest"):
+            raise RuntimeError(LEAKY)
+        return "Paris"
+
+    def judge(prompt: str, system: str | None) -> str:
+        raise ConnectionError(LEAKY)
+
+    with pytest.warns(FailedItemsWarning) as caught:
+        report = evaluate_answers(
+            system, DATASET, judges={"j": judge}, metrics=["answer_relevance"]
+        )
+    recorded = json.dumps([item.errors for item in report.items])
+    assert "RuntimeError: POST http://<redacted>@rag.internal:8080/query failed" in recorded
+    assert "the judge function raised ConnectionError: POST" in recorded
+    for secret in ("hunter2pass", "SECRETVALUE123", "tok-SECRET-456"):
+        assert secret not in recorded
+        assert secret not in str(caught[0].message)
+
+
+def test_a_failing_systems_error_names_no_local_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file the user's system could not open is named from the working folder (``.``) or the
+    home folder (``~``): the report shows neither the account nor the disk's layout."""
+    home = tmp_path / "alice-7f3"
+    project = home / "work" / "rag"
+    project.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(project)
+
+    def system(question: str) -> str:
+        if question.startswith("Largest"):
+            raise FileNotFoundError(f"{project}/index.faiss, {home}/.cache/m.bin, {home}-old/x")
+        return "Paris"
+
+    with pytest.warns(FailedItemsWarning) as caught:
+        report = evaluate_answers(system, DATASET)
+    recorded = report.items[1].errors["system"]
+    assert recorded == f"FileNotFoundError: ./index.faiss, ~/.cache/m.bin, {home}-old/x"
+    assert str(project) not in str(caught[0].message)
 
 
 def test_failures_are_recorded_and_counted() -> None:

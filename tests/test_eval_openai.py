@@ -1,7 +1,8 @@
 """Judges made from a ``provider:model`` spec, over HTTP to the fake OpenAI-compatible server.
 
 The real ``openai`` SDK talks to tests/fake_openai.py on 127.0.0.1: token counts come from the
-server, the identity records the model and base URL, and the API key is written nowhere.
+server, the identity records the provider and model, and neither the API key nor the server's
+address is written anywhere a report goes.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from judge_replies import faithfulness_reply
 
 from synth import LLMJudge, evaluate_answers, make_llm, read_report
 from synth.cli import main
+from synth.evaluate.gate import check_comparable, gate_scores
 
 SECRET = "sk-judge-secret-0123456789"
 
@@ -101,3 +103,23 @@ def test_cli_judge_spec_with_base_url(server, monkeypatch, tmp_path, capsys) -> 
     assert report["judges"]["openai:judge-model"]["model"] == "judge-model"
     assert SECRET not in (tmp_path / "out.json").read_text(encoding="utf-8")
     assert SECRET not in capsys.readouterr().out
+
+
+def test_a_report_and_a_baseline_name_no_judge_server(server, tmp_path) -> None:
+    """A report and a gate's baseline are shared: a judge is named by provider and model, never by
+    the (often private) server it was asked through."""
+    judge = LLMJudge(
+        make_llm("openai:judge-model", base_url=server.url, api_key=SECRET, max_retries=0)
+    )
+    report = evaluate_answers(lambda q: "Paris", DATASET, judges={"gpt": judge})
+    baseline = gate_scores(lambda q: "Paris", DATASET, judges={"gpt": judge})
+    written = [report.write(tmp_path / "report.json"), baseline.write(tmp_path / "base.json")]
+    address = server.url.split("//", 1)[1].split("/", 1)[0]  # 127.0.0.1:PORT
+    for path in written:
+        text = path.read_text(encoding="utf-8")
+        assert '"judge-model"' in text
+        assert address not in text and "base_url" not in text
+    # a baseline made when identities still held the address compares as the same judge
+    before = baseline.model_copy(deep=True)
+    before.judges["gpt"]["base_url"] = server.url
+    check_comparable(before, baseline)

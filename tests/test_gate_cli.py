@@ -53,6 +53,14 @@ def worse_and_flaky(question):
         raise RuntimeError("backend down for 5")
     return str(2 * n) if n % 3 else "no idea"
 
+def leaky(question):
+    n = _n(question)
+    if n % 5 == 0:
+        raise RuntimeError(
+            "POST http://ci:hunter2pass@rag.internal/query failed, key sk-test-SECRETVALUE123"
+        )
+    return str(2 * n)
+
 def judge(prompt, system):
     with Path("judge_calls.txt").open("a") as f:
         f.write("x")
@@ -174,6 +182,22 @@ def test_failed_items_exit_3_and_are_errors_in_junit(project, capsys) -> None:
     errors = [c for c in document.findall(".//testcase") if c.find("error") is not None]
     assert len(errors) == 6 * 2
     assert "backend down for 5" in errors[2].find("error").get("message")
+
+
+def test_a_failing_systems_credentials_reach_no_gate_output(project, capsys) -> None:
+    """The baseline is committed, the JUnit file and the summary are shown on the pull request, the
+    error line is in a CI log: the system's error is in each, its credentials in none."""
+    assert gate(project, "good", "--update-baseline") == EXIT_OK
+    outputs = ["--junit", "gate.xml", "--summary", "summary.md"]
+    assert gate(project, "leaky", *outputs) == EXIT_PARTIAL
+    assert gate(project, "leaky", "--baseline", "leaky.json", "--update-baseline") == EXIT_PARTIAL
+    err = capsys.readouterr().err
+    for text in [
+        err,
+        *(Path(f).read_text("utf-8") for f in ("gate.xml", "summary.md", "leaky.json")),
+    ]:
+        assert "rag.internal/query failed" in text
+        assert "hunter2pass" not in text and "SECRETVALUE123" not in text
 
 
 def test_failed_items_while_making_a_baseline_exit_3_and_keep_the_baseline(project, capsys) -> None:

@@ -120,6 +120,26 @@ def test_the_phoenix_table_names_every_column_in_one_key_list(tmp_path: Path) ->
     assert not (tmp_path / "x.csv.meta.json").exists()
 
 
+def test_the_phoenix_frame_names_no_model_server_or_local_path(tmp_path: Path) -> None:
+    """``to_phoenix()`` is uploaded as the CSV is: both hold the goldens' shareable form."""
+    private = Golden(
+        input="q",
+        source_files=["../../home-alice/docs/guide.md", "/home/alice/notes.md"],
+        metadata={
+            "models": {"generator": {"provider": "openai", "base_url": "http://10.1.2.3/v1"}}
+        },
+    )
+    path = Dataset([private]).export(tmp_path / "x.csv", format="phoenix")
+    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+    frame = Dataset([private]).to_phoenix()
+    cells = [[cell if cell is not None else "" for cell in row] for row in frame.values.tolist()]
+    assert cells == rows[1:]
+    shown = frame.to_csv()
+    for word in ("10.1.2.3", "base_url", "alice", "../"):
+        assert word not in shown
+    assert json.loads(frame["source_files"][0]) == ["guide.md", "notes.md"]
+
+
 @pytest.mark.parametrize(("fmt", "name"), FILES)
 def test_platform_formats_refuse_conversations_and_the_reserved_key(
     fmt: str, name: str, tmp_path: Path

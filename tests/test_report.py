@@ -84,3 +84,25 @@ def test_a_typed_dataset_plots_its_types_and_shows_each_golden_s_type() -> None:
 
 def data_types(data) -> list:
     return [g.metadata.get("question_type") for g in data.goldens]
+
+
+def test_the_coverage_plot_names_files_as_the_goldens_do() -> None:
+    """A run from an imported store names its files by the paths the store held (LlamaIndex's
+    ``file_path``, often absolute): the shared page names each by its file name, counts summed."""
+    from synth.report import dataset_report
+
+    data = report_data.dataset(2)
+    for golden in data.goldens:
+        golden.source_files = ["/home/alice-7f3/private/guide.pdf"]
+    files = [
+        {"source": "/home/alice-7f3/private/guide.pdf", "target": 2, "delivered": 1},
+        {"source": "/home/alice-7f3/old/guide.pdf", "target": 1, "delivered": 1},
+        {"source": "docs/faq.md", "target": 1, "delivered": 0},
+    ]
+    run = {"run_id": "r", "coverage": {"files": files, "files_covered": 2, "files_ingested": 3}}
+    html = dataset_report(data, manifest=run)
+    assert "alice-7f3" not in html
+    bars = json.loads(html.split('id="report-data">', 1)[1].split("</script>", 1)[0])
+    target, delivered = bars["figures"]["files"]["data"]
+    assert (target["y"], target["x"]) == (["guide.pdf", "docs/faq.md"], [3, 1])
+    assert (delivered["y"], delivered["x"]) == (["guide.pdf", "docs/faq.md"], [2, 0])

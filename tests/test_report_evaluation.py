@@ -12,9 +12,11 @@ import eval_report_data as data
 import pytest
 import report_data
 
-from synth import Comparison, ItemResult, read_report
+from synth import Comparison, Golden, ItemResult, read_report
 from synth.cli import main
+from synth.data import ToolCall
 from synth.errors import ConfigError
+from synth.evaluate.tools import evaluate_tool_calls
 from synth.report import benchmark_report, comparison_report, evaluation_report
 from synth.report._disagreement import paired_items, spread_items
 from synth.report._evaluation_rows import failure_table, item_table, verdict_text
@@ -144,6 +146,36 @@ def test_the_pages_hold_no_markup_from_the_data(answers) -> None:
         assert html.startswith("<!doctype html>")
         # in the page's JSON as \u003c...\u003e, in its HTML as entities: never as a tag
         assert "<img" not in html and "<i>echo" not in html and "<script>alert" not in html
+
+
+def test_a_page_names_its_file_without_the_path_to_it(tmp_path: Path, answers) -> None:
+    """A page is shared: the file it is about is named in its title and facts by its file name,
+    never by the path from the local disk that reached it."""
+    private = tmp_path / "home-alice-private"
+    private.mkdir()
+    comparison, a, b = data.comparison(10)
+    files = [
+        answers.write(private / "eval.json"),
+        comparison.write(private / "cmp.json"),
+        data.board(10).write(private / "board.json"),
+        private / "calls.json",
+    ]
+    agent = [Golden(input="Hours?", expected_tools=[ToolCall(name="hours", input_parameters={})])]
+    calls = evaluate_tool_calls(agent, lambda question: [], match="exact")
+    files[-1].write_text(calls.model_dump_json(), encoding="utf-8")
+    for file in files:
+        assert main(["report", str(file), "-o", str(tmp_path / f"{file.stem}.html")]) == 0
+        html = (tmp_path / f"{file.stem}.html").read_text(encoding="utf-8")
+        title = html.split("<title>", 1)[1].split("</title>", 1)[0]
+        assert file.name in title, title
+        assert "home-alice-private" not in html and str(tmp_path) not in html
+    # pages made in Python: from a report already read, named by the path it came from, and
+    # from the path of a tool call evaluation
+    for html in (
+        evaluation_report(answers, source=private / "eval.json"),
+        evaluation_report(private / "calls.json"),
+    ):
+        assert "home-alice-private" not in html and ".json" in html
 
 
 # ---- which file is which -----------------------------------------------------------------------

@@ -188,9 +188,15 @@ def test_a_base_url_is_dropped_at_any_depth_and_nothing_else() -> None:
         ("docs/../../secret/guide.md", "guide.md"),
         ("/home/alice/docs/guide.md", "guide.md"),
         ("C:\\Users\\alice\\docs\\guide.md", "guide.md"),
+        ("https://docs.example.com/guide?page=2", "https://docs.example.com/guide?page=2"),
+        ("https://bob:pw@wiki.example.com/a", "https://wiki.example.com/a"),
+        (
+            "https://wiki.example.com/a?access_token=abc123XYZ&page=2",
+            "https://wiki.example.com/a?access_token=<redacted>&page=2",
+        ),
     ],
 )
-def test_a_path_out_of_the_working_folder_keeps_only_its_file_name(path: str, shared: str) -> None:
+def test_a_source_is_published_without_a_local_path_or_a_credential(path: str, shared: str) -> None:
     assert public_source(path) == shared
 
 

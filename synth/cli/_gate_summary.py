@@ -12,11 +12,11 @@ import math
 import re
 from pathlib import Path
 
+from synth._markdown import escape
 from synth.evaluate.gate import GateResult
 
 #: the goldens listed under a failing metric, worst first
 _LISTED = 10
-_MARKUP = re.compile(r"([\\`*_\[\]!|~])")
 #: what makes a line a heading, list, quote or rule when it starts one
 _LEADING = re.compile(r"^(?:[#+=-]|\d+(?=[.)]))")
 
@@ -26,8 +26,7 @@ def md_text(value: str, limit: int = 120) -> str:
     flat = " ".join(value.split())
     if len(flat) > limit:
         flat = flat[: limit - 1] + "…"
-    flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    flat = _MARKUP.sub(r"\\\1", flat)
+    flat = escape(flat)
     # "1." or "#" at the start of a cell or list item would still make a list or a heading
     return _LEADING.sub(_escape_leading, flat)
 

@@ -238,7 +238,8 @@ class Dataset:
 
     def to_phoenix(self) -> pd.DataFrame:
         """The goldens as the table Phoenix's ``create_dataset(dataframe=..., **PHOENIX_KEYS)``
-        uploads: the ``phoenix`` export's columns and cells (single-turn goldens only)."""
+        uploads: the ``phoenix`` export's columns and cells, of the goldens' shareable form (no
+        model server, no local path; single-turn goldens only)."""
         return phoenix_frame(self.goldens)
 
     # ---- Hugging Face datasets -------------------------------------------------------------------

@@ -6,7 +6,6 @@ goes through :func:`cell` or :func:`fenced`, so it shows as text and never as Ma
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections import Counter
@@ -14,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
+from synth._markdown import escape
 from synth.dataset import Dataset
 from synth.dataset.inspect import DatasetInspection
 
@@ -35,10 +35,16 @@ FIELD_NOTES = {
 }
 
 
+class Markdown(str):
+    """Markdown synth wrote itself (a field's name as code): :func:`cell` puts it in as it is."""
+
+
 def cell(value: object) -> str:
-    """``value`` as text in a Markdown table cell: HTML escaped, pipes and line breaks defused."""
-    text = html.escape(str(value), quote=False)
-    return re.sub(r"\s*[\r\n]+\s*", " ", text).replace("|", "\\|")
+    """``value`` as text in a Markdown table cell: HTML and Markdown escaped
+    (:func:`synth._markdown.escape`: no tag, link, image or cell break), line breaks defused."""
+    if isinstance(value, Markdown):
+        return value
+    return escape(re.sub(r"\s*[\r\n]+\s*", " ", str(value)))
 
 
 def fenced(text: str, lang: str = "") -> list[str]:
@@ -255,7 +261,11 @@ def fields(dataset: Dataset) -> list[str]:
     from synth.dataset._records import LIST_FIELDS, columns_of
 
     rows = [
-        [f"`{name}`", "list of strings" if name in LIST_FIELDS else "string", FIELD_NOTES.get(name)]
+        [
+            Markdown(f"`{name}`"),
+            "list of strings" if name in LIST_FIELDS else "string",
+            FIELD_NOTES.get(name),
+        ]
         for name in columns_of(dataset.goldens)
     ]
     return ["## Fields", "", *table(["field", "type", "holds"], rows)]

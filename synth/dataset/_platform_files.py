@@ -14,6 +14,7 @@ from synth.dataset._conversations import single_turn_only
 from synth.dataset._csv import _cell
 from synth.dataset._io import dumps_records, read_text
 from synth.dataset._platforms import PHOENIX_COLUMNS, to_phoenix
+from synth.dataset._public import public_goldens
 from synth.dataset._records import golden_from_record, kind
 from synth.errors import DatasetError
 
@@ -70,12 +71,13 @@ def write_phoenix(path: Path, records: Sequence[Mapping[str, Any]]) -> None:
 
 def phoenix_frame(goldens: Sequence[Golden]) -> pd.DataFrame:
     """The phoenix export as a DataFrame (text cells, None where the CSV cell is empty), for
-    Phoenix's ``create_dataset(dataframe=..., **PHOENIX_KEYS)``."""
+    Phoenix's ``create_dataset(dataframe=..., **PHOENIX_KEYS)``: an upload, so of the goldens'
+    shareable form (no model server, no local path) as the export is."""
     import pandas as pd
 
     convert = single_turn_only(to_phoenix, "phoenix")
     rows = []
-    for index, golden in enumerate(goldens):
+    for index, golden in enumerate(public_goldens(goldens)):
         where = f"cannot make a Phoenix frame: index {index}"
         record = convert(golden, where)
         rows.append([_cell(record, column, where) or None for column in PHOENIX_COLUMNS])

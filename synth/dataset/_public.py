@@ -18,17 +18,21 @@ the ``hf`` folder, its card and the shards it pushes.
   (made before, or elsewhere) keeps each relative path that stays inside the working folder, and
   keeps only the file name of a path that is absolute or climbs out of it with ``..``.
 - A web page's source is its public URL (what the user asked to read): kept as it is, without a
-  user name or password should one be there.
+  user name or password should one be there, and with any credential its query carries (a
+  ``token=``, ``key=``, ``sig=``...) redacted as an error message's is (``synth/llm/_redact.py``).
 """
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import PurePath
 from typing import Any, TypeGuard
 
 from synth.data import Golden
+from synth.llm._redact import redact_text
 
 #: the golden metadata key holding its source files as the corpus names them
 CORPUS_FILES_KEY = "corpus_files"
@@ -51,11 +55,29 @@ def public_source(path: str) -> str:
     """A source path as it may be published: a relative path inside the working folder as it is
     (``./`` dropped), the file name alone of one that is absolute or climbs out with ``..``."""
     if path.lower().startswith(("http://", "https://")):  # a web page: its public URL
-        return _without_userinfo(path)
+        return redact_text(_without_userinfo(path))
     text = path.replace("\\", "/")
     if text.startswith("/") or _DRIVE.match(text) or ".." in text.split("/"):
         return posixpath.basename(text.rstrip("/")) or text
     return posixpath.normpath(text) if text else text
+
+
+def public_text(text: str) -> str:
+    """``text`` (an error message from the user's code) with the working folder written ``.``
+    and the home folder ``~``: a path in it names neither the owner's account nor where the
+    project sits on their disk."""
+    for folder, shown in _local_folders():
+        # the folder itself, not a longer name it begins (/home/al in /home/alice)
+        text = re.sub(re.escape(folder) + r"(?![\w.-])", shown, text)
+    return text
+
+
+def _local_folders() -> list[tuple[str, str]]:
+    """The working and the home folder with what stands for each, the longer first (the working
+    folder is often inside the home one); the root, or an unknown home, stands for nothing."""
+    found = [(os.getcwd(), "."), (os.path.expanduser("~"), "~")]
+    kept = [(str(PurePath(f)), s) for f, s in found if f != "~" and len(PurePath(f).parts) > 1]
+    return sorted(kept, key=lambda pair: -len(pair[0]))
 
 
 def _without_userinfo(url: str) -> str:
@@ -99,4 +121,5 @@ __all__ = [
     "public_goldens",
     "public_metadata",
     "public_source",
+    "public_text",
 ]

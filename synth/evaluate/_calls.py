@@ -15,7 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from synth.dataset._public import public_metadata
 from synth.errors import ConfigError, ModelError, SynthError
+from synth.evaluate._jobs import describe
 from synth.llm.base import LLM, Completion, FunctionModel, check_complete
 from synth.llm.spec import full_model_spec, parse_model_spec
 from synth.llm.spec import model_identity as recorded_identity
@@ -60,9 +62,12 @@ def judge_identity(model: LLM) -> dict[str, Any]:
     """Return the model's identity as a report records it (provider, model, redacted options).
 
     Unset (``None``) settings are left out, so the identity reads back the same from every report
-    format, TOML included (which has no null).
+    format, TOML included (which has no null). The server's address is left out too: a report
+    and a gate's baseline are shared (committed, attached to a pull request), and the address is
+    often a private gateway's; a judge is named by its provider and model, as a dataset's models
+    are when it is published (``synth/dataset/_public.py``).
     """
-    identity: dict[str, Any] = _without_nulls(dict(recorded_identity(model)))
+    identity: dict[str, Any] = _without_nulls(public_metadata(recorded_identity(model)))
     identity.setdefault("options", {})
     return identity
 
@@ -126,8 +131,9 @@ async def request(
     except Exception as exc:
         if not is_function_model(model):
             raise
-        # a user's callable may raise anything; to the judge that is a failed model call
-        raise ModelError(f"the judge function raised {type(exc).__name__}: {exc}") from exc
+        # a user's callable may raise anything; to the judge that is a failed model call, its
+        # message recorded in the report as describe() records a system's (credentials hidden)
+        raise ModelError(f"the judge function raised {describe(exc)}") from exc
     return check_complete(completion)
 
 

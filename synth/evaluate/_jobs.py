@@ -16,8 +16,10 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
+from synth.dataset._public import public_text
 from synth.errors import ConfigError, FailedItemsWarning
 from synth.evaluate.retrieved import context_texts
+from synth.llm._redact import redact_text
 from synth.llm.base import run_sync
 
 if TYPE_CHECKING:
@@ -165,8 +167,16 @@ def warns_on_failures(evaluate: Callable[P, E]) -> Callable[P, E]:
 
 
 def describe(exc: BaseException) -> str:
-    """Return ``"Kind: message"`` for an error recorded in a report."""
-    message = str(exc)
+    """Return ``"Kind: message"`` for an error recorded in a report, credentials and local
+    folders hidden.
+
+    The error is the user's own code's (a system, a retriever), and its message may quote the
+    request that failed, key and all, or a file it could not open; a report is shared (a baseline
+    is committed, a summary shown on a pull request), so the message goes through the redaction
+    every provider error passes through (:func:`synth.llm._redact.redact_text`), and its paths
+    name the working and the home folder ``.`` and ``~`` (:func:`synth.dataset._public.public_text`).
+    """
+    message = public_text(redact_text(str(exc)))
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 

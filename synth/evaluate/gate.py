@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from synth._ids import canonical_json, joined_hash
+from synth.dataset._public import public_metadata
 from synth.errors import ConfigError
 from synth.evaluate import _io
 from synth.evaluate._document import OneDocument
@@ -296,7 +297,8 @@ def check_comparable(
             f"the judges changed since {source} was made (judges {then} then, {now} now){again}"
         )
     for name, identity in current.judges.items():
-        before = baseline.judges[name]
+        # a baseline made before judges' identities left out their server's address still has it
+        before = public_metadata(baseline.judges[name])
         if canonical_json(before) != canonical_json(identity):
             changed = sorted(k for k in {*before, *identity} if before.get(k) != identity.get(k))
             raise ConfigError(

@@ -16,6 +16,8 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from synth.dataset._public import public_source
+
 if TYPE_CHECKING:
     import jinja2
     from markupsafe import Markup
@@ -105,11 +107,18 @@ def given(
     source: str | os.PathLike[str] | None = None,
 ) -> tuple[T, str | None]:
     """``value`` when it is a ``kind``, else ``read`` of the file it names; and the page's file
-    name: ``source``, else that file, else None."""
+    name (:func:`page_name`): of ``source``, else of that file, else None."""
     if isinstance(value, kind):
-        return value, os.fspath(source) if source is not None else None
+        return value, page_name(source)
     path = os.fspath(value)  # type: ignore[arg-type]  # not a kind: a path
-    return read(path), os.fspath(source) if source is not None else path
+    return read(path), page_name(source if source is not None else path)
 
 
-__all__ = ["given", "plotly_js", "render", "render_page", "script_json", "static"]
+def page_name(source: str | os.PathLike[str] | None) -> str | None:
+    """The file a page is about, as its title and facts name it: a page is shared, so a path
+    from the local disk (absolute, or out of the working folder) is named by its file name
+    alone, as a published golden's sources are (``synth/dataset/_public.py``)."""
+    return public_source(os.fspath(source)) if source is not None else None
+
+
+__all__ = ["given", "page_name", "plotly_js", "render", "render_page", "script_json", "static"]

@@ -21,7 +21,7 @@ from synth.dataset._diversity import corpus_totals, diversity_rows
 from synth.dataset._public import public_goldens, public_metadata, public_source
 from synth.dataset.inspect import NONE, DatasetInspection, inspect_dataset
 from synth.report import _figures
-from synth.report._html import render
+from synth.report._html import page_name, render
 from synth.report._rows import mapping, number, table
 
 
@@ -56,7 +56,7 @@ def dataset_report(
     run = public_metadata(run) if run is not None else None
     files_total, chunks_total = corpus_totals(run)
     inspection = inspect_dataset(data, files_total=files_total, chunks_total=chunks_total)
-    name = public_source(os.fspath(source)) if source is not None else None
+    name = page_name(source)
     plots = _plots(data, inspection, run)
     return render(
         "dataset.html.j2",
@@ -220,10 +220,13 @@ def _coverage(inspection: DatasetInspection, coverage: Mapping[str, Any]) -> _fi
         f"goldens per file: {coverage.get('files_covered')} of {coverage.get('files_ingested')} "
         f"files covered ({coverage.get('rule')})"
     )
-    series = {
-        "target": {str(f.get("source")): f.get("target") or 0 for f in files},
-        "delivered": {str(f.get("source")): f.get("delivered") or 0 for f in files},
-    }
+    # files named as the goldens' are: a source the run names by a local path (an imported
+    # store's file_path, often absolute) by its file name
+    series: dict[str, dict[str, int]] = {"target": {}, "delivered": {}}
+    for f in files:
+        name = public_source(str(f.get("source")))
+        for key, counts in series.items():
+            counts[name] = counts.get(name, 0) + (f.get(key) or 0)
     return _figures.bars(title, series, horizontal=True)
 
 

@@ -18,7 +18,7 @@ from synth.evaluate.report import Evaluation, PreferenceEvaluation, read_report
 from synth.evaluate.tools import ToolCallEvaluation
 from synth.report import _figures
 from synth.report._evaluation_rows import failure_table, fmt, item_table, summary_metrics
-from synth.report._html import given, render
+from synth.report._html import given, page_name, render
 from synth.report._kinds import read_tool_calls
 from synth.report._rows import number
 from synth.report._tool_calls import tool_calls_page
@@ -41,10 +41,9 @@ def evaluation_report(
     if not isinstance(report, Evaluation | ToolCallEvaluation):
         calls = read_tool_calls(report)
         if calls is not None:
-            return tool_calls_page(calls, title=title, source=os.fspath(source or report))
+            return tool_calls_page(calls, title=title, source=page_name(source or report))
     elif isinstance(report, ToolCallEvaluation):
-        shown = os.fspath(source) if source is not None else None
-        return tool_calls_page(report, title=title, source=shown)
+        return tool_calls_page(report, title=title, source=page_name(source))
     data, name = given(report, Evaluation, read_report, source)
     plots = _plots(data)
     return render(
