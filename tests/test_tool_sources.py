@@ -25,7 +25,7 @@ from tool_sources import (
 from synth import ConfigError
 from synth.tools import load_tools
 from synth.tools.execute import ToolCallError
-from synth.tools.mcp import MCPSession
+from synth.tools.mcp import MCPSession, list_mcp_tools
 
 
 def test_openai_and_anthropic_files_give_the_same_tools(tmp_path: Path) -> None:
@@ -130,3 +130,41 @@ def test_an_mcp_server_over_streamable_http_lists_and_runs_its_tools() -> None:
         assert asyncio.run(call()) == {"customer_id": 1009, "name": "ann"}
     finally:
         stop(process)
+
+
+MISBEHAVING = Path(__file__).with_name("mcp_misbehaving.py")
+
+
+def _misbehaving(mode: str) -> str:
+    return f"{sys.executable} {MISBEHAVING} {mode}"
+
+
+def test_an_mcp_server_that_never_answers_is_refused_once_its_time_is_up() -> None:
+    listing = list_mcp_tools(_misbehaving("silent"), timeout=1)
+    with pytest.raises(ConfigError, match=r"cannot reach the MCP server .*timed out"):
+        asyncio.run(asyncio.wait_for(listing, 30))  # a TimeoutError here: it would have hung
+
+
+def test_an_mcp_server_that_exits_at_start_is_one_line_naming_why() -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_tools(_misbehaving("exit"))
+    message = str(raised.value)
+    assert "cannot reach the MCP server" in message and "Connection closed" in message
+    assert "TaskGroup" not in message and "\n" not in message
+
+
+def test_an_mcp_server_without_tools_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"mcp_misbehaving.py empty: no tools"):
+        load_tools(_misbehaving("empty"))
+
+
+def test_a_tool_call_that_hangs_or_ends_the_server_fails_as_a_tool_call() -> None:
+    async def calls() -> None:
+        async with MCPSession(_misbehaving("faulty"), timeout=1) as session:
+            assert {t.name for t in await session.list_tools()} == {"wait", "crash"}
+            with pytest.raises(ToolCallError, match="timed out"):
+                await session.call("wait", {"seconds": 3600})
+            with pytest.raises(ToolCallError, match="Connection closed"):
+                await session.call("crash", {"code": 1})
+
+    asyncio.run(calls())
