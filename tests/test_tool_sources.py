@@ -62,6 +62,25 @@ def test_an_invalid_openapi_spec_is_refused_with_its_error(tmp_path: Path) -> No
         load_tools(str(path))
 
 
+def test_an_openapi_ref_to_nowhere_or_to_another_file_is_one_line(tmp_path: Path) -> None:
+    for ref in ("#/components/schemas/Gone", "other.yaml#/Book"):
+        spec = openapi_spec()
+        spec["components"]["schemas"]["NewBook"]["properties"]["title"] = {"$ref": ref}
+        path = tmp_path / "api.json"
+        path.write_text(json.dumps(spec), encoding="utf-8")
+        with pytest.raises(ConfigError) as raised:
+            load_tools(str(path))
+        message = str(raised.value)
+        assert message.startswith(f"{path}: invalid OpenAPI spec: cannot resolve $ref ")
+        assert ref.split("#")[0] in message and "\n" not in message and len(message) < 200
+
+
+def test_a_tools_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "tools.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(anthropic_tools()).encode())
+    assert load_tools(str(path))[0].name == anthropic_tools()["tools"][0]["name"]
+
+
 def test_an_mcp_server_lists_its_tools_with_their_schemas() -> None:
     tools = {t.name: t for t in load_tools(server_command())}
     assert len(tools) == 6
@@ -79,6 +98,16 @@ def test_an_mcp_server_lists_its_tools_with_their_schemas() -> None:
         ("[1,", "not valid JSON"),
         ("[]", "no tools"),
         ('[{"name": "a"}, {"name": "a"}]', "two tools are named 'a'"),
+        ('[{"name": "f", "parameters": {"type": "string"}}]', "input schema is of type 'string'"),
+        (
+            '[{"name": "f", "input_schema": {"type": "object", "properties": {"x": "text"}}}]',
+            r"tool 0 \(f\): its input schema is not a valid JSON schema \(properties/x: ",
+        ),
+        (
+            '[{"name": "f", "parameters": {"type": "object", "required": "abc"}}]',
+            r"not a valid JSON schema \(required: 'abc' is not of type 'array'\)",
+        ),
+        ('{"swagger": "2.0", "paths": {}}', "a Swagger 2.0 spec; synth reads OpenAPI 3"),
     ],
 )
 def test_a_bad_tools_file_is_one_clear_error(tmp_path: Path, content: str, message: str) -> None:
