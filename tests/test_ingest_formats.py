@@ -62,6 +62,16 @@ def test_lists_and_tables_of_a_page_keep_their_items_and_cells(tmp_path):
     assert "Model | Range\nW-1 | 50 m" in text
 
 
+def test_a_page_that_is_only_a_table_keeps_a_line_per_row(tmp_path):
+    path = tmp_path / "cities.html"  # trafilatura hands its rows back without their table
+    path.write_text(
+        "<html><body><table><tr><th>City</th><th>Population</th></tr>"
+        "<tr><td>Paris</td><td>2.1M</td></tr><tr><td>Rome</td><td>2.8M</td></tr></table>"
+        "</body></html>"
+    )
+    assert read_html(path).text == "City | Population\nParis | 2.1M\nRome | 2.8M"
+
+
 def test_a_deck_is_a_page_and_a_section_per_slide_with_its_notes(tmp_path):
     deck = make_pptx(
         tmp_path / "q3.pptx",

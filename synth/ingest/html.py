@@ -79,6 +79,7 @@ def html_blocks(markup: str, *, main_content: bool = True) -> list[Block]:
         root = lxml.html.document_fromstring(data, parser=_PARSER)
     except etree.ParserError:  # nothing an HTML parser can make a document of
         return []
+    _gather_rows(root)
     body = root.find("body")
     blocks: list[Block] = []
     _walk(body if body is not None else root, blocks)
@@ -116,6 +117,26 @@ _SKIPPED = {
     "img",
     "iframe",
 }
+
+
+_ROW_PARENTS = {"table", "thead", "tbody", "tfoot"}
+
+
+def _gather_rows(root: etree._Element) -> None:
+    """Put rows found outside a table back in one, each run of them in its own: trafilatura hands
+    back the rows of a page that is one table without their ``table``, which would read as one
+    line of all their cells."""
+    for row in list(root.iter("tr")):
+        parent = row.getparent()
+        if parent is None or parent.tag in _ROW_PARENTS:
+            continue
+        table = row.getprevious()  # the run's table, when the row follows it with no text between
+        if table is None or table.tag != "table" or (table.tail or "").strip():
+            table = etree.Element("table")
+            row.addprevious(table)
+        tail, row.tail = row.tail, None
+        table.append(row)
+        table.tail = (table.tail or "") + (tail or "")  # text after the row stays after the table
 
 
 def _walk(parent: etree._Element, blocks: list[Block]) -> None:
