@@ -62,6 +62,25 @@ def test_lists_and_tables_of_a_page_keep_their_items_and_cells(tmp_path):
     assert "Model | Range\nW-1 | 50 m" in text
 
 
+def test_a_page_without_main_or_article_keeps_its_headings_and_lists(tmp_path):
+    path = tmp_path / "returns.html"  # as pandoc writes a page: its content straight in body
+    path.write_text(
+        "<html><head><title>Returns</title></head><body>"
+        f"<nav><a href='/'>{NAV_WORDS[0]}</a> <a href='/a'>{NAV_WORDS[1]}</a></nav>"
+        "<h1>Returns</h1><p>You can return any item within 30 days of delivery for a refund.</p>"
+        "<h2>Exceptions</h2><ul><li>Gift cards</li><li>Opened software</li></ul>"
+        "<p>Items must be unused and in their original packaging to be accepted.</p>"
+        f"<footer><p>{FOOTER_TEXT}</p></footer></body></html>"
+    )
+    document = read_html(path)
+    assert document.text == (
+        "Returns\n\nYou can return any item within 30 days of delivery for a refund.\n\n"
+        "Exceptions\n\n- Gift cards\n- Opened software\n\n"
+        "Items must be unused and in their original packaging to be accepted."
+    )
+    assert [s.path for s in document.sections] == [["Returns"], ["Returns", "Exceptions"]]
+
+
 def test_a_page_that_is_only_a_table_keeps_a_line_per_row(tmp_path):
     path = tmp_path / "cities.html"  # trafilatura hands its rows back without their table
     path.write_text(
