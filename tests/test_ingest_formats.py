@@ -3,6 +3,8 @@ records, and a one-line error (never a crash) for each kind of broken file."""
 
 from __future__ import annotations
 
+import re
+import threading
 import zipfile
 from pathlib import Path
 
@@ -60,6 +62,35 @@ def test_lists_and_tables_of_a_page_keep_their_items_and_cells(tmp_path):
     assert "Model | Range\nW-1 | 50 m" in text
 
 
+def test_a_page_without_main_or_article_keeps_its_headings_and_lists(tmp_path):
+    path = tmp_path / "returns.html"  # as pandoc writes a page: its content straight in body
+    path.write_text(
+        "<html><head><title>Returns</title></head><body>"
+        f"<nav><a href='/'>{NAV_WORDS[0]}</a> <a href='/a'>{NAV_WORDS[1]}</a></nav>"
+        "<h1>Returns</h1><p>You can return any item within 30 days of delivery for a refund.</p>"
+        "<h2>Exceptions</h2><ul><li>Gift cards</li><li>Opened software</li></ul>"
+        "<p>Items must be unused and in their original packaging to be accepted.</p>"
+        f"<footer><p>{FOOTER_TEXT}</p></footer></body></html>"
+    )
+    document = read_html(path)
+    assert document.text == (
+        "Returns\n\nYou can return any item within 30 days of delivery for a refund.\n\n"
+        "Exceptions\n\n- Gift cards\n- Opened software\n\n"
+        "Items must be unused and in their original packaging to be accepted."
+    )
+    assert [s.path for s in document.sections] == [["Returns"], ["Returns", "Exceptions"]]
+
+
+def test_a_page_that_is_only_a_table_keeps_a_line_per_row(tmp_path):
+    path = tmp_path / "cities.html"  # trafilatura hands its rows back without their table
+    path.write_text(
+        "<html><body><table><tr><th>City</th><th>Population</th></tr>"
+        "<tr><td>Paris</td><td>2.1M</td></tr><tr><td>Rome</td><td>2.8M</td></tr></table>"
+        "</body></html>"
+    )
+    assert read_html(path).text == "City | Population\nParis | 2.1M\nRome | 2.8M"
+
+
 def test_a_deck_is_a_page_and_a_section_per_slide_with_its_notes(tmp_path):
     deck = make_pptx(
         tmp_path / "q3.pptx",
@@ -101,7 +132,7 @@ def test_a_workbook_is_a_page_per_sheet_and_a_line_per_row_naming_its_cells(tmp_
         "Sheet: Prices | Columns: Product, Price\n"
         "Sheet: Prices | Row 2 | Product: Widget | Price: 4.50\n"
         "Sheet: Prices | Row 3 | Product: Gadget | Price: 12.00\n\n"
-        "Sheet: Stock | Columns: Product, Units, C\n"
+        "Sheet: Stock | Columns: Product, Units\n"
         "Sheet: Stock | Row 2 | Product: Widget | Units: 140 | C: Lyon"
     )
     assert [(s.path, s.split) for s in document.sections] == [(["Prices"], True), (["Stock"], True)]
@@ -114,6 +145,55 @@ def test_a_sheet_without_a_header_row_names_cells_by_column_letter(tmp_path):
     assert read_xlsx(book).text == (
         "Sheet: Data | Row 1 | A: 1 | B: 2.25\nSheet: Data | Row 2 | A: 3"
     )
+
+
+def test_a_sheet_starting_below_row_1_keeps_the_row_numbers_excel_shows(tmp_path):
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet["B3"], sheet["C3"], sheet["B4"], sheet["C4"] = "Item", "Qty", "Bolt", 7
+    workbook.save(tmp_path / "offset.xlsx")  # its declared size: B3:C4
+    assert read_xlsx(tmp_path / "offset.xlsx").text == (
+        "Sheet: Sheet | Columns: A, Item, Qty\nSheet: Sheet | Row 4 | Item: Bolt | Qty: 7"
+    )
+
+
+def _declared_size(path: Path, size: str) -> Path:
+    """The workbook at ``path`` rewritten so its first sheet declares ``size`` (``A1:B2``)."""
+    sheet = "xl/worksheets/sheet1.xml"
+    with zipfile.ZipFile(path) as archive:
+        parts = {name: archive.read(name) for name in archive.namelist()}
+    parts[sheet] = re.sub(rb'<dimension ref="[^"]*"/>', f'<dimension ref="{size}"/>'.encode(),
+                          parts[sheet])  # fmt: skip
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    return path
+
+
+def test_a_sheet_declaring_too_small_a_size_is_read_to_its_last_row(tmp_path):
+    book = make_xlsx(tmp_path / "small.xlsx", {"Data": [["Name", "City"], ["Ada", "Lyon"]]})
+    text = read_xlsx(_declared_size(book, "A1:A1")).text
+    assert text.endswith("Sheet: Data | Row 2 | Name: Ada | City: Lyon")
+
+
+def test_a_sheet_with_a_styled_empty_cell_at_its_far_corner_is_read_in_moments(tmp_path):
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Data"
+    sheet["A1"], sheet["A2"] = "Name", "Ada"
+    sheet["XFD1048576"].font = openpyxl.styles.Font(bold=True)  # no value; declared A1:XFD1048576
+    workbook.save(book := tmp_path / "huge.xlsx")
+    read: list[str] = []
+    # a daemon thread, so a reader that pads 16,384 cells to each of a million rows fails the
+    # test rather than hanging it
+    worker = threading.Thread(target=lambda: read.append(read_xlsx(book).text), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert read == ["Sheet: Data | Columns: Name\nSheet: Data | Row 2 | Name: Ada"]
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from tool_sources import (
 from synth import ConfigError
 from synth.tools import load_tools
 from synth.tools.execute import ToolCallError
-from synth.tools.mcp import MCPSession
+from synth.tools.mcp import MCPSession, list_mcp_tools
 
 
 def test_openai_and_anthropic_files_give_the_same_tools(tmp_path: Path) -> None:
@@ -62,6 +62,25 @@ def test_an_invalid_openapi_spec_is_refused_with_its_error(tmp_path: Path) -> No
         load_tools(str(path))
 
 
+def test_an_openapi_ref_to_nowhere_or_to_another_file_is_one_line(tmp_path: Path) -> None:
+    for ref in ("#/components/schemas/Gone", "other.yaml#/Book"):
+        spec = openapi_spec()
+        spec["components"]["schemas"]["NewBook"]["properties"]["title"] = {"$ref": ref}
+        path = tmp_path / "api.json"
+        path.write_text(json.dumps(spec), encoding="utf-8")
+        with pytest.raises(ConfigError) as raised:
+            load_tools(str(path))
+        message = str(raised.value)
+        assert message.startswith(f"{path}: invalid OpenAPI spec: cannot resolve $ref ")
+        assert ref.split("#")[0] in message and "\n" not in message and len(message) < 200
+
+
+def test_a_tools_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "tools.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(anthropic_tools()).encode())
+    assert load_tools(str(path))[0].name == anthropic_tools()["tools"][0]["name"]
+
+
 def test_an_mcp_server_lists_its_tools_with_their_schemas() -> None:
     tools = {t.name: t for t in load_tools(server_command())}
     assert len(tools) == 6
@@ -79,6 +98,16 @@ def test_an_mcp_server_lists_its_tools_with_their_schemas() -> None:
         ("[1,", "not valid JSON"),
         ("[]", "no tools"),
         ('[{"name": "a"}, {"name": "a"}]', "two tools are named 'a'"),
+        ('[{"name": "f", "parameters": {"type": "string"}}]', "input schema is of type 'string'"),
+        (
+            '[{"name": "f", "input_schema": {"type": "object", "properties": {"x": "text"}}}]',
+            r"tool 0 \(f\): its input schema is not a valid JSON schema \(properties/x: ",
+        ),
+        (
+            '[{"name": "f", "parameters": {"type": "object", "required": "abc"}}]',
+            r"not a valid JSON schema \(required: 'abc' is not of type 'array'\)",
+        ),
+        ('{"swagger": "2.0", "paths": {}}', "a Swagger 2.0 spec; synth reads OpenAPI 3"),
     ],
 )
 def test_a_bad_tools_file_is_one_clear_error(tmp_path: Path, content: str, message: str) -> None:
@@ -130,3 +159,41 @@ def test_an_mcp_server_over_streamable_http_lists_and_runs_its_tools() -> None:
         assert asyncio.run(call()) == {"customer_id": 1009, "name": "ann"}
     finally:
         stop(process)
+
+
+MISBEHAVING = Path(__file__).with_name("mcp_misbehaving.py")
+
+
+def _misbehaving(mode: str) -> str:
+    return f"{sys.executable} {MISBEHAVING} {mode}"
+
+
+def test_an_mcp_server_that_never_answers_is_refused_once_its_time_is_up() -> None:
+    listing = list_mcp_tools(_misbehaving("silent"), timeout=1)
+    with pytest.raises(ConfigError, match=r"cannot reach the MCP server .*timed out"):
+        asyncio.run(asyncio.wait_for(listing, 30))  # a TimeoutError here: it would have hung
+
+
+def test_an_mcp_server_that_exits_at_start_is_one_line_naming_why() -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_tools(_misbehaving("exit"))
+    message = str(raised.value)
+    assert "cannot reach the MCP server" in message and "Connection closed" in message
+    assert "TaskGroup" not in message and "\n" not in message
+
+
+def test_an_mcp_server_without_tools_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"mcp_misbehaving.py empty: no tools"):
+        load_tools(_misbehaving("empty"))
+
+
+def test_a_tool_call_that_hangs_or_ends_the_server_fails_as_a_tool_call() -> None:
+    async def calls() -> None:
+        async with MCPSession(_misbehaving("faulty"), timeout=1) as session:
+            assert {t.name for t in await session.list_tools()} == {"wait", "crash"}
+            with pytest.raises(ToolCallError, match="timed out"):
+                await session.call("wait", {"seconds": 3600})
+            with pytest.raises(ToolCallError, match="Connection closed"):
+                await session.call("crash", {"code": 1})
+
+    asyncio.run(calls())

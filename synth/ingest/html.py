@@ -15,6 +15,7 @@ chapter's heading or merge it with the text.
 from __future__ import annotations
 
 import functools
+import re
 from configparser import ConfigParser
 from pathlib import Path
 
@@ -59,18 +60,7 @@ def html_blocks(markup: str, *, main_content: bool = True) -> list[Block]:
     """The blocks of ``markup``: of its main content as trafilatura finds it (``main_content``),
     else of its whole body (an e-book's chapter, all content); [] when there is none."""
     if main_content:
-        extracted = trafilatura.extract(
-            markup,
-            output_format="html",
-            include_tables=True,
-            include_comments=False,
-            include_images=False,
-            include_links=False,
-            include_formatting=False,
-            deduplicate=False,
-            with_metadata=False,
-            config=_config(),
-        )
+        extracted = _main_content(markup)
         if not extracted:
             return []
         markup = extracted
@@ -79,10 +69,65 @@ def html_blocks(markup: str, *, main_content: bool = True) -> list[Block]:
         root = lxml.html.document_fromstring(data, parser=_PARSER)
     except etree.ParserError:  # nothing an HTML parser can make a document of
         return []
+    _gather_rows(root)
     body = root.find("body")
     blocks: list[Block] = []
     _walk(body if body is not None else root, blocks)
     return [block for block in blocks if block.text.strip()]
+
+
+def _extract(markup: str) -> str | None:
+    return trafilatura.extract(
+        markup,
+        output_format="html",
+        include_tables=True,
+        include_comments=False,
+        include_images=False,
+        include_links=False,
+        include_formatting=False,
+        deduplicate=False,
+        with_metadata=False,
+        config=_config(),
+    )
+
+
+_STRUCTURE = re.compile(r"<(?:h[1-6]|li)\b")
+
+
+def _main_content(markup: str) -> str | None:
+    """trafilatura's main content of the page. A page whose content is not in a ``main``, an
+    ``article`` or a container it knows (headings and paragraphs straight in ``body``, as pandoc
+    writes them) gets only its paragraphs from trafilatura's fallback: its headings and lists are
+    lost. Such a page's body is read again as a ``main`` (navigation, header, footer and sidebars
+    are still left out), and that reading is kept when it has the structure the first lost."""
+    extracted = _extract(markup)
+    if extracted and _STRUCTURE.search(extracted):
+        return extracted
+    wrapped = _body_as_main(markup)
+    if wrapped is None:
+        return extracted
+    again = _extract(wrapped)
+    return again if again and _STRUCTURE.search(again) else extracted
+
+
+def _body_as_main(markup: str) -> str | None:
+    """The page with its body's content inside a ``main``; None when it has one (or an
+    ``article``), or has no heading or list to lose."""
+    try:
+        root = lxml.html.document_fromstring(markup.encode("utf-8"), parser=_PARSER)
+    except etree.ParserError:
+        return None
+    body = root.find("body")
+    if body is None or root.xpath("//main|//article|//*[@role='main']"):
+        return None
+    if not body.xpath(".//h1|.//h2|.//h3|.//h4|.//h5|.//h6|.//li"):
+        return None
+    main = etree.Element("main")
+    main.text, body.text = body.text, None
+    for child in list(body):
+        main.append(child)
+    body.append(main)
+    return lxml.html.tostring(root, encoding="unicode")
 
 
 @functools.cache
@@ -116,6 +161,26 @@ _SKIPPED = {
     "img",
     "iframe",
 }
+
+
+_ROW_PARENTS = {"table", "thead", "tbody", "tfoot"}
+
+
+def _gather_rows(root: etree._Element) -> None:
+    """Put rows found outside a table back in one, each run of them in its own: trafilatura hands
+    back the rows of a page that is one table without their ``table``, which would read as one
+    line of all their cells."""
+    for row in list(root.iter("tr")):
+        parent = row.getparent()
+        if parent is None or parent.tag in _ROW_PARENTS:
+            continue
+        table = row.getprevious()  # the run's table, when the row follows it with no text between
+        if table is None or table.tag != "table" or (table.tail or "").strip():
+            table = etree.Element("table")
+            row.addprevious(table)
+        tail, row.tail = row.tail, None
+        table.append(row)
+        table.tail = (table.tail or "") + (tail or "")  # text after the row stays after the table
 
 
 def _walk(parent: etree._Element, blocks: list[Block]) -> None:

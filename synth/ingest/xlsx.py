@@ -48,10 +48,13 @@ def read_xlsx(path: Path) -> Document:
 
 
 def _sheet_lines(sheet: Any) -> Iterator[str]:
-    first = sheet.min_row or 1
+    # The size a sheet declares is not trusted: one styled cell at XFD1048576 would make openpyxl
+    # pad every row to 16,384 cells, a million rows long; a size too small would cut rows off.
+    # Unsized, its rows are those the sheet holds, as long as their last cell, from row 1.
+    sheet.reset_dimensions()
     rows = (
         (number, [cell_text(cell.value, getattr(cell, "number_format", None)) for cell in row])
-        for number, row in enumerate(sheet.iter_rows(), start=first)
+        for number, row in enumerate(sheet.iter_rows(), start=1)
     )
     return row_lines(rows, sheet=sheet.title)
 

@@ -25,9 +25,12 @@ def is_server(source: str) -> bool:
 async def aload_tools(source: str) -> list[Tool]:
     """The tools of ``source``: an MCP server's URL or command, an OpenAPI spec (JSON or YAML), or
     a JSON file of OpenAI or Anthropic tool definitions. ConfigError (one line) when it cannot be
-    read, holds no tool, or names one tool twice."""
+    read, holds no tool, names one tool twice, or (a definitions file, a server) gives a tool an
+    input schema that is not a JSON schema of an object."""
     if is_server(source):
         tools = await list_mcp_tools(source)
+        for tool in tools:
+            check_input_schema(tool.input_schema, f"{source}: tool {tool.name!r}")
     else:
         tools = _from_file(Path(source))
     if not tools:
@@ -38,6 +41,24 @@ async def aload_tools(source: str) -> list[Tool]:
             raise ConfigError(f"{source}: two tools are named {tool.name!r}")
         seen.add(tool.name)
     return tools
+
+
+def check_input_schema(schema: Mapping[str, Any], where: str) -> None:
+    """ConfigError unless ``schema`` is a valid JSON schema of an object: the arguments of every
+    call are checked against it (a broken one would fail a run midway, after its calls are paid
+    for). An OpenAPI spec's schemas are checked by its validator, in OpenAPI's own dialect."""
+    from jsonschema import exceptions, validators
+
+    kind = schema.get("type", "object")
+    if kind != "object":
+        raise ConfigError(f"{where}: its input schema is of type {kind!r}; a tool takes an object")
+    try:
+        validators.validator_for(schema).check_schema(schema)
+    except exceptions.SchemaError as exc:
+        where_in = "/".join(str(part) for part in exc.absolute_path) or "the schema"
+        raise ConfigError(
+            f"{where}: its input schema is not a valid JSON schema ({where_in}: {exc.message})"
+        ) from None
 
 
 def load_tools(source: str) -> list[Tool]:
@@ -51,7 +72,7 @@ def _from_file(path: Path) -> list[Tool]:
     if path.suffix in (".yaml", ".yml"):
         return read_openapi(path)
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = json.loads(path.read_text(encoding="utf-8-sig"))  # a BOM some editors add
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the tools file ({exc})") from None
     except json.JSONDecodeError as exc:
@@ -86,6 +107,7 @@ def _tool(entry: Any, where: str, source: str) -> Tool:
     schema = entry.get("parameters", entry.get("input_schema", {"type": "object"}))
     if not isinstance(schema, Mapping):
         raise ConfigError(f"{where} ({name}): its parameters are not a JSON schema object")
+    check_input_schema(schema, f"{where} ({name})")
     return Tool(
         name=name,
         description=str(entry.get("description") or ""),
@@ -94,4 +116,4 @@ def _tool(entry: Any, where: str, source: str) -> Tool:
     )
 
 
-__all__ = ["aload_tools", "is_server", "load_tools"]
+__all__ = ["aload_tools", "check_input_schema", "is_server", "load_tools"]

@@ -4,7 +4,8 @@ A tool is named by the operation's ``operationId`` (else ``<method>_<path>`` mad
 input schema is an object whose properties are the operation's parameters (path, query, header;
 their own ``required``) and, when it has a JSON request body, ``body`` (required when the body
 is). ``$ref`` inside the spec are resolved (a cycle stops at an open object). The spec is
-validated with ``openapi-spec-validator`` first, so a broken spec is refused with its first error.
+validated with ``openapi-spec-validator`` first, so a broken spec is refused with its first error
+(a ``$ref`` to nowhere, or to another file, included). A Swagger 2.0 spec is refused by name.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def read_openapi(path: Path) -> list[Tool]:
     import yaml  # a run that reads no spec does not load it
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
         spec = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: cannot read the OpenAPI spec ({_first_line(exc)})") from None
@@ -34,21 +35,32 @@ def read_openapi(path: Path) -> list[Tool]:
 
 
 def is_openapi(value: object) -> bool:
-    """Whether a parsed document is an OpenAPI spec (it says which version)."""
-    return isinstance(value, Mapping) and "openapi" in value
+    """Whether a parsed document is an OpenAPI spec, or a Swagger 2.0 one (it says which version)."""
+    return isinstance(value, Mapping) and ("openapi" in value or "swagger" in value)
 
 
 def tools_from_openapi(spec: Any, where: str) -> list[Tool]:
     """The operations of a parsed OpenAPI 3 spec, as tools; ConfigError when it is invalid."""
     from openapi_spec_validator import validate
     from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
+    from referencing.exceptions import Unresolvable
 
+    if isinstance(spec, Mapping) and "swagger" in spec and "openapi" not in spec:
+        raise ConfigError(
+            f"{where}: a Swagger {spec['swagger']} spec; synth reads OpenAPI 3 "
+            "(convert it first, e.g. with swagger2openapi)"
+        )
     if not is_openapi(spec):
         raise ConfigError(f"{where}: not an OpenAPI 3 spec (no 'openapi' version field)")
     try:
         validate(spec)
     except OpenAPIValidationError as exc:
         raise ConfigError(f"{where}: invalid OpenAPI spec: {_first_line(exc)}") from None
+    except Unresolvable as exc:  # its message holds the whole spec: the $ref alone says it
+        raise ConfigError(
+            f"{where}: invalid OpenAPI spec: cannot resolve $ref {str(exc.ref)!r} "
+            "(a spec is read on its own: its $refs point inside it)"
+        ) from None
     tools: list[Tool] = []
     for route, item in (spec.get("paths") or {}).items():
         shared = item.get("parameters") or []
