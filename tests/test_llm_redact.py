@@ -36,6 +36,17 @@ R = REDACTED
         ),
         ("GET /v1?token=abc123&x=1#frag", f"GET /v1?token={R}&x=1#frag"),
         ("form a=1&signature=zz9&b=2", f"form a=1&signature={R}&b=2"),
+        (
+            "GET https://b.s3.amazonaws.com/d.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+            "&X-Amz-Credential=AKIAEXAMPLE%2F20261207&X-Amz-Security-Token=FwoGZX"
+            "&X-Amz-Signature=9f2c",
+            "GET https://b.s3.amazonaws.com/d.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+            f"&X-Amz-Credential={R}&X-Amz-Security-Token={R}&X-Amz-Signature={R}",
+        ),
+        (
+            "https://g.example/o?x-goog-signature=ab12&n=1",
+            f"https://g.example/o?x-goog-signature={R}&n=1",
+        ),
         ("nothing secret here: 42 goldens", "nothing secret here: 42 goldens"),
     ],
 )

@@ -75,10 +75,11 @@ _PATTERNS = (
     ),
     # a URL's user:password@
     re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/@:]*:[^\s/@]*@"),
-    # token-like values in a query string or a form
+    # token-like values in a query string or a form, the name alone or at the end of a prefixed
+    # one (a signed URL's X-Amz-Signature, X-Amz-Credential, X-Amz-Security-Token, X-Goog-...)
     re.compile(
-        r"(?i)([?&;](?:access_token|token|key|api_key|apikey|secret|password|passwd|sig|signature|"
-        r"auth|code)=)[^\s&#\"']+"
+        r"(?i)([?&;](?:[a-z0-9]+[-_.])*(?:access_token|token|key|api_key|apikey|secret|password|"
+        r"passwd|sig|signature|credential|auth|code)=)[^\s&#\"']+"
     ),
 )
 
