@@ -299,3 +299,16 @@ def test_every_new_format_is_read_from_a_folder_with_its_sections(tmp_path):
         "book.epub": ["One"],
     }
     assert FOOTER_TEXT not in "".join(d.text for d in report.documents)
+
+
+def test_slides_sheets_and_chapters_left_out_without_text_are_noted_on_their_file(tmp_path):
+    make_pptx(tmp_path / "docs" / "deck.pptx", [("Plan", ["A line."], ""), ("", [], "")])
+    make_xlsx(tmp_path / "docs" / "book.xlsx", {"Names": [["Name"], ["Ada"]], "Blank": []})
+    report = load_documents(tmp_path / "docs")
+    reasons = {
+        status.path.split("/")[-1]: (status.status, status.reason) for status in report.files
+    }
+    assert reasons == {
+        "book.xlsx": ("ok", "1 of 2 sheets have no text"),
+        "deck.pptx": ("ok", "1 of 2 slides have no text"),
+    }
