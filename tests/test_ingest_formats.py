@@ -3,6 +3,7 @@ records, and a one-line error (never a crash) for each kind of broken file."""
 
 from __future__ import annotations
 
+import csv
 import re
 import threading
 import zipfile
@@ -215,6 +216,18 @@ def test_a_csv_reads_as_rows_naming_their_cells_whatever_its_delimiter(tmp_path)
     assert document.sections == [] and document.metadata["delimiter"] == ";"
 
 
+def test_a_csv_cell_longer_than_the_csv_modules_field_limit_is_read(tmp_path):
+    path = tmp_path / "articles.csv"
+    body = "word " * 40_000  # 200 KB in one cell: more than csv's default limit of 128 KiB
+    path.write_text(f'id,body\n1,"{body}"\n2,short\n', encoding="utf-8")
+    before = csv.field_size_limit(128 * 1024)  # the default, whatever an earlier test raised it to
+    try:
+        text = read_csv(path).text
+    finally:
+        csv.field_size_limit(before)
+    assert f"Row 2 | id: 1 | body: {body.strip()}\n" in text and text.endswith("body: short")
+
+
 def test_a_book_is_a_section_per_chapter_named_by_its_table_of_contents(tmp_path):
     book = make_epub(
         tmp_path / "tides.epub",
@@ -277,7 +290,7 @@ def test_broken_files_of_every_new_format_are_reported_with_their_reason(tmp_pat
         "hollow.pptx": reasons["hollow.pptx"],
         "hollow.xlsx": reasons["hollow.xlsx"],
         "not-a-zip.pptx": "not a PowerPoint .pptx file (not a zip package)",
-        "quote.csv": "malformed CSV: unexpected end of data",
+        "quote.csv": "malformed CSV at line 2: unexpected end of data",
     }
     assert reasons["hollow.epub"].startswith("damaged EPUB: ")
     assert reasons["hollow.pptx"].startswith("damaged .pptx: ")
