@@ -253,6 +253,21 @@ def test_a_book_is_a_section_per_chapter_named_by_its_table_of_contents(tmp_path
     ]
 
 
+def test_a_chapter_in_latin_1_reads_with_its_accents(tmp_path):
+    book = make_epub(tmp_path / "old.epub", [("Menu", "", [("", ["placeholder"])])])
+    chapter = (
+        '<?xml version="1.0" encoding="iso-8859-1"?>'
+        '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Menu</title></head><body>'
+        "<p>Crème brûlée, café au lait and a naïve façade.</p></body></html>"
+    ).encode("latin-1")
+    with zipfile.ZipFile(book) as archive:
+        parts = {info: archive.read(info) for info in archive.infolist()}
+    with zipfile.ZipFile(book, "w") as archive:
+        for info, data in parts.items():
+            archive.writestr(info, chapter if info.filename.endswith("chapter1.xhtml") else data)
+    assert read_epub(book).text == "Crème brûlée, café au lait and a naïve façade."
+
+
 def _zip_with(path: Path, name: str, data: bytes) -> Path:
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr(name, data)
