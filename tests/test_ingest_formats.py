@@ -197,6 +197,33 @@ def test_a_sheet_with_a_styled_empty_cell_at_its_far_corner_is_read_in_moments(t
     assert read == ["Sheet: Data | Columns: Name\nSheet: Data | Row 2 | Name: Ada"]
 
 
+def test_formulas_without_a_saved_result_are_noted_not_dropped_silently(tmp_path):
+    import openpyxl
+
+    workbook = openpyxl.Workbook()  # written by a program: formulas, and no result saved
+    sheet = workbook.active
+    sheet.append(["Item", "Price", "Total"])
+    sheet.append(["Bolt", 2, "=B2*10"])
+    (tmp_path / "docs").mkdir()
+    workbook.save(tmp_path / "docs" / "costs.xlsx")
+    only = openpyxl.Workbook()
+    only.active["A1"] = "=1+1"
+    only.save(tmp_path / "docs" / "formulas.xlsx")
+    report = load_documents(tmp_path / "docs")
+    reasons = {
+        status.path.split("/")[-1]: (status.status, status.reason) for status in report.files
+    }
+    assert reasons == {
+        "costs.xlsx": ("ok", "1 formula cells have no saved result, so are not read"),
+        "formulas.xlsx": (
+            "error",
+            "no values in any of its 1 sheets (1 formula cells have no saved result, so are not "
+            "read: open and save the workbook in a spreadsheet program)",
+        ),
+    }
+    assert report.documents[0].metadata["formulas_without_values"] == 1
+
+
 @pytest.mark.parametrize(
     ("value", "number_format", "shown"),
     [(0.125, "0.0%", "12.5%"), (3.0, "General", "3"), (True, "General", "TRUE"), (None, "0", "")],

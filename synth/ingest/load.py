@@ -223,6 +223,9 @@ def _note(metadata: Mapping[str, object]) -> str:
     failed = metadata.get("pages_failed")
     if failed:
         notes.append(f"text extraction failed on {failed} pages")
+    unsaved = metadata.get("formulas_without_values")
+    if unsaved:
+        notes.append(f"{unsaved} formula cells have no saved result, so are not read")
     for units, count_key, empty_key in _UNITS_LEFT_OUT:
         if metadata.get(empty_key):
             notes.append(f"{metadata[empty_key]} of {metadata.get(count_key)} {units} have no text")
