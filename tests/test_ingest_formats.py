@@ -3,6 +3,7 @@ records, and a one-line error (never a crash) for each kind of broken file."""
 
 from __future__ import annotations
 
+import csv
 import re
 import threading
 import zipfile
@@ -196,6 +197,33 @@ def test_a_sheet_with_a_styled_empty_cell_at_its_far_corner_is_read_in_moments(t
     assert read == ["Sheet: Data | Columns: Name\nSheet: Data | Row 2 | Name: Ada"]
 
 
+def test_formulas_without_a_saved_result_are_noted_not_dropped_silently(tmp_path):
+    import openpyxl
+
+    workbook = openpyxl.Workbook()  # written by a program: formulas, and no result saved
+    sheet = workbook.active
+    sheet.append(["Item", "Price", "Total"])
+    sheet.append(["Bolt", 2, "=B2*10"])
+    (tmp_path / "docs").mkdir()
+    workbook.save(tmp_path / "docs" / "costs.xlsx")
+    only = openpyxl.Workbook()
+    only.active["A1"] = "=1+1"
+    only.save(tmp_path / "docs" / "formulas.xlsx")
+    report = load_documents(tmp_path / "docs")
+    reasons = {
+        status.path.split("/")[-1]: (status.status, status.reason) for status in report.files
+    }
+    assert reasons == {
+        "costs.xlsx": ("ok", "1 formula cells have no saved result, so are not read"),
+        "formulas.xlsx": (
+            "error",
+            "no values in any of its 1 sheets (1 formula cells have no saved result, so are not "
+            "read: open and save the workbook in a spreadsheet program)",
+        ),
+    }
+    assert report.documents[0].metadata["formulas_without_values"] == 1
+
+
 @pytest.mark.parametrize(
     ("value", "number_format", "shown"),
     [(0.125, "0.0%", "12.5%"), (3.0, "General", "3"), (True, "General", "TRUE"), (None, "0", "")],
@@ -213,6 +241,18 @@ def test_a_csv_reads_as_rows_naming_their_cells_whatever_its_delimiter(tmp_path)
         "Row 3 | Product: Gadget; large | Price: 12"
     )
     assert document.sections == [] and document.metadata["delimiter"] == ";"
+
+
+def test_a_csv_cell_longer_than_the_csv_modules_field_limit_is_read(tmp_path):
+    path = tmp_path / "articles.csv"
+    body = "word " * 40_000  # 200 KB in one cell: more than csv's default limit of 128 KiB
+    path.write_text(f'id,body\n1,"{body}"\n2,short\n', encoding="utf-8")
+    before = csv.field_size_limit(128 * 1024)  # the default, whatever an earlier test raised it to
+    try:
+        text = read_csv(path).text
+    finally:
+        csv.field_size_limit(before)
+    assert f"Row 2 | id: 1 | body: {body.strip()}\n" in text and text.endswith("body: short")
 
 
 def test_a_book_is_a_section_per_chapter_named_by_its_table_of_contents(tmp_path):
@@ -238,6 +278,21 @@ def test_a_book_is_a_section_per_chapter_named_by_its_table_of_contents(tmp_path
         (["Home"], True, "Coming home"),
         (["Home", "Coming home"], False, "Coming home"),
     ]
+
+
+def test_a_chapter_in_latin_1_reads_with_its_accents(tmp_path):
+    book = make_epub(tmp_path / "old.epub", [("Menu", "", [("", ["placeholder"])])])
+    chapter = (
+        '<?xml version="1.0" encoding="iso-8859-1"?>'
+        '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Menu</title></head><body>'
+        "<p>Crème brûlée, café au lait and a naïve façade.</p></body></html>"
+    ).encode("latin-1")
+    with zipfile.ZipFile(book) as archive:
+        parts = {info: archive.read(info) for info in archive.infolist()}
+    with zipfile.ZipFile(book, "w") as archive:
+        for info, data in parts.items():
+            archive.writestr(info, chapter if info.filename.endswith("chapter1.xhtml") else data)
+    assert read_epub(book).text == "Crème brûlée, café au lait and a naïve façade."
 
 
 def _zip_with(path: Path, name: str, data: bytes) -> Path:
@@ -277,7 +332,7 @@ def test_broken_files_of_every_new_format_are_reported_with_their_reason(tmp_pat
         "hollow.pptx": reasons["hollow.pptx"],
         "hollow.xlsx": reasons["hollow.xlsx"],
         "not-a-zip.pptx": "not a PowerPoint .pptx file (not a zip package)",
-        "quote.csv": "malformed CSV: unexpected end of data",
+        "quote.csv": "malformed CSV at line 2: unexpected end of data",
     }
     assert reasons["hollow.epub"].startswith("damaged EPUB: ")
     assert reasons["hollow.pptx"].startswith("damaged .pptx: ")
@@ -299,3 +354,16 @@ def test_every_new_format_is_read_from_a_folder_with_its_sections(tmp_path):
         "book.epub": ["One"],
     }
     assert FOOTER_TEXT not in "".join(d.text for d in report.documents)
+
+
+def test_slides_sheets_and_chapters_left_out_without_text_are_noted_on_their_file(tmp_path):
+    make_pptx(tmp_path / "docs" / "deck.pptx", [("Plan", ["A line."], ""), ("", [], "")])
+    make_xlsx(tmp_path / "docs" / "book.xlsx", {"Names": [["Name"], ["Ada"]], "Blank": []})
+    report = load_documents(tmp_path / "docs")
+    reasons = {
+        status.path.split("/")[-1]: (status.status, status.reason) for status in report.files
+    }
+    assert reasons == {
+        "book.xlsx": ("ok", "1 of 2 sheets have no text"),
+        "deck.pptx": ("ok", "1 of 2 slides have no text"),
+    }

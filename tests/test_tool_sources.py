@@ -72,7 +72,8 @@ def test_an_openapi_ref_to_nowhere_or_to_another_file_is_one_line(tmp_path: Path
             load_tools(str(path))
         message = str(raised.value)
         assert message.startswith(f"{path}: invalid OpenAPI spec: cannot resolve $ref ")
-        assert ref.split("#")[0] in message and "\n" not in message and len(message) < 200
+        assert ref.split("#")[0] in message and "\n" not in message
+        assert len(message) - len(str(path)) < 150  # the spec is not quoted
 
 
 def test_a_tools_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:

@@ -33,10 +33,12 @@ def read_csv(path: Path) -> Document:
     if "\x00" in text[:_SNIFF_CHARS]:
         raise IngestError(f"not a CSV file: binary content (decoded as {encoding})")
     dialect = _dialect(text, tab=path.suffix.lower() == ".tsv")
-    try:
-        lines = list(row_lines(_records(text, dialect)))
-    except csv.Error as exc:
-        raise IngestError(f"malformed CSV: {exc}") from exc
+    if len(text) > csv.field_size_limit():
+        # the file is in memory whole, so no field can be longer than it: a long text cell is
+        # data, not the runaway field the limit (128 KiB) guards a stream against. Only raised,
+        # never lowered back, so another thread's reading is never cut short.
+        csv.field_size_limit(len(text))
+    lines = list(row_lines(_records(text, dialect)))
     if not lines:
         raise IngestError("no values in any row")
     return Document(
@@ -57,8 +59,13 @@ def _dialect(text: str, *, tab: bool) -> type[csv.Dialect]:
 
 
 def _records(text: str, dialect: type[csv.Dialect]) -> Iterator[tuple[int, list[str]]]:
-    """(record number from 1, cells) of each record."""
-    yield from enumerate(csv.reader(io.StringIO(text, newline=""), dialect, strict=True), start=1)
+    """(record number from 1, cells) of each record; IngestError naming the line where the
+    file stops being well-formed CSV."""
+    reader = csv.reader(io.StringIO(text, newline=""), dialect, strict=True)
+    try:
+        yield from enumerate(reader, start=1)
+    except csv.Error as exc:
+        raise IngestError(f"malformed CSV at line {reader.line_num}: {exc}") from exc
 
 
 __all__ = ["read_csv"]

@@ -25,6 +25,7 @@ from synth.data import Document
 from synth.ingest._blocks import Block, units_document
 from synth.ingest._util import damaged, package_failures, zip_package
 from synth.ingest.html import html_blocks
+from synth.ingest.text import decode_bytes
 
 _EPUB_FAILURES = package_failures(epub.EpubException, IndexError, AttributeError, TypeError)
 
@@ -58,8 +59,11 @@ def _chapters(book: epub.EpubBook) -> Iterator[tuple[str, str]]:
         item = book.get_item_with_id(idref)
         if item is None or isinstance(item, epub.EpubNav) or item.get_type() != ITEM_DOCUMENT:
             continue
-        content = item.get_content()
-        markup = content.decode("utf-8", errors="replace") if isinstance(content, bytes) else ""
+        # the chapter's bytes as the book holds them (ebooklib's get_content() writes them anew,
+        # a replacement character for every letter of a chapter that is not UTF-8), decoded as
+        # UTF-8 as EPUB asks, else by a BOM or the detected encoding (older books have Latin-1)
+        content = item.content if isinstance(item.content, bytes) else item.get_content()
+        markup = decode_bytes(content)[0] if isinstance(content, bytes) and content else ""
         yield titles.get(_href(item.get_name()), ""), markup
 
 

@@ -205,6 +205,15 @@ def _as_document(output: object, suffix: str) -> Document:
     )
 
 
+#: the units a reader leaves out when they have no text: (what they are, the metadata keys of
+#: their count and of those left out), as :func:`synth.ingest._blocks.units_document` counts them
+_UNITS_LEFT_OUT = (
+    ("slides", "slide_count", "slides_without_text"),
+    ("sheets", "sheet_count", "empty_sheets"),
+    ("chapters", "chapter_count", "chapters_without_text"),
+)
+
+
 def _note(metadata: Mapping[str, object]) -> str:
     """A one-line remark on a file that loaded but not completely."""
     notes = []
@@ -214,6 +223,12 @@ def _note(metadata: Mapping[str, object]) -> str:
     failed = metadata.get("pages_failed")
     if failed:
         notes.append(f"text extraction failed on {failed} pages")
+    unsaved = metadata.get("formulas_without_values")
+    if unsaved:
+        notes.append(f"{unsaved} formula cells have no saved result, so are not read")
+    for units, count_key, empty_key in _UNITS_LEFT_OUT:
+        if metadata.get(empty_key):
+            notes.append(f"{metadata[empty_key]} of {metadata.get(count_key)} {units} have no text")
     if metadata.get(REDIRECTED_FROM):
         notes.append(f"redirected from {metadata[REDIRECTED_FROM]}")
     return "; ".join(notes)

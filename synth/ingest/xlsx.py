@@ -2,9 +2,10 @@
 
 Rows are written as :mod:`synth.ingest._rows` describes (``Sheet: Prices | Row 3 | Product: Widget |
 Price: 4.50``), with the row numbers Excel shows. Values are read as last computed by Excel (a
-formula's cached result; none for a workbook no spreadsheet program has saved) and written as
-displayed where the number format is simple: ``0.00`` keeps two decimals, ``0%`` is a percentage,
-dates are ISO dates. Each sheet with a value is a page and a section named by the sheet, that no
+formula's cached result; none for a workbook no spreadsheet program has saved: such formula cells
+are counted, ``metadata["formulas_without_values"]``, and noted on the file's line) and written
+as displayed where the number format is simple: ``0.00`` keeps two decimals, ``0%`` is a
+percentage, dates are ISO dates. Each sheet with a value is a page and a section named by the sheet, that no
 chunk crosses; chart sheets and pictures are not read.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,9 +44,49 @@ def read_xlsx(path: Path) -> Document:
             sheets = [(sheet.title, list(_sheet_lines(sheet))) for sheet in workbook.worksheets]
         finally:
             workbook.close()
+        unsaved = _formulas_without_values(path)
     units = [(n, name, [Block("\n".join(lines))]) for n, (name, lines) in enumerate(sheets, 1)]
     nothing = f"no values in any of its {len(sheets)} sheets"
-    return units_document(units, "sheet_count", "empty_sheets", nothing)
+    if unsaved:
+        nothing += f" ({unsaved} {UNSAVED_NOTE})"
+    document = units_document(units, "sheet_count", "empty_sheets", nothing)
+    if unsaved:
+        document.metadata[FORMULAS_WITHOUT_VALUES] = unsaved
+    return document
+
+
+#: the metadata key counting a workbook's formula cells that have no saved result
+FORMULAS_WITHOUT_VALUES = "formulas_without_values"
+UNSAVED_NOTE = (
+    "formula cells have no saved result, so are not read: open and save the workbook in a "
+    "spreadsheet program"
+)
+_CELL = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}c"
+_FORMULA = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}f"
+_VALUE = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}v"
+
+
+def _formulas_without_values(path: Path) -> int:
+    """How many formula cells of the workbook hold no result: a workbook a program wrote (not a
+    spreadsheet program, which computes and saves each result) has only their formulas, and the
+    values read are the results."""
+    from lxml import etree
+
+    count = 0
+    with zipfile.ZipFile(path) as archive:
+        for name in archive.namelist():
+            if not (name.startswith("xl/worksheets/") and name.endswith(".xml")):
+                continue
+            with archive.open(name) as part:
+                cells = etree.iterparse(part, tag=_CELL, resolve_entities=False, no_network=True)
+                for _, cell in cells:
+                    # no result, or an empty one that is not text (a formula's empty text
+                    # result is saved as an empty value of type "str")
+                    empty = not cell.findtext(_VALUE) and cell.get("t") != "str"
+                    if empty and cell.find(_FORMULA) is not None:
+                        count += 1
+                    cell.clear()
+    return count
 
 
 def _sheet_lines(sheet: Any) -> Iterator[str]:
