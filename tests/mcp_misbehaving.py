@@ -2,7 +2,7 @@
 
 ``silent`` starts and never answers; ``exit`` exits at once, saying why on stderr; ``empty`` is a
 real server (the SDK's MCPServer) that lists no tools; ``faulty`` lists a tool that never returns
-(``wait``) and one that kills the server (``crash``).
+(``wait``) and one that kills the server (``crash``); ``crashing`` lists ``crash`` alone.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ def main(mode: str) -> None:
             """Wait ``seconds`` (a call that never returns, as far as a test is concerned)."""
             time.sleep(seconds)
             return seconds
+
+    if mode in ("faulty", "crashing"):
 
         @server.tool()
         def crash(code: int) -> int:

@@ -210,3 +210,26 @@ def test_a_finished_tools_run_is_replayed_without_a_request(
         assert server.request_count("chat") == asked  # each kind's run replayed from its folder
     assert [g.expected_tools for g in again] == [g.expected_tools for g in first]
     assert [g.input for g in again] == [g.input for g in first]
+
+
+def test_a_run_stops_when_its_mcp_server_goes_away(environment: None, tmp_path: Path) -> None:
+    """The server's only tool ends it: the first call run closes the connection, and the run
+    stops there with one error naming the server, instead of asking for goldens whose calls can
+    only fail (each paid for, then dropped as a tool error)."""
+    import sys
+
+    from synth.tools.execute import ToolServerGone
+
+    crashing = f"{sys.executable} {Path(__file__).with_name('mcp_misbehaving.py')} crashing"
+    with fake_openai.FakeOpenAI() as server:
+        with synthesizer(server.url, tmp_path, seed=3) as synth:
+            with pytest.raises(
+                ToolServerGone, match="closed its connection during a call to crash"
+            ):
+                synth.generate_goldens_from_tools(
+                    crashing, num_goldens=12, kinds={"single_call": 1.0}
+                )
+        asked = sum(r.path.endswith("/chat/completions") for r in server.requests)
+    # the requests already out when the call ran (24 at seeds 1 to 3), not a run topped up again
+    # and again for 12 goldens whose calls all fail (96 when the server's end only drops them)
+    assert asked <= 48, asked

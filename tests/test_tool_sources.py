@@ -24,7 +24,7 @@ from tool_sources import (
 
 from synth import ConfigError
 from synth.tools import load_tools
-from synth.tools.execute import ToolCallError
+from synth.tools.execute import ToolCallError, ToolServerGone
 from synth.tools.mcp import MCPSession, list_mcp_tools
 
 
@@ -194,7 +194,9 @@ def test_a_tool_call_that_hangs_or_ends_the_server_fails_as_a_tool_call() -> Non
             assert {t.name for t in await session.list_tools()} == {"wait", "crash"}
             with pytest.raises(ToolCallError, match="timed out"):
                 await session.call("wait", {"seconds": 3600})
-            with pytest.raises(ToolCallError, match="Connection closed"):
+            with pytest.raises(
+                ToolServerGone, match="closed its connection during a call to crash"
+            ):
                 await session.call("crash", {"code": 1})
 
     asyncio.run(calls())

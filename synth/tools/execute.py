@@ -3,7 +3,7 @@
 An executor is a ``module:function`` whose function takes ``(name, arguments)`` and returns the
 result (sync or async), or an MCP server (:class:`~synth.tools.mcp.MCPSession`). A call that
 fails raises :class:`ToolCallError` with the tool's own message, so the golden it belongs to is
-dropped with it.
+dropped with it; a server that has gone away raises :class:`ToolServerGone`, which ends the run.
 """
 
 from __future__ import annotations
@@ -19,6 +19,12 @@ from synth.errors import SynthError
 
 class ToolCallError(SynthError):
     """A tool call failed: its message is the tool's (or the executor's) own."""
+
+
+class ToolServerGone(SynthError):
+    """The MCP server the calls run through closed its connection: every later call would fail,
+    so the run stops (its goldens so far are kept, and a rerun resumes) instead of paying for
+    requests whose goldens can only be dropped."""
 
 
 class Executor(Protocol):
@@ -54,4 +60,4 @@ class FunctionExecutor:
             raise ToolCallError(f"{type(exc).__name__}: {exc}") from exc
 
 
-__all__ = ["Executor", "FunctionExecutor", "ToolCallError", "parse_output"]
+__all__ = ["Executor", "FunctionExecutor", "ToolCallError", "ToolServerGone", "parse_output"]

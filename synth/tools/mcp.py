@@ -6,7 +6,8 @@ one over stdio (``python server.py``). :func:`list_mcp_tools` lists its tools;
 
 Every request waits at most :data:`TIMEOUT_SECONDS` for its answer: a server that never answers
 (or writes something other than MCP messages) is refused with one line when connecting or
-listing, and a call that never returns fails as a tool call does, dropping its golden.
+listing, and a call that never returns fails as a tool call does, dropping its golden. A server
+that closes its connection ends the run: every later call would fail.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from synth.errors import ConfigError
-from synth.tools.execute import ToolCallError, parse_output
+from synth.tools.execute import ToolCallError, ToolServerGone, parse_output
 from synth.tools.tool import Tool
 
 #: how long a request to the server (connecting, listing, a tool call) waits for its answer
@@ -106,13 +107,19 @@ class MCPSession:
 
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
         """What the tool returned: its structured content, else its text (JSON parsed when it is);
-        ToolCallError with the server's message when the call failed, timed out or the server
-        went away."""
+        ToolCallError with the server's message when the call failed or timed out, ToolServerGone
+        when the server went away."""
         from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED
 
         try:
             result = await self._client.call_tool(name, arguments)
         except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                raise ToolServerGone(
+                    f"the MCP server {self.source} closed its connection during a call to {name}: "
+                    "the run stops here (rerun to resume once the server is up)"
+                ) from None
             raise ToolCallError(f"the MCP server failed the call: {exc}") from exc
         texts = [getattr(part, "text", "") for part in result.content or []]
         if result.is_error:
