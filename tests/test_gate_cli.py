@@ -386,6 +386,11 @@ def test_an_output_in_a_missing_folder_is_refused_before_anything_is_scored(
     assert capsys.readouterr().err.strip().splitlines() == [
         "synth: error: --junit reports/gate.xml: the folder reports does not exist"
     ]
+    Path("reports").write_text("")  # a file where the folder should be
+    assert gate(project, "good", "--summary", "reports/gate.md") == EXIT_ERROR
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "synth: error: --summary reports/gate.md: the folder reports is a file, not a folder"
+    ]
     assert Path("calls.txt").stat().st_size == calls
 
 

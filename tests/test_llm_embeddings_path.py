@@ -303,6 +303,27 @@ def test_generate_with_local_embeddings_stops_on_the_chat_server(
     assert sent <= (3 if where == "bad_request" else 1) + 1
 
 
+def test_generate_batch_against_a_closed_port_stops_with_one_line(
+    quiet_gc, tmp_path, monkeypatch, capsys
+) -> None:
+    """The Batch API's uploads go to the same server: nothing listening there stopped nothing,
+    each request's refused upload was retried as its own for a minute, then exit 3."""
+    import time
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.chdir(tmp_path)
+    url = closed_port_url()
+    argv = ["generate", SAMPLE_DOCS, "--goldens", "5", "--base-url", url, "--quiet", "--batch"]
+    started = time.monotonic()
+    code = main([*argv, "--embedder", "hash", "-o", "o.jsonl"])
+    took = time.monotonic() - started
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert_one_line(err, url, "nothing answers there", "check --base-url")
+    assert took < 20  # not a minute of retries
+    assert not (tmp_path / "o.jsonl").exists()
+
+
 @pytest.mark.parametrize("where", ["closed_port", "not_found", "auth"])
 def test_ingest_against_a_hopeless_server_stops_with_one_line(
     quiet_gc, where, tmp_path, monkeypatch, capsys

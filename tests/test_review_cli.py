@@ -125,6 +125,19 @@ def test_review_refuses_a_page_where_nothing_could_be_decided(
     assert not served  # no page that would refuse every decision (or show nothing)
 
 
+def test_review_on_a_port_taken_is_one_line_and_claims_no_saved_decision(
+    reviewed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        assert main(["review", str(reviewed), "--port", str(port), "--no-browser"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"synth: error: cannot listen on 127.0.0.1:{port}")
+    assert captured.out == ""  # no "stopped; every decision is saved": nothing was served
+
+
 def test_review_refuses_a_port_out_of_range(
     reviewed: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -237,7 +237,9 @@ def _check_folders(args: argparse.Namespace) -> None:
         Path(args.baseline).resolve().parent.mkdir(parents=True, exist_ok=True)
     for flag, path in outputs:
         if path and not Path(path).resolve().parent.is_dir():
-            raise ConfigError(f"{flag} {path}: the folder {Path(path).parent} does not exist")
+            folder = Path(path).parent
+            what = "is a file, not a folder" if folder.exists() else "does not exist"
+            raise ConfigError(f"{flag} {path}: the folder {folder} {what}")
 
 
 def _cache(path: str | None) -> Any:

@@ -63,7 +63,10 @@ def run(args: argparse.Namespace) -> int:
         store.close()
         raise ConfigError(f"nothing to review: {path} holds no goldens")
 
+    served: list[Session] = []
+
     def ready(session: Session) -> None:
+        served.append(session)
         _announce(store, session)
         if not args.no_browser and not open_browser(session.url):
             print("no graphical browser here: open the URL above in one", flush=True)
@@ -71,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         serve(store, port=args.port, on_ready=ready)  # closes the store, however it ends
     finally:
-        print(f"synth review: stopped; every decision is saved in {path}", flush=True)
+        if served:  # not after a server that never started (its port taken): no page, no decision
+            print(f"synth review: stopped; every decision is saved in {path}", flush=True)
     return EXIT_OK
 
 

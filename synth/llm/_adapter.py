@@ -7,7 +7,7 @@ import difflib
 import functools
 import inspect
 from abc import abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NoReturn
 
@@ -143,9 +143,15 @@ class SDKModel(LLM):
         repeated 400s stop the run (see :class:`~synth.llm._http.EndpointGuard`); after that they
         are one item's failure, as every other error is.
         """
+        return await self.guarded(lambda: self.send_request(prompt, system, schema))
+
+    async def guarded(self, send: Callable[[], Awaitable[Completion]]) -> Completion:
+        """The reply ``send()`` gets from this model's server, through its
+        :class:`~synth.llm._http.EndpointGuard` (see :meth:`arequest`); a Batch API's requests
+        go to the same server, so they go through it too."""
         self._guard.check()
         try:
-            completion = await self.send_request(prompt, system, schema)
+            completion = await send()
         except (BadRequestError, ModelConnectionError) as exc:
             stop = self._guard.failed(exc)
             if stop is not None:

@@ -30,6 +30,7 @@ from pydantic import BaseModel
 
 from synth._ids import canonical_json, text_hash
 from synth.errors import ConfigError
+from synth.llm._adapter import SDKModel
 from synth.llm._batch_types import JOURNAL, BatchAPI, BatchConfig, JobLog, JobResults, JobStatus
 from synth.llm._batcher import Batcher
 from synth.llm.base import LLM, Completion
@@ -85,7 +86,12 @@ class BatchModel(WrapperModel):
         label: str | None = None,
     ) -> Completion:
         body = self.api.body(prompt, system, schema)
-        return await self.batcher.request(self.custom_id(body), body, label)
+        custom_id = self.custom_id(body)
+        if isinstance(self.inner, SDKModel):
+            # a server where nothing listens stops the run at once, as without --batch (its
+            # refusals would otherwise be retried as each request's own, for a minute)
+            return await self.inner.guarded(lambda: self.batcher.request(custom_id, body, label))
+        return await self.batcher.request(custom_id, body, label)
 
     def bind(
         self,
