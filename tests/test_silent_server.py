@@ -243,3 +243,29 @@ def test_an_embedding_server_that_never_answers_stops_ingest_at_its_first_timeou
     assert "no reply of any kind within 1 s" in str(caught.value)
     assert took < 10  # one timeout, not one per retry
     assert embedder.usage.total.retries == {}
+
+
+def test_a_server_that_never_answers_stops_a_batch_run_at_its_first_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A batch chain has no TimeoutModel: each upload's timeout was retried as the request's
+    own, minutes of silence (the timeout times the retries, wave after wave), then exit 3."""
+    import time
+
+    from synth.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with black_hole() as (url, held):
+        argv = ["generate", str(SAMPLE), "--goldens", "2", "--model", "openai:m", "--batch"]
+        started = time.monotonic()
+        code = main([*argv, "--base-url", url, "--embedder", "hash", "--timeout", "1", "--quiet"])
+        took = time.monotonic() - started
+        assert held, "the run never connected to the server"
+    err = capsys.readouterr().err
+    assert code == 2, err
+    (line,) = [line for line in err.splitlines() if line.startswith("synth:")]
+    assert line.startswith(f"synth: error: the model server at {url}")
+    assert "no reply of any kind within 1 s" in line
+    assert took < 30
+    assert not (tmp_path / "goldens.jsonl").exists()
