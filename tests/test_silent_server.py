@@ -1,6 +1,7 @@
 """A model server that accepts connections and never answers (a proxy or firewall dropping the
 traffic) stops ``synth generate`` with one line and exit 2, instead of hanging for every request's
-timeout times its retries, stage after stage (synth/llm/timeout.py: SilenceBreaker)."""
+timeout times its retries, stage after stage (synth/llm/timeout.py: SilenceBreaker); so does a
+judge's server (evaluate, benchmark, gate) and an embedding server (EndpointGuard.timed_out)."""
 
 from __future__ import annotations
 
@@ -216,3 +217,55 @@ def test_a_judge_server_that_never_answers_stops_the_command_with_one_line_and_e
     assert "no reply of any kind within 1 s" in line
     assert took < 30  # one deadline, not every call's timeouts and retries
     assert not (tmp_path / "b.json").exists()
+
+
+def test_an_embedding_server_that_never_answers_stops_ingest_at_its_first_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each batch waited its timeout times its retries: seven minutes of silence, then 'the
+    request timed out'."""
+    import time
+
+    from synth.store.openai_embedder import OpenAIEmbedder
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with black_hole() as (url, held):
+        embedder = OpenAIEmbedder("e", base_url=url, timeout=1)
+        started = time.monotonic()
+        with pytest.raises(EndpointError) as caught:
+            embedder.embed(["a text", "another"])
+        took = time.monotonic() - started
+        assert held
+        with pytest.raises(EndpointError):  # later batches are not even sent
+            embedder.embed(["one more"])
+        embedder.close()
+    assert str(caught.value).startswith(f"the embedding server at {url} is silent")
+    assert "no reply of any kind within 1 s" in str(caught.value)
+    assert took < 10  # one timeout, not one per retry
+    assert embedder.usage.total.retries == {}
+
+
+def test_a_server_that_never_answers_stops_a_batch_run_at_its_first_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A batch chain has no TimeoutModel: each upload's timeout was retried as the request's
+    own, minutes of silence (the timeout times the retries, wave after wave), then exit 3."""
+    import time
+
+    from synth.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with black_hole() as (url, held):
+        argv = ["generate", str(SAMPLE), "--goldens", "2", "--model", "openai:m", "--batch"]
+        started = time.monotonic()
+        code = main([*argv, "--base-url", url, "--embedder", "hash", "--timeout", "1", "--quiet"])
+        took = time.monotonic() - started
+        assert held, "the run never connected to the server"
+    err = capsys.readouterr().err
+    assert code == 2, err
+    (line,) = [line for line in err.splitlines() if line.startswith("synth:")]
+    assert line.startswith(f"synth: error: the model server at {url}")
+    assert "no reply of any kind within 1 s" in line
+    assert took < 30
+    assert not (tmp_path / "goldens.jsonl").exists()

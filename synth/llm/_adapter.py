@@ -13,7 +13,13 @@ from typing import Any, NoReturn
 
 from pydantic import BaseModel
 
-from synth.errors import BadRequestError, ConfigError, ModelConnectionError, ModelError
+from synth.errors import (
+    BadRequestError,
+    ConfigError,
+    ModelConnectionError,
+    ModelError,
+    ModelTimeoutError,
+)
 from synth.llm._http import EndpointGuard, check_base_url
 from synth.llm._redact import redact_options, redact_text, redact_url, secret_values
 from synth.llm.base import LLM, Completion
@@ -145,10 +151,14 @@ class SDKModel(LLM):
         """
         return await self.guarded(lambda: self.send_request(prompt, system, schema))
 
-    async def guarded(self, send: Callable[[], Awaitable[Completion]]) -> Completion:
+    async def guarded(
+        self, send: Callable[[], Awaitable[Completion]], *, timeouts: bool = False
+    ) -> Completion:
         """The reply ``send()`` gets from this model's server, through its
         :class:`~synth.llm._http.EndpointGuard` (see :meth:`arequest`); a Batch API's requests
-        go to the same server, so they go through it too."""
+        go to the same server, so they go through it too. ``timeouts``: a request that timed out
+        before the server ever answered stops the run too (a Batch API's chain has no
+        :class:`~synth.llm.timeout.TimeoutModel` to say the server is silent)."""
         self._guard.check()
         try:
             completion = await send()
@@ -156,6 +166,11 @@ class SDKModel(LLM):
             stop = self._guard.failed(exc)
             if stop is not None:
                 raise stop from None
+            raise
+        except ModelTimeoutError:
+            silent = self._guard.timed_out(self.timeout or 0) if timeouts else None
+            if silent is not None:
+                raise silent from None
             raise
         self._guard.ok()
         return completion

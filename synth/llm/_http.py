@@ -144,6 +144,22 @@ class EndpointGuard:
         """A request was answered well: from now on failures are per item."""
         self.answered = True
 
+    def timed_out(self, timeout: float) -> EndpointError | None:
+        """A request got no reply of any kind within ``timeout`` seconds: before the server has
+        answered once, the :class:`EndpointError` that stops the run (a silent server, as
+        :class:`~synth.llm.timeout.SilenceBreaker` says it for models); after, None (retried)."""
+        if self.answered:
+            return None
+        with self._lock:
+            if self.error is None:
+                self.error = EndpointError(
+                    f"the {self.what} server at {self.base_url} is silent (it has sent no reply at "
+                    f"all: the first request got no reply of any kind within {timeout:g} s); check "
+                    "that it is up and reachable (a proxy or firewall may be dropping the traffic)",
+                    base_url=self.base_url,
+                )
+            return self.error
+
     def failed(self, error: ModelError) -> EndpointError | None:
         """Count ``error``; the :class:`EndpointError` to raise instead when the server is hopeless."""
         status = getattr(error, "status", None)

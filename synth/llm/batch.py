@@ -88,9 +88,12 @@ class BatchModel(WrapperModel):
         body = self.api.body(prompt, system, schema)
         custom_id = self.custom_id(body)
         if isinstance(self.inner, SDKModel):
-            # a server where nothing listens stops the run at once, as without --batch (its
-            # refusals would otherwise be retried as each request's own, for a minute)
-            return await self.inner.guarded(lambda: self.batcher.request(custom_id, body, label))
+            # a server where nothing listens, or that never answers, stops the run at once, as
+            # without --batch (else each request's refused or timed-out upload is retried as its
+            # own: a minute, or the timeout times the retries)
+            return await self.inner.guarded(
+                lambda: self.batcher.request(custom_id, body, label), timeouts=True
+            )
         return await self.batcher.request(custom_id, body, label)
 
     def bind(

@@ -253,6 +253,9 @@ class OpenAIEmbedder(Embedder):
         detail = getattr(exc, "message", None) or str(exc)
         error: ModelError
         if isinstance(exc, openai.APITimeoutError):
+            silent = self._guard.timed_out(self.timeout)
+            if silent is not None:  # not a minute of timeouts per retry, for every batch
+                raise silent from None
             error = ModelTimeoutError(self._message("the request timed out"))
         elif isinstance(exc, openai.APIConnectionError):
             error = ModelConnectionError(
