@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import locale
 import os
 from pathlib import Path
@@ -159,3 +160,61 @@ def test_check_writable_refuses_a_folder_and_an_unwritable_one_and_allows_new_fo
     assert os_error_line(caught.value) == (
         f"{tmp_path / 'new' / 'report.json'}: no permission to write to {tmp_path}"
     )
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        (
+            OSError(errno.ENOSPC, "No space left on device", "out.json"),
+            "cannot write out.json: the disk is full (No space left on device)",
+        ),
+        (
+            OSError(errno.EDQUOT, "Disk quota exceeded"),
+            "cannot write: the disk is full (Disk quota exceeded)",
+        ),
+        (
+            OSError(errno.ENOSPC, "", "out.json"),
+            "cannot write out.json: the disk is full (no space left on device)",
+        ),
+        (PermissionError(errno.EACCES, "Permission denied", "x.json"), "x.json: permission denied"),
+        # two files named: the error's own line, which names both
+        (
+            OSError(errno.EXDEV, "Invalid cross-device link", "a", None, "b"),
+            "[Errno 18] Invalid cross-device link: 'a' -> 'b'",
+        ),
+        (OSError(errno.EIO, "Input/output error"), "[Errno 5] Input/output error"),
+        (OSError("no errno at all"), "no errno at all"),
+    ],
+)
+def test_an_os_error_is_one_line_a_full_disk_said_as_such(error: OSError, line: str) -> None:
+    assert os_error_line(error) == line
+
+
+def test_check_writable_says_what_is_wrong_with_an_output_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(IsADirectoryError) as folder:
+        check_writable(tmp_path)
+    assert folder.value.errno == errno.EISDIR
+    assert os_error_line(folder.value) == f"{tmp_path}: it is a folder; name a file"
+    (tmp_path / "taken").write_text("x")
+    with pytest.raises(NotADirectoryError) as blocked:
+        check_writable(tmp_path / "taken" / "out.json")
+    assert blocked.value.errno == errno.ENOTDIR
+    # an existing file that cannot be written is named itself, its writable folder not
+    existing = tmp_path / "report.json"
+    existing.write_text("{}")
+    check_writable(existing)
+    asked: list[tuple[str, int]] = []
+
+    def access(path: object, mode: int) -> bool:
+        asked.append((str(path), mode))
+        return Path(str(path)) != existing
+
+    monkeypatch.setattr(os, "access", access)
+    with pytest.raises(PermissionError) as denied:
+        check_writable(existing)
+    assert denied.value.errno == errno.EACCES
+    assert os_error_line(denied.value) == f"{existing}: no permission to write to {existing}"
+    assert asked == [(str(tmp_path), os.W_OK), (str(existing), os.W_OK)]
