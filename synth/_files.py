@@ -71,14 +71,20 @@ def _not_a_folder(folder: Path, path: str | os.PathLike[str]) -> OSError:
     return NotADirectoryError(errno.ENOTDIR, f"{folder} is a file, not a folder", os.fspath(path))
 
 
+def file_in_the_way(folder: Path) -> Path | None:
+    """The file that stands where ``folder``, or a folder above it, would be; None when none does
+    (a folder that cannot be made for another reason)."""
+    return next((p for p in (folder, *folder.parents) if p.is_file()), None)
+
+
 def _make_folder(target: Path) -> None:
     """Make ``target``'s folders; a file in the way is said as such, not as 'File exists'."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError) as exc:
-        blocker = target.parent
-        while not blocker.is_file() and blocker != blocker.parent:
-            blocker = blocker.parent
+        blocker = file_in_the_way(target.parent)
+        if blocker is None:
+            raise
         raise _not_a_folder(blocker, target) from exc
 
 
@@ -145,6 +151,7 @@ __all__ = [
     "atomic_path",
     "check_writable",
     "disk_full",
+    "file_in_the_way",
     "os_error_line",
     "write_atomic",
     "writing",

@@ -186,7 +186,13 @@ def test_nothing_to_score_is_refused_not_scored_as_a_pass(
     ("command", "output", "says"),
     [
         (["evaluate"], "scores.txt", "scores.txt: unknown report suffix '.txt'"),
-        (["benchmark"], "board.txt", "board.txt: unknown report suffix '.txt'"),
+        # the suffixes a benchmark takes, not a report's (.jsonl is refused for it)
+        (
+            ["benchmark"],
+            "board.txt",
+            "board.txt: unknown suffix '.txt'; a benchmark is one document: write it as .json, "
+            ".yaml or .toml",
+        ),
         (["benchmark"], "board.jsonl", "a benchmark is one document"),
         (["evaluate"], "goldens.jsonl/s.json", "goldens.jsonl/s.json: goldens.jsonl is a file,"),
         (["benchmark"], "goldens.jsonl/b.json", "goldens.jsonl/b.json: goldens.jsonl is a file,"),

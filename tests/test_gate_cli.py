@@ -498,3 +498,10 @@ def test_a_baseline_that_cannot_be_one_document_is_refused_before_anything_is_sc
             "or .toml"
         ]
     assert not Path("calls.txt").exists()
+
+
+def test_the_verdict_counts_one_item_and_one_metric_in_the_singular() -> None:
+    from synth.evaluate.gate import GateResult
+
+    assert GateResult(passed=True, n_items=1).verdict().endswith("(0 metrics, 1 item)")
+    assert GateResult(passed=True, n_items=30).verdict().endswith("(0 metrics, 30 items)")

@@ -222,7 +222,14 @@ def test_a_run_directory_refusals_say_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as blocked:
         RunDir.open(tmp_path / "file" / "run", {"seed": 1})
     assert str(blocked.value) == (
-        f"cannot create the run directory {tmp_path / 'file' / 'run'}: Not a directory"
+        f"cannot create the run directory {tmp_path / 'file' / 'run'}: "
+        f"{tmp_path / 'file'} is a file, not a folder"
+    )
+    with pytest.raises(ConfigError) as taken:  # not "File exists"
+        RunDir.open(tmp_path / "file", {"seed": 1})
+    assert str(taken.value) == (
+        f"cannot create the run directory {tmp_path / 'file'}: "
+        f"{tmp_path / 'file'} is a file, not a folder"
     )
 
 

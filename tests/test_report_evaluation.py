@@ -229,6 +229,13 @@ def test_a_file_of_no_known_kind_is_refused_in_one_line(
     assert says in message and "\n" not in message
 
 
+def test_a_folder_and_a_missing_file_are_each_said_as_such(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r": a folder; name a dataset or a report file in it$"):
+        kind_of(tmp_path)
+    with pytest.raises(ConfigError, match=r"nope\.json: no such file$"):
+        kind_of(tmp_path / "nope.json")
+
+
 # ---- the commands --------------------------------------------------------------------------------
 def test_synth_report_writes_each_kind_and_refuses_what_it_cannot_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], answers

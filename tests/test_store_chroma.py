@@ -354,6 +354,19 @@ def test_store_location_errors() -> None:
         ChunkStore(HashEmbedder(8), url=f"http://127.0.0.1:{free_port()}")
 
 
+def test_a_file_where_the_store_would_be_is_said_so(tmp_path: Path) -> None:
+    """Not "[Errno 17] File exists": the store's path names a file (a typo for the output)."""
+    taken = tmp_path / "goldens.jsonl"
+    taken.write_text("{}\n")
+    for path in (taken, taken / "store"):
+        with pytest.raises(StoreError) as caught:
+            ChunkStore(HashEmbedder(8), path=path)
+        assert str(caught.value) == (
+            f"cannot open the store at {path}: {taken} is a file, not a folder"
+        )
+    assert taken.read_text() == "{}\n"
+
+
 def test_store_repr_and_describe_hold_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-never-show-me")
     store = ChunkStore("openai:text-embedding-3-small", path="db", chunking={"chunk_size": 128})

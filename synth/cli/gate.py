@@ -205,7 +205,8 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(written))
         else:
             print(
-                f"wrote the baseline {baseline_path}: {current.n_items} items, "
+                f"wrote the baseline {baseline_path}: {current.n_items} "
+                f"item{'' if current.n_items == 1 else 's'}, "
                 f"{', '.join(current.metrics)}"
             )
         return _failed_code(current)

@@ -34,6 +34,12 @@ class OneDocument(BaseModel):
     def format_for(cls, path: str | Path, format: str | None = None) -> str:
         """The format :meth:`write` writes ``path`` in; ConfigError when it cannot hold one
         document (a command checks its ``-o`` with it before the work it would write)."""
+        suffix = Path(path).suffix.lower()
+        if format is None and suffix not in _io.FORMATS:  # not told of .jsonl, which it refuses
+            raise ConfigError(
+                f"{path}: unknown suffix {suffix!r}; {cls.noun} is one document: write it as "
+                ".json, .yaml or .toml"
+            )
         fmt = _io.format_of(path, format)
         if fmt == "jsonl":
             raise ConfigError(f"{cls.noun} is one document: write it as .json, .yaml or .toml")

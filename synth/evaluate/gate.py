@@ -145,7 +145,7 @@ class GateResult(OneDocument):
             return (
                 "gate passed: no metric is worse than the baseline by more than its margin "
                 f"({len(self.metrics)} metric{'' if len(self.metrics) == 1 else 's'}, "
-                f"{self.n_items} items)"
+                f"{self.n_items} item{'' if self.n_items == 1 else 's'})"
             )
         return "gate failed: " + "; ".join(
             f"{row.metric} is worse by {-row.delta:.3f} (95% CI {row.ci_low:+.3f} to "

@@ -41,6 +41,8 @@ def kind_of(path: str | os.PathLike[str]) -> Kind:
     is missing or none of the four."""
     target = Path(path)
     suffix = target.suffix.lower()
+    if target.is_dir():
+        raise ConfigError(f"{target}: a folder; name a dataset or a report file in it")
     if not target.is_file():
         raise ConfigError(f"{target}: no such file")
     if suffix in _DATASET_ONLY:

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from synth._files import write_atomic
+from synth._files import file_in_the_way, write_atomic
 from synth._ids import canonical_json, file_hash, text_hash
 from synth._journal import Journal
 from synth._manifest import MANIFEST, RUNS_FOLDER
@@ -100,7 +100,10 @@ class RunDir:
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise ConfigError(f"cannot create the run directory {folder}: {exc.strerror}") from None
+            in_the_way = isinstance(exc, FileExistsError | NotADirectoryError)
+            blocker = file_in_the_way(folder) if in_the_way else None
+            why = f"{blocker} is a file, not a folder" if blocker else exc.strerror
+            raise ConfigError(f"cannot create the run directory {folder}: {why}") from None
         run = cls(folder, identifier)
         run._lock()
         try:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
-from synth._files import disk_full
+from synth._files import disk_full, file_in_the_way
 from synth.errors import ConfigError, StoreError
 from synth.ingest import ChunkingConfig
 from synth.llm._redact import redact_text, redact_url
@@ -141,6 +141,10 @@ def disk_full_at(message: str, folder: Path | None) -> bool:
 
 def _translate(exc: BaseException, action: str, folder: Path | None = None) -> NoReturn:
     """Raise ``exc`` again as one StoreError line, with any key redacted."""
+    in_the_way = folder is not None and isinstance(exc, FileExistsError | NotADirectoryError)
+    blocker = file_in_the_way(folder) if in_the_way and folder is not None else None
+    if blocker is not None:  # "d.jsonl is a file, not a folder", not "[Errno 17] File exists"
+        raise StoreError(f"cannot {action}: {blocker} is a file, not a folder") from None
     message = " ".join(str(exc).split()) or type(exc).__name__
     if disk_full_at(message, folder) or disk_full(exc):
         where = f" holding {folder}" if folder is not None else ""
