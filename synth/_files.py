@@ -71,9 +71,12 @@ def _not_a_folder(folder: Path, path: str | os.PathLike[str]) -> OSError:
     return NotADirectoryError(errno.ENOTDIR, f"{folder} is a file, not a folder", os.fspath(path))
 
 
-def file_in_the_way(folder: Path) -> Path | None:
-    """The file that stands where ``folder``, or a folder above it, would be; None when none does
-    (a folder that cannot be made for another reason)."""
+def file_in_the_way(folder: Path, error: BaseException) -> Path | None:
+    """The file that stands where ``folder``, or a folder above it, would be, when ``error`` is
+    what making ``folder`` raised ("File exists", "Not a directory"); None when it is another
+    error or no file is in the way."""
+    if not isinstance(error, FileExistsError | NotADirectoryError):
+        return None
     return next((p for p in (folder, *folder.parents) if p.is_file()), None)
 
 
@@ -81,8 +84,8 @@ def _make_folder(target: Path) -> None:
     """Make ``target``'s folders; a file in the way is said as such, not as 'File exists'."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError) as exc:
-        blocker = file_in_the_way(target.parent)
+    except OSError as exc:
+        blocker = file_in_the_way(target.parent, exc)
         if blocker is None:
             raise
         raise _not_a_folder(blocker, target) from exc

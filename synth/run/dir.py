@@ -100,8 +100,7 @@ class RunDir:
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            in_the_way = isinstance(exc, FileExistsError | NotADirectoryError)
-            blocker = file_in_the_way(folder) if in_the_way else None
+            blocker = file_in_the_way(folder, exc)
             why = f"{blocker} is a file, not a folder" if blocker else exc.strerror
             raise ConfigError(f"cannot create the run directory {folder}: {why}") from None
         run = cls(folder, identifier)

@@ -141,8 +141,7 @@ def disk_full_at(message: str, folder: Path | None) -> bool:
 
 def _translate(exc: BaseException, action: str, folder: Path | None = None) -> NoReturn:
     """Raise ``exc`` again as one StoreError line, with any key redacted."""
-    in_the_way = folder is not None and isinstance(exc, FileExistsError | NotADirectoryError)
-    blocker = file_in_the_way(folder) if in_the_way and folder is not None else None
+    blocker = file_in_the_way(folder, exc) if folder is not None else None
     if blocker is not None:  # "d.jsonl is a file, not a folder", not "[Errno 17] File exists"
         raise StoreError(f"cannot {action}: {blocker} is a file, not a folder") from None
     message = " ".join(str(exc).split()) or type(exc).__name__
