@@ -13,7 +13,7 @@ from synth.cli._judging import (
     judging_kwargs,
     user_function,
 )
-from synth.cli.report import add_report_flag, check_report_flag, write_beside
+from synth.cli.report import add_report_flag, check_report_flag, check_report_output, write_beside
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,11 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from synth.evaluate.benchmark import BenchmarkResult, benchmark
 
     check_report_flag(args)
-    if args.output:
-        from synth._files import check_writable
-
-        BenchmarkResult.format_for(args.output)  # refused before a system or judge is called
-        check_writable(args.output)
+    check_report_output(args.output, BenchmarkResult.format_for)
     found = {name: user_function(fn, args) for name, fn in systems(args.system).items()}
     # read first: the judges' limiter starts at the calls every system's items will cost
     items = as_items(args.dataset)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from synth.cli._exits import EXIT_OK
-from synth.cli.report import add_report_flag, check_report_flag, write_beside
+from synth.cli.report import add_report_flag, check_report_flag, check_report_output, write_beside
 
 if TYPE_CHECKING:
     from synth.evaluate.compare import Comparison
@@ -41,11 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from synth.evaluate.report import read_report
 
     check_report_flag(args)
-    if args.output:
-        from synth._files import check_writable
-
-        Comparison.format_for(args.output)  # a typo in -o costs nothing: refused before the work
-        check_writable(args.output)
+    check_report_output(args.output, Comparison.format_for)
     a, b = read_report(args.a), read_report(args.b)
     comparison = a.compare(b, seed=args.seed)
     _refuse_nothing_compared(comparison, args.a, args.b)

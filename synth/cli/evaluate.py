@@ -15,7 +15,7 @@ from synth.cli._judging import (
     judging_kwargs,
     user_function,
 )
-from synth.cli.report import add_report_flag, check_report_flag, write_beside
+from synth.cli.report import add_report_flag, check_report_flag, check_report_output, write_beside
 from synth.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -59,16 +59,12 @@ def run(args: argparse.Namespace) -> int:
     check_report_flag(args)
     if args.tool_calls:
         return run_tool_scores(args)
-    if args.output:
-        from synth._files import check_writable
-        from synth.evaluate._io import format_of
+    from synth.evaluate import _io
 
-        format_of(args.output)  # refused before a system or judge is called, not after
-        check_writable(args.output)
+    check_report_output(args.output, _io.format_of)
     report = _retrieval_report(args) if args.retriever else _answers_report(args)
     # the tables' imports (rich) only now: nothing of them is needed before the judges' requests
     from synth.cli._evaluate_view import evaluation_tables, show
-    from synth.evaluate import _io
     from synth.evaluate._jobs import failure_summary
 
     refuse_no_goldens(len(report.items), args.dataset)

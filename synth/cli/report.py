@@ -4,6 +4,7 @@ self-contained HTML page; and where the other commands' ``--report`` writes thei
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from synth.cli._exits import EXIT_OK
@@ -122,6 +123,16 @@ def check_report_flag(args: argparse.Namespace) -> None:
         raise ConfigError("--report writes the HTML beside the -o file: give -o too")
 
 
+def check_report_output(output: str | None, format_for: Callable[[str], object]) -> None:
+    """Refuse ``-o`` before any system or judge is called, not after: a suffix ``format_for``
+    does not take, or a path that cannot be written."""
+    if output:
+        from synth._files import check_writable
+
+        format_for(output)
+        check_writable(output)
+
+
 def write_beside(output: str | Path, html: str) -> Path:
     """Write ``html`` beside the file ``output`` (:func:`beside`) and return where."""
     from synth._files import write_atomic
@@ -134,4 +145,12 @@ def beside(output: str | Path) -> Path:
     return Path(output).with_suffix(".html")
 
 
-__all__ = ["add_parser", "add_report_flag", "beside", "check_report_flag", "run", "write_beside"]
+__all__ = [
+    "add_parser",
+    "add_report_flag",
+    "beside",
+    "check_report_output",
+    "check_report_flag",
+    "run",
+    "write_beside",
+]
